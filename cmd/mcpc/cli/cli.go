@@ -1,0 +1,180 @@
+// Package cli is mcpc's command line: flags → library call → printer → exit
+// code. It holds no logic of its own, so tests call Run in-process.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/report"
+)
+
+// Exit codes (SPEC §7).
+const (
+	ExitOK       = 0 // no errors (warnings allowed)
+	ExitProblems = 1 // errors found (with --strict, warnings too)
+	ExitUsage    = 2 // usage error or unreadable input
+	ExitInternal = 3 // internal failure
+)
+
+// Version is mcpc's version, shown by --version and in SARIF output.
+var Version = "0.1.0-dev"
+
+// exitError carries an exit code out of a command action.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: ExitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+// env is the process environment Run was started with; tests replace it.
+var environ = os.Environ
+
+// Run runs mcpc with args (args[0] is the program name) and returns the exit
+// code. It never panics: an internal failure is reported and exits 3.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "mcpc: internal error: %v\n%s", r, debug.Stack())
+			code = ExitInternal
+		}
+	}()
+	app := newApp(stdin, stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "mcpc: "+ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "mcpc: "+err.Error())
+	return ExitUsage
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
+	return &ucli.App{
+		Name:    "mcpc",
+		Usage:   "compile, validate and lint the MCP-server configuration of agent hosts",
+		Version: Version,
+		UsageText: `mcpc validate --appsettings appsettings.json --env-file .env --agent-dir agent
+   mcpc plan --appsettings appsettings.json -o plan.json
+   mcpc explain github --appsettings appsettings.json`,
+		Reader:          stdin,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*ucli.Context, error) {},
+		OnUsageError: func(c *ucli.Context, err error, _ bool) error {
+			return usageError("%v (see mcpc %s --help)", err, c.Command.Name)
+		},
+		Commands: []*ucli.Command{
+			validateCommand(),
+			planCommand(),
+			explainCommand(),
+			rulesCommand(),
+		},
+	}
+}
+
+// sourceFlags are shared by every command that reads a deployment.
+func sourceFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "profile", Value: compile.ProfileVolcanic, Usage: "host profile: volcanic"},
+		&ucli.StringSliceFlag{Name: "appsettings", Usage: "host configuration `FILE` (JSON with comments); repeat to layer, later files win"},
+		&ucli.StringSliceFlag{Name: "env-file", Usage: "dotenv `FILE` overlaid on the host environment; repeatable"},
+		&ucli.StringSliceFlag{Name: "env", Usage: "host variable `KEY=VALUE`, overlaid last; repeatable"},
+		&ucli.BoolFlag{Name: "clean-env", Usage: "start from an empty host environment instead of mcpc's own"},
+		&ucli.StringFlag{Name: "agent-dir", Usage: "agent `DIR` holding settings.json (default: $VOLCANIC_AGENT_DIR, else ~/.volcanic/agent)"},
+		&ucli.StringFlag{Name: "deny-list", Usage: "deny-list `FILE` (CUE or JSON: names, patterns) replacing the built-in one"},
+	}
+}
+
+func formatFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "format", Value: "text", Usage: "diagnostics format: " + strings.Join(report.Formats, "|")},
+		&ucli.BoolFlag{Name: "oneline", Usage: "text format: one line per diagnostic, without the source excerpt"},
+	}
+}
+
+func flags(groups ...[]ucli.Flag) []ucli.Flag {
+	var out []ucli.Flag
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// compileFromFlags runs the compiler on the command's source flags.
+func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
+	opts := compile.Options{
+		Profile:     c.String("profile"),
+		AppSettings: c.StringSlice("appsettings"),
+		EnvFiles:    c.StringSlice("env-file"),
+		Env:         c.StringSlice("env"),
+		CleanEnv:    c.Bool("clean-env"),
+		AgentDir:    c.String("agent-dir"),
+	}
+	if opts.Profile != compile.ProfileVolcanic {
+		return nil, usageError("--profile %s: this mcpc compiles the volcanic profile only", opts.Profile)
+	}
+	for _, kv := range opts.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, usageError("--env %q: expected KEY=VALUE", kv)
+		}
+	}
+	if !opts.CleanEnv {
+		opts.Environ = environ()
+	}
+	if f := c.String("deny-list"); f != "" {
+		l, err := denylist.Load(f)
+		if err != nil {
+			return nil, usageError("%v", err)
+		}
+		opts.DenyList = l
+	}
+	res, err := compile.Compile(opts)
+	if err != nil {
+		var ie *compile.InputError
+		if errors.As(err, &ie) {
+			return nil, usageError("%v", err)
+		}
+		return nil, &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	return res, nil
+}
+
+// printDiagnostics prints ds in the chosen format.
+func printDiagnostics(c *ucli.Context, w io.Writer, res *compile.Result) error {
+	p, err := report.New(c.String("format"), report.Options{Sources: res.Files, OneLine: c.Bool("oneline"), ToolVersion: Version})
+	if err != nil {
+		return usageError("--format: %v", err)
+	}
+	return p.Print(w, res.Diagnostics)
+}
+
+// problemsCode is the exit code for a set of diagnostics.
+func problemsCode(ds []diag.Diagnostic, strict bool) int {
+	errs, warns, _ := diag.Count(ds)
+	if errs > 0 || strict && warns > 0 {
+		return ExitProblems
+	}
+	return ExitOK
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/mcpc-dev/mcpc/compile"
+)
+
+func planCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "plan",
+		Usage: "compile the sources to the frozen launch plan (canonical JSON)",
+		UsageText: `mcpc plan [source flags] [-o FILE] [--workspace DIR --resolve]
+
+Examples:
+   mcpc plan --appsettings appsettings.json --agent-dir agent -o plan.json
+   mcpc plan --appsettings appsettings.json --workspace /srv/chats/42 --resolve`,
+		Flags: flags(sourceFlags(), formatFlags(), []ucli.Flag{
+			&ucli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the plan to `FILE` instead of standard output"},
+			&ucli.StringFlag{Name: "workspace", Usage: "a chat's workspace `DIR`, for --resolve"},
+			&ucli.BoolFlag{Name: "resolve", Usage: "print one chat's resolved view (needs --workspace); ${env:…} values are [REDACTED]"},
+		}),
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageError("plan takes no arguments, got %q", c.Args().First())
+			}
+			if c.Bool("resolve") && c.String("workspace") == "" {
+				return usageError("--resolve needs --workspace DIR")
+			}
+			res, err := compileFromFlags(c)
+			if err != nil {
+				return err
+			}
+			if err := printDiagnostics(c, c.App.ErrWriter, res); err != nil {
+				return err
+			}
+			if res.Plan == nil {
+				return &exitError{code: ExitProblems, msg: "no plan: fix the errors above"}
+			}
+			var out []byte
+			if c.Bool("resolve") {
+				out, err = compile.CanonicalJSON(compile.Resolve(res.Plan, c.String("workspace"), res.Env, res.Deny))
+			} else {
+				out, err = res.Plan.Canonical()
+			}
+			if err != nil {
+				return &exitError{code: ExitInternal, msg: err.Error()}
+			}
+			if file := c.String("output"); file != "" {
+				if err := refuseInput(c, file, res); err != nil {
+					return err
+				}
+				if err := writeAtomic(file, out); err != nil {
+					return usageError("writing %s: %v", file, err)
+				}
+				return nil
+			}
+			_, err = c.App.Writer.Write(out)
+			return err
+		},
+	}
+}
+
+// refuseInput makes sure an output never overwrites an input.
+func refuseInput(c *ucli.Context, out string, res *compile.Result) error {
+	inputs := append(append([]string{}, c.StringSlice("appsettings")...), c.StringSlice("env-file")...)
+	for _, s := range res.Sources {
+		if s.Path != "" {
+			inputs = append(inputs, s.Path)
+		}
+	}
+	outAbs, _ := filepath.Abs(out)
+	outInfo, statErr := os.Stat(out)
+	for _, in := range inputs {
+		inAbs, _ := filepath.Abs(in)
+		same := inAbs == outAbs
+		if !same && statErr == nil {
+			if inInfo, err := os.Stat(in); err == nil && os.SameFile(inInfo, outInfo) {
+				same = true
+			}
+		}
+		if same {
+			return usageError("-o %s is an input of this plan; mcpc never writes over an input", out)
+		}
+	}
+	return nil
+}
+
+// writeAtomic writes data to a temporary file beside path and renames it
+// into place, so that an interrupted write never leaves half a file.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

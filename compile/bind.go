@@ -1,0 +1,275 @@
+package compile
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/schema"
+)
+
+// binder turns the layered host configuration into typed value trees, the
+// way .NET's ConfigurationBinder would: keys matched case-insensitively,
+// strings converted to the field's type (a value that does not convert is an
+// error: the host would refuse to start), a JSON null bound as "".
+type binder struct {
+	v      *schema.Validator
+	layers []layerInfo
+	ds     []diag.Diagnostic
+}
+
+// layerInfo describes one configuration layer for messages.
+type layerInfo struct {
+	kind string // appsettings, environment, env-file, env
+	path string
+}
+
+func (l layerInfo) describe() string {
+	switch l.kind {
+	case "environment":
+		return "the process environment"
+	case "env":
+		return "--env"
+	}
+	return l.path
+}
+
+func (b *binder) errorf(pos diag.Pos, rule, sugg, format string, args ...any) {
+	b.ds = append(b.ds, diag.At(pos, diag.Error, rule, fmt.Sprintf(format, args...), sugg))
+}
+
+func (b *binder) warnf(pos diag.Pos, rule, sugg, format string, args ...any) {
+	b.ds = append(b.ds, diag.At(pos, diag.Warning, rule, fmt.Sprintf(format, args...), sugg))
+}
+
+// keyName shows where a bound value was set: the variable name for the
+// environment, the configuration path otherwise.
+func keyName(e *cfgEntry, path []string) string {
+	if e != nil && e.envName != "" {
+		return e.envName
+	}
+	return strings.Join(path, ":")
+}
+
+// bindEntry binds one server (def schema.Server) or the Playwright section
+// (def schema.Playwright) into a typed node. canon maps a key to the field
+// name the schema uses.
+func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string) *node.Node {
+	out := &node.Node{Kind: node.Object, Pos: n.pos}
+	if w := n.winner(); w != nil && len(n.children) == 0 {
+		if w.null || w.value == "" {
+			return out
+		}
+		b.errorf(w.pos, "type-mismatch", "", "%s must be an object with its fields, not the value %s", subject, quoteShort(w.value))
+		return out
+	}
+	fields := b.v.Fields(def)
+	for _, c := range n.order {
+		name := c.key
+		for _, f := range fields {
+			if strings.EqualFold(f, c.key) {
+				name = f
+				break
+			}
+		}
+		fpath := append(append([]string(nil), path...), c.key)
+		kind := b.v.Kind(def, name)
+		var val *node.Node
+		switch {
+		case kind == cue.BottomKind:
+			val = genericNode(c) // unknown field: the schema reports it
+		case kind&cue.ListKind != 0:
+			val = b.bindList(c, fpath, subject, name)
+		case kind&cue.StructKind != 0:
+			val = b.bindMap(c, fpath, subject, name)
+		default:
+			val = b.bindScalar(c, fpath, subject, name, kind)
+		}
+		if val == nil {
+			continue
+		}
+		keyPos := c.keyPos
+		if w := c.winner(); w != nil {
+			keyPos = w.keyPos
+		}
+		out.Members = append(out.Members, node.Member{Key: name, KeyPos: keyPos, Value: val})
+	}
+	return out
+}
+
+// genericNode keeps an unknown key's value as it is, for the schema to
+// report.
+func genericNode(c *cfgNode) *node.Node {
+	if len(c.children) == 0 {
+		w := c.winner()
+		if w == nil {
+			return &node.Node{Kind: node.Object, Pos: c.pos}
+		}
+		n := node.Str(w.value, w.pos)
+		n.TextOffset = w.textOffset
+		return n
+	}
+	out := &node.Node{Kind: node.Object, Pos: c.pos}
+	for _, ch := range c.order {
+		out.Members = append(out.Members, node.Member{Key: ch.key, KeyPos: ch.keyPos, Value: genericNode(ch)})
+	}
+	return out
+}
+
+func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, kind cue.Kind) *node.Node {
+	shown := pascal(field)
+	w := c.winner()
+	if w == nil || len(c.children) > 0 {
+		b.errorf(c.keyPos, "type-mismatch", "", "%s: %s must be %s, not a section with keys below it", subject, shown, kindWords(kind))
+		return nil
+	}
+	what := quoteShort(w.value)
+	if w.null {
+		what = "null (which binds to an empty string)"
+	}
+	switch {
+	case kind&cue.NullKind != 0 && (w.null || w.value == ""):
+		// A nullable setting: empty means unset.
+		return &node.Node{Kind: node.Null, Pos: w.pos}
+	case kind&cue.IntKind != 0:
+		n, ok := parseDotnetInt(w.value)
+		if !ok {
+			b.errorf(w.pos, "type-mismatch", "write a whole number such as 60",
+				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, shown, what, keyName(w, path))
+			return nil
+		}
+		return &node.Node{Kind: node.Number, Pos: w.pos, Text: strconv.FormatInt(n, 10)}
+	case kind&cue.BoolKind != 0:
+		v, ok := parseDotnetBool(w.value)
+		if !ok {
+			b.errorf(w.pos, "type-mismatch", "write true or false",
+				"%s: %s must be true or false, and %s (from %s) does not convert; the host would refuse to start", subject, shown, what, keyName(w, path))
+			return nil
+		}
+		return &node.Node{Kind: node.Bool, Pos: w.pos, Bool: v}
+	}
+	n := node.Str(w.value, w.pos)
+	n.TextOffset = w.textOffset
+	return n
+}
+
+func kindWords(k cue.Kind) string {
+	switch {
+	case k&cue.IntKind != 0:
+		return "an integer"
+	case k&cue.BoolKind != 0:
+		return "true or false"
+	case k&cue.ListKind != 0:
+		return "a list"
+	case k&cue.StructKind != 0:
+		return "an object"
+	}
+	return "a string"
+}
+
+// bindList binds an array: its index keys in configuration key order. It
+// warns when a later layer sets only some indices of an array an earlier
+// layer defined, since .NET then keeps the earlier elements it did not set.
+func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *node.Node {
+	out := &node.Node{Kind: node.Array, Pos: c.pos}
+	if len(c.children) == 0 {
+		if w := c.winner(); w != nil && !w.null && w.value != "" {
+			b.errorf(w.pos, "type-mismatch", fmt.Sprintf("set one key per element: %s__0, %s__1, …", keyName(w, path), keyName(w, path)),
+				"%s: %s must be a list, not the single value %s", subject, pascal(field), quoteShort(w.value))
+		}
+		return out
+	}
+	for _, el := range c.sortedChildren() {
+		w := el.winner()
+		if w == nil || len(el.children) > 0 {
+			b.errorf(el.keyPos, "type-mismatch", "", "%s: %s[%s] must be a string, not a section with keys below it", subject, pascal(field), el.key)
+			continue
+		}
+		n := node.Str(w.value, w.pos)
+		n.TextOffset = w.textOffset
+		out.Elems = append(out.Elems, n)
+	}
+	b.checkPartialOverride(c, path, field)
+	return out
+}
+
+func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
+	byLayer := map[int]map[string]*cfgEntry{}
+	for _, el := range c.order {
+		for _, e := range el.entries {
+			if byLayer[e.layer] == nil {
+				byLayer[e.layer] = map[string]*cfgEntry{}
+			}
+			byLayer[e.layer][foldKey(el.key)] = e
+		}
+	}
+	layers := make([]int, 0, len(byLayer))
+	for l := range byLayer {
+		layers = append(layers, l)
+	}
+	sort.Ints(layers)
+	for li, later := range layers {
+		for _, earlier := range layers[:li] {
+			set, defined := byLayer[later], byLayer[earlier]
+			overlap, missing := false, []string{}
+			for k := range defined {
+				if _, ok := set[k]; ok {
+					overlap = true
+				} else {
+					missing = append(missing, k)
+				}
+			}
+			if !overlap || len(missing) == 0 {
+				continue
+			}
+			sortKeys(missing, func(s string) string { return s })
+			var first *cfgEntry
+			var setKeys []string
+			for k, e := range set {
+				setKeys = append(setKeys, k)
+				if first == nil || e.keyPos.Line < first.keyPos.Line || (e.keyPos.Line == first.keyPos.Line && e.keyPos.Column < first.keyPos.Column) {
+					first = e
+				}
+			}
+			sortKeys(setKeys, func(s string) string { return s })
+			b.warnf(first.keyPos, "array-partial-override",
+				fmt.Sprintf("set every element in %s, or define the whole list in one place", b.layers[later].describe()),
+				"%s sets only index %s of %s, which %s defines with %d elements; index %s keeps the value from %s",
+				b.layers[later].describe(), strings.Join(setKeys, ", "), strings.Join(path, ":"), b.layers[earlier].describe(),
+				len(defined), strings.Join(missing, ", "), b.layers[earlier].describe())
+			break // one warning per later layer
+		}
+	}
+}
+
+// bindMap binds env: every child key is a variable. A JSON null binds to ""
+// in the host, so it does not remove the variable.
+func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node.Node {
+	out := &node.Node{Kind: node.Object, Pos: c.pos}
+	if len(c.children) == 0 {
+		if w := c.winner(); w != nil && !w.null && w.value != "" {
+			b.errorf(w.pos, "type-mismatch", "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), quoteShort(w.value))
+		}
+		return out
+	}
+	for _, el := range c.order {
+		w := el.winner()
+		if w == nil || len(el.children) > 0 {
+			b.errorf(el.keyPos, "type-mismatch", "", "%s: %s.%s must be a string, not a section with keys below it", subject, pascal(field), el.key)
+			continue
+		}
+		if w.null {
+			b.warnf(w.pos, "host-null-env", "remove the variable in settings.json (where null removes it), or drop the key here",
+				"%s: %s.%s is null, which the host binds to an empty string; the variable is set to \"\", not removed", subject, pascal(field), el.key)
+		}
+		n := node.Str(w.value, w.pos)
+		n.TextOffset = w.textOffset
+		out.Members = append(out.Members, node.Member{Key: el.key, KeyPos: w.keyPos, Value: n})
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package compile
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+)
+
+// RuleEnvFileSyntax reports a line of an --env-file that does not parse.
+const RuleEnvFileSyntax = "env-file-syntax"
+
+// parseDotenv reads an env file: KEY=VALUE lines, blank lines and # comments,
+// an optional "export " before the key, values optionally in single quotes
+// (taken literally) or double quotes (with \n, \t, \", \\ and \$ escapes).
+// An unquoted value runs to the end of the line, trailing blanks trimmed;
+// after a closing quote only blanks or a # comment may follow.
+func parseDotenv(file string, data []byte) ([]*EnvVar, []diag.Diagnostic) {
+	ix := node.NewLineIndex(file, data)
+	var vars []*EnvVar
+	var ds []diag.Diagnostic
+	if !utf8.Valid(data) {
+		return nil, []diag.Diagnostic{diag.At(diag.Pos{File: file, Line: 1, Column: 1}, diag.Error, RuleEnvFileSyntax, "the file is not valid UTF-8", "save the file as UTF-8")}
+	}
+	lineNo := 0
+	for {
+		lineNo++
+		line, ok := ix.Line(lineNo)
+		if !ok {
+			break
+		}
+		at := func(byteCol int) diag.Pos {
+			return diag.Pos{File: file, Line: lineNo, Column: utf8.RuneCountInString(line[:byteCol]) + 1}
+		}
+		i := 0
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if i == len(line) || line[i] == '#' {
+			continue
+		}
+		if strings.HasPrefix(line[i:], "export ") {
+			i += len("export ")
+			for i < len(line) && line[i] == ' ' {
+				i++
+			}
+		}
+		keyStart := i
+		eq := strings.IndexByte(line[i:], '=')
+		if eq < 0 {
+			ds = append(ds, diag.At(at(keyStart), diag.Error, RuleEnvFileSyntax,
+				"expected KEY=VALUE, got "+quoteShort(strings.TrimSpace(line[keyStart:])), "write it as NAME=value"))
+			continue
+		}
+		key := strings.TrimRight(line[keyStart:keyStart+eq], " \t")
+		if key == "" || strings.ContainsAny(key, " \t") {
+			ds = append(ds, diag.At(at(keyStart), diag.Error, RuleEnvFileSyntax,
+				"expected a variable name before =, got "+quoteShort(key), "write it as NAME=value"))
+			continue
+		}
+		j := keyStart + eq + 1
+		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
+			j++
+		}
+		v := &EnvVar{Name: key, Source: "env-file", Pos: at(keyStart), ValuePos: at(j)}
+		rest := line[j:]
+		switch {
+		case strings.HasPrefix(rest, "'"):
+			end := strings.IndexByte(rest[1:], '\'')
+			if end < 0 {
+				ds = append(ds, diag.At(at(j), diag.Error, RuleEnvFileSyntax, "the single quote that opens the value of "+key+" is not closed", "close it with ' on the same line"))
+				continue
+			}
+			v.Value, v.TextOffset = rest[1:1+end], 1
+			if d, bad := trailing(rest[2+end:], at(j+2+end)); bad {
+				ds = append(ds, d)
+				continue
+			}
+		case strings.HasPrefix(rest, `"`):
+			val, n, closed := unquoteDouble(rest[1:])
+			if !closed {
+				ds = append(ds, diag.At(at(j), diag.Error, RuleEnvFileSyntax, "the double quote that opens the value of "+key+" is not closed", `close it with " on the same line`))
+				continue
+			}
+			v.Value, v.TextOffset = val, 1
+			if d, bad := trailing(rest[1+n:], at(j+1+n)); bad {
+				ds = append(ds, d)
+				continue
+			}
+		default:
+			v.Value = strings.TrimRight(rest, " \t")
+		}
+		vars = append(vars, v)
+	}
+	return vars, ds
+}
+
+func trailing(s string, pos diag.Pos) (diag.Diagnostic, bool) {
+	t := strings.TrimLeft(s, " \t")
+	if t == "" || t[0] == '#' {
+		return diag.Diagnostic{}, false
+	}
+	return diag.At(pos, diag.Error, RuleEnvFileSyntax, "unexpected text after the closing quote: "+quoteShort(t), "put a # before a comment, or quote the whole value"), true
+}
+
+// unquoteDouble reads a double-quoted value up to its closing quote and
+// returns the value and the bytes consumed (including the closing quote).
+func unquoteDouble(s string) (string, int, bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			return b.String(), i + 1, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case '"', '\\', '$':
+				b.WriteByte(s[i])
+			default:
+				b.WriteByte('\\')
+				b.WriteByte(s[i])
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", len(s), false
+}

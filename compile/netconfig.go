@@ -1,0 +1,323 @@
+package compile
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+)
+
+// This file models .NET configuration: every provider (appsettings file,
+// environment) contributes flat keys such as Mcp:Servers:github:Command;
+// keys compare case-insensitively; a later provider overrides an earlier one
+// key by key; arrays are index keys.
+
+// cfgEntry is one key set by one layer.
+type cfgEntry struct {
+	value string
+	null  bool // a JSON null: it binds to the empty string
+	// pos is where the value stands, keyPos where its key does.
+	pos, keyPos diag.Pos
+	textOffset  int
+	layer       int
+	// envName is the variable name when the layer is an environment.
+	envName string
+}
+
+// cfgNode is one key of the configuration tree, with every layer's value for
+// exactly this key.
+type cfgNode struct {
+	key      string // as first written
+	children map[string]*cfgNode
+	order    []*cfgNode
+	entries  []*cfgEntry
+	// pos and keyPos come from the first layer that mentions the key; a
+	// container (object or array) in a JSON file gets its own position.
+	pos, keyPos diag.Pos
+	hasPos      bool
+	firstLayer  int
+}
+
+func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, firstLayer: -1} }
+
+func (n *cfgNode) child(key string, create bool) *cfgNode {
+	lk := foldKey(key)
+	if c, ok := n.children[lk]; ok {
+		return c
+	}
+	if !create {
+		return nil
+	}
+	if n.children == nil {
+		n.children = map[string]*cfgNode{}
+	}
+	c := newCfgNode(key)
+	n.children[lk] = c
+	n.order = append(n.order, c)
+	return c
+}
+
+// winner is the entry of the last layer that set this key, or nil.
+func (n *cfgNode) winner() *cfgEntry {
+	if len(n.entries) == 0 {
+		return nil
+	}
+	return n.entries[len(n.entries)-1]
+}
+
+// sortedChildren returns the children in ConfigurationKeyComparer order.
+func (n *cfgNode) sortedChildren() []*cfgNode {
+	out := append([]*cfgNode(nil), n.order...)
+	sortKeys(out, func(c *cfgNode) string { return c.key })
+	return out
+}
+
+// foldKey is the case-insensitive form of a configuration key.
+func foldKey(k string) string {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c >= 'a' && c <= 'z' || c >= 0x80 {
+			return strings.ToUpper(k)
+		}
+	}
+	return k
+}
+
+// config is the layered configuration.
+type config struct {
+	root *cfgNode
+	ds   []diag.Diagnostic
+}
+
+func newConfig() *config { return &config{root: newCfgNode("")} }
+
+// set records one key of one layer.
+func (c *config) set(path []string, e *cfgEntry, keyPoses []diag.Pos) {
+	n := c.root
+	for i, p := range path {
+		n = n.child(p, true)
+		if !n.hasPos {
+			n.hasPos, n.firstLayer = true, e.layer
+			n.keyPos = e.keyPos
+			if keyPoses != nil && i < len(keyPoses) {
+				n.keyPos = keyPoses[i]
+			}
+			n.pos = e.pos
+		}
+	}
+	n.entries = append(n.entries, e)
+}
+
+// addJSON flattens one appsettings file into keys. Object keys that contain
+// ":" split into several levels, as in .NET. A key that the same file sets
+// twice (compared case-insensitively) is an error: the host refuses to start.
+func (c *config) addJSON(root *node.Node, layer int) {
+	if root.Kind != node.Object {
+		c.ds = append(c.ds, diag.At(root.Pos, diag.Error, "type-mismatch",
+			"an appsettings file must hold a JSON object, not "+node.Describe(root), ""))
+		return
+	}
+	seen := map[string]diag.Pos{}
+	var walk func(n *node.Node, path []string, keyPoses []diag.Pos)
+	walk = func(n *node.Node, path []string, keyPoses []diag.Pos) {
+		switch n.Kind {
+		case node.Object, node.Array:
+			// Remember where the container stands.
+			if len(path) > 0 {
+				cn := c.root
+				for i, p := range path {
+					cn = cn.child(p, true)
+					if !cn.hasPos {
+						cn.hasPos, cn.firstLayer = true, layer
+						cn.keyPos = keyPoses[i]
+						cn.pos = keyPoses[i]
+						if i == len(path)-1 {
+							cn.pos = n.Pos
+						}
+					}
+				}
+			}
+			if n.Kind == node.Object {
+				for _, m := range n.Members {
+					segs := strings.Split(m.Key, ":")
+					kp := make([]diag.Pos, len(segs))
+					for i := range kp {
+						kp[i] = m.KeyPos
+					}
+					walk(m.Value, append(append([]string(nil), path...), segs...), append(append([]diag.Pos(nil), keyPoses...), kp...))
+				}
+			} else {
+				for i, el := range n.Elems {
+					walk(el, append(append([]string(nil), path...), strconv.Itoa(i)), append(append([]diag.Pos(nil), keyPoses...), el.Pos))
+				}
+			}
+		default:
+			if len(path) == 0 {
+				return
+			}
+			full := foldKey(strings.Join(path, ":"))
+			keyPos := keyPoses[len(keyPoses)-1]
+			if first, dup := seen[full]; dup {
+				c.ds = append(c.ds, diag.At(keyPos, diag.Error, "duplicate-key",
+					"the key "+strings.Join(path, ":")+" is set twice in this file (keys are case-insensitive); the host refuses to start",
+					"remove one of them; the other is at "+first.String()))
+				return
+			}
+			seen[full] = keyPos
+			e := &cfgEntry{pos: n.Pos, keyPos: keyPos, layer: layer, textOffset: n.TextOffset}
+			switch n.Kind {
+			case node.Null:
+				e.null = true
+			case node.String:
+				e.value = n.Text
+			case node.Bool:
+				e.value = strconv.FormatBool(n.Bool)
+			case node.Number:
+				e.value = n.Text
+			}
+			c.set(path, e, keyPoses)
+		}
+	}
+	walk(root, nil, nil)
+}
+
+// addEnv adds the variables of one environment layer. Like .NET's
+// environment provider, "__" in a name separates levels.
+func (c *config) addEnv(vars []*EnvVar, layer int) {
+	for _, v := range vars {
+		path := strings.Split(strings.ReplaceAll(v.Name, "__", ":"), ":")
+		if len(path) < 2 || foldKey(path[0]) != "MCP" {
+			continue // only the Mcp section is mcpc's business
+		}
+		c.set(path, &cfgEntry{value: v.Value, pos: v.ValuePos, keyPos: v.Pos, textOffset: v.TextOffset, layer: layer, envName: v.Name}, nil)
+	}
+}
+
+// lookup follows a path of keys, case-insensitively.
+func (c *config) lookup(path ...string) *cfgNode {
+	n := c.root
+	for _, p := range path {
+		if n = n.child(p, false); n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// sortKeys orders items by .NET's ConfigurationKeyComparer: names that parse
+// as integers first, numerically; then the others as OrdinalIgnoreCase does,
+// UTF-16 code unit by code unit after upper-casing. Ties (such as "1" and
+// "01") keep a stable ordinal order so that output is deterministic.
+func sortKeys[T any](items []T, key func(T) string) {
+	type keyed struct {
+		item  T
+		isInt bool
+		n     int64
+		up    []uint16
+		raw   string
+	}
+	ks := make([]keyed, len(items))
+	for i, it := range items {
+		k := key(it)
+		ks[i].item, ks[i].raw = it, k
+		if n, ok := parseDotnetInt(k); ok {
+			ks[i].isInt, ks[i].n = true, n
+		} else {
+			ks[i].up = upperUTF16(k)
+		}
+	}
+	less := func(a, b *keyed) bool {
+		if a.isInt != b.isInt {
+			return a.isInt
+		}
+		if a.isInt {
+			if a.n != b.n {
+				return a.n < b.n
+			}
+			return a.raw < b.raw
+		}
+		for i := 0; i < len(a.up) && i < len(b.up); i++ {
+			if a.up[i] != b.up[i] {
+				return a.up[i] < b.up[i]
+			}
+		}
+		if len(a.up) != len(b.up) {
+			return len(a.up) < len(b.up)
+		}
+		return a.raw < b.raw
+	}
+	idx := make([]*keyed, len(ks))
+	for i := range ks {
+		idx[i] = &ks[i]
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return less(idx[i], idx[j]) })
+	for i, k := range idx {
+		items[i] = k.item
+	}
+}
+
+func upperUTF16(s string) []uint16 {
+	rs := []rune(s)
+	for i, r := range rs {
+		rs[i] = unicode.ToUpper(r)
+	}
+	return utf16.Encode(rs)
+}
+
+// parseDotnetInt parses like int.TryParse with NumberStyles.Integer and the
+// invariant culture: surrounding white space, an optional sign, digits, and
+// the Int32 range.
+func parseDotnetInt(s string) (int64, bool) {
+	t := strings.TrimFunc(s, isDotnetSpace)
+	if t == "" {
+		return 0, false
+	}
+	neg := false
+	switch t[0] {
+	case '+':
+		t = t[1:]
+	case '-':
+		neg, t = true, t[1:]
+	}
+	if t == "" {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+		if n > 1<<31 {
+			return 0, false
+		}
+	}
+	if neg {
+		n = -n
+	}
+	if n > 1<<31-1 || n < -(1<<31) {
+		return 0, false
+	}
+	return n, true
+}
+
+// isDotnetSpace is the white space NumberStyles.AllowLeadingWhite and
+// AllowTrailingWhite accept: U+0009–U+000D and U+0020.
+func isDotnetSpace(r rune) bool { return r == ' ' || (r >= '\t' && r <= '\r') }
+
+// parseDotnetBool parses like bool.TryParse: "true" or "false" in any case,
+// surrounding white space allowed.
+func parseDotnetBool(s string) (bool, bool) {
+	t := strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == 0 })
+	switch {
+	case strings.EqualFold(t, "true"):
+		return true, true
+	case strings.EqualFold(t, "false"):
+		return false, true
+	}
+	return false, false
+}

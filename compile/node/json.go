@@ -1,0 +1,175 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+)
+
+// RuleJSONSyntax is the rule id of every syntax error this package reports.
+const RuleJSONSyntax = "json-syntax"
+
+// LineIndex turns byte offsets of one file into 1-based line and column
+// (columns count Unicode characters, as editors do).
+type LineIndex struct {
+	file   string
+	data   []byte
+	starts []int
+}
+
+// NewLineIndex indexes data, the content of file.
+func NewLineIndex(file string, data []byte) *LineIndex {
+	starts := []int{0}
+	for i, b := range data {
+		if b == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return &LineIndex{file: file, data: data, starts: starts}
+}
+
+// Pos returns the position of byte offset off.
+func (ix *LineIndex) Pos(off int) diag.Pos {
+	if off < 0 {
+		off = 0
+	}
+	if off > len(ix.data) {
+		off = len(ix.data)
+	}
+	lo, hi := 0, len(ix.starts)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if ix.starts[mid] <= off {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	col := utf8.RuneCount(ix.data[ix.starts[lo]:off]) + 1
+	return diag.Pos{File: ix.file, Line: lo + 1, Column: col}
+}
+
+// Line returns the text of 1-based line n, without its line ending.
+func (ix *LineIndex) Line(n int) (string, bool) {
+	if n < 1 || n > len(ix.starts) {
+		return "", false
+	}
+	start := ix.starts[n-1]
+	end := len(ix.data)
+	if n < len(ix.starts) {
+		end = ix.starts[n] - 1
+	}
+	return strings.TrimSuffix(string(ix.data[start:end]), "\r"), true
+}
+
+// ParseJSON reads data, the content of file. With comments true it accepts
+// JSON with comments and trailing commas (JSONC, as .NET configuration files
+// allow); otherwise only strict JSON. A syntax error is returned as a
+// json-syntax diagnostic at the offending character.
+func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic) {
+	ix := NewLineIndex(file, data)
+	syntax := func(off int, msg, suggestion string) *diag.Diagnostic {
+		d := diag.At(ix.Pos(off), diag.Error, RuleJSONSyntax, msg, suggestion)
+		return &d
+	}
+	if !utf8.Valid(data) {
+		off := 0
+		for off < len(data) {
+			r, size := utf8.DecodeRune(data[off:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		return nil, syntax(off, "the file is not valid UTF-8", "save the file as UTF-8")
+	}
+	if !comments {
+		var scratch any
+		if err := json.Unmarshal(data, &scratch); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				off := int(se.Offset)
+				msg := se.Error()
+				// encoding/json reports the offset after the bad byte.
+				if off > 0 && off <= len(data) && !strings.Contains(msg, "unexpected end") {
+					off--
+				}
+				sugg := ""
+				if off < len(data) && (data[off] == '/' || data[off] == '}' || data[off] == ']') {
+					sugg = "this file is strict JSON: remove comments and trailing commas"
+				}
+				return nil, syntax(off, "invalid JSON: "+msg, sugg)
+			}
+			return nil, syntax(len(data), "invalid JSON: "+err.Error(), "")
+		}
+	}
+	v, err := hujson.Parse(data)
+	if err != nil {
+		off, msg := hujsonErrorOffset(ix, err)
+		return nil, syntax(off, "invalid JSON: "+msg, "")
+	}
+	return convert(ix, &v), nil
+}
+
+// hujsonErrorOffset recovers the byte offset from hujson's
+// "hujson: line L, column C: msg" errors (C counts bytes).
+func hujsonErrorOffset(ix *LineIndex, err error) (int, string) {
+	var line, col int
+	msg := err.Error()
+	if _, e := fmt.Sscanf(msg, "hujson: line %d, column %d:", &line, &col); e != nil || line < 1 || line > len(ix.starts) {
+		return len(ix.data), strings.TrimPrefix(msg, "hujson: ")
+	}
+	if i := strings.Index(msg, ": "); i >= 0 {
+		if j := strings.Index(msg[i+2:], ": "); j >= 0 {
+			msg = msg[i+2+j+2:]
+		}
+	}
+	msg = strings.ReplaceAll(msg, "unexpected EOF", "unexpected end of file")
+	off := ix.starts[line-1] + col - 1
+	if off > len(ix.data) {
+		off = len(ix.data)
+	}
+	return off, msg
+}
+
+func convert(ix *LineIndex, v *hujson.Value) *Node {
+	pos := ix.Pos(v.StartOffset)
+	switch t := v.Value.(type) {
+	case *hujson.Object:
+		n := &Node{Kind: Object, Pos: pos, Members: make([]Member, 0, len(t.Members))}
+		for i := range t.Members {
+			m := &t.Members[i]
+			key, _ := m.Name.Value.(hujson.Literal)
+			n.Members = append(n.Members, Member{
+				Key:    key.String(),
+				KeyPos: ix.Pos(m.Name.StartOffset),
+				Value:  convert(ix, &m.Value),
+			})
+		}
+		return n
+	case *hujson.Array:
+		n := &Node{Kind: Array, Pos: pos, Elems: make([]*Node, 0, len(t.Elements))}
+		for i := range t.Elements {
+			n.Elems = append(n.Elems, convert(ix, &t.Elements[i]))
+		}
+		return n
+	case hujson.Literal:
+		switch t.Kind() {
+		case 'n':
+			return &Node{Kind: Null, Pos: pos}
+		case 't', 'f':
+			return &Node{Kind: Bool, Pos: pos, Bool: t.Bool()}
+		case '"':
+			return &Node{Kind: String, Pos: pos, Text: t.String(), TextOffset: 1}
+		default:
+			return &Node{Kind: Number, Pos: pos, Text: string(t)}
+		}
+	}
+	return &Node{Kind: Null, Pos: pos}
+}

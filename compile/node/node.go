@@ -1,0 +1,129 @@
+// Package node is mcpc's positioned value tree: what every source (a JSON
+// file, a JSONC file, the bound host configuration) becomes before the schema
+// checks it. Each value and each object key remembers where it stands in the
+// user's input, so every later diagnostic can point there.
+package node
+
+import (
+	"strconv"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+)
+
+// Kind is the JSON kind of a Node.
+type Kind int
+
+const (
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Null:
+		return "null"
+	case Bool:
+		return "a boolean"
+	case Number:
+		return "a number"
+	case String:
+		return "a string"
+	case Array:
+		return "a list"
+	case Object:
+		return "an object"
+	}
+	return "unknown"
+}
+
+// Node is one value. Only the fields of its Kind are meaningful.
+type Node struct {
+	Kind    Kind
+	Pos     diag.Pos
+	Text    string // String: the decoded string; Number: the literal as written
+	Bool    bool
+	Elems   []*Node
+	Members []Member // in input order
+	// TextOffset is how many columns after Pos the text of a string starts
+	// (1 for a quoted JSON string), so that a position inside the text can
+	// be computed.
+	TextOffset int
+}
+
+// Member is one key of an object, with the key's own position.
+type Member struct {
+	Key    string
+	KeyPos diag.Pos
+	Value  *Node
+}
+
+// Get returns the value of the first member named key (exact match).
+func (n *Node) Get(key string) *Node {
+	if n == nil || n.Kind != Object {
+		return nil
+	}
+	for i := range n.Members {
+		if n.Members[i].Key == key {
+			return n.Members[i].Value
+		}
+	}
+	return nil
+}
+
+// Member returns the first member named key (exact match).
+func (n *Node) Member(key string) *Member {
+	if n == nil || n.Kind != Object {
+		return nil
+	}
+	for i := range n.Members {
+		if n.Members[i].Key == key {
+			return &n.Members[i]
+		}
+	}
+	return nil
+}
+
+// Lookup follows a path of object keys and list indices ("0", "1", …).
+// It returns the member (nil for list elements and the root) and the value.
+func (n *Node) Lookup(path []string) (*Member, *Node) {
+	var m *Member
+	cur := n
+	for _, p := range path {
+		if cur == nil {
+			return nil, nil
+		}
+		switch cur.Kind {
+		case Object:
+			m = cur.Member(p)
+			if m == nil {
+				return nil, nil
+			}
+			cur = m.Value
+		case Array:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(cur.Elems) {
+				return nil, nil
+			}
+			m = nil
+			cur = cur.Elems[i]
+		default:
+			return nil, nil
+		}
+	}
+	return m, cur
+}
+
+// Str builds a string node.
+func Str(s string, pos diag.Pos) *Node { return &Node{Kind: String, Text: s, Pos: pos} }
+
+// Describe names the kind of value n holds, for messages ("a string", "null").
+func Describe(n *Node) string {
+	if n == nil {
+		return "nothing"
+	}
+	return n.Kind.String()
+}

@@ -1,0 +1,123 @@
+package compile
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// PlanVersion is the version of the plan format this mcpc writes and reads.
+const PlanVersion = 1
+
+// Plan is the frozen launch plan (SPEC §6): what a runtime starts, in merge
+// order, with every default filled in. Env values and cwd stay templates, so
+// a plan never holds a resolved secret.
+type Plan struct {
+	PlanVersion int         `json:"planVersion"`
+	Profile     string      `json:"profile"`
+	Digest      string      `json:"digest,omitempty"`
+	Sources     []SourceRef `json:"sources"`
+	Servers     []Server    `json:"servers"`
+	Shadowed    []Shadowed  `json:"shadowed"`
+}
+
+// SourceRef is one source the compiler read, in precedence order.
+type SourceRef struct {
+	Kind string `json:"kind"` // appsettings, environment, env-file, env, preset, settings
+	Path string `json:"path,omitempty"`
+}
+
+// Origin is where a server was defined.
+type Origin struct {
+	Source string `json:"source"` // appsettings, environment, env-file, env, preset, settings
+	Path   string `json:"path"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	// Key is the environment variable that defined the server, when one did.
+	Key string `json:"key,omitempty"`
+}
+
+func (o Origin) String() string {
+	s := o.Source
+	if o.Path != "" {
+		s += " " + o.Path
+		if o.Line > 0 {
+			s += fmt.Sprintf(":%d:%d", o.Line, o.Column)
+		}
+	}
+	if o.Key != "" {
+		s += " (" + o.Key + ")"
+	}
+	return s
+}
+
+// Server is one server of the plan.
+type Server struct {
+	Name                  string             `json:"name"`
+	Origin                Origin             `json:"origin"`
+	Transport             string             `json:"transport"`
+	Command               string             `json:"command"`
+	Args                  []string           `json:"args"`
+	Cwd                   string             `json:"cwd"`
+	Env                   map[string]*string `json:"env"`
+	ToolPrefix            string             `json:"toolPrefix"`
+	Enabled               bool               `json:"enabled"`
+	Parallel              bool               `json:"parallel"`
+	StartupTimeoutSeconds int                `json:"startupTimeoutSeconds"`
+	CallTimeoutSeconds    int                `json:"callTimeoutSeconds"`
+	IdleTimeoutSeconds    int                `json:"idleTimeoutSeconds"`
+	StderrLevel           string             `json:"stderrLevel"`
+	PromptSection         *string            `json:"promptSection"`
+}
+
+// Shadowed is a definition dropped because an earlier source defined the
+// same name.
+type Shadowed struct {
+	Name   string `json:"name"`
+	Origin Origin `json:"origin"`
+	Winner Origin `json:"winner"`
+}
+
+// Canonical returns the plan's canonical JSON: two-space indent, object keys
+// sorted, no HTML escaping, a trailing newline. Identical plans give
+// identical bytes.
+func (p *Plan) Canonical() ([]byte, error) {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	return canonicalJSON(raw)
+}
+
+// canonicalJSON re-encodes JSON with sorted keys (maps sort on encoding),
+// numbers kept as written.
+func canonicalJSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Seal computes the digest: sha256 of the canonical plan without digest.
+func (p *Plan) Seal() error {
+	p.Digest = ""
+	b, err := p.Canonical()
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b)
+	p.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	return nil
+}

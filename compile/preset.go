@@ -1,0 +1,264 @@
+package compile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/shlex"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+)
+
+// PresetName is the server the Playwright preset yields.
+const PresetName = "playwright"
+
+// playwrightBrowsers are the values @playwright/mcp's --browser accepts
+// (a browser, or a Chrome/Edge channel).
+var playwrightBrowsers = []string{
+	"chromium", "chrome", "chrome-beta", "chrome-dev", "chrome-canary",
+	"msedge", "msedge-beta", "msedge-dev", "msedge-canary", "firefox", "webkit",
+}
+
+// presetSetting is where one setting of the preset came from.
+type presetSetting struct {
+	name     string // Mcp:Playwright key
+	variable string // PLAYWRIGHT_* variable, "" for Package
+	source   string // "configured", "variable" or "default"
+	pos      diag.Pos
+	shown    string // for explain
+}
+
+func (s presetSetting) describe() string {
+	switch s.source {
+	case "configured":
+		return fmt.Sprintf("Mcp:Playwright:%s at %s", s.name, s.pos)
+	case "variable":
+		return fmt.Sprintf("%s at %s", s.variable, s.pos)
+	}
+	return "default"
+}
+
+// preset resolves the Playwright preset (SPEC §2.3) from the bound
+// Mcp:Playwright section and the host environment.
+type preset struct {
+	env      *HostEnv
+	cfg      *node.Node // bound Mcp:Playwright, may be nil
+	ds       []diag.Diagnostic
+	settings map[string]presetSetting
+
+	enabled, headless bool
+	browser, command  string
+	pkg               string
+	extra             []string
+	extraNodes        []*node.Node
+}
+
+func (p *preset) configured(name string) *node.Node {
+	v := p.cfg.Get(name)
+	if v == nil || v.Kind == node.Null {
+		return nil
+	}
+	if v.Kind == node.String && v.Text == "" || v.Kind == node.Array && len(v.Elems) == 0 {
+		return nil
+	}
+	return v
+}
+
+func (p *preset) variable(name string) *EnvVar {
+	if p.env == nil {
+		return nil
+	}
+	v, ok := p.env.Lookup(name)
+	if !ok || v.Value == "" {
+		return nil
+	}
+	return v
+}
+
+// pick decides between the configured value and the variable: the
+// configured value wins; a variable that then loses is reported when it
+// would have changed something.
+func (p *preset) pick(name, variable string, same func(cfg *node.Node, v *EnvVar) bool) (*node.Node, *EnvVar) {
+	cfg := p.configured(name)
+	var v *EnvVar
+	if variable != "" {
+		v = p.variable(variable)
+	}
+	if cfg != nil {
+		p.settings[name] = presetSetting{name: name, variable: variable, source: "configured", pos: cfg.Pos}
+		if v != nil && !same(cfg, v) {
+			p.ds = append(p.ds, diag.At(v.Pos, diag.Warning, "playwright-var-ignored",
+				fmt.Sprintf("%s=%s is ignored: Mcp:Playwright:%s is configured at %s, and a configured value wins over its variable",
+					variable, quoteShort(v.Value), name, cfg.Pos),
+				fmt.Sprintf("remove %s from the configuration to let the variable decide, or change it there", name)))
+		}
+		return cfg, nil
+	}
+	if v != nil {
+		p.settings[name] = presetSetting{name: name, variable: variable, source: "variable", pos: v.ValuePos}
+		return nil, v
+	}
+	p.settings[name] = presetSetting{name: name, variable: variable, source: "default"}
+	return nil, nil
+}
+
+func (p *preset) boolSetting(name, variable string, def bool) bool {
+	cfg, v := p.pick(name, variable, func(cfg *node.Node, v *EnvVar) bool {
+		b, ok := parseDotnetBool(v.Value)
+		return ok && b == cfg.Bool
+	})
+	switch {
+	case cfg != nil:
+		return cfg.Bool
+	case v != nil:
+		b, ok := parseDotnetBool(v.Value)
+		if !ok {
+			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Error, "bool-value",
+				fmt.Sprintf("%s=%s is not true or false; the host reads it as false", variable, quoteShort(v.Value)),
+				fmt.Sprintf("write %s=true or %s=false", variable, variable)))
+			return false
+		}
+		return b
+	}
+	return def
+}
+
+func (p *preset) stringSetting(name, variable, def string) (string, diag.Pos) {
+	cfg, v := p.pick(name, variable, func(cfg *node.Node, v *EnvVar) bool { return cfg.Text == v.Value })
+	switch {
+	case cfg != nil:
+		return cfg.Text, cfg.Pos
+	case v != nil:
+		return v.Value, v.ValuePos
+	}
+	return def, diag.Pos{}
+}
+
+// resolve computes every setting and reports problems.
+func (p *preset) resolve() {
+	p.settings = map[string]presetSetting{}
+	p.enabled = p.boolSetting("Enabled", "PLAYWRIGHT_ENABLED", false)
+	p.headless = p.boolSetting("Headless", "PLAYWRIGHT_HEADLESS", true)
+	var bpos diag.Pos
+	p.browser, bpos = p.stringSetting("Browser", "PLAYWRIGHT_BROWSER", DefaultPlaywrightBrowser)
+	p.command, _ = p.stringSetting("Command", "PLAYWRIGHT_COMMAND", "")
+	p.pkg, _ = p.stringSetting("Package", "", DefaultPlaywrightPackage)
+
+	cfg, v := p.pick("ExtraArgs", "PLAYWRIGHT_EXTRA_ARGS", func(cfg *node.Node, v *EnvVar) bool {
+		words, err := shlex.Split(v.Value)
+		if err != nil || len(words) != len(cfg.Elems) {
+			return false
+		}
+		for i, w := range words {
+			if cfg.Elems[i].Text != w {
+				return false
+			}
+		}
+		return true
+	})
+	switch {
+	case cfg != nil:
+		for _, e := range cfg.Elems {
+			p.extra = append(p.extra, e.Text)
+			p.extraNodes = append(p.extraNodes, e)
+		}
+	case v != nil:
+		words, err := shlex.Split(v.Value)
+		if err != nil {
+			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Error, "playwright-extra-args",
+				fmt.Sprintf("PLAYWRIGHT_EXTRA_ARGS does not split into arguments (%v); the host refuses it", err),
+				`balance the quotes: --device "iPhone 15" is two arguments`))
+		}
+		for _, w := range words {
+			p.extra = append(p.extra, w)
+			p.extraNodes = append(p.extraNodes, node.Str(w, v.ValuePos))
+		}
+	}
+
+	known := false
+	for _, b := range playwrightBrowsers {
+		if p.browser == b {
+			known = true
+		}
+	}
+	if !known {
+		sugg := "use one of " + strings.Join(playwrightBrowsers, ", ")
+		for _, b := range playwrightBrowsers {
+			if strings.EqualFold(b, p.browser) {
+				sugg = fmt.Sprintf("did you mean %q? browser names are lower case", b)
+			}
+		}
+		p.ds = append(p.ds, diag.At(bpos, diag.Error, "playwright-browser",
+			fmt.Sprintf("the Playwright browser %s is not one @playwright/mcp knows; the first browser_* call would fail", quoteShort(p.browser)), sugg))
+	}
+}
+
+// LogLine is the line the host logs at startup about the preset.
+func (p *preset) LogLine() string {
+	if !p.enabled {
+		return "MCP: playwright disabled (set PLAYWRIGHT_ENABLED=true)"
+	}
+	mode := "headless"
+	if !p.headless {
+		mode = "headed"
+	}
+	return fmt.Sprintf("MCP: playwright enabled (%s, %s)", mode, p.browser)
+}
+
+// isolated reports whether the extra arguments ask for an in-memory profile.
+func (p *preset) isolated() bool {
+	for _, a := range p.extra {
+		if a == "--isolated" || strings.HasPrefix(a, "--isolated=") && a != "--isolated=false" {
+			return true
+		}
+	}
+	return false
+}
+
+// entry builds the preset's server entry; explain shows notes for its fields.
+func (p *preset) entry() *Entry {
+	enabledPos := p.settings["Enabled"].pos
+	at := func(setting string) diag.Pos {
+		if s := p.settings[setting]; s.source != "default" {
+			return s.pos
+		}
+		return enabledPos
+	}
+	str := func(s string, pos diag.Pos) *node.Node { return node.Str(s, pos) }
+	notes := map[string]string{}
+	var command string
+	var args []*node.Node
+	if p.command != "" {
+		command = p.command
+		notes[FieldCommand] = "preset: Command, from " + p.settings["Command"].describe()
+	} else {
+		command = "npx"
+		args = append(args, str("-y", at("Package")), str(p.pkg, at("Package")))
+		notes[FieldCommand] = "preset: npx -y <Package>; Package from " + p.settings["Package"].describe()
+	}
+	cmdPos := at("Command")
+	if p.headless {
+		args = append(args, str("--headless", at("Headless")))
+	}
+	args = append(args, str("--browser", at("Browser")), str(p.browser, at("Browser")),
+		str("--output-dir", enabledPos), str("${workspace}/browser", enabledPos))
+	if !p.isolated() {
+		args = append(args, str("--user-data-dir", enabledPos), str("${workspace}/.volcanic/browser-profile", enabledPos))
+	}
+	args = append(args, p.extraNodes...)
+	notes[FieldArgs] = fmt.Sprintf("preset: [--headless] --browser <Browser> --output-dir … [--user-data-dir …] <ExtraArgs>; Headless from %s, Browser from %s, ExtraArgs from %s",
+		p.settings["Headless"].describe(), p.settings["Browser"].describe(), p.settings["ExtraArgs"].describe())
+	notes[FieldStartup] = "preset: 120 (the first npx run downloads the package)"
+	n := &node.Node{Kind: node.Object, Pos: enabledPos, Members: []node.Member{
+		{Key: FieldCommand, KeyPos: cmdPos, Value: str(command, cmdPos)},
+		{Key: FieldArgs, KeyPos: enabledPos, Value: &node.Node{Kind: node.Array, Pos: enabledPos, Elems: args}},
+		{Key: FieldStartup, KeyPos: enabledPos, Value: &node.Node{Kind: node.Number, Pos: enabledPos, Text: "120"}},
+	}}
+	s := p.settings["Enabled"]
+	origin := Origin{Source: "preset", Path: enabledPos.File, Line: enabledPos.Line, Column: enabledPos.Column}
+	if s.source == "variable" {
+		origin.Key = "PLAYWRIGHT_ENABLED"
+	}
+	return &Entry{Name: PresetName, Source: "preset", NamePos: enabledPos, Node: n, Origin: origin, Notes: notes}
+}

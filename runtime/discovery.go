@@ -1,0 +1,397 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Discovery (SPEC §4): start each server once in a throw-away workspace,
+// list its tools, stop it. The caller shares the result across chats.
+
+const (
+	// DefaultStartupTimeout applies when LaunchSpec.StartupTimeout is not positive.
+	DefaultStartupTimeout = 60 * time.Second
+	// DefaultDiscoveryConcurrency is how many servers Discover starts at
+	// once when DiscoverOptions.Concurrency is not positive.
+	DefaultDiscoveryConcurrency = 32
+
+	// discoveryGrace is how long a server may take to exit after its stdin
+	// is closed before its process group is killed.
+	discoveryGrace = 500 * time.Millisecond
+	// stderrTailBytes bounds the stderr kept per server.
+	stderrTailBytes = 16 << 10
+	// reasonLines and reasonLineWidth bound the stderr quoted in a reason.
+	reasonLines     = 3
+	reasonLineWidth = 300
+)
+
+// LaunchSpec is one server process, fully resolved: no templates left.
+type LaunchSpec struct {
+	Server  string
+	Command string // looked up in mcpc's own PATH when it has no slash
+	Args    []string
+	// Dir is the working directory; "" means the workspace.
+	Dir string
+	// Env is the complete environment of the process (SPEC §2.4). nil means
+	// an empty environment, never mcpc's own (which holds host secrets).
+	Env []string
+	// StartupTimeout bounds start + initialize + tools/list; 0 means
+	// DefaultStartupTimeout.
+	StartupTimeout time.Duration
+}
+
+// Target is one server to discover. Spec resolves the server's launch
+// templates for the given workspace directory.
+type Target struct {
+	Server string
+	Spec   func(workspace string) (LaunchSpec, error)
+}
+
+// Phase of one server's discovery, reported through DiscoverOptions.Progress.
+type Phase string
+
+const (
+	PhaseStarted Phase = "started"
+	PhaseDone    Phase = "done"
+	PhaseFailed  Phase = "failed"
+)
+
+// ProgressEvent reports one server's discovery starting or ending.
+type ProgressEvent struct {
+	Server  string
+	Phase   Phase
+	Elapsed time.Duration // since this server's discovery started; 0 for PhaseStarted
+	Tools   int           // PhaseDone: number of tools listed
+	Reason  string        // PhaseFailed: the redacted reason
+}
+
+// DiscoverOptions tunes Discover. The zero value is ready to use.
+type DiscoverOptions struct {
+	// Concurrency bounds how many servers run at once; 0 means
+	// DefaultDiscoveryConcurrency.
+	Concurrency int
+	// Progress, if set, is called when a server's discovery starts and ends.
+	// Calls never overlap (they are serialized), but come from several
+	// goroutines.
+	Progress func(ProgressEvent)
+	// Redact, if set, is applied to every text that may quote the server or
+	// its environment: Reason, Stderr and the error message.
+	Redact func(string) string
+}
+
+// Discovery is the result for one Target.
+type Discovery struct {
+	Server string
+	// Tools in tools/list order, all pages; nil when discovery failed.
+	Tools         []*mcp.Tool
+	ServerName    string // from the initialize result
+	ServerVersion string
+	// Err is nil on success, else a *DiscoveryError whose message is Reason.
+	Err error
+	// Reason says why discovery failed, for a human: "exited (3): <last
+	// stderr lines>", "no answer within 60s", "protocol error: …". Redacted.
+	Reason string
+	// Stderr is the tail of the server's stderr (at most 16 KiB), redacted.
+	Stderr  string
+	Elapsed time.Duration
+}
+
+// FailureKind classifies a failed discovery.
+type FailureKind string
+
+const (
+	FailSpec      FailureKind = "spec"      // Target.Spec failed or gave no command
+	FailStart     FailureKind = "start"     // the process could not be started
+	FailExited    FailureKind = "exited"    // the process exited before listing its tools
+	FailTimeout   FailureKind = "timeout"   // no answer within the startup timeout
+	FailProtocol  FailureKind = "protocol"  // the server answered, but not valid MCP
+	FailCancelled FailureKind = "cancelled" // the context passed to Discover ended
+)
+
+// DiscoveryError is the error of a failed Discovery. Its message is the
+// redacted Reason; it never wraps errors whose text could hold secrets.
+type DiscoveryError struct {
+	Kind     FailureKind
+	Reason   string
+	ExitCode int // the exit code with FailExited when the process exited normally, else -1
+}
+
+func (e *DiscoveryError) Error() string { return e.Reason }
+
+// Discover starts every target's server in a fresh temporary workspace,
+// lists its tools and stops it again, running up to Concurrency servers at
+// once. It returns one Discovery per target, in the order of targets. A
+// server that fails is reported in its Discovery; the others carry on.
+//
+// When Discover returns, every process it started has been killed and
+// reaped, with every descendant that stayed in the server's process group,
+// and every temporary workspace is removed.
+func Discover(ctx context.Context, targets []Target, opts DiscoverOptions) []Discovery {
+	n := opts.Concurrency
+	if n <= 0 {
+		n = DefaultDiscoveryConcurrency
+	}
+	redact := opts.Redact
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	var progressMu sync.Mutex
+	progress := func(e ProgressEvent) {
+		if opts.Progress != nil {
+			progressMu.Lock()
+			defer progressMu.Unlock()
+			opts.Progress(e)
+		}
+	}
+
+	// n workers take the targets in order, so they also start in order.
+	out := make([]Discovery, len(targets))
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range targets {
+			next <- i
+		}
+	}()
+	var wg sync.WaitGroup
+	for range min(n, len(targets)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i] = discoverOne(ctx, targets[i], redact, progress)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// fail records a failure.
+func (d *Discovery) fail(redact func(string) string, kind FailureKind, reason string, code int) {
+	d.Tools = nil
+	d.Reason = redact(reason)
+	d.Err = &DiscoveryError{Kind: kind, Reason: d.Reason, ExitCode: code}
+}
+
+// discoverOne runs one target.
+func discoverOne(ctx context.Context, t Target, redact func(string) string, progress func(ProgressEvent)) (d Discovery) {
+	d.Server = t.Server
+	start := time.Now()
+	progress(ProgressEvent{Server: t.Server, Phase: PhaseStarted})
+	defer func() {
+		d.Elapsed = time.Since(start)
+		ev := ProgressEvent{Server: t.Server, Phase: PhaseDone, Elapsed: d.Elapsed, Tools: len(d.Tools)}
+		if d.Err != nil {
+			ev.Phase, ev.Tools, ev.Reason = PhaseFailed, 0, d.Reason
+		}
+		progress(ev)
+	}()
+
+	if err := ctx.Err(); err != nil {
+		d.fail(redact, FailCancelled, "cancelled before it started", -1)
+		return d
+	}
+	ws, err := os.MkdirTemp("", "mcpc-discovery-")
+	if err != nil {
+		d.fail(redact, FailStart, "cannot create a temporary workspace: "+err.Error(), -1)
+		return d
+	}
+	defer os.RemoveAll(ws) // deferred first, so it runs after the processes are gone
+
+	if t.Spec == nil {
+		d.fail(redact, FailSpec, "invalid launch spec: no Spec function", -1)
+		return d
+	}
+	spec, err := t.Spec(ws)
+	if err != nil {
+		d.fail(redact, FailSpec, "invalid launch spec: "+err.Error(), -1)
+		return d
+	}
+	if spec.Command == "" {
+		d.fail(redact, FailSpec, "invalid launch spec: empty command", -1)
+		return d
+	}
+	p := probe(ctx, spec, ws)
+	d.Stderr = redact(p.stderr)
+	if p.kind != "" {
+		reason := p.reason
+		lines := lastLines(d.Stderr, reasonLines, reasonLineWidth)
+		if len(lines) > 0 {
+			if p.kind == FailExited {
+				reason += ": " + strings.Join(lines, " | ")
+			} else {
+				reason += "; stderr: " + strings.Join(lines, " | ")
+			}
+		}
+		d.fail(redact, p.kind, reason, p.code)
+		return d
+	}
+	d.Tools, d.ServerName, d.ServerVersion = p.tools, p.name, p.version
+	return d
+}
+
+// probeResult is what one server process told us.
+type probeResult struct {
+	tools         []*mcp.Tool
+	name, version string
+	stderr        string      // unredacted tail
+	kind          FailureKind // "" on success
+	reason        string      // headline, without stderr
+	code          int
+}
+
+// probe starts the server, lists its tools within the startup timeout and
+// stops it, process group included. It returns only once the process is
+// reaped and its stderr drained.
+func probe(ctx context.Context, spec LaunchSpec, workspace string) (r probeResult) {
+	r.code = -1
+	timeout := spec.StartupTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartupTimeout
+	}
+	cmd := exec.Command(spec.Command, spec.Args...)
+	cmd.Dir = spec.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = workspace
+	}
+	cmd.Env = spec.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	setProcessGroup(cmd)
+
+	// Stderr goes to our own pipe: an *os.File is handed to the child as is,
+	// so exec's Wait does not wait for descendants that still hold it.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		r.kind, r.reason = FailStart, "cannot create a pipe: "+err.Error()
+		return r
+	}
+	cmd.Stderr = pw
+	tail := newStderrTail(stderrTailBytes)
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		_, _ = io.Copy(tail, pr)
+	}()
+	var closeWriter sync.Once
+	closeW := func() { closeWriter.Do(func() { pw.Close() }) }
+
+	tr := &groupTransport{
+		inner:   &mcp.CommandTransport{Command: cmd, TerminateDuration: discoveryGrace},
+		started: closeW, // the child has its copy now
+	}
+	defer func() {
+		closeW()
+		// Whatever happened: kill what is left of the group and wait for it.
+		tr.KillGroup()
+		waitGroupGone(tr.Pid(), 2*time.Second)
+		// Stderr ends when the last holder is gone; a descendant that left the
+		// group could hold it forever, so stop reading after a moment.
+		select {
+		case <-drained:
+		case <-time.After(200 * time.Millisecond):
+			pr.Close()
+			<-drained
+		}
+		pr.Close()
+		r.stderr = tail.Text()
+	}()
+
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// On timeout or cancellation, kill at once: this unblocks everything.
+	stopKill := context.AfterFunc(sctx, tr.KillGroup)
+	defer stopKill()
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: "discovery"}, nil)
+	cs, err := client.Connect(sctx, tr, nil)
+	// On error, Connect has closed the connection, which waited for the
+	// process (mcp.CommandTransport's Close calls Wait).
+	if err == nil {
+		if info := cs.InitializeResult(); info != nil && info.ServerInfo != nil {
+			r.name, r.version = info.ServerInfo.Name, info.ServerInfo.Version
+		}
+		r.tools, err = listTools(sctx, cs)
+		// Close: stdin EOF, then the group is killed after a grace period.
+		// Close returns once the process is reaped.
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			_ = cs.Close()
+		}()
+		select {
+		case <-closed:
+		case <-time.After(discoveryGrace):
+			tr.KillGroup()
+			<-closed
+		}
+	}
+	if err == nil {
+		return r
+	}
+	r.tools = nil
+
+	// Classify the failure. The process is reaped here (see above), so
+	// cmd.ProcessState is set if it ever started.
+	state := cmd.ProcessState
+	switch {
+	case !tr.Started():
+		r.kind, r.reason = FailStart, fmt.Sprintf("cannot start %q: %v", spec.Command, err)
+	case ctx.Err() != nil:
+		r.kind, r.reason = FailCancelled, "cancelled"
+	case sctx.Err() != nil:
+		r.kind, r.reason = FailTimeout, "no answer within "+formatSeconds(timeout)
+	case tr.ReadError() != nil:
+		r.kind, r.reason = FailProtocol, "protocol error: the server wrote something that is not JSON-RPC on stdout: "+tr.ReadError().Error()
+	case state != nil && closedErr(err) && !tr.Killed():
+		r.kind = FailExited
+		if state.Exited() {
+			r.code = state.ExitCode()
+			r.reason = fmt.Sprintf("exited (%d)", r.code)
+		} else {
+			r.reason = fmt.Sprintf("exited (%s)", state) // "signal: segmentation fault"
+		}
+	default:
+		r.kind, r.reason = FailProtocol, "protocol error: "+err.Error()
+	}
+	return r
+}
+
+// listTools follows tools/list pagination to the end.
+func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	seen := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for {
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, fmt.Errorf("tools/list: the server returned cursor %q twice", res.NextCursor)
+		}
+		seen[res.NextCursor] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+// formatSeconds renders a timeout as the host does: "60s", or "1.5s".
+func formatSeconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	}
+	return d.String()
+}

@@ -1,0 +1,415 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testBin is the test MCP server (fixtures/servers/testserver), built once.
+var testBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcpc-runtime-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testBin = filepath.Join(dir, "testserver")
+	build := exec.Command("go", "build", "-o", testBin, "../fixtures/servers/testserver")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the test server:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server returns a target running the test server with args.
+func server(name string, timeout time.Duration, args ...string) Target {
+	return Target{Server: name, Spec: func(ws string) (LaunchSpec, error) {
+		return LaunchSpec{Server: name, Command: testBin, Args: args,
+			Env: []string{"PATH=" + os.Getenv("PATH")}, StartupTimeout: timeout}, nil
+	}}
+}
+
+func toolNames(d Discovery) []string {
+	var names []string
+	for _, t := range d.Tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func kindOf(err error) FailureKind {
+	var de *DiscoveryError
+	if errors.As(err, &de) {
+		return de.Kind
+	}
+	return ""
+}
+
+func TestDiscoverPagination(t *testing.T) {
+	tools := []string{"zeta", "alpha", "echo", "env", "gamma", "beta", "delta"}
+	res := Discover(context.Background(), []Target{
+		server("paged", 10*time.Second, "-tools", strings.Join(tools, ","), "-page-size", "2",
+			"-tool-desc", "[v2]", "-name", "paged-server", "-version", "2.3.4"),
+	}, DiscoverOptions{})
+	d := res[0]
+	if d.Err != nil {
+		t.Fatalf("discovery failed: %v (stderr %q)", d.Err, d.Stderr)
+	}
+	// The go-sdk server lists tools sorted by name; 7 tools at 2 per page is 4 pages.
+	want := slices.Sorted(slices.Values(tools))
+	if got := toolNames(d); !slices.Equal(got, want) {
+		t.Errorf("tools = %v, want %v", got, want)
+	}
+	for _, tool := range d.Tools {
+		if !strings.HasPrefix(tool.Description, "[v2] ") {
+			t.Errorf("tool %s: description %q lacks the -tool-desc prefix", tool.Name, tool.Description)
+		}
+	}
+	if d.ServerName != "paged-server" || d.ServerVersion != "2.3.4" {
+		t.Errorf("server info = %q %q", d.ServerName, d.ServerVersion)
+	}
+	if d.Server != "paged" || d.Reason != "" || d.Elapsed <= 0 {
+		t.Errorf("unexpected %+v", d)
+	}
+}
+
+func TestDiscoverFailuresAndOrder(t *testing.T) {
+	specErr := Target{Server: "bad-spec", Spec: func(string) (LaunchSpec, error) {
+		return LaunchSpec{}, errors.New("unknown variable ${home}")
+	}}
+	missing := Target{Server: "missing", Spec: func(string) (LaunchSpec, error) {
+		return LaunchSpec{Command: "/nonexistent/mcp-server"}, nil
+	}}
+	targets := []Target{
+		server("ok-1", 10*time.Second),
+		server("exits", 10*time.Second, "-stderr", "loading config", "-stderr", "fatal: no config", "-exit-at-start", "3"),
+		server("hangs", 500*time.Millisecond, "-hang-at-start", "-stderr", "waiting for Godot"),
+		server("garbage", 10*time.Second, "-garbage"),
+		specErr,
+		missing,
+		server("ok-2", 10*time.Second, "-tools", "a,b"),
+	}
+	start := time.Now()
+	res := Discover(context.Background(), targets, DiscoverOptions{Concurrency: 3})
+	if el := time.Since(start); el > 8*time.Second {
+		t.Errorf("Discover took %v", el)
+	}
+	if len(res) != len(targets) {
+		t.Fatalf("%d results", len(res))
+	}
+	for i, d := range res {
+		if d.Server != targets[i].Server {
+			t.Errorf("result %d is %q, want %q", i, d.Server, targets[i].Server)
+		}
+		t.Logf("%-8s err=%v stderr=%q elapsed=%v", d.Server, d.Err, d.Stderr, d.Elapsed)
+	}
+
+	check := func(d Discovery, kind FailureKind, reasonPrefix string, contains ...string) {
+		t.Helper()
+		if got := kindOf(d.Err); got != kind {
+			t.Errorf("%s: kind %q, want %q (err %v)", d.Server, got, kind, d.Err)
+		}
+		if !strings.HasPrefix(d.Reason, reasonPrefix) {
+			t.Errorf("%s: reason %q, want prefix %q", d.Server, d.Reason, reasonPrefix)
+		}
+		for _, c := range contains {
+			if !strings.Contains(d.Reason, c) {
+				t.Errorf("%s: reason %q lacks %q", d.Server, d.Reason, c)
+			}
+		}
+		if d.Err != nil && d.Err.Error() != d.Reason {
+			t.Errorf("%s: error %q differs from reason %q", d.Server, d.Err, d.Reason)
+		}
+		if d.Tools != nil {
+			t.Errorf("%s: failed but has tools", d.Server)
+		}
+	}
+	if got := toolNames(res[0]); res[0].Err != nil || !slices.Equal(got, []string{"echo"}) {
+		t.Errorf("ok-1: %v %v", got, res[0].Err)
+	}
+	check(res[1], FailExited, "exited (3): ", "fatal: no config", "loading config")
+	var de *DiscoveryError
+	if errors.As(res[1].Err, &de) && de.ExitCode != 3 {
+		t.Errorf("exit code %d", de.ExitCode)
+	}
+	check(res[2], FailTimeout, "no answer within 500ms", "waiting for Godot")
+	if res[2].Elapsed > 3*time.Second {
+		t.Errorf("hang: stopped after %v, timeout was 500ms", res[2].Elapsed)
+	}
+	check(res[3], FailProtocol, "protocol error: ")
+	check(res[4], FailSpec, "invalid launch spec: unknown variable ${home}")
+	check(res[5], FailStart, `cannot start "/nonexistent/mcp-server"`)
+	if got := toolNames(res[6]); res[6].Err != nil || !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("ok-2: %v %v", got, res[6].Err)
+	}
+}
+
+func TestDiscoverWorkspace(t *testing.T) {
+	var mu sync.Mutex
+	var workspaces []string
+	mk := func(name string, args ...string) Target {
+		return Target{Server: name, Spec: func(ws string) (LaunchSpec, error) {
+			mu.Lock()
+			workspaces = append(workspaces, ws)
+			mu.Unlock()
+			// A relative pidfile lands in the working directory, the workspace.
+			return LaunchSpec{Command: testBin, Args: append(args, "-pidfile", "server.pid"),
+				Env: []string{"PATH=" + os.Getenv("PATH")}, StartupTimeout: 5 * time.Second}, nil
+		}}
+	}
+	res := Discover(context.Background(), []Target{mk("a"), mk("b", "-exit-at-start", "1")}, DiscoverOptions{})
+	if res[0].Err != nil {
+		t.Fatal(res[0].Err)
+	}
+	if len(workspaces) != 2 || workspaces[0] == workspaces[1] {
+		t.Fatalf("workspaces %v: want two different ones", workspaces)
+	}
+	for _, ws := range workspaces {
+		if _, err := os.Stat(ws); !os.IsNotExist(err) {
+			t.Errorf("workspace %s still exists (%v)", ws, err)
+		}
+	}
+}
+
+// processGone reports whether pid no longer runs: no such process, or a
+// zombie waiting for a parent that is not us.
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// groupMembers lists the live processes whose process group is pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
+		if len(f) < 3 || f[0] == "Z" {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("pid file: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+func TestDiscoverLeavesNoProcesses(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc")
+	}
+	dir := t.TempDir()
+	modes := map[string][]string{
+		"ok":      nil,
+		"exits":   {"-exit-at-start", "2"},
+		"hangs":   {"-hang-at-start"},
+		"garbage": {"-garbage"},
+		"slow":    {"-start-delay", "300ms"},
+	}
+	var targets []Target
+	for name, extra := range modes {
+		args := append([]string{"-spawn-child",
+			"-child-pidfile", filepath.Join(dir, name+".child"),
+			"-pidfile", filepath.Join(dir, name+".pid")}, extra...)
+		timeout := 5 * time.Second
+		if name == "hangs" || name == "slow" {
+			timeout = 150 * time.Millisecond // "slow" times out during its start delay
+		}
+		targets = append(targets, server(name, timeout, args...))
+	}
+	res := Discover(context.Background(), targets, DiscoverOptions{})
+	for _, d := range res {
+		t.Logf("%-8s err=%v", d.Server, d.Err)
+		if (d.Err == nil) != (d.Server == "ok") {
+			t.Errorf("%s: unexpected result %v", d.Server, d.Err)
+		}
+		leader := readPid(t, filepath.Join(dir, d.Server+".pid"))
+		child := readPid(t, filepath.Join(dir, d.Server+".child"))
+		if !processGone(leader) {
+			t.Errorf("%s: server process %d still runs", d.Server, leader)
+		}
+		if !processGone(child) {
+			t.Errorf("%s: grandchild %d still runs", d.Server, child)
+		}
+		if m := groupMembers(t, leader); len(m) > 0 {
+			t.Errorf("%s: processes %v of group %d still run", d.Server, m, leader)
+		}
+	}
+}
+
+func TestDiscoverCancel(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	res := Discover(ctx, []Target{
+		server("hangs", time.Minute, "-hang-at-start", "-spawn-child", "-child-pidfile", filepath.Join(dir, "child")),
+	}, DiscoverOptions{})
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("cancel took %v", el)
+	}
+	if k := kindOf(res[0].Err); k != FailCancelled {
+		t.Errorf("kind %q, err %v", k, res[0].Err)
+	}
+	if child := readPid(t, filepath.Join(dir, "child")); !processGone(child) {
+		t.Errorf("grandchild %d still runs", child)
+	}
+	// Cancelled before the start: nothing runs at all.
+	res = Discover(ctx, []Target{server("late", time.Minute)}, DiscoverOptions{})
+	if k := kindOf(res[0].Err); k != FailCancelled {
+		t.Errorf("late: kind %q", k)
+	}
+}
+
+func TestDiscoverRedact(t *testing.T) {
+	const canary = "CANARY-s3cr3t-7f1c"
+	redact := func(s string) string { return strings.ReplaceAll(s, canary, "[REDACTED]") }
+	res := Discover(context.Background(), []Target{
+		server("exits", 5*time.Second, "-stderr", "auth failed for token "+canary, "-exit-at-start", "1"),
+		server("hangs", 200*time.Millisecond, "-stderr", "token="+canary, "-hang-at-start"),
+		server("ok", 5*time.Second, "-stderr", "using "+canary),
+		{Server: "spec", Spec: func(string) (LaunchSpec, error) { return LaunchSpec{}, errors.New("bad " + canary) }},
+	}, DiscoverOptions{Redact: redact})
+	for _, d := range res {
+		all := d.Reason + "\n" + d.Stderr
+		if d.Err != nil {
+			all += "\n" + d.Err.Error()
+		}
+		if strings.Contains(all, canary) {
+			t.Errorf("%s: canary leaked: %q", d.Server, all)
+		}
+		if !strings.Contains(all, "[REDACTED]") {
+			t.Errorf("%s: no [REDACTED] in %q", d.Server, all)
+		}
+	}
+}
+
+func TestDiscoverProgress(t *testing.T) {
+	var events []ProgressEvent
+	res := Discover(context.Background(), []Target{
+		server("a", 5*time.Second, "-tools", "x,y"),
+		server("b", 5*time.Second, "-exit-at-start", "4"),
+	}, DiscoverOptions{Concurrency: 1, Progress: func(e ProgressEvent) { events = append(events, e) }})
+	if len(events) != 4 {
+		t.Fatalf("events %+v", events)
+	}
+	want := []struct {
+		server string
+		phase  Phase
+	}{{"a", PhaseStarted}, {"a", PhaseDone}, {"b", PhaseStarted}, {"b", PhaseFailed}}
+	for i, w := range want {
+		if events[i].Server != w.server || events[i].Phase != w.phase {
+			t.Errorf("event %d = %+v, want %s %s", i, events[i], w.server, w.phase)
+		}
+	}
+	if events[1].Tools != 2 || events[1].Elapsed <= 0 {
+		t.Errorf("done event %+v", events[1])
+	}
+	if events[3].Reason != res[1].Reason || events[3].Reason == "" {
+		t.Errorf("failed event %+v", events[3])
+	}
+}
+
+func TestDiscoverConcurrent20(t *testing.T) {
+	targets := make([]Target, 20)
+	for i := range targets {
+		targets[i] = server(fmt.Sprintf("s%02d", i), 20*time.Second, "-start-delay", "200ms", "-tools", fmt.Sprintf("t%d", i))
+	}
+	res := Discover(context.Background(), targets, DiscoverOptions{})
+	for i, d := range res {
+		if d.Err != nil || len(d.Tools) != 1 || d.Tools[0].Name != fmt.Sprintf("t%d", i) {
+			t.Errorf("%s: %v %v", d.Server, toolNames(d), d.Err)
+		}
+	}
+}
+
+// BenchmarkDiscover20 discovers 20 servers that each take 200ms to start.
+// x-slowest is the wall time divided by the slowest single discovery: with
+// enough concurrency it stays well below 2.
+func BenchmarkDiscover20(b *testing.B) {
+	targets := make([]Target, 20)
+	for i := range targets {
+		targets[i] = server(fmt.Sprintf("s%02d", i), 20*time.Second, "-start-delay", "200ms")
+	}
+	var ratio float64
+	for b.Loop() {
+		start := time.Now()
+		res := Discover(context.Background(), targets, DiscoverOptions{})
+		wall := time.Since(start)
+		var slowest time.Duration
+		for _, d := range res {
+			if d.Err != nil {
+				b.Fatal(d.Err)
+			}
+			slowest = max(slowest, d.Elapsed)
+		}
+		ratio += float64(wall) / float64(slowest)
+	}
+	b.ReportMetric(ratio/float64(b.N), "x-slowest")
+}
+
+func TestStderrTail(t *testing.T) {
+	tail := newStderrTail(64)
+	for i := range 1000 {
+		fmt.Fprintf(tail, "line %04d\n", i)
+	}
+	text := tail.Text()
+	if len(text) > 64 {
+		t.Errorf("kept %d bytes", len(text))
+	}
+	if !strings.HasPrefix(text, "line ") || !strings.HasSuffix(text, "line 0999\n") {
+		t.Errorf("tail %q", text)
+	}
+	got := lastLines("a\n\n b \nc\n"+strings.Repeat("x", 10)+"\n", 3, 5)
+	if want := []string{"b", "c", "xxxxx…"}; !slices.Equal(got, want) {
+		t.Errorf("lastLines = %q, want %q", got, want)
+	}
+}

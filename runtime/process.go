@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// groupTransport is an mcp.CommandTransport that remembers the process it
+// started, so that its whole process group can be killed from any goroutine
+// (the transport itself only signals the direct child), and that watches the
+// connection for output that is not JSON-RPC.
+type groupTransport struct {
+	inner   *mcp.CommandTransport
+	started func() // called once Connect has tried to start the process
+
+	mu     sync.Mutex
+	proc   *os.Process // nil until started
+	killed bool        // the group was sent SIGKILL
+	conn   *watchedConn
+}
+
+func (t *groupTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	t.mu.Lock()
+	t.proc = t.inner.Command.Process
+	if conn != nil {
+		t.conn = &watchedConn{Connection: conn}
+		conn = t.conn
+	}
+	t.mu.Unlock()
+	if t.started != nil {
+		t.started()
+	}
+	return conn, err
+}
+
+// Started reports whether the process was started.
+func (t *groupTransport) Started() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.proc != nil
+}
+
+// Pid returns the pid of the started process (also its process group id),
+// 0 before it started.
+func (t *groupTransport) Pid() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.proc == nil {
+		return 0
+	}
+	return t.proc.Pid
+}
+
+// Killed reports whether KillGroup signalled the process group.
+func (t *groupTransport) Killed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.killed
+}
+
+// KillGroup sends SIGKILL to the process group of the started process: the
+// server and every descendant that stayed in its group. It does nothing
+// before the process started and may be called repeatedly.
+func (t *groupTransport) KillGroup() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.proc != nil && killProcessGroup(t.proc) == nil {
+		t.killed = true
+	}
+}
+
+// ReadError returns the first error, other than the end of the stream, met
+// while reading the server's stdout: the server wrote something that is not
+// JSON-RPC. The SDK reports such a failure only as "connection closed".
+func (t *groupTransport) ReadError() error {
+	t.mu.Lock()
+	c := t.conn
+	t.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readErr
+}
+
+// watchedConn records the first read error of a connection.
+type watchedConn struct {
+	mcp.Connection
+
+	mu      sync.Mutex
+	readErr error
+}
+
+func (c *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil && ctx.Err() == nil && !closedErr(err) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		c.mu.Lock()
+		if c.readErr == nil {
+			c.readErr = err
+		}
+		c.mu.Unlock()
+	}
+	return msg, err
+}
+
+// closedErr reports whether err means the stream ended (the server closed its
+// stdout, typically by exiting), as opposed to a bad message.
+func closedErr(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed)
+}

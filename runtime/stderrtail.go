@@ -1,0 +1,69 @@
+package runtime
+
+import (
+	"strings"
+	"sync"
+)
+
+// stderrTail keeps the last bytes a process wrote to stderr, bounded, so a
+// server that floods stderr cannot exhaust memory. It is safe for concurrent
+// use.
+type stderrTail struct {
+	mu    sync.Mutex
+	max   int
+	buf   []byte
+	trunc bool // bytes were dropped from the front
+}
+
+func newStderrTail(max int) *stderrTail { return &stderrTail{max: max} }
+
+func (t *stderrTail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max { // amortize: trim only when twice over
+		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-t.max:]...)
+		t.trunc = true
+	}
+	return len(p), nil
+}
+
+// Text returns the kept output, at most max bytes, starting at a line
+// boundary when bytes were dropped.
+func (t *stderrTail) Text() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	trunc := t.trunc
+	if len(b) > t.max {
+		b, trunc = b[len(b)-t.max:], true
+	}
+	s := string(b)
+	if trunc {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	return s
+}
+
+// lastLines returns the last n non-empty lines of text, each cut to width
+// characters, oldest first.
+func lastLines(text string, n, width int) []string {
+	var out []string
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" {
+			continue
+		}
+		if r := []rune(l); len(r) > width {
+			l = string(r[:width]) + "…"
+		}
+		out = append(out, l)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}

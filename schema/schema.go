@@ -1,0 +1,472 @@
+// Package schema holds mcpc's CUE schemas (embedded) and turns a value tree
+// that fails them into diagnostics positioned in the user's file, one per
+// problem, in words an operator understands.
+//
+// A Validator compiles the schemas once. CUE values are not safe to share
+// between goroutines, so each goroutine that validates needs its own
+// Validator.
+package schema
+
+import (
+	"embed"
+	"fmt"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+	"github.com/agnivade/levenshtein"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+)
+
+//go:embed *.cue
+var files embed.FS
+
+// Definitions that Check accepts.
+const (
+	Server     = "#Server"
+	Settings   = "#Settings"
+	Mcp        = "#Mcp"
+	Playwright = "#Playwright"
+)
+
+// Rule ids this package reports itself; constraint rules come from the
+// @check attributes in the schema files.
+const (
+	RuleUnknownField = "unknown-field"
+	RuleTypeMismatch = "type-mismatch"
+)
+
+// Sources returns the embedded CUE schema files by name, for `mcpc schema`.
+func Sources() map[string]string {
+	out := map[string]string{}
+	entries, _ := files.ReadDir(".")
+	for _, e := range entries {
+		b, _ := files.ReadFile(e.Name())
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+// Validator checks value trees against the compiled schemas.
+type Validator struct {
+	ctx    *cue.Context
+	root   cue.Value
+	defs   map[string]cue.Value
+	shapes map[string]*shape
+}
+
+// New compiles the embedded schemas.
+func New() (*Validator, error) {
+	ctx := cuecontext.New()
+	names := make([]string, 0)
+	src := map[string]string{}
+	for name, text := range Sources() {
+		names = append(names, name)
+		src[name] = text
+	}
+	sort.Strings(names)
+	var all strings.Builder
+	for _, name := range names {
+		// One package across files: drop repeated package clauses.
+		text := src[name]
+		text = strings.Replace(text, "package schema\n", "", 1)
+		all.WriteString(text)
+		all.WriteString("\n")
+	}
+	root := ctx.CompileString("package schema\n"+all.String(), cue.Filename("mcpc-schema.cue"))
+	if err := root.Err(); err != nil {
+		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
+	}
+	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}}
+	for _, d := range []string{Server, Settings, Mcp, Playwright} {
+		def := root.LookupPath(cue.ParsePath(d))
+		if err := def.Err(); err != nil {
+			return nil, fmt.Errorf("schema definition %s: %w", d, err)
+		}
+		v.defs[d] = def
+		v.shapes[d] = newShape(def, 0)
+	}
+	return v, nil
+}
+
+// Definition returns a compiled definition, for exporting and for asking
+// which fields an entry has.
+func (v *Validator) Definition(name string) (cue.Value, bool) {
+	d, ok := v.defs[name]
+	return d, ok
+}
+
+// Fields returns the field names a definition declares, in schema order.
+func (v *Validator) Fields(def string) []string {
+	if sh, ok := v.shapes[def]; ok {
+		return append([]string(nil), sh.order...)
+	}
+	return nil
+}
+
+// Kind returns the kinds the schema allows for a field of def
+// (cue.BottomKind when the field does not exist).
+func (v *Validator) Kind(def string, path ...string) cue.Kind {
+	f, ok := v.lookup(def, path)
+	if !ok {
+		return cue.BottomKind
+	}
+	return f.IncompleteKind()
+}
+
+// Naming tells Check how to show a path to the operator: host keys are
+// PascalCase, settings.json keys camelCase.
+type Naming func(path []string) string
+
+// Check validates data against the definition def and returns one
+// diagnostic per problem, positioned in data's file. subject introduces the
+// messages, e.g. `server "github"`.
+func (v *Validator) Check(def string, data *node.Node, subject string, name Naming) []diag.Diagnostic {
+	schema, ok := v.defs[def]
+	if !ok {
+		panic("schema: unknown definition " + def)
+	}
+	if name == nil {
+		name = func(p []string) string { return strings.Join(p, ".") }
+	}
+	val := v.ctx.BuildExpr(toExpr(data))
+	if err := val.Err(); err != nil {
+		return []diag.Diagnostic{diag.At(data.Pos, diag.Error, RuleTypeMismatch, subject+": "+err.Error(), "")}
+	}
+	seen := map[string]bool{}
+	var out []diag.Diagnostic
+	// CUE reports a closedness error only when nothing else is wrong, so
+	// unknown fields are found by walking the data against the schema.
+	v.unknownFields(v.shapes[def], data, nil, func(path []string) {
+		seen[strings.Join(path, "\x00")] = true
+		out = append(out, v.explain(def, data, path, subject, name, nil))
+	})
+	err := schema.Unify(val).Validate(cue.Concrete(true))
+	if err == nil {
+		return out
+	}
+	for _, e := range cueerrors.Errors(err) {
+		path := e.Path()
+		if len(path) > 0 && path[0] == def {
+			path = path[1:]
+		}
+		key := strings.Join(path, "\x00")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, v.explain(def, data, path, subject, name, e))
+	}
+	return out
+}
+
+func (v *Validator) explain(def string, data *node.Node, path []string, subject string, name Naming, e cueerrors.Error) diag.Diagnostic {
+	member, value := data.Lookup(path)
+	pos := data.Pos
+	if value != nil {
+		pos = value.Pos
+	}
+	prefix := subject
+	if prefix != "" {
+		prefix += ": "
+	}
+	field, known := v.lookup(def, path)
+	if !known && len(path) > 0 {
+		// A field the schema does not declare.
+		if member != nil {
+			pos = member.KeyPos
+		}
+		parentPath := path[:len(path)-1]
+		last := path[len(path)-1]
+		sugg := ""
+		if best := closest(last, v.fieldsAt(def, parentPath)); best != "" {
+			sugg = fmt.Sprintf("did you mean %q?", lastName(name, append(append([]string(nil), parentPath...), best)))
+		}
+		return diag.At(pos, diag.Warning, RuleUnknownField,
+			fmt.Sprintf("%sunknown field %q is ignored by the host", prefix, last), sugg)
+	}
+	shown := name(path)
+	want := field.IncompleteKind()
+	if value != nil && !kindAllows(want, value) {
+		return diag.At(pos, diag.Error, RuleTypeMismatch,
+			fmt.Sprintf("%s%s must be %s, not %s", prefix, shown, describeKind(want), node.Describe(value)), "")
+	}
+	attr := field.Attribute("check")
+	rule, _, _ := attr.Lookup(0, "rule")
+	wantText, _, _ := attr.Lookup(0, "want")
+	if rule == "" {
+		// A constraint without its own rule: report the schema's words.
+		return diag.At(pos, diag.Error, RuleTypeMismatch,
+			fmt.Sprintf("%s%s: %s", prefix, shown, cleanCUEMessage(e)), "")
+	}
+	got := ""
+	if value != nil {
+		switch value.Kind {
+		case node.String:
+			got = fmt.Sprintf(", not %q", value.Text)
+		case node.Number:
+			got = ", not " + value.Text
+		}
+	}
+	d := diag.At(pos, diag.Error, rule, fmt.Sprintf("%s%s must be %s%s", prefix, shown, wantText, got), "")
+	if value != nil && value.Kind == node.String {
+		if alts := enumAlternatives(wantText); len(alts) > 0 {
+			if best := closest(value.Text, alts); best != "" {
+				d.Suggestion = fmt.Sprintf("did you mean %q?", best)
+			}
+		}
+	}
+	return d
+}
+
+func lastName(name Naming, path []string) string {
+	full := name(path)
+	if i := strings.LastIndexByte(full, '.'); i >= 0 {
+		return full[i+1:]
+	}
+	return full
+}
+
+// shape mirrors the structure of a schema definition (its declared fields,
+// its pattern constraint, its list element) so that walking data against it
+// costs map look-ups, not CUE evaluations.
+type shape struct {
+	v      cue.Value
+	fields map[string]*shape
+	order  []string
+	any    *shape // [string]: T
+	elem   *shape // [...T]
+}
+
+func newShape(v cue.Value, depth int) *shape {
+	sh := &shape{v: v}
+	if depth > 8 {
+		return sh
+	}
+	k := v.IncompleteKind()
+	if k&cue.StructKind != 0 {
+		if it, err := v.Fields(cue.Optional(true)); err == nil {
+			sh.fields = map[string]*shape{}
+			for it.Next() {
+				name := it.Selector().Unquoted()
+				sh.fields[name] = newShape(it.Value(), depth+1)
+				sh.order = append(sh.order, name)
+			}
+		}
+		// A key no one would write: allowed only by a pattern or an open struct.
+		if v.Allows(cue.Str("\x00mcpc-probe")) {
+			if p := v.LookupPath(cue.MakePath(cue.AnyString)); p.Exists() {
+				sh.any = newShape(p, depth+1)
+			} else {
+				sh.any = &shape{v: p}
+			}
+		}
+	}
+	if k&cue.ListKind != 0 {
+		if e := v.LookupPath(cue.MakePath(cue.AnyIndex)); e.Exists() {
+			sh.elem = newShape(e, depth+1)
+		}
+	}
+	return sh
+}
+
+func (sh *shape) child(key string) (*shape, bool) {
+	if f, ok := sh.fields[key]; ok {
+		return f, true
+	}
+	if sh.elem != nil && isIndex(key) {
+		return sh.elem, true
+	}
+	if sh.any != nil {
+		return sh.any, true
+	}
+	return nil, false
+}
+
+// lookup finds the schema field at path, following pattern constraints
+// ([string]: T) and list element types.
+func (v *Validator) lookup(def string, path []string) (cue.Value, bool) {
+	sh := v.shapes[def]
+	for _, p := range path {
+		next, ok := sh.child(p)
+		if !ok {
+			return cue.Value{}, false
+		}
+		sh = next
+	}
+	return sh.v, sh.v.Exists()
+}
+
+func (v *Validator) fieldsAt(def string, path []string) []string {
+	sh := v.shapes[def]
+	for _, p := range path {
+		next, ok := sh.child(p)
+		if !ok {
+			return nil
+		}
+		sh = next
+	}
+	return sh.order
+}
+
+// unknownFields calls report with the path of every object key in data that
+// the schema at that place does not allow.
+func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, report func([]string)) {
+	switch data.Kind {
+	case node.Object:
+		if sh.fields == nil && sh.any == nil {
+			return
+		}
+		for _, m := range data.Members {
+			sub, ok := sh.child(m.Key)
+			if !ok {
+				report(append(append([]string(nil), path...), m.Key))
+				continue
+			}
+			if m.Value.Kind == node.Object || m.Value.Kind == node.Array {
+				v.unknownFields(sub, m.Value, append(append([]string(nil), path...), m.Key), report)
+			}
+		}
+	case node.Array:
+		if sh.elem == nil {
+			return
+		}
+		for i, e := range data.Elems {
+			if e.Kind == node.Object || e.Kind == node.Array {
+				v.unknownFields(sh.elem, e, append(append([]string(nil), path...), fmt.Sprint(i)), report)
+			}
+		}
+	}
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func kindAllows(k cue.Kind, n *node.Node) bool {
+	switch n.Kind {
+	case node.Null:
+		return k&cue.NullKind != 0
+	case node.Bool:
+		return k&cue.BoolKind != 0
+	case node.String:
+		return k&cue.StringKind != 0
+	case node.Number:
+		if strings.ContainsAny(n.Text, ".eE") {
+			return k&cue.FloatKind != 0
+		}
+		return k&cue.IntKind != 0
+	case node.Array:
+		return k&cue.ListKind != 0
+	case node.Object:
+		return k&cue.StructKind != 0
+	}
+	return false
+}
+
+func describeKind(k cue.Kind) string {
+	var parts []string
+	add := func(bit cue.Kind, s string) {
+		if k&bit != 0 {
+			parts = append(parts, s)
+		}
+	}
+	add(cue.StringKind, "a string")
+	add(cue.IntKind, "an integer")
+	if k&cue.IntKind == 0 {
+		add(cue.FloatKind, "a number")
+	}
+	add(cue.BoolKind, "true or false")
+	add(cue.ListKind, "a list")
+	add(cue.StructKind, "an object")
+	add(cue.NullKind, "null")
+	switch len(parts) {
+	case 0:
+		return "absent"
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// enumAlternatives reads "one of A, B, C" back into its choices.
+func enumAlternatives(want string) []string {
+	rest, ok := strings.CutPrefix(want, "one of ")
+	if !ok {
+		return nil
+	}
+	return strings.Split(rest, ", ")
+}
+
+// closest returns the candidate nearest to s (case-insensitively), if it is
+// near enough to be a plausible typo.
+func closest(s string, candidates []string) string {
+	best, bestDist := "", 1<<30
+	ls := strings.ToLower(s)
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := levenshtein.ComputeDistance(ls, lc)
+		if strings.HasPrefix(lc, ls) && len(ls) >= 3 {
+			d = min(d, 1)
+		}
+		if d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	limit := max(2, len(s)/3)
+	if bestDist <= limit {
+		return best
+	}
+	return ""
+}
+
+func cleanCUEMessage(e cueerrors.Error) string {
+	if e == nil {
+		return "invalid value"
+	}
+	format, args := e.Msg()
+	return fmt.Sprintf(format, args...)
+}
+
+// toExpr turns a value tree into a CUE expression.
+func toExpr(n *node.Node) ast.Expr {
+	switch n.Kind {
+	case node.Object:
+		s := &ast.StructLit{Elts: make([]ast.Decl, 0, len(n.Members))}
+		for _, m := range n.Members {
+			s.Elts = append(s.Elts, &ast.Field{Label: ast.NewString(m.Key), Value: toExpr(m.Value)})
+		}
+		return s
+	case node.Array:
+		l := &ast.ListLit{Elts: make([]ast.Expr, 0, len(n.Elems))}
+		for _, e := range n.Elems {
+			l.Elts = append(l.Elts, toExpr(e))
+		}
+		return l
+	case node.String:
+		return ast.NewString(n.Text)
+	case node.Number:
+		kind := token.INT
+		if strings.ContainsAny(n.Text, ".eE") {
+			kind = token.FLOAT
+		}
+		return &ast.BasicLit{Kind: kind, Value: n.Text}
+	case node.Bool:
+		return ast.NewBool(n.Bool)
+	}
+	return ast.NewNull()
+}
