@@ -179,7 +179,11 @@ func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *nod
 	out := &node.Node{Kind: node.Array, Pos: c.pos}
 	if len(c.children) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
-			b.errorf(w.pos, "type-mismatch", fmt.Sprintf("set one key per element: %s__0, %s__1, …", keyName(w, path), keyName(w, path)),
+			sugg := `write a JSON list, one element per argument: ["-y", "package"]`
+			if w.envName != "" {
+				sugg = fmt.Sprintf("set one variable per element: %s__0, %s__1, …", w.envName, w.envName)
+			}
+			b.errorf(w.pos, "type-mismatch", sugg,
 				"%s: %s must be a list, not the single value %s", subject, pascal(field), quoteShort(w.value))
 		}
 		return out
@@ -237,11 +241,20 @@ func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
 				}
 			}
 			sortKeys(setKeys, func(s string) string { return s })
+			var keys []string
+			for _, k := range missing {
+				if first.envName != "" {
+					keys = append(keys, strings.Join(append(envPrefix(first.envName, len(path)), k), "__"))
+				} else {
+					keys = append(keys, strings.Join(append(append([]string(nil), path...), k), ":"))
+				}
+			}
 			b.warnf(first.keyPos, "array-partial-override",
-				fmt.Sprintf("set every element in %s, or define the whole list in one place", b.layers[later].describe()),
-				"%s sets only index %s of %s, which %s defines with %d elements; index %s keeps the value from %s",
-				b.layers[later].describe(), strings.Join(setKeys, ", "), strings.Join(path, ":"), b.layers[earlier].describe(),
-				len(defined), strings.Join(missing, ", "), b.layers[earlier].describe())
+				fmt.Sprintf("also set %s there, or define the whole list in one place", joinWords(keys)),
+				"%s sets only %s of %s, which %s defines with %d elements; %s keep%s the value%s from %s",
+				b.layers[later].describe(), indexWords(setKeys), strings.Join(path, ":"), b.layers[earlier].describe(),
+				len(defined), indexWords(missing), map[bool]string{true: "s", false: ""}[len(missing) == 1],
+				map[bool]string{true: "", false: "s"}[len(missing) == 1], b.layers[earlier].describe())
 			break // one warning per later layer
 		}
 	}
@@ -272,4 +285,33 @@ func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node
 		out.Members = append(out.Members, node.Member{Key: el.key, KeyPos: w.keyPos, Value: n})
 	}
 	return out
+}
+
+// envPrefix returns the first n "__"-separated parts of an environment
+// variable name (keeping the operator's spelling).
+func envPrefix(name string, n int) []string {
+	parts := strings.Split(name, "__")
+	if len(parts) > n {
+		parts = parts[:n]
+	}
+	return parts
+}
+
+// indexWords writes "index 1" or "indices 0, 2 and 3".
+func indexWords(keys []string) string {
+	if len(keys) == 1 {
+		return "index " + keys[0]
+	}
+	return "indices " + joinWords(keys)
+}
+
+// joinWords writes "a", "a and b", "a, b and c".
+func joinWords(words []string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agnivade/levenshtein"
+
 	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
@@ -45,7 +47,9 @@ type InputError struct {
 	Err  error
 }
 
-func (e *InputError) Error() string { return fmt.Sprintf("cannot read %s: %v", e.Path, unwrapPathError(e.Err)) }
+func (e *InputError) Error() string {
+	return fmt.Sprintf("cannot read %s: %v", e.Path, unwrapPathError(e.Err))
+}
 func (e *InputError) Unwrap() error { return e.Err }
 
 func unwrapPathError(err error) error {
@@ -124,10 +128,11 @@ func Compile(opts Options) (*Result, error) {
 		deny = denylist.Default()
 	}
 	c := &compiler{opts: opts, read: read, res: &Result{Files: newFileSet(), Deny: deny}}
-	v, err := schema.New()
+	v, err := getValidator()
 	if err != nil {
 		return nil, err
 	}
+	defer validators.Put(v)
 	c.v = v
 	if err := c.run(); err != nil {
 		return nil, err
@@ -179,7 +184,7 @@ func (c *compiler) run() error {
 	p := &preset{env: res.Env, cfg: pw}
 	p.resolve()
 	c.ds = append(c.ds, p.ds...)
-	res.PlaywrightLog = p.LogLine()
+	res.PlaywrightLog = res.Redactor.Redact(p.LogLine())
 
 	settingsEntries, err := c.readSettings()
 	if err != nil {
@@ -190,7 +195,7 @@ func (c *compiler) run() error {
 	entries = append(entries, hostEntries...)
 	if p.enabled {
 		entries = append(entries, p.entry())
-		res.Sources = append(res.Sources, SourceRef{Kind: "preset", Path: PresetName})
+		res.Sources = append(res.Sources, SourceRef{Kind: "preset"})
 	}
 	entries = append(entries, settingsEntries...)
 	if c.settingsPath != "" {
@@ -235,10 +240,13 @@ func (c *compiler) readHostEnv() error {
 		if err != nil {
 			return &InputError{Path: f, Err: err}
 		}
-		vars, ds := parseDotenv(f, data)
+		vars, ds, masks := parseDotenv(f, data, c.res.Deny.Denied)
 		c.ds = append(c.ds, ds...)
 		env.addLayer(vars)
 		c.res.Files.add(f, data)
+		for line, text := range masks {
+			c.res.Files.mask(f, line, text)
+		}
 		c.res.Sources = append(c.res.Sources, SourceRef{Kind: "env-file", Path: f})
 	}
 	if len(c.opts.Env) > 0 {
@@ -340,7 +348,7 @@ func (c *compiler) hostOrigin(sn *cfgNode) Origin {
 		// The variable that first defined the server.
 		for _, vars := range c.res.Env.Layers() {
 			for _, v := range vars {
-				if v.Pos == sn.keyPos {
+				if v.Pos.File == sn.keyPos.File && v.Pos.Line == sn.keyPos.Line {
 					o.Key = v.Name
 				}
 			}
@@ -372,20 +380,25 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 		c.ds = append(c.ds, diag.At(root.Pos, diag.Error, "type-mismatch", "settings.json must hold a JSON object, not "+node.Describe(root), ""))
 		return nil, nil
 	}
+	c.dropDuplicateKeys(root, "")
 	c.checks = append(c.checks, checkJob{def: schema.Settings, data: shallow(root), subject: "settings.json", naming: settingsNaming})
 	servers := root.Get("mcpServers")
+	if servers == nil {
+		// Other top-level keys belong to others, but one that looks like
+		// mcpServers is most likely a typo that loses every server.
+		for _, m := range root.Members {
+			if m.Key != "mcpServers" && looksLike(m.Key, "mcpServers") {
+				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Warning, "unknown-field",
+					fmt.Sprintf("settings.json: %q is ignored; the extension reads its servers from mcpServers only", m.Key),
+					`did you mean "mcpServers"?`))
+			}
+		}
+	}
 	if servers == nil || servers.Kind != node.Object {
 		return nil, nil
 	}
 	var entries []*Entry
-	seen := map[string]diag.Pos{}
 	for _, m := range servers.Members {
-		if first, dup := seen[m.Key]; dup {
-			c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, "duplicate-key",
-				fmt.Sprintf("mcpServers defines %q twice; this definition is ignored", m.Key), "remove one; the first is at "+first.String()))
-			continue
-		}
-		seen[m.Key] = m.KeyPos
 		if m.Value.Kind != node.Object {
 			continue // the #Settings check reports it
 		}
@@ -446,6 +459,16 @@ var validators = sync.Pool{New: func() any {
 	return v
 }}
 
+func getValidator() (*schema.Validator, error) {
+	switch v := validators.Get().(type) {
+	case *schema.Validator:
+		return v, nil
+	case error:
+		return nil, v
+	}
+	return nil, errors.New("schema: no validator")
+}
+
 // runChecks runs the schema checks on up to GOMAXPROCS goroutines and
 // collects their diagnostics in job order.
 func (c *compiler) runChecks() {
@@ -467,16 +490,20 @@ func (c *compiler) runChecks() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got := validators.Get()
-				v, ok := got.(*schema.Validator)
-				if !ok {
-					v = c.v // cannot happen: the same schemas compiled for c.v
+				v, err := getValidator()
+				if err != nil {
+					v = nil
 				}
 				for i := range next {
 					j := jobs[i]
+					if v == nil {
+						// Cannot happen: the same schemas compiled for c.v.
+						results[i] = []diag.Diagnostic{diag.At(j.data.Pos, diag.Error, "type-mismatch", "internal: schema unavailable: "+err.Error(), "")}
+						continue
+					}
 					results[i] = v.Check(j.def, j.data, j.subject, j.naming)
 				}
-				if ok {
+				if v != nil {
 					validators.Put(v)
 				}
 			}()
@@ -493,8 +520,11 @@ func (c *compiler) checkEntry(e *Entry) {
 	subject := fmt.Sprintf("server %q", e.Name)
 	name := func(f string) string { return e.naming([]string{f}) }
 	if strings.TrimSpace(e.Name) == "" {
-		c.ds = append(c.ds, diag.At(e.NamePos, diag.Error, "server-name-empty",
-			"a server has an empty name", "give it a name, e.g. Mcp__Servers__github__Command (the name goes between the double underscores)"))
+		sugg := `give it a name: "mcpServers": {"github": {…}}`
+		if e.Source == "host" {
+			sugg = `give it a name: "Servers": {"github": {…}}, or Mcp__Servers__github__Command in the environment (the name goes between the double underscores)`
+		}
+		c.ds = append(c.ds, diag.At(e.NamePos, diag.Error, "server-name-empty", "a server has an empty name", sugg))
 	}
 	cmd := e.Node.Get(FieldCommand)
 	switch {
@@ -512,6 +542,15 @@ func (c *compiler) checkEntry(e *Entry) {
 			fmt.Sprintf("%s: %s %q starts with mcp__, the namespace the provider gives every MCP tool (mcp__volcanic__<name>)", subject, name(FieldToolPrefix), tp.Text),
 			fmt.Sprintf("use %q", strings.TrimPrefix(tp.Text, "mcp__"))))
 	}
+	for _, f := range []string{FieldStartup, FieldCall, FieldIdle} {
+		if v := e.Node.Get(f); v != nil && v.Kind == node.Number && !strings.ContainsAny(v.Text, ".eE") {
+			if _, ok := parseDotnetInt(v.Text); !ok {
+				c.ds = append(c.ds, diag.At(v.Pos, diag.Error, "type-mismatch",
+					fmt.Sprintf("%s: %s is %s, which does not fit a 32-bit integer", subject, name(f), v.Text),
+					"write a number of seconds up to 2147483647"))
+			}
+		}
+	}
 	if e.Source == "preset" {
 		return // built from checked settings
 	}
@@ -527,7 +566,8 @@ func (c *compiler) checkEntry(e *Entry) {
 		for _, m := range env.Value.Members {
 			if !validEnvName(m.Key) {
 				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, "env-name-invalid",
-					fmt.Sprintf("%s: %q is not a valid environment variable name: use letters, digits and _, not starting with a digit", subject, m.Key), ""))
+					fmt.Sprintf("%s: %q is not a valid environment variable name: use letters, digits and _, not starting with a digit", subject, m.Key),
+					fmt.Sprintf("did you mean %q?", suggestEnvName(m.Key))))
 			}
 			t.check(m.Value, e.naming([]string{FieldEnv, m.Key}), true)
 		}
@@ -547,6 +587,9 @@ func (c *compiler) merge(entries []*Entry) *Plan {
 		if w, taken := winners[e.Name]; taken {
 			e.Winner = w
 			plan.Shadowed = append(plan.Shadowed, Shadowed{Name: e.Name, Origin: e.Origin, Winner: w.Origin})
+			if strings.TrimSpace(e.Name) == "" {
+				continue // server-name-empty already says it
+			}
 			c.ds = append(c.ds, diag.At(e.NamePos, diag.Warning, "name-shadowed",
 				fmt.Sprintf("server %q from %s is dropped: %s already defines it at %s, and the first source wins",
 					e.Name, describeSource(e), describeSource(w), w.NamePos),
@@ -646,4 +689,43 @@ func (c *compiler) toServer(e *Entry) Server {
 		s.PromptSection = &r
 	}
 	return s
+}
+
+// dropDuplicateKeys reports every key that an object of settings.json
+// repeats and keeps only its first occurrence, so that later checks see one
+// value per key.
+func (c *compiler) dropDuplicateKeys(n *node.Node, where string) {
+	switch n.Kind {
+	case node.Array:
+		for _, e := range n.Elems {
+			c.dropDuplicateKeys(e, where)
+		}
+	case node.Object:
+		seen := map[string]diag.Pos{}
+		kept := n.Members[:0]
+		for _, m := range n.Members {
+			if first, dup := seen[m.Key]; dup {
+				what := fmt.Sprintf("the key %q", m.Key)
+				if where != "" {
+					what += " of " + where
+				}
+				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, "duplicate-key",
+					fmt.Sprintf("%s appears twice in this object; this one is ignored", what),
+					"remove one of them; the first is at "+first.String()))
+				continue
+			}
+			seen[m.Key] = m.KeyPos
+			kept = append(kept, m)
+			c.dropDuplicateKeys(m.Value, m.Key)
+		}
+		n.Members = kept
+	}
+}
+
+// looksLike reports whether key is a plausible misspelling of want.
+func looksLike(key, want string) bool {
+	if strings.EqualFold(key, want) {
+		return true
+	}
+	return levenshtein.ComputeDistance(strings.ToLower(key), strings.ToLower(want)) <= 2
 }

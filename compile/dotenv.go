@@ -16,12 +16,18 @@ const RuleEnvFileSyntax = "env-file-syntax"
 // (taken literally) or double quotes (with \n, \t, \", \\ and \$ escapes).
 // An unquoted value runs to the end of the line, trailing blanks trimmed;
 // after a closing quote only blanks or a # comment may follow.
-func parseDotenv(file string, data []byte) ([]*EnvVar, []diag.Diagnostic) {
+//
+// secret tells which names are secrets: a line that does not parse is then
+// neither quoted in a message nor shown in an excerpt (masks holds its
+// replacement), since mcpc cannot tell where its value starts.
+func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*EnvVar, ds []diag.Diagnostic, masks map[int]string) {
 	ix := node.NewLineIndex(file, data)
-	var vars []*EnvVar
-	var ds []diag.Diagnostic
+	masks = map[int]string{}
+	if secret == nil {
+		secret = func(string) bool { return false }
+	}
 	if !utf8.Valid(data) {
-		return nil, []diag.Diagnostic{diag.At(diag.Pos{File: file, Line: 1, Column: 1}, diag.Error, RuleEnvFileSyntax, "the file is not valid UTF-8", "save the file as UTF-8")}
+		return nil, []diag.Diagnostic{diag.At(diag.Pos{File: file, Line: 1, Column: 1}, diag.Error, RuleEnvFileSyntax, "the file is not valid UTF-8", "save the file as UTF-8")}, nil
 	}
 	lineNo := 0
 	for {
@@ -47,10 +53,19 @@ func parseDotenv(file string, data []byte) ([]*EnvVar, []diag.Diagnostic) {
 			}
 		}
 		keyStart := i
+		guess := leadingName(line[keyStart:])
+		hidden := secret(guess)
+		if hidden {
+			masks[lineNo] = line[:keyStart] + guess + " " + Redacted
+		}
 		eq := strings.IndexByte(line[i:], '=')
 		if eq < 0 {
+			got := quoteShort(strings.TrimSpace(line[keyStart:]))
+			if hidden {
+				got = "a line starting with " + guess + " (its value is a secret and not shown)"
+			}
 			ds = append(ds, diag.At(at(keyStart), diag.Error, RuleEnvFileSyntax,
-				"expected KEY=VALUE, got "+quoteShort(strings.TrimSpace(line[keyStart:])), "write it as NAME=value"))
+				"expected KEY=VALUE, got "+got, "write it as NAME=value"))
 			continue
 		}
 		key := strings.TrimRight(line[keyStart:keyStart+eq], " \t")
@@ -73,7 +88,7 @@ func parseDotenv(file string, data []byte) ([]*EnvVar, []diag.Diagnostic) {
 				continue
 			}
 			v.Value, v.TextOffset = rest[1:1+end], 1
-			if d, bad := trailing(rest[2+end:], at(j+2+end)); bad {
+			if d, bad := trailing(rest[2+end:], at(j+2+end), hidden); bad {
 				ds = append(ds, d)
 				continue
 			}
@@ -84,24 +99,39 @@ func parseDotenv(file string, data []byte) ([]*EnvVar, []diag.Diagnostic) {
 				continue
 			}
 			v.Value, v.TextOffset = val, 1
-			if d, bad := trailing(rest[1+n:], at(j+1+n)); bad {
+			if d, bad := trailing(rest[1+n:], at(j+1+n), hidden); bad {
 				ds = append(ds, d)
 				continue
 			}
 		default:
 			v.Value = strings.TrimRight(rest, " \t")
 		}
+		delete(masks, lineNo) // parsed: redaction by value applies
 		vars = append(vars, v)
 	}
-	return vars, ds
+	return vars, ds, masks
 }
 
-func trailing(s string, pos diag.Pos) (diag.Diagnostic, bool) {
+// leadingName is the variable name a line seems to start with.
+func leadingName(s string) string {
+	end := 0
+	for end < len(s) && (s[end] == '_' || s[end] >= 'A' && s[end] <= 'Z' || s[end] >= 'a' && s[end] <= 'z' || s[end] >= '0' && s[end] <= '9') {
+		end++
+	}
+	return s[:end]
+}
+
+func trailing(s string, pos diag.Pos, hidden bool) (diag.Diagnostic, bool) {
 	t := strings.TrimLeft(s, " \t")
 	if t == "" || t[0] == '#' {
 		return diag.Diagnostic{}, false
 	}
-	return diag.At(pos, diag.Error, RuleEnvFileSyntax, "unexpected text after the closing quote: "+quoteShort(t), "put a # before a comment, or quote the whole value"), true
+	pos.Column += len(s) - len(t)
+	what := ": " + quoteShort(t)
+	if hidden {
+		what = ""
+	}
+	return diag.At(pos, diag.Error, RuleEnvFileSyntax, "unexpected text after the closing quote"+what, "put a # before a comment, or quote the whole value"), true
 }
 
 // unquoteDouble reads a double-quoted value up to its closing quote and

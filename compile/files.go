@@ -1,6 +1,9 @@
 package compile
 
 import (
+	"strings"
+	"unicode/utf8"
+
 	"github.com/mcpc-dev/mcpc/compile/node"
 )
 
@@ -10,28 +13,77 @@ import (
 type FileSet struct {
 	files    map[string]*node.LineIndex
 	pseudo   map[string][]string
+	masked   map[string]map[int]string // lines replaced whole (env files)
 	redactor *Redactor
 }
 
 func newFileSet() *FileSet {
-	return &FileSet{files: map[string]*node.LineIndex{}, pseudo: map[string][]string{}}
+	return &FileSet{files: map[string]*node.LineIndex{}, pseudo: map[string][]string{}, masked: map[string]map[int]string{}}
 }
 
 func (fs *FileSet) add(path string, data []byte) { fs.files[path] = node.NewLineIndex(path, data) }
 
 func (fs *FileSet) addPseudo(path string, lines []string) { fs.pseudo[path] = lines }
 
-// Line returns line n of file, redacted.
-func (fs *FileSet) Line(file string, n int) (string, bool) {
+// mask replaces a whole line of a file in excerpts (a line of an env file
+// that may hold a secret mcpc could not parse).
+func (fs *FileSet) mask(path string, line int, text string) {
+	if fs.masked[path] == nil {
+		fs.masked[path] = map[int]string{}
+	}
+	fs.masked[path][line] = text
+}
+
+// Line returns line n of file with secrets redacted, and col mapped into
+// the redacted text.
+func (fs *FileSet) Line(file string, n, col int) (string, int, bool) {
 	if fs == nil {
-		return "", false
+		return "", 0, false
 	}
-	if ix, ok := fs.files[file]; ok {
-		s, ok := ix.Line(n)
-		return fs.redactor.Redact(s), ok
+	var raw string
+	switch {
+	case fs.masked[file] != nil && fs.masked[file][n] != "":
+		return fs.masked[file][n], col, true
+	case fs.files[file] != nil:
+		s, ok := fs.files[file].Line(n)
+		if !ok {
+			return "", 0, false
+		}
+		raw = s
+	case n >= 1 && n <= len(fs.pseudo[file]):
+		raw = fs.pseudo[file][n-1]
+	default:
+		return "", 0, false
 	}
-	if lines, ok := fs.pseudo[file]; ok && n >= 1 && n <= len(lines) {
-		return fs.redactor.Redact(lines[n-1]), true
+	return fs.redactor.redactAt(raw, col)
+}
+
+// redactAt redacts s and maps the 1-based rune column col of s to the same
+// place in the result (a column inside a secret maps to its [REDACTED]).
+func (r *Redactor) redactAt(s string, col int) (string, int, bool) {
+	if r.Empty() {
+		return s, col, true
 	}
-	return "", false
+	prefixRunes := col - 1
+	if prefixRunes < 0 {
+		prefixRunes = 0
+	}
+	// Byte offset of the column.
+	off := len(s)
+	for i := range s {
+		if prefixRunes == 0 {
+			off = i
+			break
+		}
+		prefixRunes--
+	}
+	out := r.Redact(s)
+	before := r.Redact(s[:off])
+	// A secret that straddles the column: point at its start.
+	if !strings.HasPrefix(out, before) {
+		for len(before) > 0 && !strings.HasPrefix(out, before) {
+			before = before[:len(before)-1]
+		}
+	}
+	return out, utf8.RuneCountInString(before) + 1, true
 }

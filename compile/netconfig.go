@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/node"
@@ -192,7 +193,15 @@ func (c *config) addEnv(vars []*EnvVar, layer int) {
 		if len(path) < 2 || foldKey(path[0]) != "MCP" {
 			continue // only the Mcp section is mcpc's business
 		}
-		c.set(path, &cfgEntry{value: v.Value, pos: v.ValuePos, keyPos: v.Pos, textOffset: v.TextOffset, layer: layer, envName: v.Name}, nil)
+		// Each level's key points at its own part of the variable name.
+		keyPoses := make([]diag.Pos, len(path))
+		col := v.Pos.Column
+		for i, p := range path {
+			keyPoses[i] = v.Pos
+			keyPoses[i].Column = col
+			col += utf8.RuneCountInString(p) + 2
+		}
+		c.set(path, &cfgEntry{value: v.Value, pos: v.ValuePos, keyPos: keyPoses[len(keyPoses)-1], textOffset: v.TextOffset, layer: layer, envName: v.Name}, keyPoses)
 	}
 }
 

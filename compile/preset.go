@@ -88,7 +88,7 @@ func (p *preset) pick(name, variable string, same func(cfg *node.Node, v *EnvVar
 	if cfg != nil {
 		p.settings[name] = presetSetting{name: name, variable: variable, source: "configured", pos: cfg.Pos}
 		if v != nil && !same(cfg, v) {
-			p.ds = append(p.ds, diag.At(v.Pos, diag.Warning, "playwright-var-ignored",
+			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Warning, "playwright-var-ignored",
 				fmt.Sprintf("%s=%s is ignored: Mcp:Playwright:%s is configured at %s, and a configured value wins over its variable",
 					variable, quoteShort(v.Value), name, cfg.Pos),
 				fmt.Sprintf("remove %s from the configuration to let the variable decide, or change it there", name)))
@@ -166,9 +166,13 @@ func (p *preset) resolve() {
 	case v != nil:
 		words, err := shlex.Split(v.Value)
 		if err != nil {
-			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Error, "playwright-extra-args",
-				fmt.Sprintf("PLAYWRIGHT_EXTRA_ARGS does not split into arguments (%v); the host refuses it", err),
-				`balance the quotes: --device "iPhone 15" is two arguments`))
+			pos, sugg := v.ValuePos, `balance the quotes: --device "iPhone 15" is two arguments`
+			if off, q, ok := openQuote(v.Value); ok {
+				pos = textPos(v.valueNode(), off)
+				sugg = fmt.Sprintf("close the %c opened here, or escape it as \\%c", q, q)
+			}
+			p.ds = append(p.ds, diag.At(pos, diag.Error, "playwright-extra-args",
+				fmt.Sprintf("PLAYWRIGHT_EXTRA_ARGS does not split into arguments shell-style: %v; the host refuses it", err), sugg))
 		}
 		for _, w := range words {
 			p.extra = append(p.extra, w)
@@ -261,4 +265,27 @@ func (p *preset) entry() *Entry {
 		origin.Key = "PLAYWRIGHT_ENABLED"
 	}
 	return &Entry{Name: PresetName, Source: "preset", NamePos: enabledPos, Node: n, Origin: origin, Notes: notes}
+}
+
+// openQuote finds the quote that a shell-style split leaves open: its rune
+// offset and the quote character.
+func openQuote(s string) (int, rune, bool) {
+	var quote rune
+	start := -1
+	escaped := false
+	for i, r := range []rune(s) {
+		switch {
+		case escaped:
+			escaped = false
+		case r == '\\' && quote != '\'':
+			escaped = true
+		case quote != 0:
+			if r == quote {
+				quote, start = 0, -1
+			}
+		case r == '"' || r == '\'':
+			quote, start = r, i
+		}
+	}
+	return start, quote, quote != 0
 }

@@ -104,21 +104,31 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 				fmt.Sprintf("%s: %s uses ${%s}, which the host does not know and passes on literally", t.subject, field, r.body), sugg))
 		case tmplEnv:
 			if !envValue {
+				sugg := fmt.Sprintf("pass it in env (\"%s\": \"${env:%s}\") and let the server read the variable", r.name, r.name)
+				if strings.HasPrefix(strings.ToLower(field), "command") {
+					sugg = "write the program's name or path; ${env:…} is not expanded in command"
+				}
 				t.ds = append(t.ds, diag.At(pos, diag.Error, "env-ref-outside-env",
-					fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.name, field),
-					fmt.Sprintf("set it in env (\"%s\": \"${env:%s}\") and let the server read the variable", r.name, r.name)))
+					fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.name, field), sugg))
 				continue
 			}
 			if !validEnvName(r.name) {
 				t.ds = append(t.ds, diag.At(pos, diag.Error, "env-name-invalid",
-					fmt.Sprintf("%s: ${env:%s} does not name a variable: a name is letters, digits and _, not starting with a digit", t.subject, r.name), ""))
+					fmt.Sprintf("%s: ${env:%s} does not name a variable: a name is letters, digits and _, not starting with a digit", t.subject, r.name),
+					fmt.Sprintf("did you mean ${env:%s}?", suggestEnvName(r.name))))
 				continue
 			}
 			if t.env != nil {
-				if v, ok := t.env.Lookup(r.name); !ok || v.Value == "" {
+				v, ok := t.env.Lookup(r.name)
+				switch {
+				case !ok:
 					t.ds = append(t.ds, diag.At(pos, diag.Warning, "env-ref-unset",
 						fmt.Sprintf("%s: %s is not set in the host environment, so %s gets an empty value", t.subject, r.name, field),
 						fmt.Sprintf("set %s for the host (--env-file or --env when checking)", r.name)))
+				case v.Value == "":
+					t.ds = append(t.ds, diag.At(pos, diag.Warning, "env-ref-unset",
+						fmt.Sprintf("%s: %s is set but empty in the host environment (%s), so %s gets an empty value", t.subject, r.name, v.Pos, field),
+						fmt.Sprintf("give %s a value", r.name)))
 				}
 			}
 		}
@@ -162,4 +172,26 @@ func EnvRefs(s string) []string {
 		}
 	}
 	return out
+}
+
+// suggestEnvName turns name into a valid variable name.
+func suggestEnvName(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z':
+			b.WriteRune(r)
+		case r >= '0' && r <= '9':
+			if i == 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "NAME"
+	}
+	return b.String()
 }

@@ -5,9 +5,9 @@ import "github.com/mcpc-dev/mcpc/compile/diag"
 // mapSources is a diag.Sources over fixed text.
 type mapSources map[string]map[int]string
 
-func (m mapSources) Line(file string, line int) (string, bool) {
+func (m mapSources) Line(file string, line, col int) (string, int, bool) {
 	s, ok := m[file][line]
-	return s, ok
+	return s, col, ok
 }
 
 var testSources = mapSources{

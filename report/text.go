@@ -74,12 +74,12 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic) {
 		return
 	}
 	if d.Line > 0 && p.opts.Sources != nil {
-		if src, ok := p.opts.Sources.Line(d.File, d.Line); ok {
+		if src, col, ok := p.opts.Sources.Line(d.File, d.Line, d.Column); ok {
 			num := strconv.Itoa(d.Line)
 			gutter := strings.Repeat(" ", len(num))
-			line, caret := excerpt(src, d.Column)
+			line, caret := excerpt(src, col)
 			buf.WriteString("  " + num + " | " + line + "\n")
-			if d.Column > 0 {
+			if col > 0 {
 				buf.WriteString("  " + gutter + " | " + caret + "^\n")
 			}
 		}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -299,10 +298,9 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string) (r probeResul
 		select {
 		case <-drained:
 		case <-time.After(200 * time.Millisecond):
-			pr.Close()
-			<-drained
 		}
 		pr.Close()
+		<-drained
 		r.stderr = tail.Text()
 	}()
 

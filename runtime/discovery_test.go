@@ -252,7 +252,7 @@ func TestDiscoverLeavesNoProcesses(t *testing.T) {
 		"exits":   {"-exit-at-start", "2"},
 		"hangs":   {"-hang-at-start"},
 		"garbage": {"-garbage"},
-		"slow":    {"-start-delay", "300ms"},
+		"slow":    {"-start-delay", "5s"},
 	}
 	var targets []Target
 	for name, extra := range modes {
@@ -261,7 +261,9 @@ func TestDiscoverLeavesNoProcesses(t *testing.T) {
 			"-pidfile", filepath.Join(dir, name+".pid")}, extra...)
 		timeout := 5 * time.Second
 		if name == "hangs" || name == "slow" {
-			timeout = 150 * time.Millisecond // "slow" times out during its start delay
+			// Long enough for the pid files to be written even on a loaded
+			// machine; "slow" times out during its start delay.
+			timeout = time.Second
 		}
 		targets = append(targets, server(name, timeout, args...))
 	}

@@ -101,7 +101,9 @@ func Count(ds []Diagnostic) (errors, warnings, infos int) {
 
 // Sources gives printers the text of an input line, for the excerpt and
 // caret under a diagnostic. Implementations must return lines with known
-// secret values already redacted.
+// secret values already redacted, and the column mapped into the returned
+// text (redaction changes lengths, and the caret must still point at the
+// same place).
 type Sources interface {
-	Line(file string, line int) (string, bool)
+	Line(file string, line, column int) (text string, col int, ok bool)
 }

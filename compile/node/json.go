@@ -104,6 +104,9 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 				if off < len(data) && (data[off] == '/' || data[off] == '}' || data[off] == ']') {
 					sugg = "this file is strict JSON: remove comments and trailing commas"
 				}
+				if sugg == "" {
+					sugg = unclosedHint(ix, data, off, false)
+				}
 				return nil, syntax(off, "invalid JSON: "+msg, sugg)
 			}
 			return nil, syntax(len(data), "invalid JSON: "+err.Error(), "")
@@ -112,9 +115,63 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 	v, err := hujson.Parse(data)
 	if err != nil {
 		off, msg := hujsonErrorOffset(ix, err)
-		return nil, syntax(off, "invalid JSON: "+msg, "")
+		return nil, syntax(off, "invalid JSON: "+msg, unclosedHint(ix, data, off, comments))
 	}
 	return convert(ix, &v), nil
+}
+
+// unclosedHint names the innermost bracket still open when a file ends
+// early: the missing closer usually belongs to it.
+func unclosedHint(ix *LineIndex, data []byte, errOff int, comments bool) string {
+	if errOff < len(data) && strings.TrimSpace(string(data[errOff:])) != "" {
+		return ""
+	}
+	var stack []int
+	inString, escaped := false, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case comments && c == '/' && i+1 < len(data) && data[i+1] == '/':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+		case comments && c == '/' && i+1 < len(data) && data[i+1] == '*':
+			end := strings.Index(string(data[i+2:]), "*/")
+			if end < 0 {
+				return "close the comment that starts at " + ix.Pos(i).String()
+			}
+			i += end + 3
+		case c == '{' || c == '[':
+			stack = append(stack, i)
+		case c == '}' || c == ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	if inString {
+		return "a string is not closed: add the missing \""
+	}
+	if len(stack) == 0 {
+		return ""
+	}
+	open := stack[len(stack)-1]
+	closer := "}"
+	if data[open] == '[' {
+		closer = "]"
+	}
+	return fmt.Sprintf("add the %s that closes the %c opened at %s", closer, data[open], ix.Pos(open))
 }
 
 // hujsonErrorOffset recovers the byte offset from hujson's

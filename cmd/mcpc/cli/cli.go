@@ -81,7 +81,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
-		ExitErrHandler:  func(*ucli.Context, error) {},
+		// Values such as PLAYWRIGHT_EXTRA_ARGS=--viewport-size 1280,720
+		// contain commas: one flag is one value.
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*ucli.Context, error) {},
 		OnUsageError: func(c *ucli.Context, err error, _ bool) error {
 			return usageError("%v (see mcpc %s --help)", err, c.Command.Name)
 		},
@@ -177,4 +180,12 @@ func problemsCode(ds []diag.Diagnostic, strict bool) int {
 		return ExitProblems
 	}
 	return ExitOK
+}
+
+// plural writes "1 server" or "3 servers".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

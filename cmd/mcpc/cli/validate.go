@@ -32,7 +32,7 @@ Example:
 				return err
 			}
 			fmt.Fprintln(c.App.ErrWriter, res.PlaywrightLog)
-			fmt.Fprintf(c.App.ErrWriter, "%d servers, %d shadowed: %s\n", len(res.Names()), len(res.Entries)-len(res.Names()), report.Summary(res.Diagnostics))
+			fmt.Fprintf(c.App.ErrWriter, "%s, %d shadowed: %s\n", plural(len(res.Names()), "server"), len(res.Entries)-len(res.Names()), report.Summary(res.Diagnostics))
 			if code := problemsCode(res.Diagnostics, c.Bool("strict")); code != ExitOK {
 				return &exitError{code: code}
 			}

@@ -1,0 +1,142 @@
+package compile
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+)
+
+// Fuzz targets, one per reader. Each asserts: no panic, no error other
+// than an unreadable input, and every diagnostic positioned inside the
+// input it blames. Run one with e.g. go test ./compile -fuzz FuzzAppSettings.
+
+func fakeFS(files map[string][]byte) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) {
+		if b, ok := files[p]; ok {
+			return b, nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+}
+
+// checkPositions fails when a diagnostic points outside its input. lines
+// gives the lines of every input, real or pseudo-file.
+func checkPositions(t *testing.T, ds []diag.Diagnostic, lines map[string][]string) {
+	t.Helper()
+	for _, d := range ds {
+		ls, ok := lines[d.File]
+		if !ok {
+			t.Fatalf("diagnostic in unknown file %q: %+v", d.File, d)
+		}
+		if d.Line < 1 || d.Line > len(ls) {
+			t.Fatalf("line %d outside 1..%d: %+v", d.Line, len(ls), d)
+		}
+		if n := utf8.RuneCountInString(ls[d.Line-1]); d.Column < 1 || d.Column > n+1 {
+			t.Fatalf("column %d outside 1..%d of %q: %+v", d.Column, n+1, ls[d.Line-1], d)
+		}
+		if d.Rule == "" || d.Message == "" || (d.Severity != diag.Error && d.Severity != diag.Warning && d.Severity != diag.Info) {
+			t.Fatalf("incomplete diagnostic %+v", d)
+		}
+	}
+}
+
+func fileLines(b []byte) []string { return strings.Split(string(b), "\n") }
+
+func compileFuzz(t *testing.T, opts Options, files map[string][]byte) *Result {
+	t.Helper()
+	opts.ReadFile = fakeFS(files)
+	if opts.AgentDir == "" {
+		opts.AgentDir = "agent"
+	}
+	res, err := Compile(opts)
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	lines := map[string][]string{}
+	for name, b := range files {
+		lines[name] = fileLines(b)
+	}
+	lines[EnvFlagFile] = opts.Env
+	sortedEnv := append([]string(nil), opts.Environ...)
+	lines[ProcessEnvFile] = sortedEnvLines(sortedEnv)
+	checkPositions(t, res.Diagnostics, lines)
+	if res.HasErrors() != (res.Plan == nil) {
+		t.Fatalf("plan %v with errors %v", res.Plan != nil, res.HasErrors())
+	}
+	if res.Plan != nil {
+		if _, err := res.Plan.Canonical(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
+}
+
+func sortedEnvLines(env []string) []string {
+	vars := processEnvVars(env)
+	out := make([]string, len(env))
+	for _, v := range vars {
+		out[v.Pos.Line-1] = v.Name + "=" + v.Value
+	}
+	return out
+}
+
+func addFixtureSeeds(f *testing.F, pattern string) {
+	matches, _ := filepath.Glob(filepath.Join("..", "fixtures", "*", pattern))
+	for _, m := range matches {
+		if b, err := os.ReadFile(m); err == nil {
+			f.Add(b)
+		}
+	}
+}
+
+func FuzzAppSettings(f *testing.F) {
+	addFixtureSeeds(f, "appsettings*.json")
+	f.Add([]byte(`{"Mcp":{"Servers":{"a":{"Command":"x","Args":["${env:A}"],"Env":{"B":null}}},"Playwright":{"Enabled":true}}}`))
+	f.Add([]byte("// c\n{\"Mcp:Servers:a:Command\": \"x\",}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		compileFuzz(t, Options{CleanEnv: true, AppSettings: []string{"appsettings.json"}},
+			map[string][]byte{"appsettings.json": data})
+	})
+}
+
+func FuzzSettings(f *testing.F) {
+	addFixtureSeeds(f, filepath.Join("agent", "settings.json"))
+	f.Add([]byte(`{"mcpServers":{"a":{"command":"x","env":{"A":null,"B":"${env:B}"},"idleTimeoutSeconds":0}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		compileFuzz(t, Options{CleanEnv: true, AgentDir: "agent"},
+			map[string][]byte{filepath.Join("agent", "settings.json"): data})
+	})
+}
+
+func FuzzEnvFile(f *testing.F) {
+	addFixtureSeeds(f, "host.env")
+	f.Add([]byte("PLAYWRIGHT_ENABLED=true\nPLAYWRIGHT_EXTRA_ARGS='--a \"b c\"'\nMcp__Servers__x__Command=y\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		compileFuzz(t, Options{CleanEnv: true, EnvFiles: []string{"host.env"}},
+			map[string][]byte{"host.env": data})
+	})
+}
+
+// FuzzEnvironment binds fuzzed variables given both as --env flags and as
+// the process environment, over an appsettings file they override.
+func FuzzEnvironment(f *testing.F) {
+	f.Add("Mcp__Servers__a__Command=x\nMcp__Servers__a__Args__1=y\nPLAYWRIGHT_ENABLED=1")
+	f.Add("MCP__SERVERS____COMMAND=x\nMcp__Playwright__Headless=maybe\nMcp__Servers__a__StartupTimeoutSeconds=99999999999")
+	base := []byte(`{"Mcp":{"Servers":{"a":{"Command":"x","Args":["p","q","r"]}}}}`)
+	f.Fuzz(func(t *testing.T, entries string) {
+		var env []string
+		for _, e := range strings.Split(entries, "\n") {
+			if k, _, ok := strings.Cut(e, "="); ok && k != "" {
+				env = append(env, e)
+			}
+		}
+		files := map[string][]byte{"appsettings.json": base}
+		compileFuzz(t, Options{CleanEnv: true, Env: env, AppSettings: []string{"appsettings.json"}}, files)
+		compileFuzz(t, Options{Environ: env, AppSettings: []string{"appsettings.json"}}, files)
+	})
+}

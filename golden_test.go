@@ -1,0 +1,138 @@
+package mcpc_test
+
+// Golden cases: every folder fixtures/<case>/ is one deployment; the test
+// runs `mcpc validate` (and `mcpc plan` when validate finds no error) on it,
+// in-process, and compares with golden/<case>.txt and golden/<case>.plan.json.
+// `go test . -update` rewrites the goldens; read the diff before committing.
+//
+// A case folder may hold: appsettings*.json (layered in name order),
+// host.env (an --env-file), agent/settings.json, and a file "args" with
+// extra command-line arguments (shell-style). Every case runs with
+// --clean-env and --agent-dir <case>/agent, so nothing of the machine leaks
+// in.
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/shlex"
+
+	"github.com/mcpc-dev/mcpc/cmd/mcpc/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+type goldenCase struct {
+	name string
+	dir  string
+	args []string
+}
+
+func loadCases(t *testing.T) []goldenCase {
+	t.Helper()
+	entries, err := os.ReadDir("fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []goldenCase
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == "servers" {
+			continue
+		}
+		dir := filepath.Join("fixtures", e.Name())
+		args := []string{"--clean-env", "--agent-dir", filepath.Join(dir, "agent")}
+		// appsettings.json first, then the others (appsettings.Production.json …)
+		// in name order, as a .NET host layers them.
+		files, _ := filepath.Glob(filepath.Join(dir, "appsettings*.json"))
+		sort.Slice(files, func(i, j int) bool {
+			bi, bj := filepath.Base(files[i]) == "appsettings.json", filepath.Base(files[j]) == "appsettings.json"
+			if bi != bj {
+				return bi
+			}
+			return files[i] < files[j]
+		})
+		for _, f := range files {
+			args = append(args, "--appsettings", f)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "host.env")); err == nil {
+			args = append(args, "--env-file", filepath.Join(dir, "host.env"))
+		}
+		if extra, err := os.ReadFile(filepath.Join(dir, "args")); err == nil {
+			words, err := shlex.Split(strings.ReplaceAll(string(extra), "$CASE", dir))
+			if err != nil {
+				t.Fatalf("%s/args: %v", dir, err)
+			}
+			args = append(args, words...)
+		}
+		cases = append(cases, goldenCase{name: e.Name(), dir: dir, args: args})
+	}
+	return cases
+}
+
+// run runs mcpc in-process and returns exit code, stdout and stderr.
+func run(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(append([]string{"mcpc"}, args...), strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range loadCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := run(append([]string{"validate"}, c.args...)...)
+			var got strings.Builder
+			got.WriteString("$ mcpc validate " + strings.Join(c.args, " ") + "\n")
+			got.WriteString("exit " + strconv.Itoa(code) + "\n")
+			got.WriteString(stdout)
+			got.WriteString("--- stderr\n" + stderr)
+			compareGolden(t, filepath.Join("golden", c.name+".txt"), got.String())
+
+			planFile := filepath.Join("golden", c.name+".plan.json")
+			pcode, pout, perr := run(append([]string{"plan"}, c.args...)...)
+			if code == cli.ExitProblems {
+				if pcode != cli.ExitProblems || pout != "" {
+					t.Errorf("plan with errors: exit %d, stdout %q, want exit 1 and no plan", pcode, pout)
+				}
+				if _, err := os.Stat(planFile); err == nil {
+					if *update {
+						os.Remove(planFile)
+					} else {
+						t.Errorf("%s exists but the case has errors", planFile)
+					}
+				}
+				return
+			}
+			if pcode != cli.ExitOK {
+				t.Fatalf("plan: exit %d: %s", pcode, perr)
+			}
+			compareGolden(t, planFile, pout)
+			// Byte-identical for the same input.
+			if _, again, _ := run(append([]string{"plan"}, c.args...)...); again != pout {
+				t.Errorf("plan output differs between two runs")
+			}
+		})
+	}
+}
+
+func compareGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test . -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (go test . -update rewrites it):\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
