@@ -151,6 +151,8 @@ type compiler struct {
 	checks []checkJob
 	// settingsPath is set when settings.json was read.
 	settingsPath string
+	// varAt finds the host variable whose line starts at a position.
+	varAt map[diag.Pos]string
 }
 
 // checkJob is one schema check, run in parallel with the others.
@@ -346,13 +348,15 @@ func (c *compiler) hostOrigin(sn *cfgNode) Origin {
 	o := Origin{Source: info.kind, Path: sn.keyPos.File, Line: sn.keyPos.Line, Column: sn.keyPos.Column}
 	if info.kind != "appsettings" {
 		// The variable that first defined the server.
-		for _, vars := range c.res.Env.Layers() {
-			for _, v := range vars {
-				if v.Pos.File == sn.keyPos.File && v.Pos.Line == sn.keyPos.Line {
-					o.Key = v.Name
+		if c.varAt == nil {
+			c.varAt = map[diag.Pos]string{}
+			for _, vars := range c.res.Env.Layers() {
+				for _, v := range vars {
+					c.varAt[v.Pos] = v.Name
 				}
 			}
 		}
+		o.Key = c.varAt[diag.Pos{File: sn.keyPos.File, Line: sn.keyPos.Line, Column: 1}]
 	}
 	return o
 }

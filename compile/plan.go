@@ -14,13 +14,17 @@ const PlanVersion = 1
 // Plan is the frozen launch plan (SPEC §6): what a runtime starts, in merge
 // order, with every default filled in. Env values and cwd stay templates, so
 // a plan never holds a resolved secret.
+//
+// The fields of the plan's types are declared in the sorted order of their
+// JSON keys, so that encoding/json writes canonical JSON directly (a test
+// checks this against a generic re-encoding).
 type Plan struct {
+	Digest      string      `json:"digest,omitempty"`
 	PlanVersion int         `json:"planVersion"`
 	Profile     string      `json:"profile"`
-	Digest      string      `json:"digest,omitempty"`
-	Sources     []SourceRef `json:"sources"`
 	Servers     []Server    `json:"servers"`
 	Shadowed    []Shadowed  `json:"shadowed"`
+	Sources     []SourceRef `json:"sources"`
 }
 
 // SourceRef is one source the compiler read, in precedence order.
@@ -31,12 +35,12 @@ type SourceRef struct {
 
 // Origin is where a server was defined.
 type Origin struct {
-	Source string `json:"source"` // appsettings, environment, env-file, env, preset, settings
-	Path   string `json:"path"`
-	Line   int    `json:"line"`
-	Column int    `json:"column"`
+	Column int `json:"column"`
 	// Key is the environment variable that defined the server, when one did.
-	Key string `json:"key,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Line   int    `json:"line"`
+	Path   string `json:"path"`
+	Source string `json:"source"` // appsettings, environment, env-file, env, preset, settings
 }
 
 func (o Origin) String() string {
@@ -55,21 +59,21 @@ func (o Origin) String() string {
 
 // Server is one server of the plan.
 type Server struct {
+	Args                  []string           `json:"args"`
+	CallTimeoutSeconds    int                `json:"callTimeoutSeconds"`
+	Command               string             `json:"command"`
+	Cwd                   string             `json:"cwd"`
+	Enabled               bool               `json:"enabled"`
+	Env                   map[string]*string `json:"env"`
+	IdleTimeoutSeconds    int                `json:"idleTimeoutSeconds"`
 	Name                  string             `json:"name"`
 	Origin                Origin             `json:"origin"`
-	Transport             string             `json:"transport"`
-	Command               string             `json:"command"`
-	Args                  []string           `json:"args"`
-	Cwd                   string             `json:"cwd"`
-	Env                   map[string]*string `json:"env"`
-	ToolPrefix            string             `json:"toolPrefix"`
-	Enabled               bool               `json:"enabled"`
 	Parallel              bool               `json:"parallel"`
-	StartupTimeoutSeconds int                `json:"startupTimeoutSeconds"`
-	CallTimeoutSeconds    int                `json:"callTimeoutSeconds"`
-	IdleTimeoutSeconds    int                `json:"idleTimeoutSeconds"`
-	StderrLevel           string             `json:"stderrLevel"`
 	PromptSection         *string            `json:"promptSection"`
+	StartupTimeoutSeconds int                `json:"startupTimeoutSeconds"`
+	StderrLevel           string             `json:"stderrLevel"`
+	ToolPrefix            string             `json:"toolPrefix"`
+	Transport             string             `json:"transport"`
 }
 
 // Shadowed is a definition dropped because an earlier source defined the
@@ -84,11 +88,14 @@ type Shadowed struct {
 // sorted, no HTML escaping, a trailing newline. Identical plans give
 // identical bytes.
 func (p *Plan) Canonical() ([]byte, error) {
-	raw, err := json.Marshal(p)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
 		return nil, err
 	}
-	return canonicalJSON(raw)
+	return buf.Bytes(), nil
 }
 
 // canonicalJSON re-encodes JSON with sorted keys (maps sort on encoding),

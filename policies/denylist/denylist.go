@@ -81,6 +81,13 @@ func (l *List) Denied(name string) bool {
 		return true
 	}
 	for _, p := range l.patterns {
+		// The usual "*_TOKEN" pattern is a suffix test.
+		if suffix, ok := strings.CutPrefix(p, "*"); ok && !strings.ContainsAny(suffix, `*?[\`) {
+			if strings.HasSuffix(up, suffix) {
+				return true
+			}
+			continue
+		}
 		if ok, _ := path.Match(p, up); ok {
 			return true
 		}

@@ -1,0 +1,44 @@
+package node
+
+import "testing"
+
+func TestParseJSONPositions(t *testing.T) {
+	src := "// c\n{\n  \"a\": [1, \"é\", {\"b\": null}],\n  \"ü\": \"x\", // trailing\n}\n"
+	n, d := ParseJSON("f.json", []byte(src), true)
+	if d != nil {
+		t.Fatal(d)
+	}
+	m, v := n.Lookup([]string{"a", "2", "b"})
+	if m == nil || v.Kind != Null || v.Pos.String() != "f.json:3:23" || m.KeyPos.String() != "f.json:3:18" {
+		t.Errorf("a[2].b at %v (key %v)", v.Pos, m.KeyPos)
+	}
+	m, v = n.Lookup([]string{"ü"})
+	if v.Text != "x" || m.KeyPos.String() != "f.json:4:3" || v.Pos.String() != "f.json:4:8" {
+		t.Errorf("ü at %v, key %v", v.Pos, m.KeyPos)
+	}
+}
+
+func TestParseJSONErrors(t *testing.T) {
+	for _, c := range []struct {
+		src      string
+		comments bool
+		want     string
+	}{
+		{"{\"a\": 1,}", false, "f.json:1:9"},       // trailing comma in strict JSON
+		{"// x\n{}", false, "f.json:1:1"},          // comment in strict JSON
+		{"{\"a\": 1,}", true, ""},                  // fine in JSONC
+		{"{\n  \"é\": tru\n}", true, "f.json:2:8"}, // bad literal, rune column
+		{"{\"a\": [1, 2}", true, "f.json:1:12"},    // wrong closer
+		{"{\"a\": \"x\xff\"}", true, "f.json:1:9"}, // invalid UTF-8
+		{"{\n\"a\": {\n", true, "f.json:3:1"},      // ends early
+		{"", false, "f.json:1:1"},                  // empty
+	} {
+		_, d := ParseJSON("f.json", []byte(c.src), c.comments)
+		switch {
+		case c.want == "" && d != nil:
+			t.Errorf("%q: unexpected %v", c.src, d)
+		case c.want != "" && (d == nil || d.Pos().String() != c.want || d.Rule != RuleJSONSyntax):
+			t.Errorf("%q: got %+v, want json-syntax at %s", c.src, d, c.want)
+		}
+	}
+}

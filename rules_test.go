@@ -1,0 +1,63 @@
+package mcpc_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpc-dev/mcpc/compile/rules"
+)
+
+// TestEveryRuleHasGoldenCases is the meta-test: every rule in the registry
+// has a case that triggers it (fixtures/rule-<id>/, its golden shows the
+// rule) and a near-miss (fixtures/rule-<id>-ok/) that stays clean.
+func TestEveryRuleHasGoldenCases(t *testing.T) {
+	for _, r := range rules.All() {
+		trigger, err := os.ReadFile(filepath.Join("golden", "rule-"+r.ID+".txt"))
+		if err != nil {
+			t.Errorf("rule %s has no trigger case: %v", r.ID, err)
+		} else if !strings.Contains(string(trigger), "["+r.ID+"]") {
+			t.Errorf("rule %s: golden/rule-%s.txt does not show the rule", r.ID, r.ID)
+		}
+		near, err := os.ReadFile(filepath.Join("golden", "rule-"+r.ID+"-ok.txt"))
+		if err != nil {
+			t.Errorf("rule %s has no near-miss case: %v", r.ID, err)
+		} else if !strings.HasSuffix(string(near), ": no problems\n") {
+			t.Errorf("rule %s: the near-miss golden/rule-%s-ok.txt is not clean", r.ID, r.ID)
+		}
+	}
+	// And no case names a rule that does not exist.
+	dirs, _ := filepath.Glob(filepath.Join("fixtures", "rule-*"))
+	for _, d := range dirs {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(d), "rule-"), "-ok")
+		found := false
+		for _, r := range rules.All() {
+			if id == r.ID || strings.HasPrefix(id, r.ID+"-") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s names no rule in the registry", d)
+		}
+	}
+}
+
+// TestRulesDoc keeps docs/rules.md equal to the registry (go test . -update
+// rewrites it).
+func TestRulesDoc(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Rules\n\n")
+	b.WriteString("Every diagnostic mcpc prints carries one of these rule ids. `mcpc rules` prints the same list.\n")
+	b.WriteString("Each rule has golden cases: `fixtures/rule-<id>/` triggers it, `fixtures/rule-<id>-ok/` is a near-miss that stays clean.\n")
+	b.WriteString("This file is generated from `compile/rules/registry.go` by `go test . -update`.\n\n")
+	b.WriteString("| id | severity | description |\n|---|---|---|\n")
+	for _, r := range rules.All() {
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", r.ID, r.ID, r.Severity, r.Description)
+	}
+	for _, r := range rules.All() {
+		fmt.Fprintf(&b, "\n## %s\n\n%s (%s)\n\nExample:\n\n```\n%s\n```\n", r.ID, r.Description, r.Severity, r.Example)
+	}
+	compareGolden(t, filepath.Join("docs", "rules.md"), b.String())
+}
