@@ -6,8 +6,9 @@ package mcpc_test
 // `go test . -update` rewrites the goldens; read the diff before committing.
 //
 // A case folder may hold: appsettings*.json (layered in name order),
-// host.env (an --env-file), agent/settings.json, and a file "args" with
-// extra command-line arguments (shell-style). Every case runs with
+// host.env (an --env-file), agent/settings.json, a file "args" with extra
+// command-line arguments (shell-style), and a file "explain" with server
+// names whose `mcpc explain` output goes to golden/<case>.explain.txt. Every case runs with
 // --clean-env and --agent-dir <case>/agent, so nothing of the machine leaks
 // in.
 
@@ -112,6 +113,15 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("plan: exit %d: %s", pcode, perr)
 			}
 			compareGolden(t, planFile, pout)
+			// explain, for the names listed in the case's "explain" file.
+			if names, err := os.ReadFile(filepath.Join(c.dir, "explain")); err == nil {
+				var out strings.Builder
+				for _, name := range strings.Fields(string(names)) {
+					ecode, eout, eerr := run(append([]string{"explain", name}, c.args...)...)
+					out.WriteString("$ mcpc explain " + name + "\nexit " + strconv.Itoa(ecode) + "\n" + eout + eerr)
+				}
+				compareGolden(t, filepath.Join("golden", c.name+".explain.txt"), out.String())
+			}
 			// Byte-identical for the same input.
 			if _, again, _ := run(append([]string{"plan"}, c.args...)...); again != pout {
 				t.Errorf("plan output differs between two runs")

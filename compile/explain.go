@@ -84,7 +84,11 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 				add(label, []string{}, from(m.Value.Pos))
 			}
 			for i, el := range m.Value.Elems {
-				add(shown([]string{f, strconv.Itoa(i)}), el.Text, from(el.Pos))
+				src := from(el.Pos)
+				if note, ok := chosen.Notes[fmt.Sprintf("%s[%d]", f, i)]; ok {
+					src = note
+				}
+				add(shown([]string{f, strconv.Itoa(i)}), el.Text, src)
 			}
 		case m.Value.Kind == node.Object:
 			if len(m.Value.Members) == 0 {

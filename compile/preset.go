@@ -233,26 +233,34 @@ func (p *preset) entry() *Entry {
 	notes := map[string]string{}
 	var command string
 	var args []*node.Node
+	arg := func(text, why string, pos diag.Pos) {
+		notes[fmt.Sprintf("%s[%d]", FieldArgs, len(args))] = "preset: " + why
+		args = append(args, str(text, pos))
+	}
 	if p.command != "" {
 		command = p.command
 		notes[FieldCommand] = "preset: Command, from " + p.settings["Command"].describe()
 	} else {
 		command = "npx"
-		args = append(args, str("-y", at("Package")), str(p.pkg, at("Package")))
-		notes[FieldCommand] = "preset: npx -y <Package>; Package from " + p.settings["Package"].describe()
+		notes[FieldCommand] = "preset: npx -y <Package>, as no Command is set"
+		arg("-y", "npx -y <Package>", at("Package"))
+		arg(p.pkg, "Package, from "+p.settings["Package"].describe(), at("Package"))
 	}
 	cmdPos := at("Command")
 	if p.headless {
-		args = append(args, str("--headless", at("Headless")))
+		arg("--headless", "Headless, from "+p.settings["Headless"].describe(), at("Headless"))
 	}
-	args = append(args, str("--browser", at("Browser")), str(p.browser, at("Browser")),
-		str("--output-dir", enabledPos), str("${workspace}/browser", enabledPos))
+	arg("--browser", "always", at("Browser"))
+	arg(p.browser, "Browser, from "+p.settings["Browser"].describe(), at("Browser"))
+	arg("--output-dir", "always", enabledPos)
+	arg("${workspace}/browser", "always", enabledPos)
 	if !p.isolated() {
-		args = append(args, str("--user-data-dir", enabledPos), str("${workspace}/.volcanic/browser-profile", enabledPos))
+		arg("--user-data-dir", "unless ExtraArgs contain --isolated", enabledPos)
+		arg("${workspace}/.volcanic/browser-profile", "unless ExtraArgs contain --isolated", enabledPos)
 	}
-	args = append(args, p.extraNodes...)
-	notes[FieldArgs] = fmt.Sprintf("preset: [--headless] --browser <Browser> --output-dir … [--user-data-dir …] <ExtraArgs>; Headless from %s, Browser from %s, ExtraArgs from %s",
-		p.settings["Headless"].describe(), p.settings["Browser"].describe(), p.settings["ExtraArgs"].describe())
+	for _, e := range p.extraNodes {
+		arg(e.Text, "ExtraArgs, from "+p.settings["ExtraArgs"].describe(), e.Pos)
+	}
 	notes[FieldStartup] = "preset: 120 (the first npx run downloads the package)"
 	n := &node.Node{Kind: node.Object, Pos: enabledPos, Members: []node.Member{
 		{Key: FieldCommand, KeyPos: cmdPos, Value: str(command, cmdPos)},

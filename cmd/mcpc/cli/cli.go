@@ -54,7 +54,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	app := newApp(stdin, stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return ExitOK
 	}
@@ -188,4 +188,54 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// interspersed moves a command's positional arguments after its flags, so
+// that `mcpc explain github --appsettings a.json` works: urfave/cli stops
+// reading flags at the first positional argument.
+func interspersed(app *ucli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	var cmd *ucli.Command
+	for _, c := range app.Commands {
+		if c.Name == args[1] {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		_, isBool := f.(*ucli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	out := append([]string{}, args[:2]...)
+	var positional []string
+	rest := args[2:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "--":
+			positional = append(positional, rest[i+1:]...)
+			i = len(rest)
+		case strings.HasPrefix(a, "-") && a != "-":
+			out = append(out, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
+				out = append(out, rest[i+1])
+				i++
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	if len(positional) > 0 {
+		out = append(out, "--")
+		out = append(out, positional...)
+	}
+	return out
 }

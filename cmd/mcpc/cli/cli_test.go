@@ -188,3 +188,16 @@ func TestCanarySecretAppearsInNoOutput(t *testing.T) {
 		t.Errorf("nothing was redacted: the test does not exercise redaction")
 	}
 }
+
+func TestFlagsMayFollowArguments(t *testing.T) {
+	dir := t.TempDir()
+	f := write(t, dir, "appsettings.json", `{"Mcp": {"Servers": {"a": {"Command": "x"}}}}`)
+	code, stdout, stderr := run(t, "explain", "a", "--clean-env", "--agent-dir", dir, "--appsettings", f)
+	if code != ExitOK || !strings.Contains(stdout, `server "a" from appsettings`) {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = run(t, "explain", "--clean-env", "--agent-dir", dir, "--appsettings="+f, "--", "a")
+	if code != ExitOK || !strings.Contains(stdout, "Command") {
+		t.Errorf("with --: exit %d\n%s", code, stdout)
+	}
+}
