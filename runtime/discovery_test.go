@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,27 +12,22 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 // testBin is the test MCP server (fixtures/servers/testserver), built once.
 var testBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpc-runtime-test-")
+	bin, err := testservers.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	testBin = filepath.Join(dir, "testserver")
-	build := exec.Command("go", "build", "-o", testBin, "../fixtures/servers/testserver")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the test server:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	testBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	testservers.Cleanup()
 	os.Exit(code)
 }
 

@@ -33,6 +33,7 @@ const (
 	Settings   = "#Settings"
 	Mcp        = "#Mcp"
 	Playwright = "#Playwright"
+	PlanFile   = "#Plan"
 )
 
 // Rule ids this package reports itself; constraint rules come from the
@@ -84,7 +85,7 @@ func New() (*Validator, error) {
 		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
 	}
 	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}}
-	for _, d := range []string{Server, Settings, Mcp, Playwright} {
+	for _, d := range []string{Server, Settings, Mcp, Playwright, PlanFile} {
 		def := root.LookupPath(cue.ParsePath(d))
 		if err := def.Err(); err != nil {
 			return nil, fmt.Errorf("schema definition %s: %w", d, err)
@@ -191,6 +192,14 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 	}
 	shown := name(path)
 	want := field.IncompleteKind()
+	if value == nil && len(path) > 0 {
+		if parent, ok := v.lookup(def, path[:len(path)-1]); ok && parent.Exists() {
+			if _, pv := data.Lookup(path[:len(path)-1]); pv != nil {
+				pos = pv.Pos
+			}
+		}
+		return diag.At(pos, diag.Error, RuleTypeMismatch, fmt.Sprintf("%s%s is missing (%s)", prefix, shown, describeKind(want)), "")
+	}
 	if value != nil && !kindAllows(want, value) {
 		return diag.At(pos, diag.Error, RuleTypeMismatch,
 			fmt.Sprintf("%s%s must be %s, not %s", prefix, shown, describeKind(want), node.Describe(value)), "")

@@ -1,0 +1,60 @@
+package compile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/schema"
+)
+
+// RulePlanInvalid reports a plan file that mcpc cannot run.
+const RulePlanInvalid = "plan-invalid"
+
+// ReadPlan reads a plan file written by `mcpc plan -o`. A file that is not a
+// valid plan of this mcpc's planVersion, or whose digest does not match its
+// content (it was edited after compiling), comes back as positioned
+// diagnostics and a nil plan: nothing may start from it.
+func ReadPlan(file string, data []byte) (*Plan, []diag.Diagnostic) {
+	root, d := node.ParseJSON(file, data, false)
+	if d != nil {
+		return nil, []diag.Diagnostic{*d}
+	}
+	if root.Kind != node.Object {
+		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RulePlanInvalid, "a plan is a JSON object, not "+node.Describe(root), "write it with mcpc plan -o FILE")}
+	}
+	if m := root.Member("planVersion"); m != nil && m.Value.Kind == node.Number && m.Value.Text != fmt.Sprint(PlanVersion) {
+		return nil, []diag.Diagnostic{diag.At(m.Value.Pos, diag.Error, RulePlanInvalid,
+			fmt.Sprintf("planVersion %s: this mcpc reads planVersion %d", m.Value.Text, PlanVersion),
+			"compile the plan again with this mcpc (mcpc plan -o FILE)")}
+	}
+	v, err := getValidator()
+	if err != nil {
+		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RulePlanInvalid, err.Error(), "")}
+	}
+	defer validators.Put(v)
+	ds := v.Check(schema.PlanFile, root, "plan", nil)
+	if len(ds) > 0 {
+		for i := range ds {
+			ds[i].Rule = RulePlanInvalid
+			ds[i].Severity = diag.Error
+		}
+		diag.Sort(ds)
+		return nil, ds
+	}
+	var p Plan
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&p); err != nil {
+		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RulePlanInvalid, "the plan does not decode: "+err.Error(), "")}
+	}
+	want := p.Digest
+	if err := p.Seal(); err != nil || p.Digest != want {
+		m := root.Member("digest")
+		return nil, []diag.Diagnostic{diag.At(m.Value.Pos, diag.Error, RulePlanInvalid,
+			"the digest does not match the plan's content: the file was changed after mcpc compiled it",
+			"compile the plan again (mcpc plan -o FILE) instead of editing it")}
+	}
+	return &p, nil
+}

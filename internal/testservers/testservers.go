@@ -1,0 +1,73 @@
+// Package testservers gives tests the real MCP servers they start: the Go
+// test server of fixtures/servers/testserver, built once per test binary,
+// and the npm server @modelcontextprotocol/server-everything installed by
+// `npm ci` (package.json at the repository root).
+package testservers
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+// Root is the repository root.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var (
+	buildOnce sync.Once
+	buildBin  string
+	buildErr  error
+)
+
+// Build builds the Go test server (once per process) and returns the path
+// of the binary. Call Cleanup from TestMain to remove it.
+func Build() (string, error) {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpc-testserver-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildBin = filepath.Join(dir, "mcpc-testserver")
+		cmd := exec.Command("go", "build", "-o", buildBin, "./fixtures/servers/testserver")
+		cmd.Dir = Root()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building the test server: %v\n%s", err, out)
+		}
+	})
+	return buildBin, buildErr
+}
+
+// Cleanup removes what Build made.
+func Cleanup() {
+	if buildBin != "" {
+		os.RemoveAll(filepath.Dir(buildBin))
+	}
+}
+
+// EverythingVersion is the pinned version of package.json.
+const EverythingVersion = "2026.8.31"
+
+// Everything returns the command that starts the real
+// @modelcontextprotocol/server-everything over stdio. ok is false when it is
+// not installed (run `npm ci`); with MCPC_REQUIRE_NPM=1 (as in CI) callers
+// must then fail instead of skipping.
+func Everything() (command string, args []string, ok bool) {
+	bin := filepath.Join(Root(), "node_modules", ".bin", "mcp-server-everything")
+	if _, err := os.Stat(bin); err != nil {
+		return "", nil, false
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", nil, false
+	}
+	return bin, []string{"stdio"}, true
+}
+
+// RequireNPM reports whether the npm servers must be present.
+func RequireNPM() bool { return os.Getenv("MCPC_REQUIRE_NPM") == "1" }
