@@ -8,7 +8,8 @@ package mcpc_test
 // A case folder may hold: appsettings*.json (layered in name order),
 // host.env (an --env-file), agent/settings.json, a file "args" with extra
 // command-line arguments (shell-style), and a file "explain" with server
-// names whose `mcpc explain` output goes to golden/<case>.explain.txt. Every case runs with
+// names whose `mcpc explain` output goes to golden/<case>.explain.txt.
+// A case with a file "cmd" runs that command line instead (see goldenCase). Every case runs with
 // --clean-env and --agent-dir <case>/agent, so nothing of the machine leaks
 // in.
 
@@ -33,6 +34,10 @@ type goldenCase struct {
 	name string
 	dir  string
 	args []string
+	// command replaces "validate" (and the plan step) when the case has a
+	// file "cmd": a whole mcpc command line, shell-style, with $CASE for the
+	// case's folder.
+	command []string
 }
 
 func loadCases(t *testing.T) []goldenCase {
@@ -71,7 +76,15 @@ func loadCases(t *testing.T) []goldenCase {
 			}
 			args = append(args, words...)
 		}
-		cases = append(cases, goldenCase{name: e.Name(), dir: dir, args: args})
+		gc := goldenCase{name: e.Name(), dir: dir, args: args}
+		if cmd, err := os.ReadFile(filepath.Join(dir, "cmd")); err == nil {
+			words, err := shlex.Split(strings.ReplaceAll(string(cmd), "$CASE", dir))
+			if err != nil || len(words) == 0 {
+				t.Fatalf("%s/cmd: %v", dir, err)
+			}
+			gc.command = words
+		}
+		cases = append(cases, gc)
 	}
 	return cases
 }
@@ -86,6 +99,12 @@ func run(args ...string) (int, string, string) {
 func TestGolden(t *testing.T) {
 	for _, c := range loadCases(t) {
 		t.Run(c.name, func(t *testing.T) {
+			if c.command != nil {
+				code, stdout, stderr := run(c.command...)
+				compareGolden(t, filepath.Join("golden", c.name+".txt"),
+					"$ mcpc "+strings.Join(c.command, " ")+"\nexit "+strconv.Itoa(code)+"\n"+stdout+"--- stderr\n"+stderr)
+				return
+			}
 			code, stdout, stderr := run(append([]string{"validate"}, c.args...)...)
 			var got strings.Builder
 			got.WriteString("$ mcpc validate " + strings.Join(c.args, " ") + "\n")
