@@ -16,6 +16,7 @@ package mcpc_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,9 +27,25 @@ import (
 	"github.com/google/shlex"
 
 	"github.com/mcpc-dev/mcpc/cmd/mcpc/cli"
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestMain puts the Go test MCP server on PATH as mcpc-testserver, so that
+// cases of `mcpc tools` start it by name.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	bin, err := testservers.Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	code := m.Run()
+	testservers.Cleanup()
+	os.Exit(code)
+}
 
 type goldenCase struct {
 	name string

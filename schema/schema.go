@@ -34,6 +34,7 @@ const (
 	Mcp        = "#Mcp"
 	Playwright = "#Playwright"
 	PlanFile   = "#Plan"
+	LockFile   = "#Lock"
 )
 
 // Rule ids this package reports itself; constraint rules come from the
@@ -85,7 +86,7 @@ func New() (*Validator, error) {
 		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
 	}
 	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}}
-	for _, d := range []string{Server, Settings, Mcp, Playwright, PlanFile} {
+	for _, d := range []string{Server, Settings, Mcp, Playwright, PlanFile, LockFile, "#Remote", "#RemoteServer"} {
 		def := root.LookupPath(cue.ParsePath(d))
 		if err := def.Err(); err != nil {
 			return nil, fmt.Errorf("schema definition %s: %w", d, err)
@@ -125,6 +126,22 @@ func (v *Validator) Kind(def string, path ...string) cue.Kind {
 // PascalCase, settings.json keys camelCase.
 type Naming func(path []string) string
 
+// DefaultNaming writes a path as servers[0].tools[1].name.
+func DefaultNaming(path []string) string {
+	var b strings.Builder
+	for i, p := range path {
+		if isIndex(p) && i > 0 {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
 // Check validates data against the definition def and returns one
 // diagnostic per problem, positioned in data's file. subject introduces the
 // messages, e.g. `server "github"`.
@@ -133,7 +150,7 @@ func (v *Validator) Check(def string, data *node.Node, subject string, name Nami
 		panic("schema: unknown definition " + def)
 	}
 	if name == nil {
-		name = func(p []string) string { return strings.Join(p, ".") }
+		name = DefaultNaming
 	}
 	// "#Def & data" built in the schema's scope costs a third less than
 	// unifying two separately built values.
@@ -142,10 +159,12 @@ func (v *Validator) Check(def string, data *node.Node, subject string, name Nami
 	var out []diag.Diagnostic
 	// CUE reports a closedness error only when nothing else is wrong, so
 	// unknown fields are found by walking the data against the schema.
-	v.unknownFields(v.shapes[def], data, nil, func(path []string) {
+	// So are missing required fields, for the same reason.
+	report := func(path []string) {
 		seen[strings.Join(path, "\x00")] = true
 		out = append(out, v.explain(def, data, path, subject, name, nil))
-	})
+	}
+	v.unknownFields(v.shapes[def], data, nil, report, report)
 	err := val.Validate(cue.Concrete(true))
 	if err == nil {
 		return out
@@ -247,6 +266,8 @@ type shape struct {
 	v      cue.Value
 	fields map[string]*shape
 	order  []string
+	// required are the fields a value must have (declared without "?").
+	required []string
 	any    *shape // [string]: T
 	elem   *shape // [...T]
 }
@@ -264,6 +285,9 @@ func newShape(v cue.Value, depth int) *shape {
 				name := it.Selector().Unquoted()
 				sh.fields[name] = newShape(it.Value(), depth+1)
 				sh.order = append(sh.order, name)
+				if !it.IsOptional() {
+					sh.required = append(sh.required, name)
+				}
 			}
 		}
 		// A key no one would write: allowed only by a pattern or an open struct.
@@ -324,11 +348,16 @@ func (v *Validator) fieldsAt(def string, path []string) []string {
 
 // unknownFields calls report with the path of every object key in data that
 // the schema at that place does not allow.
-func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, report func([]string)) {
+func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, report, missing func([]string)) {
 	switch data.Kind {
 	case node.Object:
 		if sh.fields == nil && sh.any == nil {
 			return
+		}
+		for _, req := range sh.required {
+			if data.Member(req) == nil {
+				missing(append(append([]string(nil), path...), req))
+			}
 		}
 		for _, m := range data.Members {
 			sub, ok := sh.child(m.Key)
@@ -337,7 +366,7 @@ func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, rep
 				continue
 			}
 			if m.Value.Kind == node.Object || m.Value.Kind == node.Array {
-				v.unknownFields(sub, m.Value, append(append([]string(nil), path...), m.Key), report)
+				v.unknownFields(sub, m.Value, append(append([]string(nil), path...), m.Key), report, missing)
 			}
 		}
 	case node.Array:
@@ -346,7 +375,7 @@ func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, rep
 		}
 		for i, e := range data.Elems {
 			if e.Kind == node.Object || e.Kind == node.Array {
-				v.unknownFields(sh.elem, e, append(append([]string(nil), path...), fmt.Sprint(i)), report)
+				v.unknownFields(sh.elem, e, append(append([]string(nil), path...), fmt.Sprint(i)), report, missing)
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/report"
 )
@@ -93,6 +94,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			planCommand(),
 			explainCommand(),
 			rulesCommand(),
+			toolsCommand(),
 		},
 	}
 }
@@ -238,4 +240,31 @@ func interspersed(app *ucli.App, args []string) []string {
 		out = append(out, positional...)
 	}
 	return out
+}
+
+// moreSources shows excerpts of files the compiler did not read (a lock, a
+// plan) beside those it did.
+type moreSources struct {
+	base  diag.Sources
+	files map[string]*node.LineIndex
+}
+
+func withFile(base diag.Sources, path string, data []byte) *moreSources {
+	m, ok := base.(*moreSources)
+	if !ok {
+		m = &moreSources{base: base, files: map[string]*node.LineIndex{}}
+	}
+	m.files[path] = node.NewLineIndex(path, data)
+	return m
+}
+
+func (m *moreSources) Line(file string, line, col int) (string, int, bool) {
+	if ix, ok := m.files[file]; ok {
+		s, ok := ix.Line(line)
+		return s, col, ok
+	}
+	if m.base == nil {
+		return "", 0, false
+	}
+	return m.base.Line(file, line, col)
 }

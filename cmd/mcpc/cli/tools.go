@@ -1,0 +1,378 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/schema"
+	"github.com/mcpc-dev/mcpc/toollock"
+)
+
+// RuleServerStartFailed reports a server whose tools could not be listed.
+const RuleServerStartFailed = "server-start-failed"
+
+func toolsCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "tools",
+		Usage: "start each enabled server, list its tools and show the names the agent sees; write or check a tool lock",
+		UsageText: `mcpc tools [source flags | --plan FILE] [--format text|json] [--builtin-tools LIST] [--lock FILE [--check]]
+
+Examples:
+   mcpc tools --appsettings appsettings.json --env-file host.env --agent-dir agent
+   mcpc tools --plan plan.json --lock mcpc.lock.json          # write the lock
+   mcpc tools --plan plan.json --lock mcpc.lock.json --check  # exit 1 when a tool changed`,
+		Flags: flags(sourceFlags(), []ucli.Flag{
+			&ucli.StringFlag{Name: "plan", Usage: "read the plan `FILE` (from mcpc plan -o) instead of compiling the sources; --env-file/--env/--clean-env still make the host environment"},
+			&ucli.StringFlag{Name: "format", Value: "text", Usage: "output: text (a table) or json (an array, one object per tool)"},
+			&ucli.StringFlag{Name: "builtin-tools", Value: strings.Join(naming.DefaultBuiltins, ","), Usage: "the host's built-in tool `NAMES`, comma-separated (empty: none)"},
+			&ucli.StringFlag{Name: "lock", Usage: "write the tool lock to `FILE` (with --check: compare with it)"},
+			&ucli.BoolFlag{Name: "check", Usage: "with --lock: re-discover and exit 1 on every added, removed or changed tool"},
+			&ucli.BoolFlag{Name: "strict", Usage: "exit 1 on warnings too"},
+			&ucli.BoolFlag{Name: "quiet", Usage: "no progress on stderr"},
+			&ucli.IntFlag{Name: "concurrency", Value: 8, Usage: "servers started at once"},
+		}),
+		Action: toolsAction,
+	}
+}
+
+// toolRow is one line of the output.
+type toolRow struct {
+	Server      string  `json:"server"`
+	Tool        *string `json:"tool"` // the server's own name; null for a server that failed
+	Name        *string `json:"name"` // the visible name; null when not registered
+	Rule        *string `json:"rule"` // the rule explaining a drop or a change
+	Message     string  `json:"message,omitempty"`
+	Description string  `json:"description,omitempty"`
+}
+
+func toolsAction(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usageError("tools takes no arguments, got %q", c.Args().First())
+	}
+	format := c.String("format")
+	if format != "text" && format != "json" {
+		return usageError("--format %q: tools prints text or json", format)
+	}
+	if c.Bool("check") && c.String("lock") == "" {
+		return usageError("--check needs --lock FILE")
+	}
+	plan, env, deny, sources, ds, err := planForTools(c)
+	if err != nil {
+		return err
+	}
+	stderr := c.App.ErrWriter
+	printDiags := func(ds []diag.Diagnostic) error {
+		if sources == nil {
+			sources = withFile(nil, "", nil)
+		}
+		p, _ := report.New("text", report.Options{Sources: sources})
+		return p.Print(stderr, ds)
+	}
+	if plan == nil {
+		if err := printDiags(ds); err != nil {
+			return err
+		}
+		return &exitError{code: ExitProblems, msg: "no plan: fix the errors above"}
+	}
+
+	// The lock is read before anything starts: a broken lock is reported
+	// without running a server.
+	var lockFile *toollock.File
+	if c.Bool("check") {
+		data, err := os.ReadFile(c.String("lock"))
+		if err != nil {
+			return usageError("cannot read %s: %v", c.String("lock"), errors.Unwrap(err))
+		}
+		v, err := schema.New()
+		if err != nil {
+			return &exitError{code: ExitInternal, msg: err.Error()}
+		}
+		sources = withFile(sources, c.String("lock"), data)
+		f, lds := toollock.Read(c.String("lock"), data, v)
+		if f == nil {
+			ds = append(ds, lds...)
+			if err := printDiags(ds); err != nil {
+				return err
+			}
+			return &exitError{code: ExitProblems}
+		}
+		lockFile = f
+	}
+
+	hostEnv := runtime.HostEnv{Vars: env.Map(), Deny: deny}
+	var secrets []string
+	for i := range plan.Servers {
+		secrets = append(secrets, hostEnv.Secrets(&plan.Servers[i])...)
+	}
+	redactor := compile.NewRedactor(secrets)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	targets := runtime.Targets(plan, hostEnv)
+	opts := runtime.DiscoverOptions{Concurrency: c.Int("concurrency"), Redact: redactor.Redact}
+	if !c.Bool("quiet") {
+		opts.Progress = progressPrinter(stderr, len(targets))
+	}
+	found := runtime.Discover(ctx, targets, opts)
+	if ctx.Err() != nil {
+		return &exitError{code: ExitProblems, msg: "interrupted: every server was stopped"}
+	}
+
+	byName := map[string]*runtime.Discovery{}
+	for i := range found {
+		byName[found[i].Server] = &found[i]
+	}
+	builtins := naming.DefaultBuiltins
+	if c.IsSet("builtin-tools") {
+		builtins = []string{}
+		for _, b := range strings.Split(c.String("builtin-tools"), ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				builtins = append(builtins, b)
+			}
+		}
+	}
+	var lists []naming.ServerTools
+	failed := map[string]bool{}
+	for i := range plan.Servers {
+		s := &plan.Servers[i]
+		if d := byName[s.Name]; d != nil && d.Err == nil {
+			st := naming.ServerTools{Server: s.Name, Prefix: s.ToolPrefix}
+			for _, t := range d.Tools {
+				st.Tools = append(st.Tools, t.Name)
+			}
+			lists = append(lists, st)
+		}
+	}
+	// Assign returns one result per listed tool, in the order of lists.
+	results := naming.Assign(lists, naming.Options{Builtins: builtins})
+	next := 0
+	var rows []toolRow
+	var observed []toollock.Observed
+	for i := range plan.Servers {
+		s := &plan.Servers[i]
+		d := byName[s.Name]
+		if d == nil {
+			continue // disabled
+		}
+		pos := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
+		if d.Err != nil {
+			failed[s.Name] = true
+			rule := RuleServerStartFailed
+			rows = append(rows, toolRow{Server: s.Name, Rule: &rule, Message: d.Reason})
+			ds = append(ds, diag.At(pos, diag.Error, RuleServerStartFailed,
+				fmt.Sprintf("server %q did not list its tools: %s", s.Name, d.Reason),
+				"run its command by hand in an empty directory to see why; it contributes no tools"))
+			continue
+		}
+		var tools []toollock.ObservedTool
+		for _, t := range d.Tools {
+			r := results[next]
+			next++
+			row := toolRow{Server: s.Name, Tool: ptr(t.Name), Description: redactor.Redact(t.Description)}
+			if r.Name != "" {
+				row.Name = ptr(r.Name)
+			}
+			if r.Rule != "" {
+				row.Rule, row.Message = ptr(r.Rule), redactor.Redact(r.Message)
+				ds = append(ds, diag.At(pos, diag.Warning, r.Rule, redactor.Redact(r.Message), redactor.Redact(r.Suggestion)))
+			}
+			rows = append(rows, row)
+			tools = append(tools, toollock.ObservedTool{Name: t.Name, VisibleName: r.Name, Description: t.Description, InputSchema: t.InputSchema})
+		}
+		observed = append(observed, toollock.ObservedFrom(s, d.ServerName, d.ServerVersion, tools))
+	}
+
+	if err := writeToolRows(c.App.Writer, format, rows); err != nil {
+		return err
+	}
+
+	if lockPath := c.String("lock"); lockPath != "" {
+		lock, err := toollock.Build(observed)
+		if err != nil {
+			return &exitError{code: ExitInternal, msg: err.Error()}
+		}
+		if lockFile != nil {
+			ds = append(ds, lockFile.Check(lock, failed)...)
+		} else if len(failed) > 0 {
+			ds = append(ds, diag.At(diag.Pos{File: lockPath}, diag.Error, RuleServerStartFailed,
+				fmt.Sprintf("the lock was not written: %d server(s) did not list their tools", len(failed)),
+				"fix the servers above, then write the lock again"))
+		} else {
+			out, err := toollock.Encode(lock)
+			if err != nil {
+				return &exitError{code: ExitInternal, msg: err.Error()}
+			}
+			if err := refuseInputPaths(lockPath, c.String("plan"), c.StringSlice("appsettings"), c.StringSlice("env-file")); err != nil {
+				return err
+			}
+			if err := writeAtomic(lockPath, out); err != nil {
+				return usageError("writing %s: %v", lockPath, err)
+			}
+		}
+	}
+	for i := range ds {
+		ds[i].Message = redactor.Redact(ds[i].Message)
+		ds[i].Suggestion = redactor.Redact(ds[i].Suggestion)
+	}
+	if err := printDiags(ds); err != nil {
+		return err
+	}
+	if !c.Bool("quiet") {
+		fmt.Fprintf(stderr, "%s, %d tools visible: %s\n", plural(len(found), "server"), countVisible(rows), report.Summary(ds))
+	}
+	if code := problemsCode(ds, c.Bool("strict")); code != ExitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+func ptr(s string) *string { return &s }
+
+func countVisible(rows []toolRow) int {
+	n := 0
+	for _, r := range rows {
+		if r.Name != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// planForTools compiles the sources, or reads --plan and builds the host
+// environment from the env flags.
+func planForTools(c *ucli.Context) (*compile.Plan, *compile.HostEnv, *denylist.List, diag.Sources, []diag.Diagnostic, error) {
+	if file := c.String("plan"); file != "" {
+		if len(c.StringSlice("appsettings")) > 0 || c.String("agent-dir") != "" {
+			return nil, nil, nil, nil, nil, usageError("--plan replaces --appsettings and --agent-dir: give one or the other")
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, nil, nil, nil, nil, usageError("cannot read %s: %v", file, errors.Unwrap(err))
+		}
+		deny := denylist.Default()
+		if f := c.String("deny-list"); f != "" {
+			if deny, err = denylist.Load(f); err != nil {
+				return nil, nil, nil, nil, nil, usageError("%v", err)
+			}
+		}
+		opts := compile.Options{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
+		if !opts.CleanEnv {
+			opts.Environ = environ()
+		}
+		env, eds, err := compile.ReadHostEnv(opts)
+		if err != nil {
+			return nil, nil, nil, nil, nil, usageError("%v", err)
+		}
+		plan, pds := compile.ReadPlan(file, data)
+		return plan, env, deny, withFile(nil, file, data), append(eds, pds...), nil
+	}
+	res, err := compileFromFlags(c)
+	if err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	return res.Plan, res.Env, res.Deny, res.Files, res.Diagnostics, nil
+}
+
+// progressPrinter shows, on stderr, which server starts and how long each
+// took, so that a slow or hanging server is visible while it happens.
+func progressPrinter(w io.Writer, n int) func(runtime.ProgressEvent) {
+	var mu sync.Mutex
+	fmt.Fprintf(w, "starting %s…\n", plural(n, "server"))
+	return func(e runtime.ProgressEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e.Phase {
+		case runtime.PhaseStarted:
+			fmt.Fprintf(w, "  %s: starting\n", e.Server)
+		case runtime.PhaseDone:
+			fmt.Fprintf(w, "  %s: %s in %s\n", e.Server, plural(e.Tools, "tool"), e.Elapsed.Round(time.Millisecond))
+		case runtime.PhaseFailed:
+			fmt.Fprintf(w, "  %s: failed after %s: %s\n", e.Server, e.Elapsed.Round(time.Millisecond), e.Reason)
+		}
+	}
+}
+
+func writeToolRows(w io.Writer, format string, rows []toolRow) error {
+	if rows == nil {
+		rows = []toolRow{}
+	}
+	if format == "json" {
+		for i := range rows {
+			rows[i].Description = "" // the table of names; descriptions are in the lock's hashes
+		}
+		out, err := compile.CanonicalJSON(rows)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tTOOL\tVISIBLE NAME\tNOTES")
+	for _, r := range rows {
+		tool, name, notes := "-", "-", ""
+		if r.Tool != nil {
+			tool = *r.Tool
+		}
+		if r.Name != nil {
+			name = *r.Name
+		} else if r.Tool != nil {
+			name = "(not registered)"
+		}
+		if r.Rule != nil {
+			notes = "[" + *r.Rule + "] " + r.Message
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", escapeCell(r.Server), escapeCell(tool), escapeCell(name), escapeCell(notes))
+	}
+	return tw.Flush()
+}
+
+// escapeCell keeps one row on one line whatever a server names its tools.
+func escapeCell(s string) string {
+	b, _ := json.Marshal(s)
+	q := string(b[1 : len(b)-1])
+	return strings.NewReplacer(`\"`, `"`, `\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(q)
+}
+
+// refuseInputPaths makes sure an output never overwrites an input.
+func refuseInputPaths(out string, inputs ...any) error {
+	var paths []string
+	for _, in := range inputs {
+		switch v := in.(type) {
+		case string:
+			if v != "" {
+				paths = append(paths, v)
+			}
+		case []string:
+			paths = append(paths, v...)
+		}
+	}
+	outInfo, err := os.Stat(out)
+	if err != nil {
+		return nil
+	}
+	for _, p := range paths {
+		if info, err := os.Stat(p); err == nil && os.SameFile(info, outInfo) {
+			return usageError("--lock %s is an input; mcpc never writes over an input", out)
+		}
+	}
+	return nil
+}
