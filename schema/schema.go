@@ -268,8 +268,8 @@ type shape struct {
 	order  []string
 	// required are the fields a value must have (declared without "?").
 	required []string
-	any    *shape // [string]: T
-	elem   *shape // [...T]
+	any      *shape // [string]: T
+	elem     *shape // [...T]
 }
 
 func newShape(v cue.Value, depth int) *shape {

@@ -38,7 +38,7 @@ func TestCheckReportsEachProblemOnceAtItsValue(t *testing.T) {
 	}
 	want := map[string]string{
 		"x.json:1:2 unknown-field":         `server "x": unknown field "comand" is ignored by the host | did you mean "command"?`,
-		"x.json:1:33 type-mismatch":        `server "x": args.1 must be a string, not a number | `,
+		"x.json:1:33 type-mismatch":        `server "x": args[1] must be a string, not a number | `,
 		"x.json:1:50 type-mismatch":        `server "x": env.A must be a string or null, not a number | `,
 		"x.json:1:90 timeout-not-positive": `server "x": startupTimeoutSeconds must be a number of seconds greater than 0, not 0 | `,
 		"x.json:1:115 type-mismatch":       `server "x": callTimeoutSeconds must be an integer, not a string | `,
