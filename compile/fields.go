@@ -2,6 +2,8 @@ package compile
 
 import (
 	"strings"
+
+	"github.com/mcpc-dev/mcpc/schema"
 )
 
 // Field names of a server entry (settings.json spelling; the host's keys are
@@ -107,26 +109,11 @@ func hostNaming(path []string) string {
 		}
 		out[i] = pascal(p)
 	}
-	return joinPath(out)
+	return schema.DefaultNaming(out)
 }
 
-func settingsNaming(path []string) string { return joinPath(path) }
-
-// joinPath writes args[1] for list indices and env.NAME for keys.
-func joinPath(path []string) string {
-	var b strings.Builder
-	for i, p := range path {
-		if isDigits(p) && i > 0 {
-			b.WriteString("[" + p + "]")
-			continue
-		}
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(p)
-	}
-	return b.String()
-}
+// settingsNaming writes settings.json paths as they are: args[1], env.NAME.
+func settingsNaming(path []string) string { return schema.DefaultNaming(path) }
 
 func isDigits(s string) bool {
 	if s == "" {
