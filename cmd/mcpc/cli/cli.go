@@ -95,6 +95,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			explainCommand(),
 			rulesCommand(),
 			toolsCommand(),
+			remoteCommand(),
 		},
 	}
 }

@@ -12,13 +12,16 @@ func validateCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "validate",
 		Usage: "check every source the compiler reads; print the diagnostics, not the plan",
-		UsageText: `mcpc validate [source flags] [--format text|json|sarif|github] [--strict]
+		UsageText: `mcpc validate [source flags] [--workspace DIR [--scope SCOPE]] [--format text|json|sarif|github] [--strict]
 
-Example:
+Examples:
    mcpc validate --clean-env --appsettings examples/volcanic/appsettings.json \
-     --env-file examples/volcanic/host.env --agent-dir examples/volcanic/agent`,
+     --env-file examples/volcanic/host.env --agent-dir examples/volcanic/agent
+   mcpc validate --appsettings appsettings.json --workspace /srv/chats/42 --scope 42   # also servers.json`,
 		Flags: flags(sourceFlags(), formatFlags(), []ucli.Flag{
 			&ucli.BoolFlag{Name: "strict", Usage: "exit 1 on warnings too"},
+			&ucli.StringFlag{Name: "workspace", Usage: "also validate the chat workspace `DIR`'s .volcanic/mcp/servers.json"},
+			&ucli.StringFlag{Name: "scope", Usage: "the chat's session `SCOPE`: with the host secret, sealed entries are opened"},
 		}),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 0 {
@@ -28,12 +31,19 @@ Example:
 			if err != nil {
 				return err
 			}
-			if err := printDiagnostics(c, c.App.Writer, res); err != nil {
+			ds, sources, remoteNote, err := remoteValidation(c, res)
+			if err != nil {
+				return err
+			}
+			if err := printReport(c, c.App.Writer, ds, sources); err != nil {
 				return err
 			}
 			fmt.Fprintln(c.App.ErrWriter, res.PlaywrightLog)
-			fmt.Fprintf(c.App.ErrWriter, "%s, %d shadowed: %s\n", plural(len(res.Names()), "server"), len(res.Entries)-len(res.Names()), report.Summary(res.Diagnostics))
-			if code := problemsCode(res.Diagnostics, c.Bool("strict")); code != ExitOK {
+			if remoteNote != "" {
+				fmt.Fprintln(c.App.ErrWriter, remoteNote)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "%s, %d shadowed: %s\n", plural(len(res.Names()), "server"), len(res.Entries)-len(res.Names()), report.Summary(ds))
+			if code := problemsCode(ds, c.Bool("strict")); code != ExitOK {
 				return &exitError{code: code}
 			}
 			return nil

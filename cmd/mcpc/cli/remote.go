@@ -1,0 +1,743 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/report"
+)
+
+// remoteDial tunes the connections of `mcpc remote`; tests shorten it.
+var remoteDial = remote.DialOptions{}
+
+func dialOptions() remote.DialOptions {
+	o := remoteDial
+	if o.ClientVersion == "" {
+		o.ClientVersion = Version
+	}
+	return o
+}
+
+// remoteFlags are shared by every `mcpc remote` command.
+func remoteFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "workspace", Usage: "the chat's workspace `DIR` (servers.json is DIR/.volcanic/mcp/servers.json)"},
+		&ucli.StringFlag{Name: "scope", Usage: "the chat's session `SCOPE`, bound into every sealed entry"},
+		&ucli.StringSliceFlag{Name: "env-file", Usage: "dotenv `FILE` overlaid on the host environment (for MCP_ENCRYPTION_SECRET); repeatable"},
+		&ucli.StringSliceFlag{Name: "env", Usage: "host variable `KEY=VALUE`, overlaid last; repeatable"},
+		&ucli.BoolFlag{Name: "clean-env", Usage: "start from an empty host environment instead of mcpc's own"},
+	}
+}
+
+func remoteAddFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "tools", Usage: "allow only these tools of the server, comma-separated (`a,b`; all: every tool, the default)"},
+		&ucli.StringFlag{Name: "transport", Value: remote.TransportAuto, Usage: "auto (Streamable HTTP, falling back to SSE), http or sse"},
+		&ucli.StringFlag{Name: "bearer", Usage: "send Authorization: Bearer `TOKEN`"},
+		&ucli.StringSliceFlag{Name: "header", Usage: "send the header `\"Name: value\"`; repeatable"},
+		&ucli.BoolFlag{Name: "no-key", Usage: "send no headers"},
+		&ucli.BoolFlag{Name: "force", Usage: "save even when the server cannot be reached"},
+	}
+}
+
+// remoteCommand is `mcpc remote list|add|remove|tools`. The shared
+// argument reordering (flags before arguments) knows only top-level
+// commands, so this command takes every subcommand's flags, lets them
+// through unparsed, and runs the subcommand itself.
+func remoteCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "remote",
+		Usage: "list, add, remove a chat's remote MCP servers, or set their allowed tools (servers.json)",
+		UsageText: `mcpc remote list|add|remove|tools … --workspace DIR --scope SCOPE
+
+Examples:
+   mcpc remote list --workspace /srv/chats/42 --scope 42
+   mcpc remote add notes https://mcp.example.com/mcp --workspace /srv/chats/42 --scope 42 < key.txt`,
+		Flags:           flags(remoteFlags(), remoteAddFlags()),
+		SkipFlagParsing: true,
+		HideHelp:        true,
+		Action: func(c *ucli.Context) error {
+			return runRemote(c, c.Args().Slice())
+		},
+	}
+}
+
+func remoteSubcommands() []*ucli.Command {
+	return []*ucli.Command{
+		{
+			Name:      "list",
+			Usage:     "each server: url without query, transport, status, header names, allowlist, tools; then skipped entries",
+			UsageText: "mcpc remote list --workspace DIR --scope SCOPE [--env-file FILE]\n\nExample:\n   mcpc remote list --workspace /srv/chats/42 --scope 42 --env-file host.env",
+			Flags:     remoteFlags(),
+			Action:    remoteList,
+		},
+		{
+			Name:  "add",
+			Usage: "try a server (handshake + tools/list), then seal its key and save it; the same name replaces",
+			UsageText: `mcpc remote add NAME URL --workspace DIR --scope SCOPE [--tools a,b] [--transport auto|http|sse]
+      [--bearer TOKEN | --header "Name: value"... | --no-key] [--force]
+
+Without --bearer, --header or --no-key the key is read from standard input:
+a bare token (sent as Authorization: Bearer <token>), "Name: value" lines,
+or - for none. On a terminal it is not echoed.
+
+Examples:
+   mcpc remote add notes https://mcp.example.com/mcp --workspace /srv/chats/42 --scope 42 < token.txt
+   mcpc remote add wiki https://wiki.example.com/sse --transport sse --no-key --workspace /srv/chats/42 --scope 42`,
+			Flags:  flags(remoteFlags(), remoteAddFlags()),
+			Action: remoteAdd,
+		},
+		{
+			Name:      "remove",
+			Usage:     "delete a server's entry (other entries stay byte for byte)",
+			UsageText: "mcpc remote remove NAME --workspace DIR\n\nExample:\n   mcpc remote remove notes --workspace /srv/chats/42 --scope 42",
+			Flags:     remoteFlags(),
+			Action:    remoteRemove,
+		},
+		{
+			Name:  "tools",
+			Usage: "without a list: the tools a server offers and which are allowed; with one: set the allowlist",
+			UsageText: `mcpc remote tools NAME [a,b|all] --workspace DIR --scope SCOPE
+
+Examples:
+   mcpc remote tools notes --workspace /srv/chats/42 --scope 42             # offered and allowed tools
+   mcpc remote tools notes search,get --workspace /srv/chats/42 --scope 42  # allow two tools
+   mcpc remote tools notes all --workspace /srv/chats/42 --scope 42         # allow every tool`,
+			Flags:  remoteFlags(),
+			Action: remoteTools,
+		},
+	}
+}
+
+// runRemote runs the subcommand named by the first argument. args come
+// reordered by interspersed: flags, then "--" and the arguments (the
+// subcommand's name first).
+func runRemote(c *ucli.Context, args []string) error {
+	var flagArgs, positional []string
+	for i, a := range args {
+		if a == "--" {
+			positional = args[i+1:]
+			break
+		}
+		flagArgs = append(flagArgs, a)
+	}
+	sub := &ucli.App{
+		Name:                      "mcpc remote",
+		HelpName:                  "mcpc remote",
+		Usage:                     "a chat's remote MCP servers (SPEC §3)",
+		UsageText:                 "mcpc remote list|add|remove|tools … --workspace DIR --scope SCOPE\n\nExample:\n   mcpc remote list --workspace /srv/chats/42 --scope 42",
+		Reader:                    c.App.Reader,
+		Writer:                    c.App.Writer,
+		ErrWriter:                 c.App.ErrWriter,
+		HideHelpCommand:           true,
+		HideVersion:               true,
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*ucli.Context, error) {},
+		OnUsageError: func(sc *ucli.Context, err error, _ bool) error {
+			return usageError("%v (see mcpc remote %s --help)", err, sc.Command.Name)
+		},
+		Commands: remoteSubcommands(),
+	}
+	if len(positional) == 0 {
+		if hasHelp(flagArgs) {
+			return sub.Run([]string{"mcpc remote", "--help"})
+		}
+		return usageError("remote needs a command: list, add, remove or tools (see mcpc remote --help)")
+	}
+	name := positional[0]
+	if sub.Command(name) == nil {
+		return usageError("remote: unknown command %q: use list, add, remove or tools", name)
+	}
+	full := append([]string{"mcpc remote", name}, flagArgs...)
+	full = append(full, "--")
+	full = append(full, positional[1:]...)
+	return sub.Run(full)
+}
+
+func hasHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--help" || a == "-h" || a == "-help" {
+			return true
+		}
+	}
+	return false
+}
+
+// remoteEnv is what every `mcpc remote` command starts from.
+type remoteEnv struct {
+	workspace string
+	scope     string
+	env       *compile.HostEnv
+	redactor  *compile.Redactor // deny-listed host values
+}
+
+func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
+	ws := c.String("workspace")
+	if ws == "" {
+		return nil, usageError("--workspace DIR is required: the chat's workspace that holds .volcanic/mcp/servers.json")
+	}
+	scope := c.String("scope")
+	if needScope && scope == "" {
+		return nil, usageError("--scope SCOPE is required: the chat's session scope, which every sealed entry is bound to")
+	}
+	for _, kv := range c.StringSlice("env") {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, usageError("--env %q: expected KEY=VALUE", kv)
+		}
+	}
+	opts := compile.Options{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env")}
+	if !opts.CleanEnv {
+		opts.Environ = environ()
+	}
+	env, ds, err := compile.ReadHostEnv(opts)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	// Deny-listed host values (the secret among them) are never printed.
+	var secrets []string
+	deny := denylist.Default()
+	for _, name := range env.Names() {
+		if deny.Denied(name) {
+			secrets = append(secrets, env.Value(name))
+		}
+	}
+	re := &remoteEnv{workspace: ws, scope: scope, env: env, redactor: compile.NewRedactor(secrets)}
+	if len(ds) > 0 {
+		for i := range ds {
+			ds[i].Message = re.redactor.Redact(ds[i].Message)
+		}
+		printRemoteDiagnostics(c.App.ErrWriter, ds, nil)
+		if errs, _, _ := diag.Count(ds); errs > 0 {
+			return nil, &exitError{code: ExitUsage, msg: "the host environment has errors"}
+		}
+	}
+	return re, nil
+}
+
+// key returns the sealing key from the host environment.
+func (re *remoteEnv) key() (*remote.Key, string, error) {
+	secret, from, err := remote.Secret(re.env.Value)
+	if err != nil {
+		return nil, "", &exitError{code: ExitUsage, msg: err.Error()}
+	}
+	k, err := remote.NewKey(secret)
+	if err != nil {
+		return nil, "", &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	return k, from, nil
+}
+
+// load reads servers.json; an unreadable file is exit 2.
+func (re *remoteEnv) load() (*remote.File, error) {
+	f, err := remote.Load(re.workspace)
+	if err != nil {
+		return nil, usageError("%s", re.redactor.Redact(err.Error()))
+	}
+	return f, nil
+}
+
+// editable refuses a file that cannot be edited, showing why.
+func (re *remoteEnv) editable(c *ucli.Context, f *remote.File) error {
+	if f.Problem == "" {
+		return nil
+	}
+	printRemoteDiagnostics(c.App.ErrWriter, f.Diagnostics, f.Sources(re.redactor.Redact))
+	return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s is left untouched: fix the problem above or delete the file", f.Path)}
+}
+
+func printRemoteDiagnostics(w io.Writer, ds []diag.Diagnostic, src diag.Sources) {
+	p, _ := report.New("text", report.Options{Sources: src})
+	p.Print(w, ds)
+}
+
+// interrupted returns a context cancelled by Ctrl-C.
+func interrupted() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+func remoteList(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return usageError("list takes no arguments, got %q", c.Args().First())
+	}
+	re, err := remoteSetup(c, true)
+	if err != nil {
+		return err
+	}
+	f, err := re.load()
+	if err != nil {
+		return err
+	}
+	secret, _, _ := remote.Secret(re.env.Value)
+	m, err := remote.NewManager(remote.Options{Workspace: re.workspace, Scope: re.scope, Secret: secret, Dial: dialOptions()})
+	if err != nil {
+		return &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	defer m.Close()
+	ctx, stop := interrupted()
+	defer stop()
+	l, err := m.List(ctx, nil)
+	if err != nil {
+		return &exitError{code: ExitProblems, msg: "interrupted"}
+	}
+	w := c.App.Writer
+	red := func(s string) string { return re.redactor.Redact(m.Redact(s)) }
+	if !f.Exists {
+		fmt.Fprintf(w, "no remote servers: %s does not exist\n", f.Path)
+		return nil
+	}
+	if len(l.Servers) == 0 && len(l.Skipped) == 0 && l.FileProblem == "" {
+		fmt.Fprintf(w, "no remote servers in %s\n", f.Path)
+	}
+	active := map[string][]string{}
+	for _, t := range l.Tools {
+		active[t.Server] = append(active[t.Server], t.Name)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range l.Servers {
+		transport := s.Transport
+		if s.Transport == remote.TransportAuto && s.Connected != "" {
+			transport += " (" + s.Connected + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.URL, transport, red(s.String()))
+	}
+	tw.Flush()
+	for _, s := range l.Servers {
+		fmt.Fprintf(w, "\n%s\n", s.Name)
+		headers := "none"
+		if len(s.HeaderNames) > 0 {
+			headers = strings.Join(s.HeaderNames, ", ")
+		}
+		fmt.Fprintf(w, "  headers:   %s\n", headers)
+		allow := "all tools"
+		if s.Allowlist != nil {
+			allow = strings.Join(s.Allowlist, ", ")
+		}
+		fmt.Fprintf(w, "  allowlist: %s\n", allow)
+		if len(s.Missing) > 0 {
+			fmt.Fprintf(w, "  not offered by the server: %s\n", strings.Join(s.Missing, ", "))
+		}
+		if s.State == remote.StateConnected {
+			tools := "none"
+			if len(active[s.Name]) > 0 {
+				tools = strings.Join(active[s.Name], ", ")
+			}
+			fmt.Fprintf(w, "  tools:     %s\n", tools)
+		}
+	}
+	if l.FileProblem != "" {
+		fmt.Fprintf(w, "\nservers.json is not used: %s\n", red(l.FileProblem))
+	}
+	if len(l.Skipped) > 0 {
+		fmt.Fprintf(w, "\nskipped:\n")
+		for _, s := range l.Skipped {
+			name := s.Name
+			if name == "" {
+				name = "(no name)"
+			}
+			fmt.Fprintf(w, "  %s: %s: %s\n", s.Pos, name, red(s.Reason))
+		}
+	}
+	for _, warn := range l.Warnings {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s [%s]\n", red(warn.Message), warn.Rule)
+	}
+	return nil
+}
+
+// keyFromFlags returns the headers given by --bearer, --header or
+// --no-key, or nil when none of them is given.
+func keyFromFlags(c *ucli.Context) (remote.Headers, error) {
+	n := 0
+	for _, f := range []string{"bearer", "header", "no-key"} {
+		if c.IsSet(f) {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, usageError("give only one of --bearer, --header and --no-key")
+	}
+	switch {
+	case c.IsSet("bearer"):
+		h, err := remote.Bearer(c.String("bearer"))
+		if err != nil {
+			return nil, usageError("--bearer: %v", err)
+		}
+		return h, nil
+	case c.IsSet("header"):
+		h := remote.Headers{}
+		for i, line := range c.StringSlice("header") {
+			if err := h.AddHeader(line); err != nil {
+				return nil, usageError("--header (number %d): %v", i+1, err)
+			}
+		}
+		return h, nil
+	case c.Bool("no-key"):
+		return remote.Headers{}, nil
+	}
+	return nil, nil
+}
+
+// parseToolList reads "a,b" (or "all": nil, every tool).
+func parseToolList(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "all" {
+		return nil, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			return nil, fmt.Errorf("%q has an empty tool name: write names separated by commas, as in search,get (or all)", s)
+		}
+		if seen[t] {
+			return nil, fmt.Errorf("tool %q is listed twice", t)
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func remoteAdd(c *ucli.Context) error {
+	if c.NArg() != 2 {
+		return usageError("add needs NAME and URL, as in: mcpc remote add notes https://mcp.example.com/mcp --workspace DIR --scope SCOPE")
+	}
+	name, rawURL := c.Args().Get(0), c.Args().Get(1)
+	if len(name) == 0 || len(name) > remote.MaxNameLen || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return usageError("NAME %q must be 1 to 20 characters of a-z, 0-9 and -", name)
+	}
+	problem, sugg, insecure := remote.CheckURL(rawURL)
+	if problem != "" {
+		msg := "URL " + problem
+		if sugg != "" {
+			msg += ": " + sugg
+		}
+		return usageError("%s", msg)
+	}
+	transport := c.String("transport")
+	switch transport {
+	case remote.TransportAuto, remote.TransportHTTP, remote.TransportSSE:
+	default:
+		return usageError("--transport %q: use auto, http or sse", transport)
+	}
+	var tools []string
+	if c.IsSet("tools") {
+		var err error
+		if tools, err = parseToolList(c.String("tools")); err != nil {
+			return usageError("--tools: %v", err)
+		}
+	}
+	headers, err := keyFromFlags(c)
+	if err != nil {
+		return err
+	}
+	re, err := remoteSetup(c, true)
+	if err != nil {
+		return err
+	}
+	key, _, err := re.key()
+	if err != nil {
+		return err
+	}
+	f, err := re.load()
+	if err != nil {
+		return err
+	}
+	if err := re.editable(c, f); err != nil {
+		return err
+	}
+	if headers == nil {
+		if headers, err = remote.ReadKey(c.App.Reader, c.App.ErrWriter, name); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	s := remote.Server{Name: name, URL: rawURL, Transport: transport, Tools: tools, Auth: remote.AuthHeaders}
+	red := func(msg string) string { return re.redactor.Redact(remote.Redactor(headers).Redact(msg)) }
+	errw := c.App.ErrWriter
+	if insecure {
+		fmt.Fprintf(errw, "warning: %s uses plain http to a host that is not loopback: the key travels unencrypted\n", remote.URLWithoutQuery(rawURL))
+	}
+
+	fmt.Fprintf(errw, "trying %s (%s)…\n", remote.URLWithoutQuery(rawURL), transport)
+	ctx, stop := interrupted()
+	res, perr := remote.Probe(ctx, s, headers, dialOptions())
+	wasInterrupted := ctx.Err() != nil
+	stop()
+	if wasInterrupted {
+		return &exitError{code: ExitProblems, msg: "interrupted; nothing was saved"}
+	}
+	if perr != nil {
+		fmt.Fprintf(errw, "%s: unavailable: %s\n", name, red(perr.Error()))
+		if !c.Bool("force") {
+			return &exitError{code: ExitProblems, msg: "nothing was saved (--force saves it anyway)"}
+		}
+		fmt.Fprintf(errw, "saving anyway (--force)\n")
+	} else {
+		var names []string
+		offered := map[string]bool{}
+		for _, t := range res.Tools {
+			names = append(names, t.Name)
+			offered[t.Name] = true
+		}
+		fmt.Fprintf(errw, "%s: connected over %s · %s: %s\n", name, transportName(res.Transport), plural(len(res.Tools), "tool"), red(strings.Join(names, ", ")))
+		for _, t := range tools {
+			if !offered[t] {
+				fmt.Fprintf(errw, "warning: the server does not offer the allowlisted tool %q\n", t)
+			}
+		}
+	}
+	sealed, err := key.Seal(re.scope, s, headers)
+	if err != nil {
+		return &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	data, err := f.WithEntry(s, sealed)
+	if err != nil {
+		return &exitError{code: ExitProblems, msg: err.Error()}
+	}
+	if err := remote.WriteFile(re.workspace, f.Data, data, f.Exists); err != nil {
+		return writeError(err)
+	}
+	verb := "added"
+	if len(f.Find(name)) > 0 {
+		verb = "replaced"
+	}
+	hn := "no headers"
+	if len(headers) > 0 {
+		hn = "headers: " + strings.Join(headers.Names(), ", ")
+	}
+	fmt.Fprintf(c.App.Writer, "%s remote server %s (%s, %s, %s) in %s\n", verb, name, remote.URLWithoutQuery(rawURL), transport, hn, f.Path)
+	return nil
+}
+
+func writeError(err error) error {
+	if errors.Is(err, remote.ErrChanged) {
+		return &exitError{code: ExitProblems, msg: err.Error()}
+	}
+	return usageError("%v", err)
+}
+
+func transportName(t string) string {
+	if t == remote.TransportSSE {
+		return "SSE"
+	}
+	return "Streamable HTTP"
+}
+
+func remoteRemove(c *ucli.Context) error {
+	if c.NArg() != 1 {
+		return usageError("remove needs exactly one server NAME")
+	}
+	name := c.Args().First()
+	re, err := remoteSetup(c, false)
+	if err != nil {
+		return err
+	}
+	f, err := re.load()
+	if err != nil {
+		return err
+	}
+	if err := re.editable(c, f); err != nil {
+		return err
+	}
+	data, n, err := f.Without(name)
+	if err != nil {
+		return &exitError{code: ExitProblems, msg: err.Error()}
+	}
+	if n == 0 {
+		known := "there are none"
+		if names := f.Names(); len(names) > 0 {
+			known = "servers: " + strings.Join(names, ", ")
+		}
+		return usageError("no remote server %q in %s (%s)", name, f.Path, known)
+	}
+	if err := remote.WriteFile(re.workspace, f.Data, data, f.Exists); err != nil {
+		return writeError(err)
+	}
+	fmt.Fprintf(c.App.Writer, "removed remote server %s from %s\n", name, f.Path)
+	return nil
+}
+
+// openEntry finds the entry name and opens it; an entry that is invalid or
+// does not open is an error (it is never rewritten).
+func openEntry(re *remoteEnv, f *remote.File, name string, key *remote.Key, from string) (*remote.Entry, remote.Headers, error) {
+	entries := f.Find(name)
+	if len(entries) == 0 {
+		known := "there are none"
+		if names := f.Names(); len(names) > 0 {
+			known = "servers: " + strings.Join(names, ", ")
+		}
+		return nil, nil, usageError("no remote server %q in %s (%s)", name, f.Path, known)
+	}
+	e := entries[0]
+	if !e.Valid() {
+		return nil, nil, &exitError{code: ExitProblems, msg: fmt.Sprintf("%s: %s; the entry is skipped and never rewritten: add it again with mcpc remote add", e.Pos, e.Problem)}
+	}
+	h, err := key.Open(re.scope, e.Server, e.Sealed)
+	if err != nil {
+		return nil, nil, &exitError{code: ExitProblems, msg: fmt.Sprintf("%s: server %q %s (secret from %s, scope %q); it is never rewritten", e.Pos, name, remote.NotOpenReason, from, re.scope)}
+	}
+	return e, h, nil
+}
+
+func remoteTools(c *ucli.Context) error {
+	if c.NArg() < 1 || c.NArg() > 2 {
+		return usageError("tools needs a server NAME and optionally a list: a,b or all")
+	}
+	name := c.Args().Get(0)
+	re, err := remoteSetup(c, true)
+	if err != nil {
+		return err
+	}
+	key, from, err := re.key()
+	if err != nil {
+		return err
+	}
+	f, err := re.load()
+	if err != nil {
+		return err
+	}
+	if err := re.editable(c, f); err != nil {
+		return err
+	}
+	e, headers, err := openEntry(re, f, name, key, from)
+	if err != nil {
+		return err
+	}
+	red := func(msg string) string { return re.redactor.Redact(remote.Redactor(headers).Redact(msg)) }
+	if c.NArg() == 1 {
+		ctx, stop := interrupted()
+		res, perr := remote.Probe(ctx, e.Server, headers, dialOptions())
+		stop()
+		if perr != nil {
+			return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s: unavailable: %s", name, red(perr.Error()))}
+		}
+		allow := map[string]bool{}
+		for _, t := range e.Tools {
+			allow[t] = true
+		}
+		w := c.App.Writer
+		allowed := "every tool is allowed"
+		if e.Tools != nil {
+			allowed = "allowlist: " + strings.Join(e.Tools, ", ")
+		}
+		fmt.Fprintf(w, "%s offers %s; %s\n", name, plural(len(res.Tools), "tool"), allowed)
+		offered := map[string]bool{}
+		for _, t := range res.Tools {
+			offered[t.Name] = true
+			mark := " "
+			if e.Tools == nil || allow[t.Name] {
+				mark = "*"
+			}
+			fmt.Fprintf(w, "  %s %s\n", mark, red(t.Name))
+		}
+		for _, t := range e.Tools {
+			if !offered[t] {
+				fmt.Fprintf(w, "  ! %s (allowlisted, not offered)\n", t)
+			}
+		}
+		return nil
+	}
+	tools, err := parseToolList(c.Args().Get(1))
+	if err != nil {
+		return usageError("%v", err)
+	}
+	s := e.Server
+	s.Tools = tools
+	sealed, err := key.Seal(re.scope, s, headers)
+	if err != nil {
+		return &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	data, err := f.WithEntry(s, sealed)
+	if err != nil {
+		return &exitError{code: ExitProblems, msg: err.Error()}
+	}
+	if err := remote.WriteFile(re.workspace, f.Data, data, f.Exists); err != nil {
+		return writeError(err)
+	}
+	if tools == nil {
+		fmt.Fprintf(c.App.Writer, "%s: every tool is allowed\n", name)
+	} else {
+		fmt.Fprintf(c.App.Writer, "%s: allowlist set to %s\n", name, strings.Join(tools, ", "))
+	}
+	return nil
+}
+
+// remoteValidation validates the servers.json of --workspace for `mcpc
+// validate`, with the host secret of the compiled host environment, and
+// returns the diagnostics to add, the sources to show them with and a note
+// for stderr. Without --workspace it returns the compilation's own.
+func remoteValidation(c *ucli.Context, res *compile.Result) ([]diag.Diagnostic, diag.Sources, string, error) {
+	ws := c.String("workspace")
+	if ws == "" {
+		return res.Diagnostics, res.Files, "", nil
+	}
+	f, err := remote.Load(ws)
+	if err != nil {
+		return nil, nil, "", usageError("%s", res.Redactor.Redact(err.Error()))
+	}
+	ds := append([]diag.Diagnostic(nil), res.Diagnostics...)
+	if !f.Exists {
+		return ds, res.Files, fmt.Sprintf("remote: no %s", f.Path), nil
+	}
+	rds := f.Diagnostics
+	scope := c.String("scope")
+	secret, from, serr := remote.Secret(res.Env.Value)
+	note := fmt.Sprintf("remote: %s in %s", plural(len(f.Entries), "server"), f.Path)
+	switch {
+	case f.Problem != "":
+		note = fmt.Sprintf("remote: %s is not used: fix the error above", f.Path)
+	case serr != nil:
+		note += "; sealed entries not opened: no " + remote.SecretVar + " or " + remote.FallbackSecretVar + " in the host environment"
+	case scope == "":
+		note += "; sealed entries not opened: give --scope SCOPE"
+	default:
+		key, err := remote.NewKey(secret)
+		if err != nil {
+			return nil, nil, "", &exitError{code: ExitInternal, msg: err.Error()}
+		}
+		rds = append(rds, remote.CheckSealed(f, key, scope, from)...)
+		note += fmt.Sprintf("; sealed entries opened with %s for scope %q", from, scope)
+	}
+	for i := range rds {
+		rds[i].Message = res.Redactor.Redact(rds[i].Message)
+		rds[i].Suggestion = res.Redactor.Redact(rds[i].Suggestion)
+	}
+	ds = append(ds, rds...)
+	diag.Sort(ds)
+	return ds, sourcesChain{f.Sources(res.Redactor.Redact), res.Files}, note, nil
+}
+
+// printReport prints ds in the chosen format with src for excerpts.
+func printReport(c *ucli.Context, w io.Writer, ds []diag.Diagnostic, src diag.Sources) error {
+	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version})
+	if err != nil {
+		return usageError("--format: %v", err)
+	}
+	return p.Print(w, ds)
+}
+
+// sourcesChain asks each source in turn.
+type sourcesChain []diag.Sources
+
+func (s sourcesChain) Line(file string, line, col int) (string, int, bool) {
+	for _, src := range s {
+		if src == nil {
+			continue
+		}
+		if text, c, ok := src.Line(file, line, col); ok {
+			return text, c, true
+		}
+	}
+	return "", 0, false
+}

@@ -1,0 +1,535 @@
+package remote
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Timeouts of SPEC §4.
+const (
+	HandshakeTimeout = 15 * time.Second  // connect + initialize
+	ListTimeout      = 15 * time.Second  // tools/list, all pages
+	CallTimeout      = 120 * time.Second // one tools/call
+)
+
+// maxTools bounds one server's tool list (a server that pages forever).
+const maxTools = 10000
+
+// DialOptions tunes Dial and Probe. The zero value uses SPEC's timeouts.
+type DialOptions struct {
+	HandshakeTimeout time.Duration // 0: HandshakeTimeout
+	ListTimeout      time.Duration // 0: ListTimeout
+	// Transport is the HTTP transport under the one that adds the headers;
+	// nil means a clone of http.DefaultTransport.
+	Transport http.RoundTripper
+	// ClientVersion is reported to servers in the handshake.
+	ClientVersion string
+}
+
+func (o DialOptions) handshake() time.Duration {
+	if o.HandshakeTimeout > 0 {
+		return o.HandshakeTimeout
+	}
+	return HandshakeTimeout
+}
+
+func (o DialOptions) list() time.Duration {
+	if o.ListTimeout > 0 {
+		return o.ListTimeout
+	}
+	return ListTimeout
+}
+
+// Failure is why a remote server could not be reached or used. Reason is
+// what mcpc shows ("401 (Unauthorized)", "no answer within 15s",
+// "connection refused", …): it never holds a header value, a token, or the
+// URL's query.
+type Failure struct {
+	Reason string
+	// Status is the HTTP status the server answered with, 0 if none.
+	Status int
+	// Timeout is set when the server did not answer in time.
+	Timeout bool
+	// fallback: a Streamable HTTP attempt that says the server may speak
+	// the older SSE transport instead.
+	fallback bool
+}
+
+func (f *Failure) Error() string { return f.Reason }
+
+// Conn is one live connection to a remote server.
+type Conn struct {
+	Server Server
+	// Transport is the one that connected: "http" (Streamable HTTP) or "sse".
+	Transport     string
+	ServerName    string
+	ServerVersion string
+
+	session *mcp.ClientSession
+	ht      *headerTransport
+	cancel  context.CancelFunc
+	dead    chan struct{}
+	redact  func(string) string
+	opts    DialOptions
+}
+
+// Done is closed when the connection has ended (closed, or dropped by the
+// server).
+func (c *Conn) Done() <-chan struct{} { return c.dead }
+
+// Close ends the connection.
+func (c *Conn) Close() error {
+	err := c.session.Close()
+	c.cancel()
+	return err
+}
+
+// URLWithoutQuery returns u without user info, query and fragment: the
+// form every output shows (a query may hold a key).
+func URLWithoutQuery(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid url)"
+	}
+	u.User = nil
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	return u.String()
+}
+
+// Dial connects to s and completes the MCP handshake within the handshake
+// timeout. auto tries Streamable HTTP and falls back to SSE when the server
+// answers the Streamable HTTP request as a server that does not speak it
+// (400, 404, 405, 406, 415, or a response that is not MCP). The connection
+// outlives ctx: ctx bounds only the handshake.
+func Dial(ctx context.Context, s Server, h Headers, opts DialOptions) (*Conn, error) {
+	redact := Redactor(h).Redact
+	switch s.Transport {
+	case TransportHTTP, TransportSSE:
+		return dialOne(ctx, s, h, s.Transport, opts, redact)
+	}
+	c, err := dialOne(ctx, s, h, TransportHTTP, opts, redact)
+	var f *Failure
+	if err == nil || !errors.As(err, &f) || !f.fallback || ctx.Err() != nil {
+		return c, err
+	}
+	c, err2 := dialOne(ctx, s, h, TransportSSE, opts, redact)
+	if err2 == nil {
+		return c, nil
+	}
+	var f2 *Failure
+	if errors.As(err2, &f2) && f2.Reason != f.Reason {
+		return nil, &Failure{Reason: "Streamable HTTP: " + f.Reason + "; SSE: " + f2.Reason, Status: f2.Status, Timeout: f2.Timeout}
+	}
+	return nil, err2
+}
+
+type dialResult struct {
+	session *mcp.ClientSession
+	err     error
+}
+
+// abandon gives up a handshake: its requests end at once, and a session
+// that still comes out of it is closed in the background.
+func abandon(cancel context.CancelFunc, done <-chan dialResult) {
+	cancel()
+	go func() {
+		if r := <-done; r.session != nil {
+			r.session.Close()
+		}
+	}()
+}
+
+func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOptions, redact func(string) string) (*Conn, error) {
+	u, err := url.Parse(s.URL)
+	if problem, _, _ := CheckURL(s.URL); err != nil || problem != "" {
+		return nil, &Failure{Reason: "the url " + problem}
+	}
+	base := opts.Transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	// The SSE transport ties its stream to the context given to Connect, so
+	// the connection gets its own context, cancelled by Close, by the
+	// handshake timeout, or by ctx while the handshake runs. Every HTTP
+	// request of the connection ends with it.
+	connCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ht := &headerTransport{base: base, ctx: connCtx, origin: originOf(u), headers: h}
+	hc := &http.Client{Transport: ht}
+	var tr mcp.Transport
+	if kind == TransportSSE {
+		tr = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+	} else {
+		// No standalone GET stream (the connection needs only answers to
+		// its own requests), and no silent re-sending: a dropped stream
+		// fails the call.
+		tr = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+	}
+	version := opts.ClientVersion
+	if version == "" {
+		version = "dev"
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: version}, nil)
+
+	done := make(chan dialResult, 1)
+	go func() {
+		session, err := client.Connect(connCtx, tr, nil)
+		done <- dialResult{session, err}
+	}()
+	timeout := opts.handshake()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var r dialResult
+	select {
+	case r = <-done:
+	case <-timer.C:
+		abandon(cancel, done)
+		return nil, &Failure{Reason: "no answer within " + formatDuration(timeout), Timeout: true}
+	case <-ctx.Done():
+		abandon(cancel, done)
+		return nil, context.Cause(ctx)
+	}
+	if r.err != nil {
+		cancel()
+		return nil, ht.classify(r.err, kind, s.URL, redact, 0)
+	}
+	session := r.session
+	c := &Conn{Server: s, Transport: kind, session: session, ht: ht, cancel: cancel, dead: make(chan struct{}), redact: redact, opts: opts}
+	if ir := session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+		c.ServerName, c.ServerVersion = redact(ir.ServerInfo.Name), redact(ir.ServerInfo.Version)
+	}
+	go func() {
+		session.Wait()
+		close(c.dead)
+	}()
+	return c, nil
+}
+
+// ListTools lists every tool of the server (all pages) within the list
+// timeout.
+func (c *Conn) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	timeout := c.opts.list()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var tools []*mcp.Tool
+	params := &mcp.ListToolsParams{}
+	seen := map[string]bool{}
+	for {
+		res, err := c.session.ListTools(ctx, params)
+		if err != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, &Failure{Reason: "no answer to tools/list within " + formatDuration(timeout), Timeout: true}
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var we *jsonrpc.Error
+			if errors.As(err, &we) {
+				return nil, &Failure{Reason: "tools/list failed: " + c.redact(we.Message)}
+			}
+			return nil, c.ht.classify(err, c.Transport, c.Server.URL, c.redact, 0)
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if seen[res.NextCursor] || len(tools) > maxTools {
+			return nil, &Failure{Reason: "tools/list does not end (a cursor repeats, or more than 10000 tools)"}
+		}
+		seen[res.NextCursor] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+// CallError is the error of a failed tool call. Its message is redacted.
+type CallError struct {
+	Msg string
+	// Transport is set when the connection failed during the call: the
+	// connection is unusable (the caller drops it), and the call may or may
+	// not have run on the server.
+	Transport bool
+	// Timeout is set when the call ran out of time (it was cancelled).
+	Timeout bool
+	// Server is set when the server answered with a JSON-RPC error; Code
+	// is its code.
+	Server bool
+	Code   int64
+}
+
+func (e *CallError) Error() string { return e.Msg }
+
+// Call calls the server's tool name with args, for at most timeout (0:
+// CallTimeout). Cancelling ctx, or the timeout, sends
+// notifications/cancelled. The result is redacted. It never retries.
+func (c *Conn) Call(ctx context.Context, name string, args any, timeout time.Duration) (*mcp.CallToolResult, error) {
+	if timeout <= 0 {
+		timeout = CallTimeout
+	}
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	seq := c.ht.mark()
+	res, err := c.session.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err == nil {
+		return redactResult(res, c.redact), nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, &CallError{Msg: "the call was cancelled"}
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		return nil, &CallError{Msg: "no answer within " + formatDuration(timeout) + "; the call was cancelled", Timeout: true}
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && !localCode(we.Code) {
+		return nil, &CallError{Msg: c.redact(we.Message), Server: true, Code: we.Code}
+	}
+	f := c.ht.classify(err, c.Transport, c.Server.URL, c.redact, seq)
+	reason := f.Reason
+	if strings.HasPrefix(reason, "protocol error: ") {
+		reason = "the connection was lost: " + strings.TrimPrefix(reason, "protocol error: ")
+	}
+	return nil, &CallError{Msg: reason, Transport: true}
+}
+
+// localCode reports whether a JSON-RPC error code is one the SDK makes up
+// on this side (the connection is closing, or the transport rejected the
+// message) rather than the server's answer.
+func localCode(code int64) bool {
+	return code == -32003 || code == -32004 || code == -32005
+}
+
+// Ping checks that the server still answers, within the list timeout.
+func (c *Conn) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.list())
+	defer cancel()
+	return c.session.Ping(ctx, nil)
+}
+
+// Alive reports whether the connection has not ended.
+func (c *Conn) Alive() bool {
+	select {
+	case <-c.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// ProbeResult is what Probe found.
+type ProbeResult struct {
+	Transport     string
+	ServerName    string
+	ServerVersion string
+	Tools         []*mcp.Tool
+}
+
+// Probe connects to s, lists its tools and disconnects: what `mcpc remote
+// add` does before it saves anything.
+func Probe(ctx context.Context, s Server, h Headers, opts DialOptions) (*ProbeResult, error) {
+	c, err := Dial(ctx, s, h, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &ProbeResult{Transport: c.Transport, ServerName: c.ServerName, ServerVersion: c.ServerVersion, Tools: tools}, nil
+}
+
+// headerTransport adds the entry's headers to every request that goes to
+// the server's own origin (never to another host a redirect or an SSE
+// endpoint event points at), and remembers what went wrong, for reasons.
+type headerTransport struct {
+	base    http.RoundTripper
+	ctx     context.Context // the connection's: its end ends every request
+	origin  string
+	headers Headers
+
+	mu     sync.Mutex
+	seq    int    // counts recorded problems
+	status int    // the last HTTP status >= 400
+	ctype  string // content type of the last 2xx answer that was not MCP
+	err    error  // the last transport error
+}
+
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// mark returns the current problem count, so that classify can ignore what
+// happened before.
+func (t *headerTransport) mark() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seq
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 && originOf(req.URL) == t.origin {
+		req = req.Clone(req.Context())
+		for name, v := range t.headers {
+			req.Header.Set(name, v)
+		}
+	}
+	var release func()
+	if t.ctx != nil {
+		ctx, cancel := context.WithCancel(req.Context())
+		stop := context.AfterFunc(t.ctx, cancel)
+		req = req.WithContext(ctx)
+		release = func() { stop(); cancel() }
+	}
+	resp, err := t.base.RoundTrip(req)
+	t.mu.Lock()
+	switch {
+	case err != nil:
+		t.err, t.seq = err, t.seq+1
+	case resp.StatusCode >= 400:
+		t.status, t.seq = resp.StatusCode, t.seq+1
+	case resp.StatusCode < 300:
+		ct := strings.ToLower(strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0]))
+		if ct != "" && ct != "application/json" && ct != "text/event-stream" {
+			t.ctype, t.seq = ct, t.seq+1
+		}
+	}
+	t.mu.Unlock()
+	if release != nil {
+		if err != nil {
+			release()
+		} else {
+			// The body may stream for long: the request lives until it is
+			// closed, or until the connection ends.
+			resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
+		}
+	}
+	return resp, err
+}
+
+// releaseOnClose ends a request's own context when its body is closed.
+type releaseOnClose struct {
+	io.ReadCloser
+	release func()
+	once    sync.Once
+}
+
+func (b *releaseOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
+}
+
+// classify turns an error of the SDK into a Failure, preferring what the
+// HTTP layer saw (a status, a network error) to the SDK's words.
+func (t *headerTransport) classify(err error, kind, rawURL string, redact func(string) string, since int) *Failure {
+	t.mu.Lock()
+	status, ctype, terr := t.status, t.ctype, t.err
+	if t.seq <= since {
+		status, ctype, terr = 0, "", nil
+	}
+	t.mu.Unlock()
+	http1 := kind == TransportHTTP
+	switch {
+	case status != 0:
+		f := &Failure{Reason: fmt.Sprintf("%d (%s)", status, http.StatusText(status)), Status: status}
+		switch status {
+		case 400, 404, 405, 406, 415:
+			f.fallback = http1
+		}
+		return f
+	case terr != nil:
+		return netFailure(terr)
+	case ctype != "":
+		return &Failure{Reason: "the server did not answer as an MCP server (it sent " + ctype + ")", fallback: http1}
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return &Failure{Reason: "the server refused the handshake: " + redact(we.Message)}
+	}
+	if f := netFailure(err); f != nil && f.Reason != "" && !strings.HasPrefix(f.Reason, "cannot connect: ") {
+		return f
+	}
+	return &Failure{Reason: "protocol error: " + cleanMessage(err.Error(), rawURL, redact), fallback: http1}
+}
+
+// netFailure describes a network error in a few words.
+func netFailure(err error) *Failure {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recErr tls.RecordHeaderError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &Failure{Reason: "connection refused"}
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return &Failure{Reason: "host not found"}
+		}
+		return &Failure{Reason: "DNS lookup failed"}
+	case errors.As(err, &hostErr):
+		return &Failure{Reason: "TLS certificate is not valid for this host"}
+	case errors.As(err, &unknownCA):
+		return &Failure{Reason: "TLS certificate is signed by an unknown authority"}
+	case errors.As(err, &certErr):
+		return &Failure{Reason: "TLS certificate was not accepted"}
+	case errors.As(err, &recErr):
+		return &Failure{Reason: "TLS handshake failed (is the server plain http?)"}
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return &Failure{Reason: "the server closed the connection"}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return &Failure{Reason: "the network timed out", Timeout: true}
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return &Failure{Reason: "network unreachable"}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		err = oe.Err
+	}
+	return &Failure{Reason: "cannot connect: " + err.Error()}
+}
+
+// cleanMessage makes an SDK error message safe to show: the URL (with its
+// query) is replaced by the URL without query, and known secrets are
+// redacted.
+func cleanMessage(msg, rawURL string, redact func(string) string) string {
+	if rawURL != "" {
+		msg = strings.ReplaceAll(msg, rawURL, URLWithoutQuery(rawURL))
+		if u, err := url.Parse(rawURL); err == nil && u.RawQuery != "" {
+			msg = strings.ReplaceAll(msg, u.RawQuery, "…")
+		}
+	}
+	if len(msg) > 300 {
+		msg = msg[:300] + "…"
+	}
+	return redact(msg)
+}
+
+// formatDuration renders a timeout as "15s", or "1.5s", "300ms".
+func formatDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	}
+	return d.String()
+}

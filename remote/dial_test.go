@@ -1,0 +1,154 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpc-dev/mcpc/remote/remotetest"
+)
+
+const canaryToken = "CANARY-tok-9f8e7d"
+
+var fast = DialOptions{HandshakeTimeout: 2 * time.Second, ListTimeout: 2 * time.Second}
+
+func toolNames(r *ProbeResult) string {
+	var out []string
+	for _, t := range r.Tools {
+		out = append(out, t.Name)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestProbeTransports(t *testing.T) {
+	httpSrv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	sseSrv := remotetest.Start(t, remotetest.Options{Transport: "sse"})
+	for _, c := range []struct {
+		url, transport, want string
+	}{
+		{httpSrv.URL, "http", "http"},
+		{httpSrv.URL, "auto", "http"},
+		{sseSrv.URL, "sse", "sse"},
+		{sseSrv.URL, "auto", "sse"}, // Streamable HTTP is refused (400), SSE works
+	} {
+		res, err := Probe(context.Background(), Server{Name: "s", URL: c.url, Transport: c.transport, Auth: "headers"}, Headers{}, fast)
+		if err != nil {
+			t.Errorf("%s %s: %v", c.url, c.transport, err)
+			continue
+		}
+		if res.Transport != c.want || toolNames(res) != "drop,echo,fail,slow,whoami" || res.ServerName != "remotetest" || res.ServerVersion != "1.2.3" {
+			t.Errorf("%s %s: %+v %s", c.url, c.transport, res, toolNames(res))
+		}
+	}
+	// http only: an SSE server does not answer as Streamable HTTP.
+	_, err := Probe(context.Background(), Server{Name: "s", URL: sseSrv.URL, Transport: "http", Auth: "headers"}, Headers{}, fast)
+	if err == nil || err.Error() != "400 (Bad Request)" {
+		t.Errorf("sse server over http: %v", err)
+	}
+}
+
+func TestProbeReasons(t *testing.T) {
+	for _, transport := range []string{"http", "sse"} {
+		srv := remotetest.Start(t, remotetest.Options{Transport: transport, Token: canaryToken})
+		s := Server{Name: "s", URL: srv.URL + "?key=" + canaryToken, Transport: "auto", Auth: "headers"}
+		_, err := Probe(context.Background(), s, Headers{}, fast)
+		var f *Failure
+		if !errors.As(err, &f) || f.Reason != "401 (Unauthorized)" || f.Status != 401 {
+			t.Errorf("%s without the token: %v", transport, err)
+		}
+		wrong, _ := Bearer("wrong-" + canaryToken)
+		if _, err := Probe(context.Background(), s, wrong, fast); err == nil || err.Error() != "401 (Unauthorized)" {
+			t.Errorf("%s with a wrong token: %v", transport, err)
+		}
+		right, _ := Bearer(canaryToken)
+		if res, err := Probe(context.Background(), s, right, fast); err != nil || res.Transport != transport {
+			t.Errorf("%s with the token: %v", transport, err)
+		}
+	}
+
+	never := remotetest.NeverAnswers(t)
+	start := time.Now()
+	_, err := Probe(context.Background(), Server{Name: "s", URL: never, Transport: "auto", Auth: "headers"}, Headers{}, DialOptions{HandshakeTimeout: 300 * time.Millisecond})
+	var f *Failure
+	if !errors.As(err, &f) || f.Reason != "no answer within 300ms" || !f.Timeout {
+		t.Errorf("never answers: %v", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v: auto must not try SSE after a timeout", el)
+	}
+	if (DialOptions{}).handshake() != 15*time.Second || (DialOptions{}).list() != 15*time.Second {
+		t.Error("the default timeouts are not 15s")
+	}
+	if got := formatDuration(15 * time.Second); got != "15s" {
+		t.Errorf("%q", got)
+	}
+
+	_, err = Probe(context.Background(), Server{Name: "s", URL: remotetest.Refused(t), Transport: "auto", Auth: "headers"}, Headers{}, fast)
+	if err == nil || err.Error() != "connection refused" {
+		t.Errorf("refused: %v", err)
+	}
+	_, err = Probe(context.Background(), Server{Name: "s", URL: "http://host.invalid/mcp", Transport: "http", Auth: "headers"}, Headers{}, fast)
+	// Without a resolver the lookup may also just time out.
+	if err == nil || err.Error() != "host not found" && !strings.HasPrefix(err.Error(), "DNS") && err.Error() != "no answer within 2s" {
+		t.Errorf("no such host: %v", err)
+	}
+	// A plain web server: not MCP.
+	web := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	_, err = Probe(context.Background(), Server{Name: "s", URL: web.HTTP.URL + "/nothing-here", Transport: "http", Auth: "headers"}, Headers{}, fast)
+	if err == nil || err.Error() != "404 (Not Found)" {
+		t.Errorf("404: %v", err)
+	}
+	// https to an http port.
+	_, err = Probe(context.Background(), Server{Name: "s", URL: strings.Replace(web.URL, "http://", "https://", 1), Transport: "http", Auth: "headers"}, Headers{}, fast)
+	if err == nil || !strings.Contains(err.Error(), "TLS") {
+		t.Errorf("https to http: %v", err)
+	}
+	// Cancelled by the caller.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	if _, err := Probe(ctx, Server{Name: "s", URL: never, Transport: "http", Auth: "headers"}, Headers{}, fast); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// Headers go only to the server's own origin, never to another host an SSE
+// endpoint event or a redirect points at.
+func TestHeadersOnlyToTheServersOrigin(t *testing.T) {
+	target := remotetest.Start(t, remotetest.Options{Transport: "http", Token: canaryToken})
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	defer redirect.Close()
+	h, _ := Bearer(canaryToken)
+	_, err := Probe(context.Background(), Server{Name: "s", URL: redirect.URL + "/mcp", Transport: "http", Auth: "headers"}, h, fast)
+	if err == nil || err.Error() != "401 (Unauthorized)" || target.Requests.Load() == 0 {
+		t.Errorf("redirected to another origin: %v (%d requests there)", err, target.Requests.Load())
+	}
+	// The same server reached directly gets the header.
+	if _, err := Probe(context.Background(), Server{Name: "s", URL: target.URL, Transport: "http", Auth: "headers"}, h, fast); err != nil {
+		t.Errorf("direct: %v", err)
+	}
+	for raw, want := range map[string]string{
+		"https://h.example/mcp":      "https://h.example:443",
+		"https://H.EXAMPLE:443/":     "https://h.example:443",
+		"http://h.example/":          "http://h.example:80",
+		"http://[::1]:8080/":         "http://::1:8080",
+		"http://h.example:8080/a?b=": "http://h.example:8080",
+	} {
+		if got := originOf(mustParseURL(t, raw)); got != want {
+			t.Errorf("%s: %s", raw, got)
+		}
+	}
+}
+
+func mustParseURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

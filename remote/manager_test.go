@@ -1,0 +1,580 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/remote/remotetest"
+)
+
+const (
+	testSecret = "host-secret-for-tests"
+	testScope  = "chat-1"
+)
+
+// clock is a settable clock for the retry schedule.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// addEntry seals and saves an entry, as mcpc remote add does.
+func addEntry(t *testing.T, ws, scope string, s Server, h Headers) {
+	t.Helper()
+	if s.Auth == "" {
+		s.Auth = AuthHeaders
+	}
+	if s.Transport == "" {
+		s.Transport = TransportAuto
+	}
+	f, err := Load(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := mustKey(t, testSecret).Seal(scope, s, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := f.WithEntry(s, sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(ws, f.Data, data, f.Exists); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newManager(t *testing.T, ws string, c *clock, mod func(*Options)) *Manager {
+	t.Helper()
+	opts := Options{Workspace: ws, Scope: testScope, Secret: testSecret, Dial: fast}
+	if c != nil {
+		opts.Now = c.Now
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	m, err := NewManager(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+func list(t *testing.T, m *Manager) *Listing {
+	t.Helper()
+	l, err := m.List(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func visible(l *Listing) string {
+	var out []string
+	for _, tool := range l.Tools {
+		out = append(out, tool.Name)
+	}
+	return strings.Join(out, ",")
+}
+
+func statusOf(l *Listing, name string) ServerStatus {
+	for _, s := range l.Servers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return ServerStatus{}
+}
+
+func resultText(r *mcp.CallToolResult) string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+func TestManagerConnectsListsAndCalls(t *testing.T) {
+	ws := t.TempDir()
+	notes := remotetest.Start(t, remotetest.Options{Transport: "http", Token: canaryToken})
+	wiki := remotetest.Start(t, remotetest.Options{Transport: "sse", Tools: []string{"a.b"}})
+	bearer, _ := Bearer(canaryToken)
+	addEntry(t, ws, testScope, Server{Name: "notes", URL: notes.URL + "?key=q", Tools: []string{"echo", "whoami", "fail", "missing"}}, bearer)
+	addEntry(t, ws, testScope, Server{Name: "wiki", URL: wiki.URL}, Headers{"X-Team": "team-" + canaryToken})
+	m := newManager(t, ws, nil, nil)
+	m.Start()
+	l := list(t, m)
+	if got := visible(l); got != "notes__echo,notes__fail,notes__whoami,wiki__a_b,wiki__drop,wiki__echo,wiki__fail,wiki__slow,wiki__whoami" {
+		t.Errorf("tools %s", got)
+	}
+	ns, wsStatus := statusOf(l, "notes"), statusOf(l, "wiki")
+	if ns.String() != "connected · 3 tools" || ns.Connected != "http" || ns.URL != strings.TrimSuffix(notes.URL, "?key=q") || strings.Join(ns.HeaderNames, ",") != "Authorization" || strings.Join(ns.Missing, ",") != "missing" {
+		t.Errorf("notes %+v", ns)
+	}
+	if wsStatus.String() != "connected · 6 tools" || wsStatus.Connected != "sse" || wsStatus.Allowlist != nil || wsStatus.ServerVersion != "1.2.3" {
+		t.Errorf("wiki %+v", wsStatus)
+	}
+	var warned bool
+	for _, w := range l.Warnings {
+		warned = warned || w.Rule == RuleTools && strings.Contains(w.Message, `"missing"`)
+	}
+	if !warned || l.PromptSection() != "" {
+		t.Errorf("warnings %v, prompt %q", l.Warnings, l.PromptSection())
+	}
+	for _, tool := range l.Tools {
+		if tool.Name == "wiki__a_b" && (tool.Tool.Name != "a.b" || tool.Server != "wiki" || tool.Def.Name != "wiki__a_b" || tool.Def.Description != "test tool a.b") {
+			t.Errorf("%+v", tool)
+		}
+	}
+
+	res, err := m.Call(context.Background(), "notes__echo", map[string]any{"text": "hello"})
+	if err != nil || resultText(res) != `{"content":[{"type":"text","text":"hello"}]}` {
+		t.Fatalf("echo: %v %s", err, resultText(res))
+	}
+	// A server that echoes the key: header values and the credential after
+	// Bearer are redacted in text and structured content.
+	for _, name := range []string{"notes__whoami", "wiki__whoami"} {
+		res, err = m.Call(context.Background(), name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := resultText(res); strings.Contains(out, "CANARY") || !strings.Contains(out, "[REDACTED]") {
+			t.Errorf("%s: %s", name, out)
+		}
+	}
+	_, err = m.Call(context.Background(), "notes__fail", map[string]any{"text": "x"})
+	var ce *CallError
+	if !errors.As(err, &ce) || !ce.Server || strings.Contains(err.Error(), "CANARY") || !strings.Contains(err.Error(), "remote server notes: ") || !strings.Contains(err.Error(), "[REDACTED]") {
+		t.Errorf("fail: %v", err)
+	}
+	if m.Redact("Bearer "+canaryToken) != "[REDACTED]" || m.Redact(canaryToken) != "[REDACTED]" || m.Redact("team-"+canaryToken) != "[REDACTED]" {
+		t.Error("Redact")
+	}
+	if _, err := m.Call(context.Background(), "notes__slow", nil); err == nil {
+		t.Error("a tool outside the allowlist was called")
+	}
+	if notes.Calls("fail") != 1 || notes.Calls("slow") != 0 {
+		t.Errorf("calls: fail %d, slow %d", notes.Calls("fail"), notes.Calls("slow"))
+	}
+}
+
+func TestManagerFirstListingWaitsAndShowsReasons(t *testing.T) {
+	ws := t.TempDir()
+	good := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	locked := remotetest.Start(t, remotetest.Options{Transport: "http", Token: canaryToken})
+	addEntry(t, ws, testScope, Server{Name: "good", URL: good.URL}, Headers{})
+	addEntry(t, ws, testScope, Server{Name: "never", URL: remotetest.NeverAnswers(t)}, Headers{})
+	addEntry(t, ws, testScope, Server{Name: "locked", URL: locked.URL}, Headers{"Authorization": "Bearer wrong-" + canaryToken})
+	addEntry(t, ws, testScope, Server{Name: "gone", URL: remotetest.Refused(t)}, Headers{})
+	m := newManager(t, ws, newClock(), func(o *Options) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
+	m.Start()
+	st, _, _ := m.Status()
+	if len(st) != 4 || st[1].String() != "connecting" {
+		t.Fatalf("right after Start: %v", st)
+	}
+	start := time.Now()
+	l := list(t, m)
+	if el := time.Since(start); el < 300*time.Millisecond || el > 3*time.Second {
+		t.Errorf("first listing took %v: it waits for the connects, in parallel", el)
+	}
+	want := map[string]string{
+		"good":   "connected · 5 tools",
+		"never":  "unavailable: no answer within 400ms",
+		"locked": "unavailable: 401 (Unauthorized)",
+		"gone":   "unavailable: connection refused",
+	}
+	for name, w := range want {
+		if got := statusOf(l, name).String(); got != w {
+			t.Errorf("%s: %q, want %q", name, got, w)
+		}
+	}
+	if visible(l) != "good__drop,good__echo,good__fail,good__slow,good__whoami" {
+		t.Errorf("tools %s", visible(l))
+	}
+	p := l.PromptSection()
+	if !strings.Contains(p, "- locked is unavailable: 401 (Unauthorized)\n") || !strings.Contains(p, "- never is unavailable: no answer within 400ms\n") || strings.Contains(p, "CANARY") {
+		t.Errorf("prompt section:\n%s", p)
+	}
+	if _, err := m.Call(context.Background(), "locked__echo", nil); err == nil {
+		t.Error("a tool of an unavailable server was called")
+	}
+}
+
+// An unreachable server is retried before later listings, 1, 2, 4, 8, 15
+// minutes after each failure (a settable clock), and comes back when it
+// answers.
+func TestManagerRetrySchedule(t *testing.T) {
+	ws := t.TempDir()
+	// A port where nothing listens yet; the server starts there later.
+	l0, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l0.Addr().String()
+	l0.Close()
+	addEntry(t, ws, testScope, Server{Name: "late", URL: "http://" + addr + "/mcp"}, Headers{})
+	c := newClock()
+	m := newManager(t, ws, c, nil)
+	attempts := func() int { return m.failuresOf("late") }
+
+	l := list(t, m)
+	if s := statusOf(l, "late"); s.String() != "unavailable: connection refused" || !s.NextRetry.Equal(c.Now().Add(time.Minute)) {
+		t.Fatalf("%+v", s)
+	}
+	var delays []time.Duration
+	for i := 0; i < 6; i++ {
+		before := attempts()
+		next := statusOf(list(t, m), "late").NextRetry
+		if attempts() != before {
+			t.Fatalf("retried before its time")
+		}
+		delay := next.Sub(c.Now())
+		delays = append(delays, delay)
+		c.Advance(delay - time.Second)
+		list(t, m)
+		if attempts() != before {
+			t.Fatalf("retried a second early")
+		}
+		c.Advance(time.Second)
+		list(t, m)
+		if attempts() != before+1 {
+			t.Fatalf("not retried when due (attempt %d)", i)
+		}
+	}
+	var got []string
+	for _, d := range delays {
+		got = append(got, d.String())
+	}
+	if strings.Join(got, " ") != "1m0s 2m0s 4m0s 8m0s 15m0s 15m0s" {
+		t.Errorf("delays %v", got)
+	}
+
+	// The server comes up: the next due retry connects.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("port %s taken meanwhile: %v", addr, err)
+	}
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	late := httptest.NewUnstartedServer(srv.HTTP.Config.Handler)
+	late.Listener.Close()
+	late.Listener = ln
+	late.Start()
+	defer late.Close()
+	if s := statusOf(list(t, m), "late"); s.State != StateUnavailable {
+		t.Fatalf("retried before its time: %v", s)
+	}
+	c.Advance(15 * time.Minute)
+	l = list(t, m)
+	if s := statusOf(l, "late"); s.String() != "connected · 5 tools" || visible(l) == "" {
+		t.Errorf("after the server came up: %v", s)
+	}
+}
+
+// failuresOf is how many failed attempts the server has behind it since
+// its last success (a test helper).
+func (m *Manager) failuresOf(name string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.servers {
+		if s.entry.Name == name {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.failures
+		}
+	}
+	return -1
+}
+
+// A call that fails in the transport is not retried; it drops the
+// connection and the next call reconnects.
+func TestManagerTransportFailureDropsTheConnection(t *testing.T) {
+	for _, transport := range []string{"http", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			ws := t.TempDir()
+			srv := remotetest.Start(t, remotetest.Options{Transport: transport})
+			addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL, Transport: transport}, Headers{})
+			m := newManager(t, ws, nil, nil)
+			list(t, m)
+			if srv.Initialized.Load() != 1 {
+				t.Fatalf("handshakes %d", srv.Initialized.Load())
+			}
+			_, err := m.Call(context.Background(), "s__drop", nil)
+			var ce *CallError
+			if !errors.As(err, &ce) || !ce.Transport || !strings.Contains(err.Error(), "the next call reconnects") || !strings.Contains(err.Error(), "not retried") {
+				t.Fatalf("drop: %v", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			if srv.Calls("drop") != 1 {
+				t.Errorf("drop was called %d times: a failed call is never retried", srv.Calls("drop"))
+			}
+			res, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "again"})
+			if err != nil || !strings.Contains(resultText(res), "again") {
+				t.Fatalf("after the drop: %v", err)
+			}
+			if srv.Initialized.Load() != 2 {
+				t.Errorf("handshakes %d, want a reconnect", srv.Initialized.Load())
+			}
+			// The reconnected connection is used again, not replaced.
+			m.Call(context.Background(), "s__echo", map[string]any{"text": "x"})
+			if srv.Initialized.Load() != 2 {
+				t.Errorf("handshakes %d", srv.Initialized.Load())
+			}
+		})
+	}
+}
+
+func TestManagerCallTimeoutCancelsAndDrops(t *testing.T) {
+	ws := t.TempDir()
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
+	m := newManager(t, ws, nil, func(o *Options) { o.CallTimeout = 300 * time.Millisecond })
+	if CallTimeout != 120*time.Second {
+		t.Fatal("the default call timeout is not 120s")
+	}
+	list(t, m)
+	start := time.Now()
+	_, err := m.Call(context.Background(), "s__slow", map[string]any{"ms": 10000})
+	var ce *CallError
+	if !errors.As(err, &ce) || !ce.Timeout || err.Error() != "remote server s: no answer within 300ms; the call was cancelled" {
+		t.Fatalf("%v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("took %v", time.Since(start))
+	}
+	waitFor(t, func() bool { return srv.Cancelled("slow") == 1 })
+	if srv.Calls("slow") != 1 {
+		t.Errorf("calls %d", srv.Calls("slow"))
+	}
+	// The server still answers: the connection stays.
+	if _, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "x"}); err != nil || srv.Initialized.Load() != 1 {
+		t.Errorf("after the timeout: %v, handshakes %d", err, srv.Initialized.Load())
+	}
+	// The caller cancels: notifications/cancelled, the connection stays.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	if _, err := m.Call(ctx, "s__slow", map[string]any{"ms": 10000}); err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Errorf("cancelled: %v", err)
+	}
+	waitFor(t, func() bool { return srv.Cancelled("slow") == 2 })
+	if srv.Initialized.Load() != 1 {
+		t.Errorf("handshakes %d", srv.Initialized.Load())
+	}
+}
+
+// A server that stops answering altogether: the call times out, the ping
+// after it fails, the connection is dropped and the next call reconnects.
+func TestManagerTimeoutOfADeadServerDrops(t *testing.T) {
+	ws := t.TempDir()
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
+	m := newManager(t, ws, nil, func(o *Options) {
+		o.CallTimeout = 300 * time.Millisecond
+		o.Dial.ListTimeout = 300 * time.Millisecond
+	})
+	list(t, m)
+	// From now on the server accepts requests and never answers.
+	srv.Hang.Store(true)
+	if _, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "x"}); err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Fatalf("%v", err)
+	}
+	waitFor(t, func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		s := m.servers[0]
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.conn == nil
+	})
+	srv.Hang.Store(false)
+	if _, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "x"}); err != nil || srv.Initialized.Load() != 2 {
+		t.Errorf("after the drop: %v, handshakes %d", err, srv.Initialized.Load())
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Calls of one tool run one at a time; different tools run side by side.
+func TestManagerOneCallAtATimePerTool(t *testing.T) {
+	ws := t.TempDir()
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	addEntry(t, ws, testScope, Server{Name: "a", URL: srv.URL}, Headers{})
+	addEntry(t, ws, testScope, Server{Name: "b", URL: srv.URL}, Headers{})
+	m := newManager(t, ws, nil, nil)
+	list(t, m)
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := m.Call(context.Background(), "a__slow", map[string]any{"ms": 150}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if srv.MaxRunning("slow") != 1 || srv.Calls("slow") != 3 {
+		t.Errorf("one tool: at most %d at once, %d calls", srv.MaxRunning("slow"), srv.Calls("slow"))
+	}
+	for _, name := range []string{"a__slow", "b__slow"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.Call(context.Background(), name, map[string]any{"ms": 300})
+		}()
+	}
+	wg.Wait()
+	if srv.MaxRunning("slow") != 2 {
+		t.Errorf("two tools: at most %d at once", srv.MaxRunning("slow"))
+	}
+}
+
+// Entries that are invalid or do not open are skipped, reported, and their
+// servers are never contacted.
+func TestManagerSkipsEntriesThatDoNotOpen(t *testing.T) {
+	ws := t.TempDir()
+	good := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	evil := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	copied := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	addEntry(t, ws, testScope, Server{Name: "good", URL: good.URL}, Headers{"Authorization": "Bearer " + canaryToken})
+	addEntry(t, ws, "chat-other", Server{Name: "copied", URL: copied.URL}, Headers{})
+	f, _ := Load(ws)
+	// The agent redirects good's entry to its own server, and writes an
+	// entry of its own.
+	data := strings.Replace(string(f.Data), good.URL, evil.URL, 1)
+	data = strings.Replace(data, "\n  ]", ",\n    "+string(RenderEntry(Server{Name: "mine", URL: evil.URL, Transport: "auto", Auth: "headers"}, validSealed))+",\n    {\"name\": \"BAD\"}\n  ]", 1)
+	if err := WriteFile(ws, f.Data, []byte(data), true); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, ws, nil, nil)
+	l := list(t, m)
+	if len(l.Servers) != 0 || len(l.Tools) != 0 || len(l.Skipped) != 4 {
+		t.Fatalf("servers %v, skipped %v", l.Servers, l.Skipped)
+	}
+	for _, s := range l.Skipped[:3] {
+		if s.Reason != NotOpenReason {
+			t.Errorf("%s: %s", s.Name, s.Reason)
+		}
+	}
+	if l.Skipped[3].Name != "BAD" || l.Skipped[3].Reason == "" || strings.HasPrefix(l.Skipped[3].Reason, "servers[3]") {
+		t.Errorf("%+v", l.Skipped[3])
+	}
+	if evil.Requests.Load() != 0 || copied.Requests.Load() != 0 || good.Requests.Load() != 0 {
+		t.Errorf("requests: evil %d, copied %d, good %d", evil.Requests.Load(), copied.Requests.Load(), good.Requests.Load())
+	}
+	if p := l.PromptSection(); !strings.Contains(p, "- good in servers.json is skipped: does not open") {
+		t.Errorf("prompt:\n%s", p)
+	}
+	// Without the secret nothing opens.
+	m2 := newManager(t, ws, nil, func(o *Options) { o.Secret = "" })
+	if l := list(t, m2); len(l.Skipped) != 4 || !strings.Contains(l.Skipped[0].Reason, "MCP_ENCRYPTION_SECRET") {
+		t.Errorf("%v", l.Skipped)
+	}
+}
+
+// servers.json is re-read before each listing: added servers connect,
+// removed ones disconnect, unchanged ones keep their connection.
+func TestManagerReloadsServersJSON(t *testing.T) {
+	ws := t.TempDir()
+	a := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	b := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	m := newManager(t, ws, nil, nil)
+	if l := list(t, m); len(l.Servers) != 0 || l.FileProblem != "" {
+		t.Fatalf("no file: %+v", l)
+	}
+	addEntry(t, ws, testScope, Server{Name: "a", URL: a.URL}, Headers{})
+	if l := list(t, m); visible(l) != "a__drop,a__echo,a__fail,a__slow,a__whoami" {
+		t.Fatalf("after add: %s", visible(l))
+	}
+	addEntry(t, ws, testScope, Server{Name: "b", URL: b.URL, Tools: []string{"echo"}}, Headers{})
+	if l := list(t, m); visible(l) != "a__drop,a__echo,a__fail,a__slow,a__whoami,b__echo" {
+		t.Fatalf("after the second add: %s", visible(l))
+	}
+	if a.Initialized.Load() != 1 {
+		t.Errorf("a reconnected (%d handshakes) though its entry did not change", a.Initialized.Load())
+	}
+	f, _ := Load(ws)
+	data, _, _ := f.Without("a")
+	WriteFile(ws, f.Data, data, true)
+	l := list(t, m)
+	if visible(l) != "b__echo" {
+		t.Fatalf("after remove: %s", visible(l))
+	}
+	if _, err := m.Call(context.Background(), "a__echo", nil); err == nil {
+		t.Error("a removed server's tool was called")
+	}
+	f, _ = Load(ws)
+	WriteFile(ws, f.Data, []byte("{broken"), true)
+	if l := list(t, m); len(l.Tools) != 0 || !strings.Contains(l.FileProblem, "invalid JSON") {
+		t.Errorf("broken file: %+v", l)
+	}
+}
+
+func TestManagerNamesAgainstTakenNames(t *testing.T) {
+	ws := t.TempDir()
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http", Tools: []string{"x y", "x_y", strings.Repeat("long", 20)}})
+	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
+	m := newManager(t, ws, nil, nil)
+	l, err := m.List(context.Background(), func(name string) bool { return name == "s__echo" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "s__drop,s__fail,s__" + strings.Repeat("long", 20)[:45] + ",s__slow,s__whoami,s__x_y"
+	if visible(l) != want {
+		t.Errorf("tools\n %s\nwant\n %s", visible(l), want)
+	}
+	rules := map[string]int{}
+	for _, w := range l.Warnings {
+		rules[w.Rule]++
+	}
+	if rules["tool-name-collision"] != 2 || rules["tool-name-truncated"] != 1 {
+		t.Errorf("warnings %v", l.Warnings)
+	}
+	if _, err := m.Call(context.Background(), "s__echo", nil); err == nil {
+		t.Error("a tool skipped for its name was called")
+	}
+}
+
+func TestManagerClose(t *testing.T) {
+	ws := t.TempDir()
+	srv := remotetest.Start(t, remotetest.Options{Transport: "sse"})
+	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
+	m := newManager(t, ws, nil, nil)
+	list(t, m)
+	m.Close()
+	if _, err := m.Call(context.Background(), "s__echo", nil); err == nil {
+		t.Error("call after Close")
+	}
+	if _, err := m.List(context.Background(), nil); err == nil {
+		t.Error("list after Close")
+	}
+	if _, err := NewManager(Options{Workspace: ws}); err == nil {
+		t.Error("no scope accepted")
+	}
+}

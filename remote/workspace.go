@@ -1,0 +1,168 @@
+package remote
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Path returns where servers.json of workspace is (SPEC §3), joined to
+// workspace as given, so that positions show the path the user wrote.
+func Path(workspace string) string {
+	return filepath.Join(workspace, filepath.FromSlash(RelPath))
+}
+
+// checkNoLinks refuses a workspace whose .volcanic, .volcanic/mcp or
+// servers.json is a symbolic link: the agent can write its workspace, and a
+// link would make mcpc read or write outside it.
+func checkNoLinks(workspace string) error {
+	info, err := os.Stat(workspace)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", workspace, unwrapPath(err))
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("workspace %s is not a directory", workspace)
+	}
+	p := workspace
+	for _, part := range []string{".volcanic", "mcp", "servers.json"} {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, unwrapPath(err))
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link; mcpc reads and writes servers.json only inside the workspace, so it refuses links there", p)
+		}
+		if part == "servers.json" && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Load reads and parses servers.json of workspace. A missing file is an
+// empty File (Exists false, no servers). The error is for a file that cannot
+// be read at all: a link, not a regular file, bigger than MaxFileSize, or an
+// I/O error.
+func Load(workspace string) (*File, error) {
+	path := Path(workspace)
+	data, exists, err := readLimited(workspace)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return &File{Path: path}, nil
+	}
+	return Parse(path, data), nil
+}
+
+func readLimited(workspace string) (data []byte, exists bool, err error) {
+	if err := checkNoLinks(workspace); err != nil {
+		return nil, false, err
+	}
+	path := Path(workspace)
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+	}
+	defer fh.Close()
+	data, err = io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+	}
+	if len(data) > MaxFileSize {
+		return nil, false, fmt.Errorf("%s is larger than %d bytes; it is not read", path, MaxFileSize)
+	}
+	return data, true, nil
+}
+
+// ErrChanged means servers.json changed between reading and writing it
+// (another command edited it at the same time); nothing was written.
+var ErrChanged = errors.New("servers.json changed while it was being edited; nothing was written: run the command again")
+
+// testHookTempWritten, when set, runs after the temporary file is written
+// and synced, before it replaces servers.json (tests interrupt writes here).
+var testHookTempWritten func(tmp string)
+
+// WriteFile replaces servers.json of workspace with data, atomically: the
+// data goes to a temporary file in the same directory, is synced, and is
+// renamed over servers.json, so an interrupted write leaves either the old
+// file or the new one, never a part. old is the content the edit was made
+// from (nil: the file did not exist); if the file no longer holds exactly
+// that, ErrChanged is returned and nothing is written. A new file is created
+// with mode 0600; an existing file keeps its mode.
+func WriteFile(workspace string, old, data []byte, existed bool) error {
+	path := Path(workspace)
+	dir := filepath.Dir(path)
+	if err := checkNoLinks(workspace); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, unwrapPath(err))
+	}
+	if err := checkNoLinks(workspace); err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, ".servers.json.tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after a successful rename there is nothing left to remove
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	}
+	if testHookTempWritten != nil {
+		testHookTempWritten(tmp)
+	}
+	now, stillExists, err := readLimited(workspace)
+	if err != nil {
+		return err
+	}
+	if stillExists != existed || !bytes.Equal(now, old) {
+		return ErrChanged
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+	}
+	// Make the rename itself durable.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
