@@ -136,7 +136,7 @@ func runRemote(c *ucli.Context, args []string) error {
 	sub := &ucli.App{
 		Name:                      "mcpc remote",
 		HelpName:                  "mcpc remote",
-		Usage:                     "a chat's remote MCP servers (SPEC §3)",
+		Usage:                     "a chat's remote MCP servers (<workspace>/.volcanic/mcp/servers.json)",
 		UsageText:                 "mcpc remote list|add|remove|tools … --workspace DIR --scope SCOPE\n\nExample:\n   mcpc remote list --workspace /srv/chats/42 --scope 42",
 		Reader:                    c.App.Reader,
 		Writer:                    c.App.Writer,
