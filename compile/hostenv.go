@@ -1,13 +1,11 @@
 package compile
 
 import (
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/node"
-	"github.com/mcpc-dev/mcpc/policies/denylist"
 )
 
 // Pseudo-file names of environment sources that have no file of their own.
@@ -133,41 +131,6 @@ func quoteShort(s string) string {
 		s = string(r[:40]) + "…"
 	}
 	return `"` + s + `"`
-}
-
-// ReadHostEnv builds only the host environment of opts (Environ unless
-// CleanEnv, then EnvFiles, then Env), for commands that run a plan file and
-// need ${env:NAME} and the deny-list but no configuration. Problems in env
-// files come back as diagnostics; an unreadable file as an *InputError.
-func ReadHostEnv(opts Options) (*HostEnv, []diag.Diagnostic, error) {
-	read := opts.ReadFile
-	if read == nil {
-		read = os.ReadFile
-	}
-	deny := opts.DenyList
-	if deny == nil {
-		deny = denylist.Default()
-	}
-	env := newHostEnv()
-	var ds []diag.Diagnostic
-	if !opts.CleanEnv {
-		env.addLayer(processEnvVars(opts.Environ))
-	}
-	for _, f := range opts.EnvFiles {
-		data, err := read(f)
-		if err != nil {
-			return nil, nil, &InputError{Path: f, Err: err}
-		}
-		vars, fds, _ := parseDotenv(f, data, deny.Denied)
-		ds = append(ds, fds...)
-		env.addLayer(vars)
-	}
-	if len(opts.Env) > 0 {
-		vars, eds := entryVars(EnvFlagFile, "env", opts.Env, RuleEnvFileSyntax)
-		ds = append(ds, eds...)
-		env.addLayer(vars)
-	}
-	return env, ds, nil
 }
 
 // Map returns the variables as a name → value map.

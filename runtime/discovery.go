@@ -3,9 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -23,9 +21,6 @@ const (
 	// once when DiscoverOptions.Concurrency is not positive.
 	DefaultDiscoveryConcurrency = 32
 
-	// discoveryGrace is how long a server may take to exit after its stdin
-	// is closed before its process group is killed.
-	discoveryGrace = 500 * time.Millisecond
 	// stderrTailBytes bounds the stderr kept per server.
 	stderrTailBytes = 16 << 10
 	// reasonLines and reasonLineWidth bound the stderr quoted in a reason.
@@ -85,6 +80,8 @@ type DiscoverOptions struct {
 	// Redact, if set, is applied to every text that may quote the server or
 	// its environment: Reason, Stderr and the error message.
 	Redact func(string) string
+	// Clock measures the startup timeouts; nil means RealClock.
+	Clock Clock
 }
 
 // Discovery is the result for one Target.
@@ -139,6 +136,10 @@ func Discover(ctx context.Context, targets []Target, opts DiscoverOptions) []Dis
 	if n <= 0 {
 		n = DefaultDiscoveryConcurrency
 	}
+	clock := opts.Clock
+	if clock == nil {
+		clock = RealClock{}
+	}
 	redact := opts.Redact
 	if redact == nil {
 		redact = func(s string) string { return s }
@@ -165,7 +166,7 @@ func Discover(ctx context.Context, targets []Target, opts DiscoverOptions) []Dis
 	for range min(n, len(targets)) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = discoverOne(ctx, targets[i], redact, progress)
+				out[i] = discoverOne(ctx, targets[i], redact, progress, clock)
 			}
 		})
 	}
@@ -181,7 +182,7 @@ func (d *Discovery) fail(redact func(string) string, kind FailureKind, reason st
 }
 
 // discoverOne runs one target.
-func discoverOne(ctx context.Context, t Target, redact func(string) string, progress func(ProgressEvent)) (d Discovery) {
+func discoverOne(ctx context.Context, t Target, redact func(string) string, progress func(ProgressEvent), clock Clock) (d Discovery) {
 	d.Server = t.Server
 	start := time.Now()
 	progress(ProgressEvent{Server: t.Server, Phase: PhaseStarted})
@@ -218,7 +219,7 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		d.fail(redact, FailSpec, "invalid launch spec: empty command", -1)
 		return d
 	}
-	p := probe(ctx, spec, ws)
+	p := probe(ctx, spec, ws, clock)
 	d.Stderr = redact(p.stderr)
 	if p.kind != "" {
 		reason := p.reason
@@ -250,117 +251,34 @@ type probeResult struct {
 // probe starts the server, lists its tools within the startup timeout and
 // stops it, process group included. It returns only once the process is
 // reaped and its stderr drained.
-func probe(ctx context.Context, spec LaunchSpec, workspace string) (r probeResult) {
+func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock) (r probeResult) {
 	r.code = -1
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
 		timeout = DefaultStartupTimeout
 	}
-	cmd := exec.Command(spec.Command, spec.Args...)
-	cmd.Dir = spec.Dir
-	if cmd.Dir == "" {
-		cmd.Dir = workspace
-	}
-	cmd.Env = spec.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
-	setProcessGroup(cmd)
-
-	// Stderr goes to our own pipe: an *os.File is handed to the child as is,
-	// so exec's Wait does not wait for descendants that still hold it.
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		r.kind, r.reason = FailStart, "cannot create a pipe: "+err.Error()
+	sctx, cancel, timedOut := startTimeout(ctx, clock, timeout)
+	defer cancel()
+	p, err := startProc(sctx, spec, workspace, procConfig{version: "discovery"})
+	if p == nil {
+		r.kind, r.reason = FailStart, err.Error()
 		return r
 	}
-	cmd.Stderr = pw
-	tail := newStderrTail(stderrTailBytes)
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		_, _ = io.Copy(tail, pr)
-	}()
-	var closeWriter sync.Once
-	closeW := func() { closeWriter.Do(func() { pw.Close() }) }
-
-	tr := &groupTransport{
-		inner:   &mcp.CommandTransport{Command: cmd, TerminateDuration: discoveryGrace},
-		started: closeW, // the child has its copy now
-	}
-	defer func() {
-		closeW()
-		// Whatever happened: kill what is left of the group and wait for it.
-		tr.KillGroup()
-		waitGroupGone(tr.Pid(), 2*time.Second)
-		// Stderr ends when the last holder is gone; a descendant that left the
-		// group could hold it forever, so stop reading after a moment.
-		select {
-		case <-drained:
-		case <-time.After(200 * time.Millisecond):
-		}
-		pr.Close()
-		<-drained
-		r.stderr = tail.Text()
-	}()
-
-	sctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	// On timeout or cancellation, kill at once: this unblocks everything.
-	stopKill := context.AfterFunc(sctx, tr.KillGroup)
-	defer stopKill()
-
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: "discovery"}, nil)
-	cs, err := client.Connect(sctx, tr, nil)
-	// On error, Connect has closed the connection, which waited for the
-	// process (mcp.CommandTransport's Close calls Wait).
 	if err == nil {
-		if info := cs.InitializeResult(); info != nil && info.ServerInfo != nil {
-			r.name, r.version = info.ServerInfo.Name, info.ServerInfo.Version
-		}
-		r.tools, err = listTools(sctx, cs)
-		// Close: stdin EOF, then the group is killed after a grace period.
-		// Close returns once the process is reaped.
-		closed := make(chan struct{})
-		go func() {
-			defer close(closed)
-			_ = cs.Close()
-		}()
-		select {
-		case <-closed:
-		case <-time.After(discoveryGrace):
-			tr.KillGroup()
-			<-closed
-		}
+		r.name, r.version = p.serverInfo()
+		// The whole discovery is bounded: kill at once if the timeout
+		// passes while the server lists its tools.
+		stopKill := context.AfterFunc(sctx, p.tr.KillGroup)
+		r.tools, err = listTools(sctx, p.cs)
+		stopKill()
 	}
+	p.stop()
+	r.stderr = p.tail.Text()
 	if err == nil {
 		return r
 	}
 	r.tools = nil
-
-	// Classify the failure. The process is reaped here (see above), so
-	// cmd.ProcessState is set if it ever started.
-	state := cmd.ProcessState
-	switch {
-	case !tr.Started():
-		r.kind, r.reason = FailStart, fmt.Sprintf("cannot start %q: %v", spec.Command, err)
-	case ctx.Err() != nil:
-		r.kind, r.reason = FailCancelled, "cancelled"
-	case sctx.Err() != nil:
-		r.kind, r.reason = FailTimeout, "no answer within "+formatSeconds(timeout)
-	case tr.ReadError() != nil:
-		r.kind, r.reason = FailProtocol, "protocol error: the server wrote something that is not JSON-RPC on stdout: "+tr.ReadError().Error()
-	case state != nil && closedErr(err) && !tr.Killed():
-		r.kind = FailExited
-		if state.Exited() {
-			r.code = state.ExitCode()
-			r.reason = fmt.Sprintf("exited (%d)", r.code)
-		} else {
-			r.reason = fmt.Sprintf("exited (%s)", state) // "signal: segmentation fault"
-		}
-	default:
-		r.kind, r.reason = FailProtocol, "protocol error: "+err.Error()
-	}
+	r.kind, r.reason, r.code = p.startFailure(err, ctx, timedOut(), timeout)
 	return r
 }
 

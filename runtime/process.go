@@ -11,10 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// groupTransport is an mcp.CommandTransport that remembers the process it
-// started, so that its whole process group can be killed from any goroutine
-// (the transport itself only signals the direct child), and that watches the
-// connection for output that is not JSON-RPC.
+// groupTransport starts the command of an mcp.CommandTransport and
+// remembers the process it started, so that its whole process group can be
+// killed from any goroutine (the SDK's transport only signals the direct
+// child), and it watches the connection for output that is not JSON-RPC.
 type groupTransport struct {
 	inner   *mcp.CommandTransport
 	started func() // called once Connect has tried to start the process
@@ -25,8 +25,10 @@ type groupTransport struct {
 	conn   *watchedConn
 }
 
-func (t *groupTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.inner.Connect(ctx)
+func (t *groupTransport) Connect(context.Context) (mcp.Connection, error) {
+	// The command as mcp.CommandTransport would start it, over a faster
+	// connection (see pipeConn); TerminateDuration is its grace period.
+	conn, err := t.connectPipes()
 	t.mu.Lock()
 	t.proc = t.inner.Command.Process
 	if conn != nil {

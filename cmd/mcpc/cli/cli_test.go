@@ -88,7 +88,7 @@ func TestPlanNeverWritesOverAnInput(t *testing.T) {
 }
 
 func TestEveryHelpShowsAnExample(t *testing.T) {
-	for _, cmd := range []string{"validate", "plan", "explain", "rules"} {
+	for _, cmd := range []string{"validate", "plan", "explain", "rules", "tools", "run", "remote"} {
 		code, stdout, _ := run(t, cmd, "--help")
 		if code != ExitOK || !strings.Contains(stdout, "Example") || !strings.Contains(stdout, "mcpc "+cmd) {
 			t.Errorf("%s --help: exit %d\n%s", cmd, code, stdout)

@@ -197,11 +197,11 @@ func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
 			return nil, usageError("--env %q: expected KEY=VALUE", kv)
 		}
 	}
-	opts := compile.Options{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env")}
+	opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env")}
 	if !opts.CleanEnv {
 		opts.Environ = environ()
 	}
-	env, ds, err := compile.ReadHostEnv(opts)
+	env, _, ds, err := compile.LoadHostEnv(opts)
 	if err != nil {
 		return nil, usageError("%v", err)
 	}

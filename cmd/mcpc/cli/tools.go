@@ -273,16 +273,16 @@ func planForTools(c *ucli.Context) (*compile.Plan, *compile.HostEnv, *denylist.L
 				return nil, nil, nil, nil, nil, usageError("%v", err)
 			}
 		}
-		opts := compile.Options{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
+		opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
 		if !opts.CleanEnv {
 			opts.Environ = environ()
 		}
-		env, eds, err := compile.ReadHostEnv(opts)
+		env, files, eds, err := compile.LoadHostEnv(opts)
 		if err != nil {
 			return nil, nil, nil, nil, nil, usageError("%v", err)
 		}
 		plan, pds := compile.ReadPlan(file, data)
-		return plan, env, deny, withFile(nil, file, data), append(eds, pds...), nil
+		return plan, env, deny, withFile(files, file, data), append(eds, pds...), nil
 	}
 	res, err := compileFromFlags(c)
 	if err != nil {

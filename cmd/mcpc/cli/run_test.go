@@ -1,0 +1,593 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	goruntime "runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
+)
+
+// runCanary is a secret that must never show in anything mcpc prints.
+const runCanary = "CANARY-run-7d3b9e51"
+
+// leakMarker returns a marker to put in the host environment of mcpc run
+// (children inherit it) and registers a check, run after the test's other
+// cleanups, that no process carrying it is left and no goroutine leaked.
+func leakMarker(t *testing.T) string {
+	t.Helper()
+	marker := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
+	// The first signal.Notify starts os/signal's goroutine for the life of
+	// the process; start it before counting, so that it is not a leak.
+	warm := make(chan os.Signal, 1)
+	signal.Notify(warm, syscall.SIGUSR2)
+	signal.Stop(warm)
+	base := goruntime.NumGoroutine()
+	t.Cleanup(func() {
+		needle := []byte("MCPC_RUN_TEST_MARKER=" + marker + "\x00")
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			if err != nil || !bytes.Contains(env, needle) {
+				continue
+			}
+			var pid int
+			fmt.Sscan(e.Name(), &pid)
+			if pid != os.Getpid() && alive(pid) {
+				t.Errorf("process %d outlived the test", pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for goruntime.NumGoroutine() > base {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				t.Errorf("goroutine leak: %d, %d before\n%s", goruntime.NumGoroutine(), base, buf[:goruntime.Stack(buf, true)])
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	return "MCPC_RUN_TEST_MARKER=" + marker
+}
+
+// compilePlan compiles an appsettings.json holding servers (name → JSON
+// entry) into a plan file with mcpc plan, and returns its path.
+func compilePlan(t *testing.T, servers map[string]map[string]any) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"Mcp": map[string]any{"Servers": servers}})
+	app := write(t, dir, "appsettings.json", string(b))
+	out := filepath.Join(dir, "plan.json")
+	if code, _, stderr := run(t, "plan", "--clean-env", "--agent-dir", dir, "--appsettings", app, "-o", out); code != ExitOK {
+		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
+	}
+	return out
+}
+
+// runStdio runs `mcpc run --stdio` in-process and returns a client session
+// on it; wait returns Run's exit code and stderr after the client closed.
+func runStdio(t *testing.T, args ...string) (cs *mcp.ClientSession, wait func() (int, string)) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		code := Run(append([]string{"mcpc", "run", "--stdio"}, args...), inR, outW, &stderr)
+		outW.Close()
+		inR.Close()
+		done <- code
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		inW.Close()
+		code := <-done
+		t.Fatalf("connect: %v (exit %d)\n%s", err, code, stderr.String())
+	}
+	var once sync.Once
+	var code int
+	wait = func() (int, string) {
+		once.Do(func() {
+			cs.Close()
+			code = <-done
+		})
+		return code, stderr.String()
+	}
+	t.Cleanup(func() { wait() }) // also when the test fails half-way
+	return cs, wait
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// mcpc run --stdio serves the plan's tools to an MCP client, with the host
+// environment of --env-file/--env, and exits 0 with no process left when
+// the client goes away.
+func TestRunStdio(t *testing.T) {
+	marker := leakMarker(t)
+	pids := t.TempDir()
+	plan := compilePlan(t, map[string]map[string]any{
+		"srv": {"Command": testServer, "Args": []string{"-tools", "echo,env,crash", "-pidfile", filepath.Join(pids, "srv"),
+			"-spawn-child", "-child-pidfile", filepath.Join(pids, "child")},
+			"ToolPrefix": "s_", "Env": map[string]any{"TOKEN": "${env:GITHUB_TOKEN}", "WS": "${workspace}"}},
+	})
+	envFile := write(t, t.TempDir(), ".env", "GITHUB_TOKEN="+runCanary+"\nFROM_FILE=yes\n")
+	ws := filepath.Join(t.TempDir(), "chat")
+	cs, wait := runStdio(t, "--plan", plan, "--workspace", ws, "--clean-env", "--env", "PATH="+os.Getenv("PATH"),
+		"--env", marker, "--env-file", envFile)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	if want := []string{"s_crash", "s_echo", "s_env"}; !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+	if got := callText(t, cs, "s_echo", map[string]any{"text": "hi " + runCanary}); got != "hi [REDACTED]" {
+		t.Errorf("echo: %q", got)
+	}
+	if got := callText(t, cs, "s_env", map[string]any{"name": "TOKEN"}); got != "[REDACTED]" {
+		t.Errorf("TOKEN = %q, want the secret, redacted", got)
+	}
+	if got := callText(t, cs, "s_env", map[string]any{"name": "GITHUB_TOKEN"}); got != "" {
+		t.Errorf("GITHUB_TOKEN reached the server: %q", got)
+	}
+	if got := callText(t, cs, "s_env", map[string]any{"name": "FROM_FILE"}); got != "yes" {
+		t.Errorf("FROM_FILE = %q", got)
+	}
+	abs, _ := filepath.Abs(ws)
+	if got := callText(t, cs, "s_env", map[string]any{"name": "WS"}); got != abs {
+		t.Errorf("WS = %q, want %q", got, abs)
+	}
+	got := callText(t, cs, "s_crash", map[string]any{"code": 5})
+	if want := "MCP server srv exited (5): testserver: crashing with code 5. It restarts on the next call; its state was lost."; got != want {
+		t.Errorf("crash: %q", got)
+	}
+	_ = callText(t, cs, "s_echo", nil) // a new process
+	server, child := readPid(t, filepath.Join(pids, "srv")), readPid(t, filepath.Join(pids, "child"))
+	code, stderr := wait()
+	if code != ExitOK {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	if alive(server) || alive(child) {
+		t.Errorf("server %d or its child %d outlived mcpc run", server, child)
+	}
+	if strings.Contains(stderr, runCanary) {
+		t.Errorf("stderr leaks the secret:\n%s", stderr)
+	}
+	for _, want := range []string{"serving 1 server over stdio", "MCP server srv exited (5)", "stopped"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// A plan that is invalid, edited, or of another planVersion is refused
+// with a positioned error, and nothing starts.
+func TestRunRefusesBadPlans(t *testing.T) {
+	leakMarker(t)
+	starts := filepath.Join(t.TempDir(), "starts")
+	plan := compilePlan(t, map[string]map[string]any{
+		"srv": {"Command": testServer, "Args": []string{"-start-log", starts}},
+	})
+	good, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cases := []struct {
+		name, content string
+		want          *regexp.Regexp
+	}{
+		{"version", strings.Replace(string(good), `"planVersion": 1`, `"planVersion": 2`, 1),
+			regexp.MustCompile(`v\.json:\d+:18: error: planVersion 2: this mcpc reads planVersion 1 \[plan-invalid\]`)},
+		{"edited", strings.Replace(string(good), `"parallel": false`, `"parallel": true`, 1),
+			regexp.MustCompile(`edited\.json:\d+:\d+: error: the digest does not match`)},
+		{"syntax", string(good[:len(good)/2]), regexp.MustCompile(`syntax\.json:\d+:\d+: error: `)},
+		{"shape", `{"planVersion": 1, "servers": "no"}`, regexp.MustCompile(`shape\.json:1:\d+: error: .*\[plan-invalid\]`)},
+	}
+	for _, tc := range cases {
+		f := write(t, dir, map[string]string{"version": "v.json"}[tc.name]+func() string {
+			if tc.name == "version" {
+				return ""
+			}
+			return tc.name + ".json"
+		}(), tc.content)
+		code, stdout, stderr := run(t, "run", "--plan", f, "--stdio", "--workspace", filepath.Join(dir, "ws"))
+		if code != ExitProblems || stdout != "" || !tc.want.MatchString(stderr) || !strings.Contains(stderr, "nothing started") {
+			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s", tc.name, code, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(starts); err == nil {
+		t.Error("a server started from a refused plan")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ws")); err == nil {
+		t.Error("a workspace was created for a refused plan")
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	plan := compilePlan(t, map[string]map[string]any{"srv": {"Command": testServer}})
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--stdio", "--workspace", dir}, "needs --plan"},
+		{[]string{"run", "--plan", plan}, "exactly one of --stdio"},
+		{[]string{"run", "--plan", plan, "--stdio", "--http", "127.0.0.1:0", "--workspace", dir}, "exactly one of --stdio"},
+		{[]string{"run", "--plan", plan, "--stdio"}, "--stdio needs --workspace"},
+		{[]string{"run", "--plan", plan, "--http", "127.0.0.1:0"}, "--http needs --workspace-root"},
+		{[]string{"run", "--plan", plan, "--http", "127.0.0.1:0", "--workspace-root", dir, "--workspace", dir}, "--workspace goes with --stdio"},
+		{[]string{"run", "--plan", plan, "--http", "0.0.0.0:0", "--workspace-root", dir, "--clean-env"}, "binds to loopback only"},
+		{[]string{"run", "--plan", plan, "--http", ":0", "--workspace-root", dir, "--clean-env"}, "not every interface"},
+		{[]string{"run", "--plan", plan, "--http", "127.0.0.1", "--workspace-root", dir, "--clean-env"}, "expected HOST:PORT"},
+		{[]string{"run", "--plan", plan, "--http", "0.0.0.0:0", "--workspace-root", dir, "--clean-env", "--admin-token-env", "NOPE"}, "NOPE is not set"},
+		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--admin-token-env", "X"}, "go with --http"},
+		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--log-level", "loud"}, "--log-level"},
+		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--env", "NOEQUALS"}, "expected KEY=VALUE"},
+		{[]string{"run", "--plan", filepath.Join(dir, "missing.json"), "--stdio", "--workspace", dir}, "cannot read --plan"},
+		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--env-file", filepath.Join(dir, "missing.env")}, "missing.env"},
+		{[]string{"run", "extra", "--plan", plan, "--stdio", "--workspace", dir}, "no arguments"},
+	} {
+		code, _, stderr := run(t, tc.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want 2 with %q; stderr %s", tc.args, code, tc.want, stderr)
+		}
+	}
+	// An env file with a bad line: positioned, exit 1, the secret not shown.
+	bad := write(t, dir, "bad.env", "OK=1\nGITHUB_TOKEN "+runCanary+"\n")
+	code, _, stderr := run(t, "run", "--plan", plan, "--stdio", "--workspace", dir, "--clean-env", "--env-file", bad)
+	if code != ExitProblems || !strings.Contains(stderr, "bad.env:2:1: error:") || strings.Contains(stderr, runCanary) {
+		t.Errorf("bad env file: exit %d\n%s", code, stderr)
+	}
+	code, stdout, _ := run(t, "run", "--help")
+	if code != ExitOK || !strings.Contains(stdout, "Examples:") || !strings.Contains(stdout, "mcpc run --plan plan.json --stdio") {
+		t.Errorf("run --help: exit %d\n%s", code, stdout)
+	}
+}
+
+// buildMcpc builds the mcpc binary for tests that need a process of it.
+func buildMcpc(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mcpc")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join(testservers.Root(), "cmd", "mcpc")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building mcpc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startRunHTTP starts `mcpc run --http 127.0.0.1:0` as a process and
+// returns it with its base URL, read from its stderr.
+func startRunHTTP(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"run", "--http", "127.0.0.1:0"}, args...)...)
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	base := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)/chats/`)
+		for sc.Scan() {
+			stderr.Write([]byte(sc.Text() + "\n"))
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				base <- m[1]
+			}
+		}
+	}()
+	select {
+	case b := <-base:
+		return cmd, b, &stderr
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("mcpc run did not start serving:\n%s", stderr.String())
+	}
+	return nil, "", nil
+}
+
+// mcpc run --http: a chat per URL, status and reset, and SIGTERM stops
+// every child and exits 0.
+func TestRunHTTPAndSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcpc")
+	}
+	marker := leakMarker(t)
+	bin := buildMcpc(t)
+	root := t.TempDir()
+	plan := compilePlan(t, map[string]map[string]any{
+		"srv": {"Command": testServer, "Args": []string{"-tools", "echo,env", "-pidfile", "srv.pid", "-spawn-child", "-child-pidfile", "child.pid"}},
+	})
+	// A name the deny-list does not match: the gateway still keeps it from
+	// every server.
+	tokenVar := "GATEWAY_ADMIN=" + runCanary
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		cmd, base, stderr := startRunHTTP(t, bin, "--plan", plan, "--workspace-root", root, "--clean-env",
+			"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--env", tokenVar, "--admin-token-env", "GATEWAY_ADMIN")
+		tr := &http.Transport{}
+		client := &http.Client{Transport: tr}
+		var pids []int
+		for _, id := range []string{"a", "b"} {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: base + "/chats/" + id + "/mcp", HTTPClient: client}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := callText(t, cs, "echo", map[string]any{"text": id}); got != id {
+				t.Errorf("echo %q", got)
+			}
+			if got := callText(t, cs, "env", map[string]any{"name": "GATEWAY_ADMIN"}); got != "" {
+				t.Errorf("the admin token reached a server: %q", got)
+			}
+			cs.Close()
+			pids = append(pids, readPid(t, filepath.Join(root, id, "srv.pid")), readPid(t, filepath.Join(root, id, "child.pid")))
+		}
+		req, _ := http.NewRequest("GET", base+"/status", nil)
+		req.Header.Set("Authorization", "Bearer "+runCanary)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"state": "running"`) || strings.Contains(string(body), runCanary) {
+			t.Errorf("status %d %s", resp.StatusCode, body)
+		}
+		tr.CloseIdleConnections()
+
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("after %v: %v\n%s", sig, err, stderr.String())
+		}
+		for _, pid := range pids {
+			if alive(pid) {
+				t.Errorf("process %d outlived mcpc run after %v", pid, sig)
+			}
+		}
+		if s := stderr.String(); !strings.Contains(s, "stopped; every server process is gone") || strings.Contains(s, runCanary) {
+			t.Errorf("stderr after %v:\n%s", sig, s)
+		}
+	}
+}
+
+// SIGINT during a stdio session stops the servers and exits 0.
+func TestRunStdioSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcpc")
+	}
+	marker := leakMarker(t)
+	bin := buildMcpc(t)
+	pids := t.TempDir()
+	plan := compilePlan(t, map[string]map[string]any{
+		"srv": {"Command": testServer, "Args": []string{"-tools", "echo", "-pidfile", filepath.Join(pids, "s"), "-spawn-child", "-child-pidfile", filepath.Join(pids, "c")}},
+	})
+	cmd := exec.Command(bin, "run", "--plan", plan, "--stdio", "--workspace", t.TempDir(), "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
+		t.Errorf("echo %q", got)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cs.Wait()
+	cs.Close()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("exit: %v", cmd.ProcessState)
+	}
+	for _, f := range []string{"s", "c"} {
+		if pid := readPid(t, filepath.Join(pids, f)); alive(pid) {
+			t.Errorf("%s (pid %d) outlived mcpc run", f, pid)
+		}
+	}
+}
+
+// The real @modelcontextprotocol/server-everything behind mcpc run --stdio.
+func TestRunServerEverything(t *testing.T) {
+	command, args, ok := testservers.Everything()
+	if !ok {
+		if testservers.RequireNPM() {
+			t.Fatal("server-everything is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
+		}
+		t.Skip("server-everything is not installed: run npm ci")
+	}
+	marker := leakMarker(t)
+	plan := compilePlan(t, map[string]map[string]any{
+		"everything": {"Command": command, "Args": args, "Env": map[string]any{"KEY": "${env:OPENAI_API_KEY}"}},
+	})
+	cs, wait := runStdio(t, "--plan", plan, "--workspace", t.TempDir(), "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--env", "OPENAI_API_KEY="+runCanary)
+	if got := callText(t, cs, "echo", map[string]any{"message": "hello"}); !strings.Contains(got, "hello") {
+		t.Errorf("echo: %q", got)
+	}
+	env := callText(t, cs, "get-env", nil)
+	if strings.Contains(env, runCanary) || strings.Contains(env, "OPENAI_API_KEY") || !strings.Contains(env, `"KEY": "[REDACTED]"`) {
+		t.Errorf("get-env: %s", env)
+	}
+	if code, stderr := wait(); code != ExitOK {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}
+
+// raceEnabled reports whether the test binary runs under the race
+// detector, which multiplies latencies: the target is not checked then.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" && s.Value == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// Target (issue 4): a tool call through `mcpc run --stdio` adds under
+// 200 µs of median latency to the same call made straight to the server.
+// Both sessions run side by side, calls alternate between them, and the
+// medians are compared.
+func BenchmarkRunStdioAddedLatency(b *testing.B) {
+	bin := buildMcpc(b)
+	dir := b.TempDir()
+	app, _ := json.Marshal(map[string]any{"Mcp": map[string]any{"Servers": map[string]any{
+		"srv": map[string]any{"Command": testServer, "Args": []string{"-tools", "echo"}}}}})
+	appFile, planFile := filepath.Join(dir, "appsettings.json"), filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(appFile, app, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	if code := Run([]string{"mcpc", "plan", "--clean-env", "--agent-dir", dir, "--appsettings", appFile, "-o", planFile}, nil, io.Discard, &stderr); code != ExitOK {
+		b.Fatalf("plan: %s", stderr.String())
+	}
+	connect := func(cmd *exec.Cmd) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	direct := connect(exec.Command(testServer, "-tools", "echo"))
+	via := connect(exec.Command(bin, "run", "--plan", planFile, "--stdio", "--workspace", filepath.Join(dir, "ws"),
+		"--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--log-level", "None"))
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "ping"}}
+	call := func(cs *mcp.ClientSession) time.Duration {
+		start := time.Now()
+		res, err := cs.CallTool(context.Background(), params)
+		d := time.Since(start)
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %v", err, res)
+		}
+		return d
+	}
+	for range 50 { // start the chat's process, warm both paths up
+		call(direct)
+		call(via)
+	}
+	var dDirect, dVia []time.Duration
+	for b.Loop() {
+		dDirect = append(dDirect, call(direct))
+		dVia = append(dVia, call(via))
+	}
+	median := func(ds []time.Duration) time.Duration {
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	md, mv := median(dDirect), median(dVia)
+	added := mv - md
+	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
+	b.ReportMetric(float64(mv.Microseconds()), "via-mcpc-µs")
+	b.ReportMetric(float64(added.Microseconds()), "added-µs")
+	if added >= 200*time.Microsecond && !raceEnabled() && len(dVia) >= 100 {
+		b.Errorf("mcpc run adds %v of median latency to a call (direct %v, through mcpc %v); the target is under 200µs", added, md, mv)
+	}
+}
+
+// The real @modelcontextprotocol/server-everything behind mcpc run --http,
+// driven by the go-sdk client over Streamable HTTP.
+func TestRunHTTPServerEverything(t *testing.T) {
+	command, args, ok := testservers.Everything()
+	if !ok {
+		if testservers.RequireNPM() {
+			t.Fatal("server-everything is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
+		}
+		t.Skip("server-everything is not installed: run npm ci")
+	}
+	if testing.Short() {
+		t.Skip("builds mcpc")
+	}
+	marker := leakMarker(t)
+	bin := buildMcpc(t)
+	plan := compilePlan(t, map[string]map[string]any{
+		"everything": {"Command": command, "Args": args, "ToolPrefix": "ev_", "Env": map[string]any{"KEY": "${env:OPENAI_API_KEY}"}},
+	})
+	cmd, base, stderr := startRunHTTP(t, bin, "--plan", plan, "--workspace-root", t.TempDir(), "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--env", "OPENAI_API_KEY="+runCanary)
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("exit: %v\n%s", err, stderr.String())
+		}
+	}()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/chats/everything-1/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := callText(t, cs, "ev_get-sum", map[string]any{"a": 19, "b": 23}); !strings.Contains(got, "42") {
+		t.Errorf("get-sum: %q", got)
+	}
+	env := callText(t, cs, "ev_get-env", nil)
+	if strings.Contains(env, runCanary) || strings.Contains(env, "OPENAI_API_KEY") || !strings.Contains(env, `"KEY": "[REDACTED]"`) {
+		t.Errorf("get-env: %s", env)
+	}
+}

@@ -1,0 +1,54 @@
+package compile
+
+import (
+	"os"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/policies/denylist"
+)
+
+// HostEnvOptions are the sources of a host environment (SPEC §2.1), as the
+// source flags give them.
+type HostEnvOptions struct {
+	Environ  []string // the process environment; ignored with CleanEnv
+	CleanEnv bool
+	EnvFiles []string // dotenv files, overlaid in order
+	Env      []string // KEY=VALUE entries, overlaid last
+	DenyList *denylist.List
+	ReadFile func(string) ([]byte, error) // nil: os.ReadFile
+}
+
+// LoadHostEnv builds a host environment exactly as Compile does, for
+// commands that need one without compiling (mcpc run): the process
+// environment, then each env file, then the --env entries. Lines that do
+// not parse come back as positioned diagnostics (secret values never
+// quoted), with a FileSet for their excerpts; an env file that cannot be
+// read is an *InputError.
+func LoadHostEnv(opts HostEnvOptions) (*HostEnv, *FileSet, []diag.Diagnostic, error) {
+	deny := opts.DenyList
+	if deny == nil {
+		deny = denylist.Default()
+	}
+	read := opts.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	c := &compiler{opts: Options{Environ: opts.Environ, CleanEnv: opts.CleanEnv, EnvFiles: opts.EnvFiles, Env: opts.Env},
+		read: read, res: &Result{Files: newFileSet(), Deny: deny}}
+	if err := c.readHostEnv(); err != nil {
+		return nil, nil, nil, err
+	}
+	var secrets []string
+	for _, name := range c.res.Env.Names() {
+		if deny.Denied(name) {
+			secrets = append(secrets, c.res.Env.Value(name))
+		}
+	}
+	c.res.Files.redactor = NewRedactor(secrets)
+	for i := range c.ds {
+		c.ds[i].Message = c.res.Files.redactor.Redact(c.ds[i].Message)
+		c.ds[i].Suggestion = c.res.Files.redactor.Redact(c.ds[i].Suggestion)
+	}
+	diag.Sort(c.ds)
+	return c.res.Env, c.res.Files, c.ds, nil
+}

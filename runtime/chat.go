@@ -1,0 +1,724 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultCallTimeout applies when a plan server's callTimeoutSeconds is
+// not positive (plans always set it; this guards hand-made plans).
+const DefaultCallTimeout = 120 * time.Second
+
+// brokenWait bounds the wait, after a call failed in the transport, for the
+// session to end by itself before the process is stopped.
+const brokenWait = 3 * time.Second
+
+// CallErrorKind classifies a failed call.
+type CallErrorKind string
+
+const (
+	CallUnknownTool CallErrorKind = "unknown-tool" // no agent-visible tool has this name
+	CallStartFailed CallErrorKind = "start-failed" // the chat's process could not be started
+	CallExited      CallErrorKind = "exited"       // the process died during the call (SPEC §4 message)
+	CallTimeout     CallErrorKind = "timeout"      // callTimeoutSeconds passed; the server was told to cancel
+	CallCancelled   CallErrorKind = "cancelled"    // the caller cancelled; the server was told
+	CallStopped     CallErrorKind = "stopped"      // reset, restart, idle stop or shutdown ended the process
+	CallServerError CallErrorKind = "server-error" // the server answered with a JSON-RPC error
+)
+
+// CallError is the error of a failed Chat.Call. Its message is redacted
+// and meant for the agent and the operator as is. A failed call is never
+// retried: the server may have run it.
+type CallError struct {
+	Kind   CallErrorKind
+	Server string // "" for CallUnknownTool
+	Tool   string // the agent-visible name
+	// Code is the JSON-RPC error code for CallServerError.
+	Code    int64
+	Message string
+}
+
+func (e *CallError) Error() string { return e.Message }
+
+// ErrChatClosed is returned by calls on a chat after Chat.Close.
+var ErrChatClosed = errors.New("the chat is closed")
+
+// Server states in status output (SPEC §4).
+const (
+	StateNotStarted = "not started"
+	StateRunning    = "running"
+	StateExited     = "exited"
+	StateFailed     = "failed" // shown as "failed: <reason>"
+	StateDisabled   = "disabled"
+)
+
+// stopReason says why mcpc stopped a process, for calls it interrupts and
+// for status.
+type stopReason string
+
+const (
+	stopIdle       stopReason = "it was idle"
+	stopReset      stopReason = "the chat was reset"
+	stopRestart    stopReason = "it was restarted"
+	stopHostClosed stopReason = "the host is shutting down"
+	stopChatClosed stopReason = "the chat was closed"
+	stopBroken     stopReason = "the connection to it failed"
+)
+
+// Chat is one conversation: an id and a workspace directory, with its own
+// process per stdio server, started by its first call to that server.
+//
+// Example:
+//
+//	chat, _ := host.Chat("42", "/srv/chats/42")
+//	res, err := chat.Call(ctx, "gh_search_issues", map[string]any{"q": "is:open"})
+//	var ce *runtime.CallError
+//	if errors.As(err, &ce) && ce.Kind == runtime.CallExited {
+//		// "MCP server github exited (1): …; its state was lost." — the
+//		// next call starts a new process.
+//	}
+//	chat.Restart("github") // clear a wedged server
+//	chat.Reset()           // "/new": stop every process of the chat
+type Chat struct {
+	h         *Host
+	id        string
+	workspace string
+	slots     []*slot // plan order
+}
+
+func newChat(h *Host, id, workspace string) *Chat {
+	c := &Chat{h: h, id: id, workspace: workspace, slots: make([]*slot, len(h.servers))}
+	for i, s := range h.servers {
+		c.slots[i] = &slot{c: c, srv: s, state: StateNotStarted}
+	}
+	return c
+}
+
+// ID returns the chat id.
+func (c *Chat) ID() string { return c.id }
+
+// Workspace returns the chat's absolute workspace directory.
+func (c *Chat) Workspace() string { return c.workspace }
+
+// Tools returns the agent-visible tools, in plan order of their servers and
+// each server's tools/list order. The first listing of a host waits for the
+// discovery of every enabled server (shared with every chat asking at the
+// same time); a server that failed contributes no tools and is discovered
+// again in the background once DiscoveryRetry has passed.
+func (c *Chat) Tools(ctx context.Context) ([]Tool, error) {
+	t, err := c.h.tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Tool, len(t.list))
+	for i, tool := range t.list {
+		out[i] = *tool
+	}
+	return out, nil
+}
+
+// Call calls the tool the agent knows as name, with args (anything that
+// encodes to a JSON object, such as json.RawMessage or map[string]any). The
+// chat's process for the tool's server is started first if it does not
+// run. The result has every known secret redacted. Errors are *CallError,
+// ErrHostClosed or ErrChatClosed.
+func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	tool, err := c.lookup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.slots[c.h.byName[tool.Server].index].call(ctx, tool, args)
+}
+
+// lookup finds a tool, discovering first when the name is not known yet.
+func (c *Chat) lookup(ctx context.Context, name string) (*Tool, error) {
+	if c.h.isClosed() {
+		return nil, ErrHostClosed
+	}
+	if t := c.h.currentTable().byName[name]; t != nil {
+		return t, nil
+	}
+	table, err := c.h.tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if t := table.byName[name]; t != nil {
+		return t, nil
+	}
+	return nil, &CallError{Kind: CallUnknownTool, Tool: name,
+		Message: c.h.Redact(fmt.Sprintf("unknown tool %q", name))}
+}
+
+// Restart stops the chat's process of server (its whole process group);
+// the next call starts a fresh one. It returns once the process is gone.
+func (c *Chat) Restart(server string) error {
+	hs, ok := c.h.byName[server]
+	if !ok {
+		return fmt.Errorf("no MCP server %q in the plan (servers: %s)", server, strings.Join(c.h.ServerNames(), ", "))
+	}
+	if c.h.isClosed() {
+		return ErrHostClosed
+	}
+	c.slots[hs.index].stop(stopRestart, false)
+	return nil
+}
+
+// Reset stops every process of the chat, as /new and /resume do; the chat
+// stays usable and its next calls start fresh processes. It returns once
+// every process group is gone.
+func (c *Chat) Reset() {
+	c.stopAll(stopReset)
+}
+
+// Close stops every process of the chat and removes it from the host; the
+// id may then be used again for a new chat.
+func (c *Chat) Close() {
+	c.stopAll(stopChatClosed)
+	c.h.mu.Lock()
+	if c.h.chats[c.id] == c {
+		delete(c.h.chats, c.id)
+	}
+	c.h.mu.Unlock()
+}
+
+func (c *Chat) stopAll(why stopReason) {
+	final := why == stopHostClosed || why == stopChatClosed
+	var wg sync.WaitGroup
+	for _, s := range c.slots {
+		wg.Go(func() { s.stop(why, final) })
+	}
+	wg.Wait()
+}
+
+// Status returns the state of each server for this chat, in plan order.
+func (c *Chat) Status() ChatStatus {
+	st := ChatStatus{ID: c.id, Workspace: c.workspace, Servers: make([]ServerStatus, len(c.slots))}
+	for i, s := range c.slots {
+		st.Servers[i] = s.status()
+	}
+	return st
+}
+
+// Server returns the details of one server for this chat: command line
+// (without environment values), environment names, server version, tools,
+// last error and stderr tail, all redacted.
+func (c *Chat) Server(name string) (ServerDetail, bool) {
+	hs, ok := c.h.byName[name]
+	if !ok {
+		return ServerDetail{}, false
+	}
+	return c.slots[hs.index].detail(), true
+}
+
+// slot is one plan server in one chat.
+type slot struct {
+	c   *Chat
+	srv *hostServer
+
+	mu       sync.Mutex
+	run      *procRun // the running process, nil if none
+	pending  *startOp // a start in progress
+	epoch    uint64   // bumped by every stop: starts of an older epoch give up
+	closed   bool     // the chat or host is closed
+	state    string   // StateNotStarted, StateRunning, StateExited, StateFailed
+	lastErr  string   // redacted
+	stderr   string   // tail of the last process that ended, redacted
+	inflight int
+	idle     Timer
+	starts   int
+}
+
+// procRun is one process of a slot.
+type procRun struct {
+	p     *proc
+	sem   chan struct{} // one call at a time; nil when the server is parallel
+	ended chan struct{} // closed once the process is gone and death or why is set
+	once  sync.Once
+	death string     // set when it ended by itself: the error for its calls
+	why   stopReason // set when mcpc stopped it
+}
+
+func (r *procRun) finish(death string) {
+	r.once.Do(func() {
+		r.death = death
+		close(r.ended)
+	})
+}
+
+// startOp is a start in progress, shared by the calls that wait for it.
+type startOp struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	run    *procRun
+	err    error
+}
+
+// call runs one tool call on this slot's process.
+func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolResult, error) {
+	h := s.c.h
+	name := s.srv.cfg.Name
+	r, err := s.acquire(ctx, tool)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(r)
+	if r.sem != nil {
+		select {
+		case r.sem <- struct{}{}:
+			defer func() { <-r.sem }()
+		case <-ctx.Done():
+			return nil, s.cancelled(tool)
+		case <-r.ended:
+			return nil, s.endedError(r, tool)
+		}
+	}
+	timeout := time.Duration(s.srv.cfg.CallTimeoutSeconds) * time.Second
+	if timeout <= 0 {
+		timeout = DefaultCallTimeout
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	errTimeout := errors.New("call timeout")
+	t := h.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
+	// Cancelling cctx makes the SDK send notifications/cancelled.
+	res, err := r.p.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool.ServerTool, Arguments: args})
+	t.Stop()
+	timedOut := errors.Is(context.Cause(cctx), errTimeout)
+	cancel(nil)
+	if err == nil {
+		return redactResult(h.redactor, res), nil
+	}
+	switch {
+	case timedOut:
+		msg := fmt.Sprintf("MCP server %s: tool %s did not answer within %s (callTimeoutSeconds); the call was cancelled and the server was told so (notifications/cancelled)",
+			name, tool.Name, formatSeconds(timeout))
+		h.log("Warning", s.c.id, name, "%s", msg)
+		return nil, &CallError{Kind: CallTimeout, Server: name, Tool: tool.Name, Message: h.Redact(msg)}
+	case ctx.Err() != nil:
+		return nil, s.cancelled(tool)
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil, &CallError{Kind: CallServerError, Server: name, Tool: tool.Name, Code: we.Code,
+			Message: h.Redact(fmt.Sprintf("MCP server %s: tool %s: %s", name, tool.Name, we.Message))}
+	}
+	// The transport failed: the process died or broke the connection. The
+	// watcher records which; wait for it, or stop the process if the
+	// session somehow lives on.
+	select {
+	case <-r.ended:
+	case <-time.After(brokenWait):
+		s.stopRun(r, stopBroken)
+	}
+	return nil, s.endedError(r, tool)
+}
+
+func (s *slot) cancelled(tool *Tool) error {
+	name := s.srv.cfg.Name
+	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
+		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled; the server was told so (notifications/cancelled)", tool.Name, name))}
+}
+
+// endedError is the error of a call whose process ended under it.
+func (s *slot) endedError(r *procRun, tool *Tool) error {
+	name := s.srv.cfg.Name
+	if r.death != "" {
+		return &CallError{Kind: CallExited, Server: name, Tool: tool.Name, Message: r.death}
+	}
+	return &CallError{Kind: CallStopped, Server: name, Tool: tool.Name,
+		Message: s.c.h.Redact(fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", name, tool.Name, r.why))}
+}
+
+// acquire returns the running process, starting one if needed, and counts
+// the caller as a call in flight.
+func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
+	h := s.c.h
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		if h.isClosed() {
+			return nil, ErrHostClosed
+		}
+		return nil, ErrChatClosed
+	}
+	if r := s.run; r != nil {
+		s.enterLocked()
+		s.mu.Unlock()
+		return r, nil
+	}
+	if s.pending == nil {
+		s.startLocked()
+	}
+	op := s.pending
+	s.mu.Unlock()
+	select {
+	case <-op.done:
+	case <-ctx.Done():
+		return nil, s.cancelled(tool)
+	case <-h.ctx.Done():
+		return nil, ErrHostClosed
+	}
+	if op.err != nil {
+		var ce *CallError
+		if errors.As(op.err, &ce) {
+			cp := *ce
+			cp.Tool = tool.Name
+			return nil, &cp
+		}
+		return nil, op.err
+	}
+	s.mu.Lock()
+	if s.run != op.run {
+		s.mu.Unlock()
+		// It ended between its start and this call: do not start another
+		// one behind the caller's back. (Not under s.mu: the watcher that
+		// records the end takes it.)
+		<-op.run.ended
+		return nil, s.endedError(op.run, tool)
+	}
+	s.enterLocked()
+	s.mu.Unlock()
+	return op.run, nil
+}
+
+// enterLocked counts a call in flight; an idle stop is no longer due.
+func (s *slot) enterLocked() {
+	s.inflight++
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+}
+
+// release ends a call; the last one arms the idle stop.
+func (s *slot) release(r *procRun) {
+	h := s.c.h
+	idle := time.Duration(s.srv.cfg.IdleTimeoutSeconds) * time.Second
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight--
+	if s.inflight > 0 || s.run != r || idle <= 0 {
+		return
+	}
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	s.idle = h.clock.AfterFunc(idle, func() { s.idleStop(r, idle) })
+}
+
+// idleStop stops r if it is still the slot's process and still idle. It
+// runs synchronously in the timer's goroutine (with a fake clock: in the
+// goroutine that advances it), so the process is gone when it returns.
+func (s *slot) idleStop(r *procRun, idle time.Duration) {
+	s.c.h.do(func() {
+		s.mu.Lock()
+		if s.run != r || s.inflight > 0 {
+			s.mu.Unlock()
+			return
+		}
+		s.run, s.idle, s.state = nil, nil, StateNotStarted
+		s.mu.Unlock()
+		s.c.h.log("Information", s.c.id, s.srv.cfg.Name, "MCP server %s stopped after %s without calls", s.srv.cfg.Name, formatSeconds(idle))
+		s.stopRun(r, stopIdle)
+	})
+}
+
+// startLocked starts a process in the background. s.mu is held.
+func (s *slot) startLocked() {
+	h := s.c.h
+	ctx, cancel := context.WithCancel(h.ctx)
+	op := &startOp{done: make(chan struct{}), cancel: cancel}
+	s.pending = op
+	s.starts++
+	epoch := s.epoch
+	if !h.track(func() { s.doStart(ctx, op, epoch) }) {
+		cancel()
+		s.pending = nil
+		op.err = ErrHostClosed
+		close(op.done)
+	}
+}
+
+// doStart starts the chat's process: in the workspace, with the
+// environment of SPEC §2.4, within startupTimeoutSeconds.
+func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
+	defer close(op.done)
+	defer op.cancel()
+	h, c, cfg := s.c.h, s.c, s.srv.cfg
+	name := cfg.Name
+	spec := Launch(cfg, c.workspace, h.env)
+	timeout := spec.StartupTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartupTimeout
+	}
+	fail := func(reason, stderr string) {
+		msg := h.Redact(fmt.Sprintf("MCP server %s failed to start: %s", name, reason))
+		s.mu.Lock()
+		s.pending = nil
+		stale := s.epoch != epoch
+		if !stale {
+			s.state, s.lastErr, s.stderr = StateFailed, msg, keptStderr(stderr)
+		}
+		s.mu.Unlock()
+		if stale {
+			op.err = &CallError{Kind: CallStopped, Server: name,
+				Message: h.Redact(fmt.Sprintf("MCP server %s was stopped while it started: %s", name, s.lastWhy()))}
+			return
+		}
+		h.log("Warning", c.id, name, "%s", msg)
+		op.err = &CallError{Kind: CallStartFailed, Server: name, Message: msg}
+	}
+	if err := os.MkdirAll(c.workspace, 0o700); err != nil {
+		fail("cannot create the workspace: "+err.Error(), "")
+		return
+	}
+	sctx, cancel, timedOut := startTimeout(ctx, h.clock, timeout)
+	level := cfg.StderrLevel
+	var onStderr func(string)
+	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
+		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
+	}
+	p, err := startProc(sctx, spec, c.workspace, procConfig{version: "chat", onStderr: onStderr})
+	cancel()
+	if err != nil {
+		if p == nil {
+			fail(err.Error(), "")
+			return
+		}
+		stderr := h.Redact(p.tail.Text())
+		_, reason, _ := p.startFailure(err, ctx, timedOut(), timeout)
+		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
+			reason += ": " + strings.Join(lines, " | ")
+		}
+		fail(reason, stderr)
+		return
+	}
+	r := &procRun{p: p, ended: make(chan struct{})}
+	if !cfg.Parallel {
+		r.sem = make(chan struct{}, 1)
+	}
+	s.mu.Lock()
+	s.pending = nil
+	if s.epoch != epoch || s.closed {
+		why := s.lastWhyLocked()
+		s.mu.Unlock()
+		r.why = why
+		p.stopping.Store(true)
+		p.stop()
+		r.finish("")
+		op.err = &CallError{Kind: CallStopped, Server: name,
+			Message: h.Redact(fmt.Sprintf("MCP server %s was stopped while it started: %s", name, why))}
+		return
+	}
+	s.run, s.state, s.lastErr = r, StateRunning, ""
+	s.mu.Unlock()
+	op.run = r
+	h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, p.pid(), c.workspace)
+	if !h.track(func() { s.watch(r) }) {
+		s.stopRun(r, stopHostClosed)
+	}
+}
+
+// lastWhy is why the slot's processes were last stopped on purpose.
+func (s *slot) lastWhy() stopReason {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastWhyLocked()
+}
+
+func (s *slot) lastWhyLocked() stopReason {
+	if s.closed {
+		return stopHostClosed
+	}
+	return stopReset
+}
+
+// watch waits for r's session to end. If mcpc did not stop it, the server
+// died (or broke the protocol): the process group is killed, the death is
+// recorded for status and for the calls that were running, and the next
+// call starts a new process.
+func (s *slot) watch(r *procRun) {
+	_ = r.p.cs.Wait()
+	if r.p.stopping.Load() {
+		r.p.stop()
+		r.finish("")
+		return
+	}
+	r.p.stop()
+	h := s.c.h
+	stderr := h.Redact(r.p.tail.Text())
+	msg := h.Redact(deathMessage(s.srv.cfg.Name, r.p, stderr))
+	s.mu.Lock()
+	if s.run == r {
+		s.run, s.state, s.lastErr, s.stderr = nil, StateExited, msg, keptStderr(stderr)
+		if s.idle != nil {
+			s.idle.Stop()
+			s.idle = nil
+		}
+	}
+	s.mu.Unlock()
+	h.log("Warning", s.c.id, s.srv.cfg.Name, "%s", msg)
+	r.finish(msg)
+}
+
+// deathMessage is the error of SPEC §4 for a process that died: "MCP
+// server <name> exited (<code>): <last stderr line>. It restarts on the
+// next call; its state was lost." (browser state for playwright).
+func deathMessage(name string, p *proc, stderr string) string {
+	var b strings.Builder
+	if err := p.tr.ReadError(); err != nil {
+		fmt.Fprintf(&b, "MCP server %s broke the protocol: it wrote something that is not JSON-RPC on stdout (%v)", name, err)
+	} else {
+		text, _ := p.exitStatus()
+		fmt.Fprintf(&b, "MCP server %s exited (%s)", name, text)
+	}
+	if lines := lastLines(stderr, 1, reasonLineWidth); len(lines) > 0 {
+		b.WriteString(": " + lines[0])
+	}
+	if name == "playwright" {
+		b.WriteString(". It restarts on the next call; browser state was lost.")
+	} else {
+		b.WriteString(". It restarts on the next call; its state was lost.")
+	}
+	return b.String()
+}
+
+// stopRun stops r on purpose and waits until it is gone.
+func (s *slot) stopRun(r *procRun, why stopReason) {
+	s.mu.Lock()
+	if r.why == "" {
+		r.why = why
+	}
+	s.mu.Unlock()
+	r.p.stopping.Store(true)
+	r.p.stop()
+	s.mu.Lock()
+	if s.run == r {
+		s.run, s.state = nil, StateNotStarted
+	}
+	s.stderr = keptStderr(s.c.h.Redact(r.p.tail.Text()))
+	s.mu.Unlock()
+	<-r.ended
+}
+
+// stop stops the slot's process and any start in progress; final marks the
+// slot closed for good. It returns once the process group is gone.
+func (s *slot) stop(why stopReason, final bool) {
+	s.mu.Lock()
+	r, op := s.run, s.pending
+	s.run = nil
+	s.epoch++
+	if final {
+		s.closed = true
+	}
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	s.state, s.lastErr = StateNotStarted, ""
+	s.mu.Unlock()
+	if op != nil {
+		op.cancel() // kills a process that is starting at once
+		<-op.done
+	}
+	if r != nil {
+		s.stopRun(r, why)
+	}
+}
+
+// status is the slot's line of /mcp.
+func (s *slot) status() ServerStatus {
+	cfg := s.srv.cfg
+	st := ServerStatus{Name: cfg.Name, Tools: s.c.h.currentTable().perServer[cfg.Name]}
+	if !cfg.Enabled {
+		st.State = StateDisabled
+		return st
+	}
+	s.srv.mu.Lock()
+	discFailed, discReason := s.srv.state == discFailed, s.srv.reason
+	s.srv.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.LastError = s.lastErr
+	switch {
+	case s.run != nil:
+		st.State = StateRunning
+		st.Pid = s.run.p.pid()
+	case s.pending != nil:
+		st.State = "starting"
+	case s.state == StateFailed:
+		st.State = "failed: " + strings.TrimPrefix(s.lastErr, "MCP server "+cfg.Name+" failed to start: ")
+	case s.state == StateExited:
+		st.State = StateExited
+	case discFailed:
+		st.State = "failed: " + discReason
+		if st.LastError == "" {
+			st.LastError = discReason
+		}
+	default:
+		st.State = StateNotStarted
+	}
+	return st
+}
+
+// detail is the slot's /mcp <server> view.
+func (s *slot) detail() ServerDetail {
+	h, cfg := s.c.h, s.srv.cfg
+	d := ServerDetail{ServerStatus: s.status(), Discovery: s.srv.snapshot()}
+	spec := Launch(cfg, s.c.workspace, h.env)
+	d.CommandLine = h.Redact(commandLine(spec))
+	d.Cwd = h.Redact(spec.Dir)
+	if d.Cwd == "" {
+		d.Cwd = s.c.workspace
+	}
+	d.EnvNames = []string{}
+	for _, kv := range spec.Env {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			d.EnvNames = append(d.EnvNames, k)
+		}
+	}
+	sort.Strings(d.EnvNames)
+	d.ServerName, d.ServerVersion = d.Discovery.ServerName, d.Discovery.ServerVersion
+	d.ToolNames = []string{}
+	for _, t := range h.currentTable().list {
+		if t.Server == cfg.Name {
+			d.ToolNames = append(d.ToolNames, t.Name)
+		}
+	}
+	s.mu.Lock()
+	tail := s.stderr
+	if s.run != nil {
+		tail = h.Redact(s.run.p.tail.Text())
+		if n, v := s.run.p.serverInfo(); n != "" {
+			d.ServerName, d.ServerVersion = n, v
+		}
+	}
+	d.Starts = s.starts
+	s.mu.Unlock()
+	if d.LastError == "" {
+		d.LastError = d.Discovery.LastError
+	}
+	d.StderrTail = lastLines(tail, detailStderrLines, reasonLineWidth)
+	if d.StderrTail == nil {
+		d.StderrTail = []string{}
+	}
+	return d
+}
+
+// detailStderrLines is how many stderr lines a server's details show.
+const detailStderrLines = 20
+
+// keptStderr is what a chat keeps of the stderr of a process that ended:
+// the lines its details show, not the whole 16 KiB tail, since every idle
+// chat keeps one per server.
+func keptStderr(tail string) string {
+	return strings.Join(lastLines(tail, detailStderrLines, reasonLineWidth), "\n")
+}

@@ -1,0 +1,38 @@
+// Package runtime runs a frozen plan (package compile) for an agent host:
+// SPEC §2.4 and §4 for stdio MCP servers.
+//
+// A [Host] runs one plan. It discovers each enabled server's tools once
+// ([Discover], in a temporary workspace, shared by every chat that asks at
+// the same time), names them as the agent sees them (SPEC §2.5, package
+// compile/naming), and keeps one [Chat] per conversation. A chat is an id
+// and a workspace; it gets its own process per server, started by its first
+// call to that server, in its workspace, with the environment of SPEC §2.4.
+// A [Gateway] serves a host's chats over MCP (`mcpc run`).
+//
+// # Rules the host enforces
+//
+//   - A failed discovery contributes no tools, shows as "failed: <reason>"
+//     and is started again, in the background, by the first listing after
+//     HostOptions.DiscoveryRetry (60 s); a successful one is never repeated.
+//   - A process stops after idleTimeoutSeconds without calls (0: never),
+//     when its chat is reset or closed, when it is restarted, and when the
+//     host closes. Stopping closes its stdin, waits 500 ms, then kills its
+//     whole process group, and reaps it.
+//   - Calls to one process run one at a time unless the server is parallel.
+//     A call runs at most callTimeoutSeconds; cancelling it or timing out
+//     sends notifications/cancelled. A failed call is never retried.
+//   - A process that dies turns its calls into "MCP server <name> exited
+//     (<code>): <last stderr line>. It restarts on the next call; its state
+//     was lost." and the next call starts a new one.
+//   - Known secrets (values of deny-listed host variables and of ${env:…}
+//     resolutions, at least 4 characters, raw or JSON-escaped) become
+//     [REDACTED] in results, errors, stderr tails, status and log entries.
+//
+// # Time
+//
+// Every duration that is a rule above (discovery retry, idle stop, call
+// timeout, startup timeout) is measured on HostOptions.Clock, so tests set
+// a clock and advance it instead of waiting. Fixed waits that only bound
+// cleanup (the stop grace, waiting for a killed group to disappear,
+// draining stderr) are real time: they wait for the operating system.
+package runtime

@@ -1,0 +1,415 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The gateway serves a Host as MCP servers (`mcpc run`): one chat over a
+// transport such as stdio, or one chat per /chats/{id}/mcp over Streamable
+// HTTP, with admin endpoints beside them. Every chat is an mcp.Server of its
+// own whose tools are the host's agent-visible tools; a call goes to the
+// chat's process of the tool's server.
+
+// ChatIDPattern is what a chat id in a gateway URL must match.
+var ChatIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// GatewayOptions configure a Gateway.
+type GatewayOptions struct {
+	// Version is the gateway's server version in initialize.
+	Version string
+	// WorkspaceRoot is the directory under which a chat served over HTTP
+	// gets its workspace, WorkspaceRoot/{id}, created (0700) on first use.
+	WorkspaceRoot string
+	// AdminToken, if set, must be sent as "Authorization: Bearer <token>"
+	// to the admin endpoints (GET /status, POST /chats/{id}/reset, POST
+	// /chats/{id}/servers/{name}/restart). Without it they answer only
+	// requests addressed to a loopback host name, as the MCP endpoints do
+	// (protection against DNS rebinding); the caller must then listen on
+	// loopback only.
+	AdminToken string
+}
+
+// Gateway serves a host's chats over MCP. Create it with NewGateway; it is
+// safe for concurrent use.
+//
+// Example, one chat over stdio:
+//
+//	gw := runtime.NewGateway(host, runtime.GatewayOptions{Version: "1.0"})
+//	defer gw.Close()
+//	chat, _ := host.Chat("stdio", workspace)
+//	err := gw.ServeTransport(ctx, chat, &mcp.StdioTransport{})
+//
+// Example, a chat per URL:
+//
+//	gw := runtime.NewGateway(host, runtime.GatewayOptions{WorkspaceRoot: "/srv/chats"})
+//	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: gw}
+//	// POST http://127.0.0.1:8080/chats/42/mcp is chat 42 in /srv/chats/42
+type Gateway struct {
+	h    *Host
+	opts GatewayOptions
+
+	mu     sync.Mutex
+	closed bool
+	chats  map[string]*gatewayChat // by chat id
+}
+
+// gatewayChat is one chat's MCP server.
+type gatewayChat struct {
+	chat    *Chat
+	server  *mcp.Server
+	handler http.Handler // Streamable HTTP; nil until served over HTTP
+
+	mu    sync.Mutex
+	gen   uint64           // the tool table generation the server holds
+	tools map[string]*Tool // registered on server, by visible name
+}
+
+// NewGateway returns a gateway for h. It subscribes to h's tool changes,
+// so that clients get notifications/tools/list_changed when a discovery
+// retry adds tools.
+func NewGateway(h *Host, opts GatewayOptions) *Gateway {
+	g := &Gateway{h: h, opts: opts, chats: map[string]*gatewayChat{}}
+	h.addToolsListener(g.toolsChanged)
+	return g
+}
+
+// Close ends every MCP session of the gateway. It does not close the host.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	g.closed = true
+	chats := make([]*gatewayChat, 0, len(g.chats))
+	for _, gc := range g.chats {
+		chats = append(chats, gc)
+	}
+	g.mu.Unlock()
+	for _, gc := range chats {
+		for ss := range gc.server.Sessions() {
+			_ = ss.Close()
+		}
+	}
+}
+
+// ServeTransport serves chat over one MCP transport (such as
+// mcp.StdioTransport or mcp.IOTransport) until the client disconnects or
+// ctx ends.
+func (g *Gateway) ServeTransport(ctx context.Context, chat *Chat, t mcp.Transport) error {
+	gc, err := g.chatServer(chat)
+	if err != nil {
+		return err
+	}
+	return gc.server.Run(ctx, t)
+}
+
+// chatServer returns the MCP server of chat, creating it on first use.
+func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, ErrHostClosed
+	}
+	if gc, ok := g.chats[chat.id]; ok && gc.chat == chat {
+		return gc, nil
+	}
+	gc := &gatewayChat{chat: chat, tools: map[string]*Tool{}}
+	gc.server = mcp.NewServer(&mcp.Implementation{Name: "mcpc", Version: g.opts.Version}, &mcp.ServerOptions{
+		// Tools are listed even before any is known; no logging capability.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" || method == "tools/call" {
+				// Discovery runs here, on the first listing or call, shared
+				// by every chat asking at the same time.
+				table, err := g.h.tools(ctx)
+				if err != nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+				}
+				g.sync(gc, table)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	g.chats[chat.id] = gc
+	// Register the tools known so far while no session is connected: the SDK
+	// tells connected clients about every change (notifications/tools/
+	// list_changed), and a client that connects must not get one for tools
+	// that were there all along. Only a chat that connects before the first
+	// discovery gets tools, and that notification, on its first listing.
+	if table := g.h.currentTable(); table.gen > 0 {
+		g.sync(gc, table)
+	}
+	return gc, nil
+}
+
+// toolsChanged brings every chat's server up to date; the SDK notifies the
+// connected clients.
+func (g *Gateway) toolsChanged() {
+	table := g.h.currentTable()
+	g.mu.Lock()
+	chats := make([]*gatewayChat, 0, len(g.chats))
+	for _, gc := range g.chats {
+		chats = append(chats, gc)
+	}
+	g.mu.Unlock()
+	for _, gc := range chats {
+		g.sync(gc, table)
+	}
+}
+
+// sync makes gc's server offer exactly the tools of table.
+func (g *Gateway) sync(gc *gatewayChat, table *toolTable) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if table.gen <= gc.gen {
+		return
+	}
+	var gone []string
+	for name, t := range gc.tools {
+		if table.byName[name] != t {
+			gone = append(gone, name)
+			delete(gc.tools, name)
+		}
+	}
+	if len(gone) > 0 {
+		gc.server.RemoveTools(gone...)
+	}
+	for _, t := range table.list {
+		if gc.tools[t.Name] == t {
+			continue
+		}
+		if g.addTool(gc, t) {
+			gc.tools[t.Name] = t
+		}
+	}
+	gc.gen = table.gen
+}
+
+// addTool registers t on gc's server. The SDK panics on tool definitions it
+// cannot serve (say, a bad x-mcp-header annotation); such a tool is logged
+// and left out rather than taking the gateway down.
+func (g *Gateway) addTool(gc *gatewayChat, t *Tool) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.h.log("Warning", gc.chat.id, t.Server, "tool %q of server %q is not served: %v", t.ServerTool, t.Server, r)
+			ok = false
+		}
+	}()
+	chat, name := gc.chat, t.Name
+	gc.server.AddTool(t.Def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Absent or null arguments go on as {}: servers validate them as an
+		// object, and null would fail there.
+		var args any
+		if req.Params != nil {
+			if raw := bytes.TrimSpace(req.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+				args = req.Params.Arguments
+			}
+		}
+		return callResult(chat.Call(ctx, name, args))
+	})
+	return true
+}
+
+// callResult turns a Chat.Call outcome into what an MCP client gets. Errors
+// the agent should read (the server died, timed out, failed to start) are
+// tool results with isError, as MCP asks for tool execution errors; an
+// unknown tool or a server's own JSON-RPC error stays a protocol error.
+func callResult(res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if err == nil {
+		return res, nil
+	}
+	var ce *CallError
+	if !errors.As(err, &ce) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	switch ce.Kind {
+	case CallUnknownTool:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ce.Message}
+	case CallServerError:
+		return nil, &jsonrpc.Error{Code: ce.Code, Message: ce.Message}
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ce.Message}}}, nil
+}
+
+// ServeHTTP routes /chats/{id}/mcp to the chat's Streamable HTTP endpoint
+// and serves the admin endpoints GET /status, POST /chats/{id}/reset and
+// POST /chats/{id}/servers/{name}/restart.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Route on the escaped path, before anything cleans it: "/chats/../mcp"
+	// and "/chats/a%2Fb/mcp" must reach the id check and be refused, not be
+	// redirected or split.
+	p := r.URL.EscapedPath()
+	if p == "/status" {
+		if g.admin(w, r, http.MethodGet) {
+			g.writeJSON(w, http.StatusOK, g.h.Status())
+		}
+		return
+	}
+	rest, ok := strings.CutPrefix(p, "/chats/")
+	if !ok {
+		g.writeError(w, http.StatusNotFound, "not found: the endpoints are /chats/{id}/mcp, GET /status, POST /chats/{id}/reset and POST /chats/{id}/servers/{name}/restart")
+		return
+	}
+	switch {
+	case strings.HasSuffix(rest, "/mcp"):
+		id, ok := g.chatID(w, strings.TrimSuffix(rest, "/mcp"))
+		if ok {
+			g.serveMCP(w, r, id)
+		}
+	case strings.HasSuffix(rest, "/reset"):
+		id, ok := g.chatID(w, strings.TrimSuffix(rest, "/reset"))
+		if !ok || !g.admin(w, r, http.MethodPost) {
+			return
+		}
+		c, found := g.h.FindChat(id)
+		if !found {
+			g.writeError(w, http.StatusNotFound, fmt.Sprintf("no chat %q: it has not been used since the gateway started", id))
+			return
+		}
+		c.Reset()
+		g.writeJSON(w, http.StatusOK, map[string]any{"chat": id, "reset": true})
+	case strings.HasSuffix(rest, "/restart") && strings.Contains(rest, "/servers/"):
+		i := strings.LastIndex(rest, "/servers/")
+		id, ok := g.chatID(w, rest[:i])
+		if !ok || !g.admin(w, r, http.MethodPost) {
+			return
+		}
+		name, err := url.PathUnescape(strings.TrimSuffix(rest[i+len("/servers/"):], "/restart"))
+		if err != nil {
+			g.writeError(w, http.StatusBadRequest, "the server name is not a valid URL path segment")
+			return
+		}
+		c, found := g.h.FindChat(id)
+		if !found {
+			g.writeError(w, http.StatusNotFound, fmt.Sprintf("no chat %q: it has not been used since the gateway started", id))
+			return
+		}
+		if err := c.Restart(name); err != nil {
+			g.writeError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		g.writeJSON(w, http.StatusOK, map[string]any{"chat": id, "server": name, "restarted": true})
+	default:
+		g.writeError(w, http.StatusNotFound, "not found: the endpoints under /chats/{id}/ are mcp, reset and servers/{name}/restart")
+	}
+}
+
+// chatID checks an escaped id from a URL; a bad one is answered with 400.
+func (g *Gateway) chatID(w http.ResponseWriter, escaped string) (string, bool) {
+	id, err := url.PathUnescape(escaped)
+	if err != nil || !ChatIDPattern.MatchString(id) {
+		g.writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid chat id %q: use 1 to 64 characters of A-Z a-z 0-9 _ -", escaped))
+		return "", false
+	}
+	return id, true
+}
+
+// serveMCP hands the request to the chat's Streamable HTTP handler,
+// creating the chat and its workspace on first use.
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
+	if g.opts.WorkspaceRoot == "" {
+		g.writeError(w, http.StatusInternalServerError, "the gateway has no workspace root")
+		return
+	}
+	ws := filepath.Join(g.opts.WorkspaceRoot, id)
+	chat, err := g.h.Chat(id, ws)
+	if err == nil {
+		err = os.MkdirAll(ws, 0o700)
+	}
+	var gc *gatewayChat
+	if err == nil {
+		gc, err = g.chatServer(chat)
+	}
+	if err != nil {
+		g.writeError(w, http.StatusServiceUnavailable, g.h.Redact(err.Error()))
+		return
+	}
+	gc.mu.Lock()
+	if gc.handler == nil {
+		server := gc.server
+		gc.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	}
+	h := gc.handler
+	gc.mu.Unlock()
+	// One handler per chat: a session id is only ever valid on the path of
+	// the chat that created it.
+	h.ServeHTTP(w, r)
+}
+
+// admin authorizes an admin request and checks its method.
+func (g *Gateway) admin(w http.ResponseWriter, r *http.Request, method string) bool {
+	if tok := g.opts.AdminToken; tok != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
+			g.writeError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token> (the token of --admin-token-env)")
+			return false
+		}
+	} else if !loopbackHost(r.Host) {
+		g.writeError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name: without an admin token the admin endpoints answer loopback requests only", r.Host))
+		return false
+	}
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		g.writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("use %s", method))
+		return false
+	}
+	return true
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (g *Gateway) writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error": "cannot encode the answer"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(append([]byte(g.h.Redact(string(b))), '\n'))
+}
+
+func (g *Gateway) writeError(w http.ResponseWriter, code int, msg string) {
+	g.writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// ChatIDs returns the ids of the chats the gateway serves, sorted.
+func (g *Gateway) ChatIDs() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ids := make([]string, 0, len(g.chats))
+	for id := range g.chats {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}

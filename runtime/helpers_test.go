@@ -1,0 +1,226 @@
+package runtime
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpc-dev/mcpc/compile"
+)
+
+// fakeClock is a Clock that moves only when a test advances it. Timers
+// that come due run synchronously inside Advance, in due order.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	c  *fakeClock
+	at time.Time
+	f  func()
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	for i, x := range t.c.timers {
+		if x == t {
+			t.c.timers = append(t.c.timers[:i], t.c.timers[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Advance moves the clock by d and runs every timer that came due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due, keep []*fakeTimer
+	for _, t := range c.timers {
+		if !t.at.After(c.now) {
+			due = append(due, t)
+		} else {
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+	c.mu.Unlock()
+	sort.SliceStable(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
+	for _, t := range due {
+		t.f()
+	}
+}
+
+// Pending returns the number of timers not yet due.
+func (c *fakeClock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
+
+// eventually polls cond until it holds or 10s pass. The limit only bounds a
+// failing test; passing tests return as soon as cond holds.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// leakMarkerVar is put in the environment of every process a test starts,
+// so that leftovers are found whatever their parent or process group.
+const leakMarkerVar = "MCPC_TEST_LEAK_MARKER"
+
+// noLeaks returns a fresh marker value and registers a check, run after
+// every other cleanup of the test, that no process carrying the marker in
+// its environment still runs and that the goroutines of the test are gone.
+func noLeaks(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	marker := hex.EncodeToString(b)
+	base := goruntime.NumGoroutine()
+	t.Cleanup(func() {
+		if pids := markedProcesses(marker); len(pids) > 0 {
+			t.Errorf("processes left running after the test: %v", pids)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for goruntime.NumGoroutine() > base {
+			if time.Now().After(deadline) {
+				buf := make([]byte, 1<<20)
+				n := goruntime.Stack(buf, true)
+				t.Errorf("goroutine leak: %d running, %d before the test\n%s", goruntime.NumGoroutine(), base, buf[:n])
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	return marker
+}
+
+// markedProcesses lists live processes whose environment holds marker.
+func markedProcesses(marker string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	needle := []byte(leakMarkerVar + "=" + marker + "\x00")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, needle) {
+			continue
+		}
+		if processGone(pid) { // a zombie
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// testServer is a plan server running the Go test server with args.
+func testServer(name string, args ...string) compile.Server {
+	return compile.Server{
+		Name: name, Command: testBin, Args: args, Cwd: "${workspace}",
+		Enabled: true, Env: map[string]*string{}, Transport: "stdio",
+		StartupTimeoutSeconds: 20, CallTimeoutSeconds: 120, IdleTimeoutSeconds: 1800,
+		StderrLevel: "Warning",
+	}
+}
+
+func testPlan(servers ...compile.Server) *compile.Plan {
+	return &compile.Plan{PlanVersion: compile.PlanVersion, Profile: "volcanic", Servers: servers}
+}
+
+// testEnv is a host environment with PATH, the leak marker and vars.
+func testEnv(marker string, vars ...string) HostEnv {
+	return EnvFromList(append([]string{"PATH=" + os.Getenv("PATH"), leakMarkerVar + "=" + marker}, vars...), nil)
+}
+
+// newTestHost builds a host that is closed at the end of the test.
+func newTestHost(t testing.TB, plan *compile.Plan, opts HostOptions) *Host {
+	t.Helper()
+	h, err := NewHost(plan, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// logRecorder collects a host's log entries.
+type logRecorder struct {
+	mu      sync.Mutex
+	entries []LogEntry
+}
+
+func (l *logRecorder) log(e LogEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, e)
+}
+
+func (l *logRecorder) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, e := range l.entries {
+		fmt.Fprintf(&b, "%s [%s/%s] %s\n", e.Level, e.Chat, e.Server, e.Message)
+	}
+	return b.String()
+}
+
+// lines reads a file of lines (a start or call log); a missing file has none.
+func lines(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+func ptr(s string) *string { return &s }

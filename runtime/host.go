@@ -1,0 +1,572 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/policies/denylist"
+)
+
+// DefaultDiscoveryRetry is how long a server whose discovery failed waits
+// before it is discovered again (SPEC §4).
+const DefaultDiscoveryRetry = 60 * time.Second
+
+// ErrHostClosed is returned by every call on a Host, or on one of its
+// chats, after Host.Close.
+var ErrHostClosed = errors.New("the MCP host is shut down")
+
+// HostOptions configure a Host. The zero value is ready to use: the
+// process has an empty host environment, the built-in deny-list and the
+// real clock.
+type HostOptions struct {
+	// Env is the host environment ${env:NAME} reads and servers inherit
+	// (minus the deny-list). Env.Deny nil means the built-in deny-list.
+	Env HostEnv
+	// Builtins are the host's own tool names (SPEC §2.5 step 5); nil means
+	// naming.DefaultBuiltins.
+	Builtins []string
+	// Secrets are more known secret values to redact (say, an admin token),
+	// besides the deny-listed host variables and the ${env:…} resolutions.
+	Secrets []string
+	// Clock measures every rule's duration (see Clock); nil means RealClock.
+	Clock Clock
+	// DiscoveryRetry is the wait before a failed discovery is tried again;
+	// 0 means DefaultDiscoveryRetry.
+	DiscoveryRetry time.Duration
+	// Log, if set, receives what the host would log: discovery results,
+	// naming warnings, processes starting and stopping, and each stderr
+	// line of a server at its stderrLevel (not at all for None). Messages
+	// are redacted. Calls may come from several goroutines at once.
+	Log func(LogEntry)
+	// OnToolsChanged, if set, is called after the agent-visible tool list
+	// changed because a discovery finished (the first one, or a retry that
+	// succeeded). It runs on a background goroutine of the host.
+	OnToolsChanged func()
+}
+
+// LogEntry is one line the host logs.
+type LogEntry struct {
+	// Level is a .NET log level name: Trace, Debug, Information, Warning,
+	// Error or Critical.
+	Level   string
+	Chat    string // "" for host-wide events such as discovery
+	Server  string // "" when no single server is concerned
+	Message string // redacted
+	// Stderr marks a line the server wrote to its stderr (Message is the
+	// line), as opposed to an event of the host.
+	Stderr bool
+}
+
+// Host runs one plan for many chats (SPEC §4): it discovers each server's
+// tools once, names them (SPEC §2.5), and gives every chat its own server
+// processes. All methods are safe for concurrent use.
+//
+// Example:
+//
+//	plan, ds := compile.ReadPlan("plan.json", data)
+//	if plan == nil { … print ds … }
+//	host, err := runtime.NewHost(plan, runtime.HostOptions{
+//		Env: runtime.EnvFromList(os.Environ(), nil),
+//	})
+//	if err != nil { … }
+//	defer host.Close()
+//
+//	chat, err := host.Chat("42", "/srv/chats/42")
+//	tools, err := chat.Tools(ctx) // discovers on first use, shared by all chats
+//	res, err := chat.Call(ctx, tools[0].Name, json.RawMessage(`{"text":"hi"}`))
+//	chat.Reset() // "/new": stop this chat's processes
+type Host struct {
+	plan     *compile.Plan
+	opts     HostOptions
+	clock    Clock
+	env      HostEnv
+	redactor *compile.Redactor
+	retry    time.Duration
+	servers  []*hostServer // plan order, disabled ones too
+	byName   map[string]*hostServer
+
+	ctx    context.Context // ends at Close: cancels starts and discoveries
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // background goroutines, see track
+
+	mu        sync.Mutex
+	closed    bool
+	chats     map[string]*Chat
+	listeners []func() // besides HostOptions.OnToolsChanged: gateways
+
+	rebuildMu sync.Mutex // one rebuild at a time, so the last one sees every result
+	tableMu   sync.RWMutex
+	table     *toolTable
+}
+
+// NewHost builds a host for plan. Nothing starts until a chat lists or
+// calls tools.
+func NewHost(plan *compile.Plan, opts HostOptions) (*Host, error) {
+	if plan == nil {
+		return nil, errors.New("runtime: no plan")
+	}
+	if plan.PlanVersion != compile.PlanVersion {
+		return nil, fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", plan.PlanVersion, compile.PlanVersion)
+	}
+	h := &Host{plan: plan, opts: opts, clock: opts.Clock, env: opts.Env, retry: opts.DiscoveryRetry,
+		byName: map[string]*hostServer{}, chats: map[string]*Chat{}}
+	if h.clock == nil {
+		h.clock = RealClock{}
+	}
+	if h.retry <= 0 {
+		h.retry = DefaultDiscoveryRetry
+	}
+	if h.env.Deny == nil {
+		h.env.Deny = denylist.Default()
+	}
+	if h.env.Vars == nil {
+		h.env.Vars = map[string]string{}
+	}
+	secrets := append([]string(nil), opts.Secrets...)
+	for i := range plan.Servers {
+		s := &plan.Servers[i]
+		if s.Transport != "" && s.Transport != "stdio" {
+			return nil, fmt.Errorf("runtime: server %q: transport %q is not run by this runtime (stdio only)", s.Name, s.Transport)
+		}
+		if _, dup := h.byName[s.Name]; dup {
+			return nil, fmt.Errorf("runtime: server %q is defined twice in the plan", s.Name)
+		}
+		hs := &hostServer{h: h, index: i, cfg: s}
+		h.servers = append(h.servers, hs)
+		h.byName[s.Name] = hs
+		secrets = append(secrets, h.env.Secrets(s)...)
+	}
+	var forms []string
+	for _, s := range secrets {
+		forms = append(forms, secretForms(s)...)
+	}
+	h.redactor = compile.NewRedactor(forms)
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.table = &toolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
+	return h, nil
+}
+
+// Redact replaces every known secret of the host in s with [REDACTED].
+func (h *Host) Redact(s string) string { return h.redactor.Redact(s) }
+
+// track runs f as a background goroutine that Close waits for. It reports
+// false, without running f, once the host is closed.
+func (h *Host) track(f func()) bool {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return false
+	}
+	h.wg.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// do runs f synchronously as work that Close waits for; it does nothing
+// once the host is closed (Close then stops everything itself).
+func (h *Host) do(f func()) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.wg.Add(1)
+	h.mu.Unlock()
+	defer h.wg.Done()
+	f()
+}
+
+// log sends a redacted entry to HostOptions.Log.
+func (h *Host) log(level, chat, server, format string, args ...any) {
+	if h.opts.Log == nil {
+		return
+	}
+	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: h.Redact(fmt.Sprintf(format, args...))})
+}
+
+// logStderr logs one stderr line of a server at its stderrLevel.
+func (h *Host) logStderr(level, chat, server, line string) {
+	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: h.Redact(line), Stderr: true})
+}
+
+// Chat returns the chat id, creating it on first use with workspace as its
+// workspace directory (made absolute). Asking again for the same id with
+// another workspace is an error. The workspace is created (0700) when the
+// chat's first process starts, if it does not exist.
+func (h *Host) Chat(id, workspace string) (*Chat, error) {
+	if id == "" {
+		return nil, errors.New("runtime: empty chat id")
+	}
+	if workspace == "" {
+		return nil, fmt.Errorf("runtime: chat %q: empty workspace", id)
+	}
+	abs, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: chat %q: workspace: %w", id, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrHostClosed
+	}
+	if c, ok := h.chats[id]; ok {
+		if c.workspace != abs {
+			return nil, fmt.Errorf("runtime: chat %q already runs in workspace %s, not %s", id, c.workspace, abs)
+		}
+		return c, nil
+	}
+	c := newChat(h, id, abs)
+	h.chats[id] = c
+	return c, nil
+}
+
+// FindChat returns the chat id if it exists, without creating it.
+func (h *Host) FindChat(id string) (*Chat, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.chats[id]
+	return c, ok
+}
+
+// Close stops every process of every chat (whole process groups), cancels
+// discoveries and starts in progress, and waits for all of it. Every later
+// call on the host or its chats returns ErrHostClosed. Close may be called
+// more than once.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.wg.Wait()
+		return nil
+	}
+	h.closed = true
+	chats := make([]*Chat, 0, len(h.chats))
+	for _, c := range h.chats {
+		chats = append(chats, c)
+	}
+	h.mu.Unlock()
+	h.cancel()
+	var wg sync.WaitGroup
+	for _, c := range chats {
+		wg.Go(func() { c.stopAll(stopHostClosed) })
+	}
+	wg.Wait()
+	h.wg.Wait()
+	return nil
+}
+
+func (h *Host) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
+// Tool is one tool as the agent sees it.
+type Tool struct {
+	// Name is the agent-visible name (SPEC §2.5).
+	Name string
+	// Server is the plan server that offers it; ServerTool the server's own
+	// name for it, with which the server is called.
+	Server     string
+	ServerTool string
+	// Def is the definition to show the agent: the server's, with Name set
+	// to the visible name and the description redacted. Do not modify it.
+	Def *mcp.Tool
+}
+
+// toolTable is the agent-visible tool list of the host at one moment. It
+// is immutable once built; a new discovery result builds a new one.
+type toolTable struct {
+	gen       uint64
+	list      []*Tool
+	byName    map[string]*Tool
+	perServer map[string]int // registered tools per server
+}
+
+// currentTable returns the tool table now, without discovering.
+func (h *Host) currentTable() *toolTable {
+	h.tableMu.RLock()
+	defer h.tableMu.RUnlock()
+	return h.table
+}
+
+// tools makes sure every enabled server's first discovery has finished
+// (starting the ones that never ran and waiting for them) and that failed
+// discoveries whose retry time has come are started again, in the
+// background: the chat carries on with the tools it has. It returns the
+// table then.
+func (h *Host) tools(ctx context.Context) (*toolTable, error) {
+	if h.isClosed() {
+		return nil, ErrHostClosed
+	}
+	var waits []chan struct{}
+	for _, s := range h.servers {
+		if !s.cfg.Enabled {
+			continue
+		}
+		if ch := s.ensure(); ch != nil {
+			waits = append(waits, ch)
+		}
+	}
+	for _, ch := range waits {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-h.ctx.Done():
+			return nil, ErrHostClosed
+		}
+	}
+	return h.currentTable(), nil
+}
+
+// rebuildTable names the tools of every server discovered so far, in plan
+// order, and publishes the new table.
+func (h *Host) rebuildTable() {
+	h.rebuildMu.Lock()
+	defer h.rebuildMu.Unlock()
+	var in []naming.ServerTools
+	defs := map[string][]*mcp.Tool{}
+	for _, s := range h.servers {
+		if !s.cfg.Enabled {
+			continue
+		}
+		s.mu.Lock()
+		tools := s.tools
+		s.mu.Unlock()
+		st := naming.ServerTools{Server: s.cfg.Name, Prefix: s.cfg.ToolPrefix}
+		for _, t := range tools {
+			st.Tools = append(st.Tools, t.Name)
+		}
+		defs[s.cfg.Name] = tools
+		in = append(in, st)
+	}
+	results := naming.Assign(in, naming.Options{Builtins: h.opts.Builtins})
+	t := &toolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
+	// Results come in input order: server by server, each in its tools/list
+	// order, so a per-server index finds each tool's definition.
+	next := map[string]int{}
+	for _, r := range results {
+		def := defs[r.Server][next[r.Server]]
+		next[r.Server]++
+		if r.Rule != "" && (r.Rule == naming.RuleBuiltin || r.Rule == naming.RuleCollision || r.Rule == naming.RuleEmpty) {
+			h.log("Warning", "", r.Server, "%s [%s]", r.Message, r.Rule)
+		}
+		if !r.Registered() {
+			continue
+		}
+		if reason := unservable(def); reason != "" {
+			h.log("Warning", "", r.Server, "tool %q of server %q is not served: %s", def.Name, r.Server, reason)
+			continue
+		}
+		agent := *def
+		agent.Name = r.Name
+		agent.Description = h.Redact(def.Description)
+		agent.Title = h.Redact(def.Title)
+		tool := &Tool{Name: r.Name, Server: r.Server, ServerTool: def.Name, Def: &agent}
+		t.list = append(t.list, tool)
+		t.byName[r.Name] = tool
+		t.perServer[r.Server]++
+	}
+	h.tableMu.Lock()
+	t.gen = h.table.gen + 1
+	h.table = t
+	h.tableMu.Unlock()
+	if h.opts.OnToolsChanged != nil {
+		h.opts.OnToolsChanged()
+	}
+	h.mu.Lock()
+	listeners := append([]func(){}, h.listeners...)
+	h.mu.Unlock()
+	for _, f := range listeners {
+		f()
+	}
+}
+
+// addToolsListener adds f to the functions called after the tool list
+// changed.
+func (h *Host) addToolsListener(f func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.listeners = append(h.listeners, f)
+}
+
+// unservable says why a tool definition cannot be offered to an agent, ""
+// when it can: MCP requires an input schema that is an object schema, and
+// an agent could not call a tool without one.
+func unservable(t *mcp.Tool) string {
+	m, ok := t.InputSchema.(map[string]any)
+	if !ok {
+		return "its inputSchema is not a JSON object"
+	}
+	if m["type"] != "object" {
+		return fmt.Sprintf("its inputSchema has type %v, MCP requires \"object\"", m["type"])
+	}
+	return ""
+}
+
+// discovery states of a hostServer.
+const (
+	discPending = "pending" // never ran
+	discRunning = "running"
+	discOK      = "ok"
+	discFailed  = "failed"
+)
+
+// hostServer is one plan server at host level: its shared discovery.
+type hostServer struct {
+	h     *Host
+	index int
+	cfg   *compile.Server
+
+	mu            sync.Mutex
+	state         string
+	first         bool          // the running discovery is the first one
+	done          chan struct{} // closed when the running discovery ends
+	tools         []*mcp.Tool
+	serverName    string
+	serverVersion string
+	reason        string    // of the last failure, redacted
+	stderr        string    // of the last discovery, redacted
+	failedAt      time.Time // on the host's clock
+	count         int       // discoveries started
+}
+
+// ensure starts a discovery if none ran yet, or if the last one failed at
+// least the retry interval ago. It returns a channel to wait on when the
+// caller must wait: only for the first discovery.
+func (s *hostServer) ensure() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case "", discPending:
+		s.start(true)
+		return s.done
+	case discRunning:
+		if s.first {
+			return s.done
+		}
+	case discFailed:
+		if !s.h.clock.Now().Before(s.failedAt.Add(s.h.retry)) {
+			s.start(false)
+		}
+	}
+	return nil
+}
+
+// start runs one discovery in the background. s.mu is held.
+func (s *hostServer) start(first bool) {
+	done := make(chan struct{})
+	s.state, s.first, s.done = discRunning, first, done
+	s.count++
+	h := s.h
+	ok := h.track(func() {
+		defer close(done)
+		cfg := s.cfg
+		target := Target{Server: cfg.Name, Spec: func(ws string) (LaunchSpec, error) {
+			return Launch(cfg, ws, h.env), nil
+		}}
+		d := Discover(h.ctx, []Target{target}, DiscoverOptions{Redact: h.Redact, Clock: h.clock})[0]
+		s.mu.Lock()
+		s.stderr = d.Stderr
+		if d.Err != nil {
+			s.state, s.reason, s.failedAt = discFailed, d.Reason, h.clock.Now()
+			s.mu.Unlock()
+			if h.ctx.Err() == nil {
+				h.log("Warning", "", cfg.Name, "MCP server %s failed: %s; it is retried after %s", cfg.Name, d.Reason, formatSeconds(h.retry))
+			}
+			return
+		}
+		s.state, s.reason, s.tools = discOK, "", d.Tools
+		s.serverName, s.serverVersion = d.ServerName, d.ServerVersion
+		s.mu.Unlock()
+		h.log("Information", "", cfg.Name, "MCP server %s: %d tools (%s %s)", cfg.Name, len(d.Tools), d.ServerName, d.ServerVersion)
+		h.rebuildTable()
+	})
+	if !ok {
+		s.state, s.reason = discFailed, ErrHostClosed.Error()
+		close(done)
+	}
+}
+
+// serverStatus is a snapshot of the discovery, for Status.
+func (s *hostServer) snapshot() DiscoveryStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ds := DiscoveryStatus{Name: s.cfg.Name, Discoveries: s.count, ServerName: s.serverName, ServerVersion: s.serverVersion}
+	switch {
+	case !s.cfg.Enabled:
+		ds.State = StateDisabled
+	case s.state == discOK:
+		ds.State = "ok"
+	case s.state == discFailed:
+		ds.State = "failed: " + s.reason
+		ds.LastError = s.reason
+		ds.RetryAt = s.failedAt.Add(s.h.retry)
+	case s.state == discRunning:
+		ds.State = "discovering"
+		if !s.first {
+			ds.State = "discovering (retry)"
+			ds.LastError = s.reason
+		}
+	default:
+		ds.State = "not discovered"
+	}
+	ds.Tools = s.h.currentTable().perServer[s.cfg.Name]
+	return ds
+}
+
+// Status returns the discovery of every server and the state of every
+// chat, chats sorted by id. Every text is redacted.
+func (h *Host) Status() HostStatus {
+	st := HostStatus{Servers: make([]DiscoveryStatus, 0, len(h.servers)), Chats: []ChatStatus{}}
+	for _, s := range h.servers {
+		st.Servers = append(st.Servers, s.snapshot())
+	}
+	h.mu.Lock()
+	chats := make([]*Chat, 0, len(h.chats))
+	for _, c := range h.chats {
+		chats = append(chats, c)
+	}
+	h.mu.Unlock()
+	sort.Slice(chats, func(i, j int) bool { return chats[i].id < chats[j].id })
+	for _, c := range chats {
+		st.Chats = append(st.Chats, c.Status())
+	}
+	return st
+}
+
+// ServerNames returns the plan's server names in plan order.
+func (h *Host) ServerNames() []string {
+	out := make([]string, len(h.servers))
+	for i, s := range h.servers {
+		out[i] = s.cfg.Name
+	}
+	return out
+}
+
+// commandLine renders a launch for status: the command and its arguments,
+// quoted where needed, never an environment value.
+func commandLine(spec LaunchSpec) string {
+	parts := append([]string{spec.Command}, spec.Args...)
+	for i, p := range parts {
+		if p == "" || strings.ContainsAny(p, " \t\n\"'\\$") {
+			parts[i] = fmt.Sprintf("%q", p)
+		}
+	}
+	return strings.Join(parts, " ")
+}

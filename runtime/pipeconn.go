@@ -1,0 +1,207 @@
+package runtime
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// connectPipes starts the command with its stdin and stdout on pipes and
+// returns a pipeConn over them.
+func (t *groupTransport) connectPipes() (mcp.Connection, error) {
+	cmd := t.inner.Command
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	// Our own pipe for stdout: its read end is pollable, so that closing it
+	// unblocks a pending Read.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		stdin.Close()
+		return nil, err
+	}
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		stdin.Close()
+		return nil, err
+	}
+	pw.Close() // the child has its copy
+	return &pipeConn{cmd: cmd, stdin: stdin, stdout: pr, r: bufio.NewReaderSize(pr, 64<<10),
+		grace: t.inner.TerminateDuration, kill: t.KillGroup}, nil
+}
+
+// pipeConn is the MCP connection to a server process over its stdin and
+// stdout: newline-delimited JSON-RPC, what mcp.CommandTransport speaks.
+//
+// Why not mcp.CommandTransport's connection: it reads in a goroutine of its
+// own, and parses every message twice (first as a batch array, which fails,
+// then as one message), and each parse of the SDK allocates a buffer of tens
+// of KiB. A gateway does this for every answer of every call; reading the
+// pipe in Read itself and parsing once cuts the CPU mcpc run spends per
+// proxied call (BenchmarkRunStdioAddedLatency). mcpc owns the pipe, so
+// Close unblocks a pending Read, which is why the SDK needs its goroutine
+// for stdin but not here.
+type pipeConn struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *os.File
+	r      *bufio.Reader
+	queue  []jsonrpc.Message // the rest of a batch; Read is never concurrent
+	grace  time.Duration
+	kill   func()
+
+	wmu       sync.Mutex
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// maxMessage bounds one message from a server, as the SDK does by default.
+const maxMessage = mcp.DefaultMaxLineLength
+
+func (c *pipeConn) Read(context.Context) (jsonrpc.Message, error) {
+	if len(c.queue) > 0 {
+		m := c.queue[0]
+		c.queue = c.queue[1:]
+		return m, nil
+	}
+	for {
+		line, err := readLine(c.r)
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '[' {
+			return decodeMessage(line)
+		}
+		// A server's batch: its requests are answered one by one, since
+		// mcpc's client never sends batches itself.
+		msgs, err := decodeBatch(line)
+		if err != nil {
+			return nil, err
+		}
+		c.queue = msgs[1:]
+		return msgs[0], nil
+	}
+}
+
+func (c *pipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.stdin.Write(data)
+	return err
+}
+
+// Close closes stdin, which is how MCP asks a stdio server to exit, waits
+// up to the grace period for the process to exit, then kills its process
+// group; it reaps the process and unblocks a pending Read.
+func (c *pipeConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.stdin.Close() // safe beside a Write, which then fails
+		done := make(chan error, 1)
+		go func() { done <- c.cmd.Wait() }()
+		select {
+		case c.closeErr = <-done:
+		case <-time.After(c.grace):
+			c.kill()
+			c.closeErr = <-done
+		}
+		c.stdout.Close()
+	})
+	return c.closeErr
+}
+
+func (c *pipeConn) SessionID() string { return "" }
+
+// readLine returns the next line of r without its newline, in a buffer of
+// its own (a decoded message may keep parts of it), at most maxMessage
+// bytes long.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var long []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		switch {
+		case err == nil:
+			if long == nil {
+				return bytes.Clone(frag[:len(frag)-1]), nil
+			}
+			return append(long, frag[:len(frag)-1]...), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			long = append(long, frag...)
+			if len(long) > maxMessage {
+				return nil, fmt.Errorf("a message longer than %d bytes", maxMessage)
+			}
+		case errors.Is(err, io.EOF) && len(long)+len(frag) > 0:
+			return append(long, frag...), nil // a last line without a newline
+		default:
+			return nil, err
+		}
+	}
+}
+
+// decodeMessage decodes one JSON-RPC message. A line that is not JSON at
+// all gets the standard library's short syntax error ("invalid character
+// 'h' in literal true"), as the SDK's own connection reports it, rather
+// than the SDK decoder's, which quotes the rest of the line however long.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	m, err := jsonrpc.DecodeMessage(data)
+	if err == nil {
+		return m, nil
+	}
+	var raw json.RawMessage
+	if serr := json.Unmarshal(data, &raw); serr != nil {
+		return nil, serr
+	}
+	if msg := err.Error(); len(msg) > maxErrorText {
+		return nil, errors.New(strings.ToValidUTF8(msg[:maxErrorText], "") + "…")
+	}
+	return nil, err
+}
+
+// maxErrorText bounds the text of a decoding error, which may quote input.
+const maxErrorText = 300
+
+// decodeBatch decodes a JSON array of JSON-RPC messages.
+func decodeBatch(line []byte) ([]jsonrpc.Message, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(line, &raws); err != nil {
+		return nil, err
+	}
+	if len(raws) == 0 {
+		return nil, errors.New("an empty JSON-RPC batch")
+	}
+	msgs := make([]jsonrpc.Message, len(raws))
+	for i, raw := range raws {
+		m, err := decodeMessage(raw)
+		if err != nil {
+			return nil, err
+		}
+		msgs[i] = m
+	}
+	return msgs, nil
+}

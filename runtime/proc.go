@@ -1,0 +1,255 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// One MCP server process over stdio, shared by discovery (start, list,
+// stop) and by chats (start, call many times, stop). Everything that
+// starts, watches or kills a process lives here, so both paths kill process
+// groups and reap in the same way.
+
+const (
+	// stopGrace is how long a server may take to exit after its stdin is
+	// closed before its process group is killed. Real time: it waits for the
+	// operating system, not for a rule (see Clock).
+	stopGrace = 500 * time.Millisecond
+	// groupGoneLimit bounds the wait for a killed group to disappear.
+	groupGoneLimit = 2 * time.Second
+	// stderrDrainLimit bounds the wait for stderr to end once the group is
+	// dead: a descendant that left the group could hold it open forever.
+	stderrDrainLimit = 200 * time.Millisecond
+	// stderrLineMax cuts an endless stderr line for the line callback.
+	stderrLineMax = 4 << 10
+)
+
+// procConfig tunes startProc.
+type procConfig struct {
+	// version is the client version sent in initialize ("discovery", "chat").
+	version string
+	// onStderr, if set, gets every stderr line (unredacted, without the
+	// newline, cut to stderrLineMax) from the stderr reading goroutine.
+	onStderr func(line string)
+}
+
+// proc is one started server process and its MCP client session.
+type proc struct {
+	spec LaunchSpec
+	cmd  *exec.Cmd
+	tr   *groupTransport
+	cs   *mcp.ClientSession // nil until the handshake succeeded
+	tail *stderrTail
+
+	pr      *os.File      // stderr, read end
+	drained chan struct{} // closed when stderr reading ended
+	closeW  func()        // closes our copy of stderr's write end
+
+	stopOnce sync.Once
+	stopped  chan struct{} // closed when stop finished
+	// stopping is set before stop kills anything: a call that fails then
+	// was stopped on purpose, it did not see the server die.
+	stopping atomic.Bool
+	// killedBeforeStop records whether the group had been killed (by a
+	// timeout or a cancellation) before stop killed what was left, which
+	// it always does: only an earlier kill explains an exit.
+	killedBeforeStop bool
+}
+
+// startProc starts spec's process and runs the MCP initialize handshake.
+// ctx bounds the start: when it ends before the handshake is done, the
+// process group is killed at once. On error the process is already stopped
+// and reaped; p is still returned (for its stderr and exit status) unless
+// it could not even be prepared.
+func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procConfig) (p *proc, err error) {
+	cmd := exec.Command(spec.Command, spec.Args...)
+	cmd.Dir = spec.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = workspace
+	}
+	cmd.Env = spec.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{} // never mcpc's own environment: it holds host secrets
+	}
+	setProcessGroup(cmd)
+
+	// Stderr goes to our own pipe: an *os.File is handed to the child as is,
+	// so exec's Wait does not wait for descendants that still hold it.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("cannot create a pipe: %w", err)
+	}
+	cmd.Stderr = pw
+	p = &proc{spec: spec, cmd: cmd, tail: newStderrTail(stderrTailBytes), pr: pr,
+		drained: make(chan struct{}), stopped: make(chan struct{})}
+	var closeOnce sync.Once
+	p.closeW = func() { closeOnce.Do(func() { pw.Close() }) }
+	var sink io.Writer = p.tail
+	if cfg.onStderr != nil {
+		sink = io.MultiWriter(p.tail, &lineWriter{emit: cfg.onStderr})
+	}
+	go func() {
+		defer close(p.drained)
+		_, _ = io.Copy(sink, pr)
+	}()
+
+	p.tr = &groupTransport{
+		inner:   &mcp.CommandTransport{Command: cmd, TerminateDuration: stopGrace},
+		started: p.closeW, // the child has its copy now
+	}
+	// Until the handshake is done, the end of ctx kills the group at once:
+	// that unblocks everything that waits for the process.
+	stopKill := context.AfterFunc(ctx, p.tr.KillGroup)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: cfg.version}, nil)
+	cs, err := client.Connect(ctx, p.tr, nil)
+	stopKill()
+	if err != nil {
+		// Connect has closed the connection, which waited for the process
+		// (mcp.CommandTransport's Close calls Wait).
+		p.stop()
+		return p, err
+	}
+	p.cs = cs
+	return p, nil
+}
+
+// serverInfo returns the name and version from the initialize result.
+func (p *proc) serverInfo() (name, version string) {
+	if p.cs == nil {
+		return "", ""
+	}
+	if info := p.cs.InitializeResult(); info != nil && info.ServerInfo != nil {
+		return info.ServerInfo.Name, info.ServerInfo.Version
+	}
+	return "", ""
+}
+
+// pid returns the process id (also its process group id), 0 if it never
+// started.
+func (p *proc) pid() int { return p.tr.Pid() }
+
+// stop ends the process: stdin is closed, the server gets stopGrace to
+// exit, then its whole process group is killed. It returns once the process
+// is reaped, the group is gone and stderr is drained. It may be called many
+// times and from many goroutines; all return when the first call is done.
+func (p *proc) stop() {
+	p.stopOnce.Do(func() {
+		defer close(p.stopped)
+		p.killedBeforeStop = p.tr.Killed()
+		p.closeW()
+		if p.cs != nil {
+			closed := make(chan struct{})
+			go func() {
+				defer close(closed)
+				// stdin EOF; returns once the process is reaped (Close calls
+				// Wait), or stopGrace later with SIGTERM, which we preempt.
+				_ = p.cs.Close()
+			}()
+			select {
+			case <-closed:
+			case <-time.After(stopGrace):
+				p.tr.KillGroup()
+				<-closed
+			}
+		}
+		// Whatever happened: kill what is left of the group and wait for it.
+		p.tr.KillGroup()
+		waitGroupGone(p.tr.Pid(), groupGoneLimit)
+		select {
+		case <-p.drained:
+		case <-time.After(stderrDrainLimit):
+		}
+		p.pr.Close()
+		<-p.drained
+	})
+	<-p.stopped
+}
+
+// exitStatus describes how the process ended, for "exited (…)": the exit
+// code, or the signal ("signal: killed"). Only valid after stop.
+func (p *proc) exitStatus() (text string, code int) {
+	st := p.cmd.ProcessState
+	switch {
+	case st == nil:
+		return "not started", -1
+	case st.Exited():
+		return strconv.Itoa(st.ExitCode()), st.ExitCode()
+	default:
+		return st.String(), -1 // "signal: segmentation fault"
+	}
+}
+
+// startFailure classifies why starting (or listing tools, for discovery)
+// failed, after stop. parent is the caller's context, start the one that
+// bounded the start; timedOut reports whether the startup timeout ended it.
+func (p *proc) startFailure(err error, parent context.Context, timedOut bool, timeout time.Duration) (kind FailureKind, reason string, code int) {
+	code = -1
+	switch {
+	case !p.tr.Started():
+		return FailStart, fmt.Sprintf("cannot start %q: %v", p.spec.Command, err), code
+	case parent.Err() != nil:
+		return FailCancelled, "cancelled", code
+	case timedOut:
+		return FailTimeout, "no answer within " + formatSeconds(timeout), code
+	case p.tr.ReadError() != nil:
+		return FailProtocol, "protocol error: the server wrote something that is not JSON-RPC on stdout: " + p.tr.ReadError().Error(), code
+	case p.cmd.ProcessState != nil && closedErr(err) && !p.killedBeforeStop:
+		text, c := p.exitStatus()
+		return FailExited, "exited (" + text + ")", c
+	default:
+		return FailProtocol, "protocol error: " + err.Error(), code
+	}
+}
+
+// startTimeout returns a context that ends when parent does or when d has
+// passed on clock, and a function that reports whether d passed.
+func startTimeout(parent context.Context, clock Clock, d time.Duration) (context.Context, context.CancelFunc, func() bool) {
+	ctx, cancel := context.WithCancel(parent)
+	var fired atomic.Bool
+	t := clock.AfterFunc(d, func() {
+		fired.Store(true)
+		cancel()
+	})
+	return ctx, func() { t.Stop(); cancel() }, fired.Load
+}
+
+// lineWriter splits a byte stream into lines for a callback. A line longer
+// than stderrLineMax is emitted in pieces, so a server that never writes a
+// newline cannot make it grow without bound.
+type lineWriter struct {
+	buf  []byte
+	emit func(string)
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			w.buf = append(w.buf, b...)
+			for len(w.buf) >= stderrLineMax {
+				w.emit(string(w.buf[:stderrLineMax]))
+				w.buf = append(w.buf[:0], w.buf[stderrLineMax:]...)
+			}
+			break
+		}
+		line := b[:i]
+		if len(w.buf) > 0 {
+			line = append(w.buf, line...)
+			w.buf = w.buf[:0]
+		}
+		w.emit(string(bytes.TrimRight(line, "\r")))
+		b = b[i+1:]
+	}
+	return n, nil
+}

@@ -1,0 +1,62 @@
+package runtime
+
+import "time"
+
+// Status types: what /mcp, /mcp <server> and GET /status show (SPEC §4).
+// Every text in them is redacted; none holds an environment value.
+
+// HostStatus is the whole host: each server's discovery and each chat.
+type HostStatus struct {
+	Servers []DiscoveryStatus `json:"servers"`
+	Chats   []ChatStatus      `json:"chats"`
+}
+
+// DiscoveryStatus is one server's shared discovery.
+type DiscoveryStatus struct {
+	Name string `json:"name"`
+	// State: "not discovered", "discovering", "discovering (retry)", "ok",
+	// "failed: <reason>" or "disabled".
+	State string `json:"state"`
+	// Tools is the number of agent-visible tools it contributes.
+	Tools int `json:"tools"`
+	// Discoveries counts the discoveries started (1 + retries).
+	Discoveries   int       `json:"discoveries"`
+	LastError     string    `json:"lastError,omitempty"`
+	RetryAt       time.Time `json:"retryAt,omitzero"` // when a failed discovery may run again
+	ServerName    string    `json:"serverName,omitempty"`
+	ServerVersion string    `json:"serverVersion,omitempty"`
+}
+
+// ChatStatus is one chat.
+type ChatStatus struct {
+	ID        string         `json:"id"`
+	Workspace string         `json:"workspace"`
+	Servers   []ServerStatus `json:"servers"`
+}
+
+// ServerStatus is one server in one chat: the line /mcp shows.
+type ServerStatus struct {
+	Name string `json:"name"`
+	// State: "not started", "starting", "running", "exited",
+	// "failed: <reason>" or "disabled".
+	State     string `json:"state"`
+	Tools     int    `json:"tools"`
+	LastError string `json:"lastError,omitempty"`
+	Pid       int    `json:"pid,omitempty"` // while running
+}
+
+// ServerDetail is one server in one chat in detail: /mcp <server>.
+type ServerDetail struct {
+	ServerStatus
+	// CommandLine is the command and its arguments as started in this chat;
+	// never an environment value.
+	CommandLine   string          `json:"commandLine"`
+	Cwd           string          `json:"cwd"`
+	EnvNames      []string        `json:"envNames"`
+	ServerName    string          `json:"serverName,omitempty"`
+	ServerVersion string          `json:"serverVersion,omitempty"`
+	ToolNames     []string        `json:"toolNames"`
+	StderrTail    []string        `json:"stderrTail"`
+	Starts        int             `json:"starts"` // processes started for this chat
+	Discovery     DiscoveryStatus `json:"discovery"`
+}
