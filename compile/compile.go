@@ -533,9 +533,14 @@ func (c *compiler) checkEntry(e *Entry) {
 	cmd := e.Node.Get(FieldCommand)
 	switch {
 	case cmd == nil:
+		sugg := fmt.Sprintf("add %q: \"npx\" (or the program that runs the server)", name(FieldCommand))
+		for _, m := range e.Node.Members {
+			if looksLike(m.Key, FieldCommand) && !strings.EqualFold(m.Key, FieldCommand) {
+				sugg = fmt.Sprintf("rename %q to %q", m.Key, name(FieldCommand))
+			}
+		}
 		c.ds = append(c.ds, diag.At(e.NamePos, diag.Error, "missing-command",
-			fmt.Sprintf("%s has no %s; the host cannot start it (disabled entries are checked too)", subject, name(FieldCommand)),
-			fmt.Sprintf("add %q: \"npx\" (or the program that runs the server)", name(FieldCommand))))
+			fmt.Sprintf("%s has no %s; the host cannot start it (disabled entries are checked too)", subject, name(FieldCommand)), sugg))
 	case cmd.Kind == node.String && strings.TrimSpace(cmd.Text) == "":
 		c.ds = append(c.ds, diag.At(cmd.Pos, diag.Error, "missing-command",
 			fmt.Sprintf("%s has an empty %s; the host cannot start it", subject, name(FieldCommand)),
