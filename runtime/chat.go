@@ -2,16 +2,20 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/compile"
 )
 
 // DefaultCallTimeout applies when a plan server's callTimeoutSeconds is
@@ -33,6 +37,7 @@ const (
 	CallCancelled   CallErrorKind = "cancelled"    // the caller cancelled; the server was told
 	CallStopped     CallErrorKind = "stopped"      // reset, restart, idle stop or shutdown ended the process
 	CallServerError CallErrorKind = "server-error" // the server answered with a JSON-RPC error
+	CallUnavailable CallErrorKind = "unavailable"  // a remote server is unreachable, was removed, or its connection failed during the call
 )
 
 // CallError is the error of a failed Chat.Call. Its message is redacted
@@ -45,6 +50,9 @@ type CallError struct {
 	// Code is the JSON-RPC error code for CallServerError.
 	Code    int64
 	Message string
+	// Remote marks a call to a remote server of the chat (Server is then
+	// its name in servers.json).
+	Remote bool
 }
 
 func (e *CallError) Error() string { return e.Message }
@@ -92,16 +100,34 @@ type Chat struct {
 	h         *Host
 	id        string
 	workspace string
-	slots     []*slot // plan order
+	scope     string
+	slots     []*slot     // plan order
+	remote    *chatRemote // nil without HostOptions.Remote
+	// red redacts the chat's results, errors and status: the host's known
+	// secrets and the header values of the chat's remote servers.
+	red atomic.Pointer[compile.Redactor]
 }
 
-func newChat(h *Host, id, workspace string) *Chat {
-	c := &Chat{h: h, id: id, workspace: workspace, slots: make([]*slot, len(h.servers))}
+func newChat(h *Host, id, workspace, scope string) *Chat {
+	c := &Chat{h: h, id: id, workspace: workspace, scope: scope, slots: make([]*slot, len(h.servers))}
+	c.red.Store(h.redactor)
 	for i, s := range h.servers {
 		c.slots[i] = &slot{c: c, srv: s, state: StateNotStarted}
 	}
+	if h.opts.Remote != nil {
+		c.remote = newChatRemote(c, scope)
+	}
 	return c
 }
+
+// redactor returns what the chat's results are redacted with.
+func (c *Chat) redactor() *compile.Redactor { return c.red.Load() }
+
+// redact replaces every known secret of the chat in s with [REDACTED].
+func (c *Chat) redact(s string) string { return c.red.Load().Redact(s) }
+
+// Scope returns the chat's session scope ("" for none).
+func (c *Chat) Scope() string { return c.scope }
 
 // ID returns the chat id.
 func (c *Chat) ID() string { return c.id }
@@ -110,18 +136,33 @@ func (c *Chat) ID() string { return c.id }
 func (c *Chat) Workspace() string { return c.workspace }
 
 // Tools returns the agent-visible tools, in plan order of their servers and
-// each server's tools/list order. The first listing of a host waits for the
-// discovery of every enabled server (shared with every chat asking at the
-// same time); a server that failed contributes no tools and is discovered
-// again in the background once DiscoveryRetry has passed.
+// each server's tools/list order, then the tools of the chat's remote
+// servers (Tool.Remote), in servers.json order. The first listing of a host
+// waits for the discovery of every enabled server (shared with every chat
+// asking at the same time); a server that failed contributes no tools and
+// is discovered again in the background once DiscoveryRetry has passed.
+// The chat's first listing also waits for the connects to its remote
+// servers; later ones re-read servers.json and first retry the unreachable
+// servers that are due.
 func (c *Chat) Tools(ctx context.Context) ([]Tool, error) {
 	t, err := c.h.tools(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.remote.refresh(ctx, t); err != nil {
+		return nil, err
+	}
 	out := make([]Tool, len(t.list))
 	for i, tool := range t.list {
 		out[i] = *tool
+	}
+	// The newest table: a stdio tool wins a name over a remote tool.
+	t = c.h.currentTable()
+	rtools, _ := c.remote.snapshot()
+	for _, tool := range rtools {
+		if t.byName[tool.Name] == nil {
+			out = append(out, *tool)
+		}
 	}
 	return out, nil
 }
@@ -134,17 +175,40 @@ func (c *Chat) Tools(ctx context.Context) ([]Tool, error) {
 func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
 	tool, err := c.lookup(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, c.redactError(err)
 	}
-	return c.slots[c.h.byName[tool.Server].index].call(ctx, tool, args)
+	if tool.Remote {
+		return c.remote.call(ctx, tool, args)
+	}
+	res, err := c.slots[c.h.byName[tool.Server].index].call(ctx, tool, args)
+	return res, c.redactError(err)
 }
 
-// lookup finds a tool, discovering first when the name is not known yet.
+// redactError redacts the message of a *CallError with the chat's secrets
+// (the host's are already out).
+func (c *Chat) redactError(err error) error {
+	ce, ok := err.(*CallError)
+	if !ok || c.redactor() == c.h.redactor {
+		return err
+	}
+	if red := c.redact(ce.Message); red != ce.Message {
+		cp := *ce
+		cp.Message = red
+		return &cp
+	}
+	return err
+}
+
+// lookup finds a tool, discovering (and listing the remote servers) first
+// when the name is not known yet.
 func (c *Chat) lookup(ctx context.Context, name string) (*Tool, error) {
 	if c.h.isClosed() {
 		return nil, ErrHostClosed
 	}
 	if t := c.h.currentTable().byName[name]; t != nil {
+		return t, nil
+	}
+	if t := c.remote.find(name); t != nil {
 		return t, nil
 	}
 	table, err := c.h.tools(ctx)
@@ -153,6 +217,14 @@ func (c *Chat) lookup(ctx context.Context, name string) (*Tool, error) {
 	}
 	if t := table.byName[name]; t != nil {
 		return t, nil
+	}
+	if c.remote != nil {
+		if err := c.remote.refresh(ctx, table); err != nil {
+			return nil, err
+		}
+		if t := c.remote.find(name); t != nil {
+			return t, nil
+		}
 	}
 	return nil, &CallError{Kind: CallUnknownTool, Tool: name,
 		Message: c.h.Redact(fmt.Sprintf("unknown tool %q", name))}
@@ -175,12 +247,15 @@ func (c *Chat) Restart(server string) error {
 // Reset stops every process of the chat, as /new and /resume do; the chat
 // stays usable and its next calls start fresh processes. It returns once
 // every process group is gone.
+//
+// Reset leaves the chat's remote connections alone: they hold no state of
+// the conversation, and the next listing re-reads servers.json anyway.
 func (c *Chat) Reset() {
 	c.stopAll(stopReset)
 }
 
-// Close stops every process of the chat and removes it from the host; the
-// id may then be used again for a new chat.
+// Close stops every process of the chat, disconnects its remote servers and
+// removes it from the host; the id may then be used again for a new chat.
 func (c *Chat) Close() {
 	c.stopAll(stopChatClosed)
 	c.h.mu.Lock()
@@ -196,15 +271,23 @@ func (c *Chat) stopAll(why stopReason) {
 	for _, s := range c.slots {
 		wg.Go(func() { s.stop(why, final) })
 	}
+	if final {
+		wg.Go(c.remote.close)
+	}
 	wg.Wait()
 }
 
 // Status returns the state of each server for this chat, in plan order.
 func (c *Chat) Status() ChatStatus {
 	st := ChatStatus{ID: c.id, Workspace: c.workspace, Servers: make([]ServerStatus, len(c.slots))}
+	remoteOn := c.redactor() != c.h.redactor
 	for i, s := range c.slots {
 		st.Servers[i] = s.status()
+		if remoteOn {
+			st.Servers[i].State, st.Servers[i].LastError = c.redact(st.Servers[i].State), c.redact(st.Servers[i].LastError)
+		}
 	}
+	st.Remote = c.remote.status()
 	return st
 }
 
@@ -216,7 +299,18 @@ func (c *Chat) Server(name string) (ServerDetail, bool) {
 	if !ok {
 		return ServerDetail{}, false
 	}
-	return c.slots[hs.index].detail(), true
+	d := c.slots[hs.index].detail()
+	if c.redactor() != c.h.redactor {
+		// Redact everything as text: a stdio server could quote a remote key.
+		b, err := json.Marshal(d)
+		if err == nil {
+			var red ServerDetail
+			if json.Unmarshal([]byte(c.redact(string(b))), &red) == nil {
+				d = red
+			}
+		}
+	}
+	return d, true
 }
 
 // slot is one plan server in one chat.
@@ -294,7 +388,7 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 	timedOut := errors.Is(context.Cause(cctx), errTimeout)
 	cancel(nil)
 	if err == nil {
-		return redactResult(h.redactor, res), nil
+		return redactResult(s.c.redactor(), res), nil
 	}
 	switch {
 	case timedOut:
@@ -484,6 +578,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	level := cfg.StderrLevel
 	var onStderr func(string)
 	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
+		// logStderr redacts with the remote header values of every chat.
 		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
 	}
 	p, err := startProc(sctx, spec, c.workspace, procConfig{version: "chat", onStderr: onStderr})

@@ -9,6 +9,23 @@
 // call to that server, in its workspace, with the environment of SPEC §2.4.
 // A [Gateway] serves a host's chats over MCP (`mcpc run`).
 //
+// # Remote servers
+//
+// With HostOptions.Remote set, a chat also connects to the remote MCP
+// servers of its workspace's .volcanic/mcp/servers.json (SPEC §3) whose
+// entries open with the host secret for the chat's session scope: its id
+// ([Host.Chat]) or a scope given with [Host.ChatWithScope]. It starts
+// connecting when it is created; its first listing waits for those
+// connects, later ones re-read servers.json and retry the unreachable
+// servers that are due (1, 2, 4 … 15 minutes, on the host's Clock). Their
+// allowlisted tools follow the stdio tools, named <server>__<tool>
+// ([Tool.Remote]); a built-in or stdio tool wins a name. A transport failure
+// drops the connection and the next call reconnects; a JSON-RPC error of the
+// server stays one. The header values of the entries a chat opened are
+// known secrets of that chat: its results, errors and status redact them,
+// stdio tools included, and so does every log line of the host. Reset keeps
+// the remote connections; Chat.Close and Host.Close end them.
+//
 // # Rules the host enforces
 //
 //   - A failed discovery contributes no tools, shows as "failed: <reason>"

@@ -24,8 +24,9 @@ import (
 // The gateway serves a Host as MCP servers (`mcpc run`): one chat over a
 // transport such as stdio, or one chat per /chats/{id}/mcp over Streamable
 // HTTP, with admin endpoints beside them. Every chat is an mcp.Server of its
-// own whose tools are the host's agent-visible tools; a call goes to the
-// chat's process of the tool's server.
+// own whose tools are the host's agent-visible tools, then the chat's remote
+// tools; a call goes to the chat's process of the tool's server, or to the
+// chat's connection to the remote server.
 
 // ChatIDPattern is what a chat id in a gateway URL must match.
 var ChatIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -78,7 +79,15 @@ type gatewayChat struct {
 
 	mu    sync.Mutex
 	gen   uint64           // the tool table generation the server holds
+	rgen  uint64           // the generation of the chat's remote tools it holds
 	tools map[string]*Tool // registered on server, by visible name
+}
+
+// has reports whether the server offers a tool of that name.
+func (gc *gatewayChat) has(name string) bool {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	return gc.tools[name] != nil
 }
 
 // NewGateway returns a gateway for h. It subscribes to h's tool changes,
@@ -141,6 +150,14 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 				if err != nil {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 				}
+				// The chat's remote servers: every listing re-reads
+				// servers.json and retries the servers that are due; a call
+				// lists them only for a name the chat does not know yet.
+				if chat := gc.chat; chat.remote != nil && (method == "tools/list" || !gc.has(callName(req))) {
+					if err := chat.remote.refresh(ctx, table); err != nil {
+						return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: chat.redact(err.Error())}
+					}
+				}
 				g.sync(gc, table)
 			}
 			return next(ctx, method, req)
@@ -153,6 +170,8 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 	// that were there all along. Only a chat that connects before the first
 	// discovery gets tools, and that notification, on its first listing.
 	if table := g.h.currentTable(); table.gen > 0 {
+		g.sync(gc, table)
+	} else if _, rgen := chat.remote.snapshot(); rgen > 0 {
 		g.sync(gc, table)
 	}
 	return gc, nil
@@ -173,16 +192,44 @@ func (g *Gateway) toolsChanged() {
 	}
 }
 
-// sync makes gc's server offer exactly the tools of table.
+// callName is the tool name of a tools/call request.
+func callName(req mcp.Request) string {
+	if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+		return p.Name
+	}
+	return ""
+}
+
+// sync makes gc's server offer exactly the tools of table (or of a newer
+// one) and the chat's remote tools whose names no stdio tool has.
 func (g *Gateway) sync(gc *gatewayChat, table *toolTable) {
+	rtools, rgen := gc.chat.remote.snapshot()
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
-	if table.gen <= gc.gen {
+	if table.gen < gc.gen {
+		table = g.h.currentTable()
+	}
+	if table.gen <= gc.gen && rgen == gc.rgen {
 		return
+	}
+	want := table.byName
+	list := table.list
+	if len(rtools) > 0 {
+		want = make(map[string]*Tool, len(table.byName)+len(rtools))
+		for name, t := range table.byName {
+			want[name] = t
+		}
+		list = append([]*Tool(nil), table.list...)
+		for _, t := range rtools {
+			if want[t.Name] == nil {
+				want[t.Name] = t
+				list = append(list, t)
+			}
+		}
 	}
 	var gone []string
 	for name, t := range gc.tools {
-		if table.byName[name] != t {
+		if want[name] != t {
 			gone = append(gone, name)
 			delete(gc.tools, name)
 		}
@@ -190,7 +237,7 @@ func (g *Gateway) sync(gc *gatewayChat, table *toolTable) {
 	if len(gone) > 0 {
 		gc.server.RemoveTools(gone...)
 	}
-	for _, t := range table.list {
+	for _, t := range list {
 		if gc.tools[t.Name] == t {
 			continue
 		}
@@ -198,7 +245,7 @@ func (g *Gateway) sync(gc *gatewayChat, table *toolTable) {
 			gc.tools[t.Name] = t
 		}
 	}
-	gc.gen = table.gen
+	gc.gen, gc.rgen = max(gc.gen, table.gen), rgen
 }
 
 // addTool registers t on gc's server. The SDK panics on tool definitions it
@@ -395,7 +442,9 @@ func (g *Gateway) writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	_, _ = w.Write(append([]byte(g.h.Redact(string(b))), '\n'))
+	// Operators read these: the host's secrets and every chat's remote
+	// header values are redacted.
+	_, _ = w.Write(append([]byte(g.h.redactLog(string(b))), '\n'))
 }
 
 func (g *Gateway) writeError(w http.ResponseWriter, code int, msg string) {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,6 +17,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/remote"
 )
 
 // DefaultDiscoveryRetry is how long a server whose discovery failed waits
@@ -52,6 +55,10 @@ type HostOptions struct {
 	// changed because a discovery finished (the first one, or a retry that
 	// succeeded). It runs on a background goroutine of the host.
 	OnToolsChanged func()
+	// Remote, if set, gives every chat with a session scope the remote
+	// servers of its workspace's servers.json (SPEC §3, §4); see
+	// RemoteOptions. nil: chats have stdio servers only.
+	Remote *RemoteOptions
 }
 
 // LogEntry is one line the host logs.
@@ -91,9 +98,12 @@ type Host struct {
 	clock    Clock
 	env      HostEnv
 	redactor *compile.Redactor
-	retry    time.Duration
-	servers  []*hostServer // plan order, disabled ones too
-	byName   map[string]*hostServer
+	// secretForms are the forms of the host's known secrets, from which a
+	// chat with remote servers builds its own redactor.
+	secretForms []string
+	retry       time.Duration
+	servers     []*hostServer // plan order, disabled ones too
+	byName      map[string]*hostServer
 
 	ctx    context.Context // ends at Close: cancels starts and discoveries
 	cancel context.CancelFunc
@@ -107,6 +117,13 @@ type Host struct {
 	rebuildMu sync.Mutex // one rebuild at a time, so the last one sees every result
 	tableMu   sync.RWMutex
 	table     *toolTable
+
+	// Remote servers (HostOptions.Remote).
+	remoteSecret  string          // opens sealed entries; "" if the host has none
+	remoteHTTP    *http.Transport // shared by the chats' connections; nil if given
+	rmu           sync.Mutex
+	remoteSecrets map[string]bool                  // header values opened by any chat
+	remoteRed     atomic.Pointer[compile.Redactor] // redacts them in log lines
 }
 
 // NewHost builds a host for plan. Nothing starts until a chat lists or
@@ -150,7 +167,22 @@ func NewHost(plan *compile.Plan, opts HostOptions) (*Host, error) {
 	for _, s := range secrets {
 		forms = append(forms, secretForms(s)...)
 	}
+	if ro := opts.Remote; ro != nil {
+		h.remoteSecret = ro.Secret
+		if h.remoteSecret == "" {
+			h.remoteSecret, _, _ = remote.Secret(func(name string) string { return h.env.Vars[name] })
+		}
+		// A known secret, also when it does not come from a deny-listed
+		// host variable.
+		forms = append(forms, secretForms(h.remoteSecret)...)
+		if ro.Dial.Transport == nil {
+			h.remoteHTTP = newRemoteTransport()
+		}
+	}
 	h.redactor = compile.NewRedactor(forms)
+	h.secretForms = forms
+	h.remoteSecrets = map[string]bool{}
+	h.remoteRed.Store(compile.NewRedactor(nil))
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.table = &toolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
 	return h, nil
@@ -195,19 +227,31 @@ func (h *Host) log(level, chat, server, format string, args ...any) {
 	if h.opts.Log == nil {
 		return
 	}
-	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: h.Redact(fmt.Sprintf(format, args...))})
+	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: h.redactLog(fmt.Sprintf(format, args...))})
 }
 
 // logStderr logs one stderr line of a server at its stderrLevel.
 func (h *Host) logStderr(level, chat, server, line string) {
-	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: h.Redact(line), Stderr: true})
+	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: h.redactLog(line), Stderr: true})
 }
 
 // Chat returns the chat id, creating it on first use with workspace as its
 // workspace directory (made absolute). Asking again for the same id with
 // another workspace is an error. The workspace is created (0700) when the
-// chat's first process starts, if it does not exist.
+// chat's first process starts, if it does not exist. The chat's session
+// scope, which its remote servers are sealed for, is its id (see
+// ChatWithScope).
 func (h *Host) Chat(id, workspace string) (*Chat, error) {
+	return h.ChatWithScope(id, workspace, id)
+}
+
+// ChatWithScope is Chat with a session scope other than the chat id, as
+// for `mcpc run --stdio --scope SCOPE`. With HostOptions.Remote set, a new
+// chat starts connecting to the remote servers of its servers.json that
+// are sealed for scope, in the background; scope "" means the chat uses no
+// remote servers. Asking again for the same id with another scope is an
+// error.
+func (h *Host) ChatWithScope(id, workspace, scope string) (*Chat, error) {
 	if id == "" {
 		return nil, errors.New("runtime: empty chat id")
 	}
@@ -219,18 +263,26 @@ func (h *Host) Chat(id, workspace string) (*Chat, error) {
 		return nil, fmt.Errorf("runtime: chat %q: workspace: %w", id, err)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return nil, ErrHostClosed
 	}
 	if c, ok := h.chats[id]; ok {
+		h.mu.Unlock()
 		if c.workspace != abs {
 			return nil, fmt.Errorf("runtime: chat %q already runs in workspace %s, not %s", id, c.workspace, abs)
 		}
+		if c.scope != scope {
+			return nil, fmt.Errorf("runtime: chat %q already runs with session scope %q, not %q", id, c.scope, scope)
+		}
 		return c, nil
 	}
-	c := newChat(h, id, abs)
+	c := newChat(h, id, abs, scope)
 	h.chats[id] = c
+	h.mu.Unlock()
+	// Outside h.mu: it reads servers.json. A Close that comes first has
+	// closed the manager, and Start then does nothing.
+	c.remote.start()
 	return c, nil
 }
 
@@ -266,6 +318,9 @@ func (h *Host) Close() error {
 	}
 	wg.Wait()
 	h.wg.Wait()
+	if h.remoteHTTP != nil {
+		h.remoteHTTP.CloseIdleConnections()
+	}
 	return nil
 }
 
@@ -286,6 +341,9 @@ type Tool struct {
 	// Def is the definition to show the agent: the server's, with Name set
 	// to the visible name and the description redacted. Do not modify it.
 	Def *mcp.Tool
+	// Remote marks a tool of one of the chat's remote servers (servers.json):
+	// Server is then the remote server's name.
+	Remote bool
 }
 
 // toolTable is the agent-visible tool list of the host at one moment. It

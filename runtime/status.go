@@ -32,6 +32,9 @@ type ChatStatus struct {
 	ID        string         `json:"id"`
 	Workspace string         `json:"workspace"`
 	Servers   []ServerStatus `json:"servers"`
+	// Remote is the chat's remote servers; nil when the host runs none
+	// (HostOptions.Remote unset).
+	Remote *RemoteStatus `json:"remote,omitempty"`
 }
 
 // ServerStatus is one server in one chat: the line /mcp shows.

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/report"
 	"github.com/mcpc-dev/mcpc/runtime"
 )
@@ -51,11 +52,15 @@ func runCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "run",
 		Usage: "run a plan as an MCP gateway: one chat over stdio, or one chat per /chats/{id}/mcp over HTTP",
-		UsageText: `mcpc run --plan FILE --stdio --workspace DIR [--env-file FILE] [--env KEY=VALUE]
+		UsageText: `mcpc run --plan FILE --stdio --workspace DIR [--scope SCOPE] [--env-file FILE] [--env KEY=VALUE]
    mcpc run --plan FILE --http 127.0.0.1:PORT --workspace-root DIR [--admin-token-env NAME]
 
 Each chat gets its own server processes, started by its first call to them;
 ${env:NAME} resolves against mcpc's environment overlaid by --env-file and --env.
+Each chat also connects to the remote servers of its DIR/.volcanic/mcp/servers.json
+(mcpc remote add) whose entries are sealed for its session scope: --scope with --stdio
+(without it the chat uses no remote servers), the chat id over HTTP. Their tools are
+named <server>__<tool>; MCP_ENCRYPTION_SECRET (else TELEGRAM_BOT_TOKEN) opens the entries.
 Over HTTP: POST/GET/DELETE /chats/{id}/mcp (Streamable HTTP; id of 1-64 A-Z a-z 0-9 _ -,
 workspace DIR/{id}), GET /status, POST /chats/{id}/reset, POST /chats/{id}/servers/{name}/restart.
 SIGINT or SIGTERM stops every server process and exits 0.
@@ -63,12 +68,14 @@ SIGINT or SIGTERM stops every server process and exits 0.
 Examples:
    mcpc plan --appsettings appsettings.json -o plan.json
    mcpc run --plan plan.json --stdio --workspace /srv/chats/42
+   mcpc run --plan plan.json --stdio --workspace /srv/chats/42 --scope 42 --env-file host.env
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats
    mcpc run --plan plan.json --http 0.0.0.0:8080 --workspace-root /srv/chats --admin-token-env MCPC_ADMIN_TOKEN`,
 		Flags: flags([]ucli.Flag{
 			&ucli.StringFlag{Name: "plan", Usage: "the plan `FILE` to run (written by mcpc plan -o)"},
 			&ucli.BoolFlag{Name: "stdio", Usage: "serve one chat over standard input and output (needs --workspace)"},
 			&ucli.StringFlag{Name: "workspace", Usage: "with --stdio: the chat's workspace `DIR` (created if missing)"},
+			&ucli.StringFlag{Name: "scope", Usage: "with --stdio: the chat's session `SCOPE`, which its remote servers (servers.json) are sealed for; without it the chat uses no remote servers"},
 			&ucli.StringFlag{Name: "http", Usage: "serve a chat per /chats/{id}/mcp on `ADDR` (host:port; loopback unless --admin-token-env)"},
 			&ucli.StringFlag{Name: "workspace-root", Usage: "with --http: chat {id} works in `DIR`/{id}, created on first use"},
 			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --http: the host variable `NAME` holding the token that GET /status and POST …/reset, …/restart require; allows a non-loopback address"},
@@ -97,6 +104,10 @@ func runAction(c *ucli.Context) error {
 		return usageError("--stdio needs --workspace DIR: the chat's workspace")
 	case stdio && (c.String("workspace-root") != "" || c.String("admin-token-env") != ""):
 		return usageError("--workspace-root and --admin-token-env go with --http, not --stdio")
+	case !stdio && c.IsSet("scope"):
+		return usageError("--scope goes with --stdio; over --http the session scope of chat {id} is its id")
+	case stdio && c.IsSet("scope") && c.String("scope") == "":
+		return usageError("--scope is empty: give the session scope the remote servers were added with (mcpc remote add … --scope SCOPE)")
 	case !stdio && c.String("workspace-root") == "":
 		return usageError("--http needs --workspace-root DIR: chat {id} works in DIR/{id}")
 	case !stdio && c.String("workspace") != "":
@@ -189,6 +200,9 @@ func runAction(c *ucli.Context) error {
 	host, err := runtime.NewHost(plan, runtime.HostOptions{
 		Env:     hostEnv,
 		Secrets: []string{token},
+		// Every chat's remote servers (servers.json of its workspace). The
+		// secret that opens them is the host environment's.
+		Remote: &runtime.RemoteOptions{Dial: dialOptions()},
 		Log: func(e runtime.LogEntry) {
 			if levelRank(e.Level) < minLevel {
 				return
@@ -236,11 +250,19 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 	if err != nil {
 		return usageError("--workspace %s: %v", c.String("workspace"), unwrapPath(err))
 	}
-	chat, err := host.Chat("stdio", ws)
+	scope := c.String("scope")
+	chat, err := host.ChatWithScope("stdio", ws, scope)
 	if err != nil {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	logw.printf("mcpc: serving %s over stdio in %s\n", plural(len(host.ServerNames()), "server"), ws)
+	if _, err := os.Stat(remote.Path(ws)); err == nil {
+		if scope == "" {
+			logw.printf("mcpc: the remote servers of %s are not used: give --scope SCOPE, the session scope they were added with (mcpc remote add … --scope SCOPE)\n", remote.Path(ws))
+		} else {
+			logw.printf("mcpc: remote servers of %s, session scope %q: connecting\n", remote.Path(ws), scope)
+		}
+	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(c.App.Reader), Writer: nopWriteCloser{c.App.Writer}}
 	err = gw.ServeTransport(ctx, chat, t)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {

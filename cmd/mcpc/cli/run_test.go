@@ -277,6 +277,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--plan", plan, "--http", "127.0.0.1", "--workspace-root", dir, "--clean-env"}, "expected HOST:PORT"},
 		{[]string{"run", "--plan", plan, "--http", "0.0.0.0:0", "--workspace-root", dir, "--clean-env", "--admin-token-env", "NOPE"}, "NOPE is not set"},
 		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--admin-token-env", "X"}, "go with --http"},
+		{[]string{"run", "--plan", plan, "--http", "127.0.0.1:0", "--workspace-root", dir, "--scope", "a"}, "--scope goes with --stdio"},
+		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--scope", ""}, "--scope is empty"},
 		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--log-level", "loud"}, "--log-level"},
 		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--env", "NOEQUALS"}, "expected KEY=VALUE"},
 		{[]string{"run", "--plan", filepath.Join(dir, "missing.json"), "--stdio", "--workspace", dir}, "cannot read --plan"},

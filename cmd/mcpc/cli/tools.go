@@ -20,6 +20,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/report"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/schema"
@@ -34,11 +35,17 @@ func toolsCommand() *ucli.Command {
 		Name:  "tools",
 		Usage: "start each enabled server, list its tools and show the names the agent sees; write or check a tool lock",
 		UsageText: `mcpc tools [source flags | --plan FILE] [--format text|json] [--builtin-tools LIST] [--lock FILE [--check]]
+      [--workspace DIR --scope SCOPE]
+
+With --workspace and --scope, the chat's remote servers (DIR/.volcanic/mcp/servers.json,
+entries sealed for SCOPE) are connected too and their allowed tools listed after the
+stdio tools, named <server>__<tool>. They are not part of the lock.
 
 Examples:
    mcpc tools --appsettings appsettings.json --env-file host.env --agent-dir agent
    mcpc tools --plan plan.json --lock mcpc.lock.json          # write the lock
-   mcpc tools --plan plan.json --lock mcpc.lock.json --check  # exit 1 when a tool changed`,
+   mcpc tools --plan plan.json --lock mcpc.lock.json --check  # exit 1 when a tool changed
+   mcpc tools --plan plan.json --env-file host.env --workspace /srv/chats/42 --scope 42`,
 		Flags: flags(sourceFlags(), []ucli.Flag{
 			&ucli.StringFlag{Name: "plan", Usage: "read the plan `FILE` (from mcpc plan -o) instead of compiling the sources; --env-file/--env/--clean-env still make the host environment"},
 			&ucli.StringFlag{Name: "format", Value: "text", Usage: "output: text (a table) or json (an array, one object per tool)"},
@@ -48,6 +55,8 @@ Examples:
 			&ucli.BoolFlag{Name: "strict", Usage: "exit 1 on warnings too"},
 			&ucli.BoolFlag{Name: "quiet", Usage: "no progress on stderr"},
 			&ucli.IntFlag{Name: "concurrency", Value: 8, Usage: "servers started at once"},
+			&ucli.StringFlag{Name: "workspace", Usage: "also connect the remote servers of the chat workspace `DIR` (.volcanic/mcp/servers.json); needs --scope"},
+			&ucli.StringFlag{Name: "scope", Usage: "with --workspace: the chat's session `SCOPE`, which the remote entries are sealed for"},
 		}),
 		Action: toolsAction,
 	}
@@ -73,6 +82,13 @@ func toolsAction(c *ucli.Context) error {
 	}
 	if c.Bool("check") && c.String("lock") == "" {
 		return usageError("--check needs --lock FILE")
+	}
+	workspace, scope := c.String("workspace"), c.String("scope")
+	switch {
+	case workspace != "" && scope == "":
+		return usageError("--workspace needs --scope SCOPE: the chat's session scope, which its remote servers are sealed for")
+	case workspace == "" && c.IsSet("scope"):
+		return usageError("--scope goes with --workspace DIR: the chat workspace whose remote servers to list")
 	}
 	plan, env, deny, sources, ds, err := planForTools(c)
 	if err != nil {
@@ -200,6 +216,32 @@ func toolsAction(c *ucli.Context) error {
 		observed = append(observed, toollock.ObservedFrom(s, d.ServerName, d.ServerVersion, tools))
 	}
 
+	remoteCount := 0
+	if workspace != "" {
+		taken := map[string]bool{}
+		for _, b := range builtins {
+			taken[b] = true
+		}
+		for _, r := range results {
+			if r.Name != "" {
+				taken[r.Name] = true
+			}
+		}
+		rr, err := listRemoteTools(ctx, c, env, workspace, scope, taken, redactor)
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return &exitError{code: ExitProblems, msg: "interrupted: every server was stopped"}
+		}
+		rows = append(rows, rr.rows...)
+		ds = append(ds, rr.ds...)
+		if rr.sources != nil {
+			sources = sourcesChain{rr.sources, sources}
+		}
+		remoteCount = rr.servers
+	}
+
 	if err := writeToolRows(c.App.Writer, format, rows); err != nil {
 		return err
 	}
@@ -236,7 +278,11 @@ func toolsAction(c *ucli.Context) error {
 		return err
 	}
 	if !c.Bool("quiet") {
-		fmt.Fprintf(stderr, "%s, %d tools visible: %s\n", plural(len(found), "server"), countVisible(rows), report.Summary(ds))
+		servers := plural(len(found), "server")
+		if workspace != "" {
+			servers += ", " + plural(remoteCount, "remote server")
+		}
+		fmt.Fprintf(stderr, "%s, %d tools visible: %s\n", servers, countVisible(rows), report.Summary(ds))
 	}
 	if code := problemsCode(ds, c.Bool("strict")); code != ExitOK {
 		return &exitError{code: code}
@@ -245,6 +291,143 @@ func toolsAction(c *ucli.Context) error {
 }
 
 func ptr(s string) *string { return &s }
+
+// remoteRows is what the remote servers of a workspace add to mcpc tools.
+type remoteRows struct {
+	rows    []toolRow
+	ds      []diag.Diagnostic
+	sources diag.Sources
+	servers int // entries in use (connected or not)
+}
+
+// listRemoteTools connects the remote servers of workspace sealed for scope
+// (handshake and tools/list, as a chat does), and returns a row per allowed
+// tool, named as a chat names it against the names in taken (built-ins and
+// the stdio tools). A server that cannot be reached is server-start-failed
+// at its entry, as a stdio server that does not start; the problems of
+// servers.json itself are its rules (remote-*), as validate reports them.
+func listRemoteTools(ctx context.Context, c *ucli.Context, env *compile.HostEnv, workspace, scope string, taken map[string]bool, host *compile.Redactor) (*remoteRows, error) {
+	out := &remoteRows{}
+	quiet := c.Bool("quiet")
+	stderr := c.App.ErrWriter
+	f, err := remote.Load(workspace)
+	if err != nil {
+		return nil, usageError("%s", host.Redact(err.Error()))
+	}
+	if !f.Exists {
+		if !quiet {
+			fmt.Fprintf(stderr, "remote: no %s\n", f.Path)
+		}
+		return out, nil
+	}
+	out.ds = append(out.ds, f.Diagnostics...)
+	secret, from, serr := remote.Secret(env.Value)
+	if f.Problem == "" {
+		if serr == nil {
+			key, err := remote.NewKey(secret)
+			if err != nil {
+				return nil, &exitError{code: ExitInternal, msg: err.Error()}
+			}
+			out.ds = append(out.ds, remote.CheckSealed(f, key, scope, from)...)
+		} else {
+			for _, e := range f.Entries {
+				if e.Valid() {
+					out.ds = append(out.ds, diag.At(e.SealedPos, diag.Error, remote.RuleSealed,
+						fmt.Sprintf("%s: the sealed part cannot be opened: the host environment has no %s or %s; the host skips it", e.Label(), remote.SecretVar, remote.FallbackSecretVar),
+						"give the host secret with --env-file or --env "+remote.SecretVar+"=…"))
+				}
+			}
+		}
+	}
+	m, err := remote.NewManager(remote.Options{Workspace: workspace, Scope: scope, Secret: secret, Dial: dialOptions()})
+	if err != nil {
+		return nil, &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	defer m.Close()
+	m.Start()
+	if !quiet {
+		st, _, _ := m.Status()
+		fmt.Fprintf(stderr, "connecting %s of %s (scope %q)…\n", plural(len(st), "remote server"), f.Path, scope)
+	}
+	l, err := m.List(ctx, func(name string) bool { return taken[name] })
+	if err != nil {
+		return out, nil // interrupted: the caller sees ctx
+	}
+	// Every text of this part is redacted here: the host's secrets and the
+	// header values of the entries that opened.
+	red := func(s string) string { return host.Redact(m.Redact(s)) }
+	out.sources = f.Sources(red)
+	out.servers = len(l.Servers)
+
+	// The naming of every connected server's allowed tools, as the chat's
+	// listing made it (naming.Assign), to give each tool its rule.
+	var groups []naming.ServerTools
+	for _, s := range l.Servers {
+		if s.State == remote.StateConnected {
+			groups = append(groups, naming.ServerTools{Server: s.Name, Tools: s.Tools, Remote: true})
+		}
+	}
+	named := map[string][]naming.Result{}
+	for _, r := range naming.Assign(groups, naming.Options{Builtins: []string{}}) {
+		named[r.Server] = append(named[r.Server], r)
+	}
+	registered := map[string]string{} // server + "\x00" + tool → visible name
+	for _, t := range l.Tools {
+		registered[t.Server+"\x00"+t.Tool.Name] = t.Name
+	}
+	for _, s := range l.Servers {
+		pos := diag.Pos{File: f.Path}
+		if es := f.Find(s.Name); len(es) > 0 {
+			pos = es[0].Pos
+		}
+		if !quiet {
+			fmt.Fprintf(stderr, "  %s (remote): %s\n", s.Name, red(s.String()))
+		}
+		if s.State != remote.StateConnected {
+			reason := red(s.Reason)
+			if reason == "" {
+				reason = string(s.State)
+			}
+			rule := RuleServerStartFailed
+			out.rows = append(out.rows, toolRow{Server: s.Name, Rule: &rule, Message: reason})
+			out.ds = append(out.ds, diag.At(pos, diag.Error, RuleServerStartFailed,
+				fmt.Sprintf("remote server %q did not list its tools: %s", s.Name, reason),
+				fmt.Sprintf("check its url and key: mcpc remote list --workspace %s --scope %s; it contributes no tools", workspace, scope)))
+			continue
+		}
+		for _, name := range s.Missing {
+			out.ds = append(out.ds, diag.At(pos, diag.Warning, remote.RuleTools,
+				red(fmt.Sprintf("remote server %q does not offer the allowlisted tool %q", s.Name, name)),
+				fmt.Sprintf("mcpc remote tools %s --workspace %s --scope %s shows the tools it offers", s.Name, workspace, scope)))
+		}
+		for _, r := range named[s.Name] {
+			row := toolRow{Server: s.Name, Tool: ptr(red(r.Tool))}
+			visible, ok := registered[s.Name+"\x00"+r.Tool]
+			switch {
+			case ok:
+				row.Name = ptr(visible)
+				if r.Rule != "" {
+					row.Rule, row.Message = ptr(r.Rule), red(r.Message)
+					out.ds = append(out.ds, diag.At(pos, diag.Warning, r.Rule, red(r.Message), red(r.Suggestion)))
+				}
+			case r.Registered():
+				// Named, then skipped: a built-in or a stdio tool has the name.
+				msg := red(fmt.Sprintf("tool %q of remote server %q is skipped: the name %q is already used by another tool", r.Tool, s.Name, r.Name))
+				row.Rule, row.Message = ptr(naming.RuleCollision), msg
+				out.ds = append(out.ds, diag.At(pos, diag.Warning, naming.RuleCollision, msg, "add the remote server under another name"))
+			default:
+				row.Rule, row.Message = ptr(r.Rule), red(r.Message)
+				out.ds = append(out.ds, diag.At(pos, diag.Warning, r.Rule, red(r.Message), red(r.Suggestion)))
+			}
+			out.rows = append(out.rows, row)
+		}
+	}
+	for i := range out.ds {
+		out.ds[i].Message = red(out.ds[i].Message)
+		out.ds[i].Suggestion = red(out.ds[i].Suggestion)
+	}
+	return out, nil
+}
 
 func countVisible(rows []toolRow) int {
 	n := 0

@@ -1,0 +1,462 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/remote"
+)
+
+// Remote servers of a chat (SPEC §3 and the remote part of §4): each chat
+// with a session scope owns a remote.Manager over the servers.json of its
+// workspace. It starts connecting when the chat is created; the chat's
+// listings (Chat.Tools, tools/list through a Gateway) wait for the first
+// connects, retry unreachable servers that are due, and re-read
+// servers.json, so that `mcpc remote add|remove|tools` take effect without
+// a restart. Remote tools come after the stdio tools; a stdio tool (or a
+// built-in) wins a name both want.
+
+// RemoteOptions enable the chats' remote servers (HostOptions.Remote). The
+// zero value uses SPEC's timeouts and the host environment's secret.
+type RemoteOptions struct {
+	// Secret opens the sealed entries; "" means the host environment's
+	// MCP_ENCRYPTION_SECRET, else TELEGRAM_BOT_TOKEN. Without a secret every
+	// entry is skipped, with that reason.
+	Secret string
+	// Dial tunes the connections (handshake and list timeouts, client
+	// version, HTTP transport). A nil Dial.Transport means one transport for
+	// the whole host, whose idle connections Host.Close closes.
+	Dial remote.DialOptions
+	// CallTimeout bounds one remote call; 0 means remote.CallTimeout (120 s).
+	CallTimeout time.Duration
+	// RetryBase and RetryMax override the retry schedule of an unreachable
+	// server (0: 1 and 15 minutes). The schedule runs on HostOptions.Clock.
+	RetryBase, RetryMax time.Duration
+}
+
+// RemoteStatus is a chat's remote servers in status output. Every text is
+// redacted; headers show by name only.
+type RemoteStatus struct {
+	// Scope is the chat's session scope, which every sealed entry is bound
+	// to ("" when the chat has none).
+	Scope string `json:"scope,omitempty"`
+	// Disabled says why the chat uses no remote servers ("" when it does).
+	Disabled string `json:"disabled,omitempty"`
+	// File is the chat's servers.json.
+	File    string               `json:"file,omitempty"`
+	Servers []RemoteServerStatus `json:"servers"`
+	Skipped []RemoteSkipped      `json:"skipped,omitempty"`
+	// FileProblem is set when servers.json as a whole cannot be used.
+	FileProblem string `json:"fileProblem,omitempty"`
+}
+
+// RemoteServerStatus is one remote server of a chat.
+type RemoteServerStatus struct {
+	Name string `json:"name"`
+	// URL is the server's URL without query (a query may hold a key).
+	URL string `json:"url"`
+	// Transport as configured (auto, http, sse); Connected the one in use.
+	Transport string `json:"transport"`
+	Connected string `json:"connected,omitempty"`
+	// State: "connecting", "connected · N tools" or "unavailable: <reason>".
+	State string `json:"state"`
+	// Tools counts the agent-visible tools it contributes; ToolNames are
+	// their names.
+	Tools     int      `json:"tools"`
+	ToolNames []string `json:"toolNames"`
+	// HeaderNames are the names of the headers sent; never their values.
+	HeaderNames []string `json:"headerNames"`
+	// Allowlist is the entry's tools; null allows every tool. Missing are
+	// allowlisted tools the server does not offer.
+	Allowlist     []string  `json:"allowlist"`
+	Missing       []string  `json:"missing,omitempty"`
+	ServerName    string    `json:"serverName,omitempty"`
+	ServerVersion string    `json:"serverVersion,omitempty"`
+	RetryAt       time.Time `json:"retryAt,omitzero"` // when an unavailable server is tried again
+}
+
+// RemoteSkipped is an entry of servers.json that is not used: invalid, or
+// it does not open (written without the host secret, copied from another
+// chat, or sealed with another secret).
+type RemoteSkipped struct {
+	Name     string `json:"name,omitempty"`
+	Position string `json:"position"` // file:line:column
+	Reason   string `json:"reason"`
+}
+
+// noScopeReason is why a chat without a session scope has no remote
+// servers.
+const noScopeReason = "the chat has no session scope, which sealed entries are bound to"
+
+// chatRemote is a chat's remote servers.
+type chatRemote struct {
+	c        *Chat
+	scope    string
+	m        *remote.Manager // nil: disabled
+	disabled string
+
+	mu       sync.Mutex
+	seq      uint64 // listings started
+	applied  uint64 // the listing whose tools are in use
+	gen      uint64 // bumped whenever tools change
+	tools    []*Tool
+	byName   map[string]*Tool
+	nsecrets int
+	logged   map[string]string // what was last logged, per subject
+}
+
+// newChatRemote prepares a chat's remote servers; nothing is read or
+// connected before start.
+func newChatRemote(c *Chat, scope string) *chatRemote {
+	h := c.h
+	r := &chatRemote{c: c, scope: scope, byName: map[string]*Tool{}, logged: map[string]string{}}
+	if scope == "" {
+		r.disabled = noScopeReason
+		return r
+	}
+	ro := h.opts.Remote
+	dial := ro.Dial
+	if dial.Transport == nil {
+		dial.Transport = h.remoteHTTP
+	}
+	m, err := remote.NewManager(remote.Options{
+		Workspace: c.workspace, Scope: scope, Secret: h.remoteSecret, Now: h.clock.Now, Dial: dial,
+		CallTimeout: ro.CallTimeout, RetryBase: ro.RetryBase, RetryMax: ro.RetryMax,
+	})
+	if err != nil {
+		r.disabled = h.Redact(err.Error())
+		return r
+	}
+	r.m = m
+	return r
+}
+
+// start reads servers.json and starts connecting in the background.
+func (r *chatRemote) start() {
+	if r == nil || r.m == nil {
+		return
+	}
+	r.m.Start()
+	r.syncSecrets()
+}
+
+// close disconnects every remote server of the chat.
+func (r *chatRemote) close() {
+	if r != nil && r.m != nil {
+		r.m.Close()
+	}
+}
+
+// syncSecrets adds the header values of the entries the chat has opened to
+// the chat's redactor and to the host's log redactor.
+func (r *chatRemote) syncSecrets() {
+	secrets := r.m.Secrets()
+	r.mu.Lock()
+	// The manager's secrets only grow: a smaller set is an older snapshot.
+	if len(secrets) <= r.nsecrets {
+		r.mu.Unlock()
+		return
+	}
+	r.nsecrets = len(secrets)
+	sort.Strings(secrets)
+	forms := append([]string(nil), r.c.h.secretForms...)
+	for _, s := range secrets {
+		forms = append(forms, secretForms(s)...)
+	}
+	r.c.red.Store(compile.NewRedactor(forms))
+	r.mu.Unlock()
+	r.c.h.addRemoteSecrets(secrets)
+}
+
+// snapshot returns the remote tools in use and their generation.
+func (r *chatRemote) snapshot() ([]*Tool, uint64) {
+	if r == nil {
+		return nil, 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tools, r.gen
+}
+
+// find returns the remote tool with the visible name, if the last listing
+// has it.
+func (r *chatRemote) find(name string) *Tool {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byName[name]
+}
+
+// refresh lists the remote tools (see remote.Manager.List), naming them
+// against the built-ins and the stdio tools of table, and makes the result
+// the chat's remote tools.
+func (r *chatRemote) refresh(ctx context.Context, table *toolTable) error {
+	if r == nil || r.m == nil {
+		return nil
+	}
+	h := r.c.h
+	builtins := h.opts.Builtins
+	if builtins == nil {
+		builtins = naming.DefaultBuiltins
+	}
+	taken := func(name string) bool {
+		return table.byName[name] != nil || slices.Contains(builtins, name)
+	}
+	r.mu.Lock()
+	r.seq++
+	seq := r.seq
+	r.mu.Unlock()
+	l, err := r.m.List(ctx, taken)
+	if l == nil {
+		if h.isClosed() {
+			return ErrHostClosed
+		}
+		return ErrChatClosed
+	}
+	r.syncSecrets()
+	if err != nil {
+		return err
+	}
+	r.apply(seq, l)
+	r.logListing(l)
+	return nil
+}
+
+// apply makes the tools of listing seq the chat's remote tools, unless a
+// later listing was applied already. A tool whose definition did not change
+// keeps its *Tool, so that a gateway does not register it again (which
+// would notify the clients).
+func (r *chatRemote) apply(seq uint64, l *remote.Listing) {
+	c := r.c
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if seq < r.applied {
+		return
+	}
+	r.applied = seq
+	old := r.byName
+	list := make([]*Tool, 0, len(l.Tools))
+	byName := make(map[string]*Tool, len(l.Tools))
+	for i := range l.Tools {
+		lt := &l.Tools[i]
+		if reason := unservable(lt.Def); reason != "" {
+			key := "unservable:" + lt.Server + "\x00" + lt.Tool.Name
+			if r.logged[key] == "" {
+				r.logged[key] = reason
+				c.h.log("Warning", c.id, lt.Server, "tool %q of remote server %q is not served: %s", lt.Tool.Name, lt.Server, reason)
+			}
+			continue
+		}
+		def := *lt.Def
+		def.Title, def.Description = c.redact(def.Title), c.redact(def.Description)
+		t := &Tool{Name: lt.Name, Server: lt.Server, ServerTool: lt.Tool.Name, Def: &def, Remote: true}
+		if prev := old[t.Name]; prev != nil && sameTool(prev, t) {
+			t = prev
+		}
+		list = append(list, t)
+		byName[t.Name] = t
+	}
+	changed := len(list) != len(r.tools)
+	for i := 0; !changed && i < len(list); i++ {
+		changed = list[i] != r.tools[i]
+	}
+	if !changed {
+		return
+	}
+	r.tools, r.byName = list, byName
+	r.gen++
+}
+
+// sameTool reports whether two remote tools are the same for an agent.
+func sameTool(a, b *Tool) bool {
+	if a.Name != b.Name || a.Server != b.Server || a.ServerTool != b.ServerTool {
+		return false
+	}
+	x, err1 := json.Marshal(a.Def)
+	y, err2 := json.Marshal(b.Def)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// logListing logs what changed since the last listing: servers that
+// connected or became unavailable, skipped entries, a file that cannot be
+// used, naming warnings.
+func (r *chatRemote) logListing(l *remote.Listing) {
+	c := r.c
+	h := c.h
+	type entry struct{ level, server, msg string }
+	var out []entry
+	r.mu.Lock()
+	note := func(key, value string, e entry) {
+		if r.logged[key] == value {
+			return
+		}
+		r.logged[key] = value
+		out = append(out, e)
+	}
+	for _, s := range l.Servers {
+		switch s.State {
+		case remote.StateConnected:
+			note("server:"+s.Name, s.String(), entry{"Information", s.Name,
+				fmt.Sprintf("remote server %s (%s) %s over %s", s.Name, s.URL, s.String(), transportName(s.Connected))})
+		case remote.StateUnavailable:
+			retry := ""
+			if !s.NextRetry.IsZero() {
+				retry = fmt.Sprintf("; the first listing after %s tries it again", formatSeconds(max(s.NextRetry.Sub(h.clock.Now()).Round(time.Second), 0)))
+			}
+			note("server:"+s.Name, s.String(), entry{"Warning", s.Name,
+				fmt.Sprintf("remote server %s (%s) is unavailable: %s%s", s.Name, s.URL, s.Reason, retry)})
+		}
+	}
+	for _, s := range l.Skipped {
+		name := s.Name
+		if name == "" {
+			name = "(no name)"
+		}
+		note("skipped:"+s.Pos.String(), name+"\x00"+s.Reason, entry{"Warning", s.Name,
+			fmt.Sprintf("remote server entry %s at %s is skipped: %s", name, s.Pos, s.Reason)})
+	}
+	if l.FileProblem != "" {
+		note("file", l.FileProblem, entry{"Warning", "",
+			fmt.Sprintf("%s is not used: %s", remote.Path(c.workspace), l.FileProblem)})
+	}
+	for _, w := range l.Warnings {
+		msg := w.Message
+		if w.Suggestion != "" {
+			msg += "; " + w.Suggestion
+		}
+		note("warning:"+w.Rule+"\x00"+w.Message, "1", entry{"Warning", "", msg + " [" + w.Rule + "]"})
+	}
+	r.mu.Unlock()
+	for _, e := range out {
+		h.log(e.level, c.id, e.server, "%s", c.redact(e.msg))
+	}
+}
+
+func transportName(t string) string {
+	switch t {
+	case remote.TransportSSE:
+		return "SSE"
+	case remote.TransportHTTP:
+		return "Streamable HTTP"
+	}
+	return t
+}
+
+// call calls a remote tool of the chat. Failures are *CallError: a
+// JSON-RPC error of the server is CallServerError with its code; a
+// connection that failed, a server that is unavailable or was removed is
+// CallUnavailable; a call that ran out of time is CallTimeout.
+func (r *chatRemote) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolResult, error) {
+	c := r.c
+	res, err := r.m.Call(ctx, tool.Name, args)
+	if err == nil {
+		return redactResult(c.redactor(), res), nil
+	}
+	if c.h.isClosed() {
+		return nil, ErrHostClosed
+	}
+	ce := &CallError{Kind: CallUnavailable, Server: tool.Server, Tool: tool.Name, Remote: true, Message: c.redact(err.Error())}
+	var re *remote.CallError
+	if errors.As(err, &re) {
+		switch {
+		case re.Server:
+			ce.Kind, ce.Code = CallServerError, re.Code
+		case re.Timeout:
+			ce.Kind = CallTimeout
+		case ctx.Err() != nil:
+			ce.Kind = CallCancelled
+		}
+		if re.Transport || re.Timeout {
+			c.h.log("Warning", c.id, tool.Server, "%s", ce.Message)
+		}
+	}
+	return nil, ce
+}
+
+// status is the chat's remote part of its status.
+func (r *chatRemote) status() *RemoteStatus {
+	if r == nil {
+		return nil
+	}
+	c := r.c
+	st := &RemoteStatus{Scope: r.scope, Disabled: r.disabled, Servers: []RemoteServerStatus{}}
+	if r.m == nil {
+		return st
+	}
+	st.File = remote.Path(c.workspace)
+	servers, skipped, problem := r.m.Status()
+	tools, _ := r.snapshot()
+	names := map[string][]string{}
+	for _, t := range tools {
+		names[t.Server] = append(names[t.Server], t.Name)
+	}
+	for _, s := range servers {
+		rs := RemoteServerStatus{
+			Name: s.Name, URL: c.redact(s.URL), Transport: s.Transport, Connected: s.Connected,
+			State: c.redact(s.String()), Tools: len(names[s.Name]), ToolNames: names[s.Name],
+			HeaderNames: s.HeaderNames, Allowlist: s.Allowlist, Missing: s.Missing,
+			ServerName: c.redact(s.ServerName), ServerVersion: c.redact(s.ServerVersion), RetryAt: s.NextRetry,
+		}
+		if rs.ToolNames == nil {
+			rs.ToolNames = []string{}
+		}
+		if rs.HeaderNames == nil {
+			rs.HeaderNames = []string{}
+		}
+		st.Servers = append(st.Servers, rs)
+	}
+	for _, s := range skipped {
+		st.Skipped = append(st.Skipped, RemoteSkipped{Name: s.Name, Position: c.redact(s.Pos.String()), Reason: c.redact(s.Reason)})
+	}
+	st.FileProblem = c.redact(problem)
+	return st
+}
+
+// newRemoteTransport is the HTTP transport every remote connection of a
+// host uses, unless RemoteOptions.Dial.Transport is set.
+func newRemoteTransport() *http.Transport {
+	return http.DefaultTransport.(*http.Transport).Clone()
+}
+
+// addRemoteSecrets adds header values that some chat opened to what the
+// host's log lines are redacted with. Results and errors of a chat are
+// redacted with its own secrets only.
+func (h *Host) addRemoteSecrets(secrets []string) {
+	h.rmu.Lock()
+	defer h.rmu.Unlock()
+	added := false
+	for _, s := range secrets {
+		if !h.remoteSecrets[s] {
+			h.remoteSecrets[s] = true
+			added = true
+		}
+	}
+	if !added {
+		return
+	}
+	var forms []string
+	for s := range h.remoteSecrets {
+		forms = append(forms, secretForms(s)...)
+	}
+	sort.Strings(forms)
+	h.remoteRed.Store(compile.NewRedactor(forms))
+}
+
+// redactLog redacts a line the host logs or an operator sees: the host's
+// secrets and the remote header values of every chat.
+func (h *Host) redactLog(s string) string {
+	return h.remoteRed.Load().Redact(h.redactor.Redact(s))
+}
