@@ -85,6 +85,10 @@ type Conn struct {
 	dead    chan struct{}
 	redact  func(string) string
 	opts    DialOptions
+	// owned is the transport this connection made for itself (when
+	// DialOptions.Transport is nil); Close closes its idle connections so
+	// that their goroutines end with the connection.
+	owned *http.Transport
 }
 
 // Done is closed when the connection has ended (closed, or dropped by the
@@ -95,6 +99,9 @@ func (c *Conn) Done() <-chan struct{} { return c.dead }
 func (c *Conn) Close() error {
 	err := c.session.Close()
 	c.cancel()
+	if c.owned != nil {
+		c.owned.CloseIdleConnections()
+	}
 	return err
 }
 
@@ -159,8 +166,15 @@ func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOpt
 		return nil, &Failure{Reason: "the url " + problem}
 	}
 	base := opts.Transport
+	var owned *http.Transport
 	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
+		owned = http.DefaultTransport.(*http.Transport).Clone()
+		base = owned
+	}
+	closeOwned := func() {
+		if owned != nil {
+			owned.CloseIdleConnections()
+		}
 	}
 	// The SSE transport ties its stream to the context given to Connect, so
 	// the connection gets its own context, cancelled by Close, by the
@@ -197,17 +211,20 @@ func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOpt
 	case r = <-done:
 	case <-timer.C:
 		abandon(cancel, done)
+		closeOwned()
 		return nil, &Failure{Reason: "no answer within " + formatDuration(timeout), Timeout: true}
 	case <-ctx.Done():
 		abandon(cancel, done)
+		closeOwned()
 		return nil, context.Cause(ctx)
 	}
 	if r.err != nil {
 		cancel()
+		closeOwned()
 		return nil, ht.classify(r.err, kind, s.URL, redact, 0)
 	}
 	session := r.session
-	c := &Conn{Server: s, Transport: kind, session: session, ht: ht, cancel: cancel, dead: make(chan struct{}), redact: redact, opts: opts}
+	c := &Conn{Server: s, Transport: kind, session: session, ht: ht, cancel: cancel, dead: make(chan struct{}), redact: redact, opts: opts, owned: owned}
 	if ir := session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
 		c.ServerName, c.ServerVersion = redact(ir.ServerInfo.Name), redact(ir.ServerInfo.Version)
 	}

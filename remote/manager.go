@@ -733,9 +733,13 @@ func (m *Manager) Close() {
 	servers := m.servers
 	m.mu.Unlock()
 	m.cancel()
+	// Concurrently: closing one connection may wait for a server that does
+	// not answer (the SDK's session DELETE), and the others need not.
+	var wg sync.WaitGroup
 	for _, s := range servers {
-		s.remove()
+		wg.Go(s.remove)
 	}
+	wg.Wait()
 }
 
 // PromptSection is the text a host puts in the agent's system prompt: which
