@@ -21,6 +21,8 @@ type binder struct {
 	v      *schema.Validator
 	layers []layerInfo
 	ds     []diag.Diagnostic
+	// quote shows a value in a message, redacted and cut short.
+	quote func(string) string
 }
 
 // layerInfo describes one configuration layer for messages.
@@ -65,7 +67,7 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 		if w.null || w.value == "" {
 			return out
 		}
-		b.errorf(w.pos, "type-mismatch", "", "%s must be an object with its fields, not the value %s", subject, quoteShort(w.value))
+		b.errorf(w.pos, "type-mismatch", "", "%s must be an object with its fields, not the value %s", subject, b.quote(w.value))
 		return out
 	}
 	fields := b.v.Fields(def)
@@ -128,7 +130,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 		b.errorf(c.keyPos, "type-mismatch", "", "%s: %s must be %s, not a section with keys below it", subject, shown, kindWords(kind))
 		return nil
 	}
-	what := quoteShort(w.value)
+	what := b.quote(w.value)
 	if w.null {
 		what = "null (which binds to an empty string)"
 	}
@@ -184,7 +186,7 @@ func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *nod
 				sugg = fmt.Sprintf("set one variable per element: %s__0, %s__1, …", w.envName, w.envName)
 			}
 			b.errorf(w.pos, "type-mismatch", sugg,
-				"%s: %s must be a list, not the single value %s", subject, pascal(field), quoteShort(w.value))
+				"%s: %s must be a list, not the single value %s", subject, pascal(field), b.quote(w.value))
 		}
 		return out
 	}
@@ -266,7 +268,7 @@ func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node
 	out := &node.Node{Kind: node.Object, Pos: c.pos}
 	if len(c.children) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
-			b.errorf(w.pos, "type-mismatch", "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), quoteShort(w.value))
+			b.errorf(w.pos, "type-mismatch", "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), b.quote(w.value))
 		}
 		return out
 	}

@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,8 +153,13 @@ type compiler struct {
 	checks []checkJob
 	// settingsPath is set when settings.json was read.
 	settingsPath string
+	settingsData []byte
 	// varAt finds the host variable whose line starts at a position.
 	varAt map[diag.Pos]string
+	// texts are the inputs read so far, searched for ${env:NAME}.
+	texts [][]byte
+	// planRedactor takes host secrets out of plan strings.
+	planRedactor *Redactor
 }
 
 // checkJob is one schema check, run in parallel with the others.
@@ -168,30 +175,27 @@ func (c *compiler) run() error {
 	if err := c.readHostEnv(); err != nil {
 		return err
 	}
-	// Known secrets: values of deny-listed host variables.
-	var secrets []string
-	for _, name := range res.Env.Names() {
-		if res.Deny.Denied(name) {
-			secrets = append(secrets, res.Env.Value(name))
-		}
-	}
-	res.Redactor = NewRedactor(secrets)
-	res.Files.redactor = res.Redactor
-
 	if err := c.readAppSettings(); err != nil {
 		return err
 	}
+	if err := c.loadSettings(); err != nil {
+		return err
+	}
+	// Known secrets (SPEC §2.4): values of deny-listed host variables and of
+	// every ${env:NAME} the inputs reference. They are known before binding,
+	// so that a message quoting a value redacts it before cutting it short.
+	c.learnSecrets()
 	hostEntries, pw := c.bindHost()
 
-	p := &preset{env: res.Env, cfg: pw}
+	p := &preset{env: res.Env, cfg: pw, quote: c.quote}
 	p.resolve()
 	c.ds = append(c.ds, p.ds...)
-	res.PlaywrightLog = res.Redactor.Redact(p.LogLine())
 
 	settingsEntries, err := c.readSettings()
 	if err != nil {
 		return err
 	}
+	res.PlaywrightLog = res.Redactor.Redact(p.LogLine())
 
 	var entries []*Entry
 	entries = append(entries, hostEntries...)
@@ -272,6 +276,7 @@ func (c *compiler) readAppSettings() error {
 			return &InputError{Path: f, Err: err}
 		}
 		c.res.Files.add(f, data)
+		c.texts = append(c.texts, data)
 		fileSources = append(fileSources, SourceRef{Kind: "appsettings", Path: f})
 		layer := len(c.layers)
 		c.layers = append(c.layers, layerInfo{kind: "appsettings", path: f})
@@ -305,7 +310,7 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 	if mcp == nil {
 		return nil, nil
 	}
-	b := &binder{v: c.v, layers: c.layers}
+	b := &binder{v: c.v, layers: c.layers, quote: c.quote}
 	// The section itself: Servers and Playwright, nothing else.
 	top := &node.Node{Kind: node.Object, Pos: mcp.pos}
 	var pw *node.Node
@@ -361,20 +366,32 @@ func (c *compiler) hostOrigin(sn *cfgNode) Origin {
 	return o
 }
 
-// readSettings reads mcpServers of <agentDir>/settings.json, in file order.
-func (c *compiler) readSettings() ([]*Entry, error) {
+// loadSettings reads <agentDir>/settings.json, before anything is bound, so
+// that the variables it references are known secrets from the start. A
+// missing file means no servers.
+func (c *compiler) loadSettings() error {
 	dir := c.agentDir()
 	c.res.AgentDir = dir
 	path := filepath.Join(dir, "settings.json")
 	data, err := c.read(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil // no file: no servers
+			return nil
 		}
-		return nil, &InputError{Path: path, Err: err}
+		return &InputError{Path: path, Err: err}
 	}
-	c.settingsPath = path
+	c.settingsPath, c.settingsData = path, data
 	c.res.Files.add(path, data)
+	c.texts = append(c.texts, data)
+	return nil
+}
+
+// readSettings reads mcpServers of settings.json, in file order.
+func (c *compiler) readSettings() ([]*Entry, error) {
+	if c.settingsPath == "" {
+		return nil, nil
+	}
+	path, data := c.settingsPath, c.settingsData
 	root, d := node.ParseJSON(path, data, false)
 	if d != nil {
 		c.ds = append(c.ds, *d)
@@ -680,8 +697,8 @@ func (c *compiler) toServer(e *Entry) Server {
 		text := v.Text
 		s.PromptSection = &text
 	}
-	// A plan never carries a known secret, even one written into a file.
-	red := c.res.Redactor
+	// A plan never carries a host secret, even one written into a file.
+	red := c.planRedactor
 	s.Command = red.Redact(s.Command)
 	for i := range s.Args {
 		s.Args[i] = red.Redact(s.Args[i])
@@ -737,4 +754,46 @@ func looksLike(key, want string) bool {
 		return true
 	}
 	return levenshtein.ComputeDistance(strings.ToLower(key), strings.ToLower(want)) <= 2
+}
+
+var envRefRE = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// learnSecrets (re)builds the redactor from the deny-listed host variables
+// and the variables the inputs read so far reference with ${env:NAME}.
+func (c *compiler) learnSecrets() {
+	res := c.res
+	var secrets []string
+	for _, name := range res.Env.Names() {
+		if res.Deny.Denied(name) {
+			secrets = append(secrets, res.Env.Value(name))
+		}
+	}
+	refs := map[string]bool{}
+	for _, t := range c.texts {
+		for _, m := range envRefRE.FindAllSubmatch(t, -1) {
+			refs[string(m[1])] = true
+		}
+	}
+	for _, layer := range res.Env.Layers() {
+		for _, v := range layer {
+			for _, m := range envRefRE.FindAllStringSubmatch(v.Value, -1) {
+				refs[m[1]] = true
+			}
+		}
+	}
+	// A plan holds configuration, not resolutions: only host secrets are
+	// taken out of it (a referenced DEBUG=true must not blank every "true").
+	c.planRedactor = NewRedactor(secrets)
+	for name := range refs {
+		secrets = append(secrets, res.Env.Value(name))
+	}
+	sort.Strings(secrets)
+	res.Redactor = NewRedactor(secrets)
+	res.Files.redactor = res.Redactor
+}
+
+// quote shows a value in a message: redacted first, then cut to 40
+// characters (cutting first could leave a secret's beginning).
+func (c *compiler) quote(s string) string {
+	return quoteShort(c.res.Redactor.Redact(s))
 }

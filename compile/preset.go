@@ -43,7 +43,8 @@ func (s presetSetting) describe() string {
 // Mcp:Playwright section and the host environment.
 type preset struct {
 	env      *HostEnv
-	cfg      *node.Node // bound Mcp:Playwright, may be nil
+	cfg      *node.Node          // bound Mcp:Playwright, may be nil
+	quote    func(string) string // a value in a message, redacted and cut short
 	ds       []diag.Diagnostic
 	settings map[string]presetSetting
 
@@ -90,7 +91,7 @@ func (p *preset) pick(name, variable string, same func(cfg *node.Node, v *EnvVar
 		if v != nil && !same(cfg, v) {
 			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Warning, "playwright-var-ignored",
 				fmt.Sprintf("%s=%s is ignored: Mcp:Playwright:%s is configured at %s, and a configured value wins over its variable",
-					variable, quoteShort(v.Value), name, cfg.Pos),
+					variable, p.quote(v.Value), name, cfg.Pos),
 				fmt.Sprintf("remove %s from the configuration to let the variable decide, or change it there", name)))
 		}
 		return cfg, nil
@@ -115,7 +116,7 @@ func (p *preset) boolSetting(name, variable string, def bool) bool {
 		b, ok := parseDotnetBool(v.Value)
 		if !ok {
 			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Error, "bool-value",
-				fmt.Sprintf("%s=%s is not true or false; the host reads it as false", variable, quoteShort(v.Value)),
+				fmt.Sprintf("%s=%s is not true or false; the host reads it as false", variable, p.quote(v.Value)),
 				fmt.Sprintf("write %s=true or %s=false", variable, variable)))
 			return false
 		}
@@ -194,7 +195,7 @@ func (p *preset) resolve() {
 			}
 		}
 		p.ds = append(p.ds, diag.At(bpos, diag.Error, "playwright-browser",
-			fmt.Sprintf("the Playwright browser %s is not one @playwright/mcp knows; the first browser_* call would fail", quoteShort(p.browser)), sugg))
+			fmt.Sprintf("the Playwright browser %s is not one @playwright/mcp knows; the first browser_* call would fail", p.quote(p.browser)), sugg))
 	}
 }
 

@@ -15,6 +15,11 @@ import (
 // RuleJSONSyntax is the rule id of every syntax error this package reports.
 const RuleJSONSyntax = "json-syntax"
 
+// MaxDepth bounds the nesting of objects and arrays. The parser recurses per
+// level, so without a bound a small file of brackets exhausts the stack or
+// memory; no configuration needs more than a handful of levels.
+const MaxDepth = 100
+
 // LineIndex turns byte offsets of one file into 1-based line and column
 // (columns count Unicode characters, as editors do).
 type LineIndex struct {
@@ -88,6 +93,10 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 			off += size
 		}
 		return nil, syntax(off, "the file is not valid UTF-8", "save the file as UTF-8")
+	}
+	if off, ok := tooDeep(data, comments); ok {
+		return nil, syntax(off, fmt.Sprintf("invalid JSON: nested deeper than %d levels", MaxDepth),
+			"a configuration file never needs this many levels: look for a missing closing bracket")
 	}
 	if !comments {
 		var scratch any
@@ -229,4 +238,38 @@ func convert(ix *LineIndex, v *hujson.Value) *Node {
 		}
 	}
 	return &Node{Kind: Null, Pos: pos}
+}
+
+// tooDeep finds the first opening bracket nested deeper than MaxDepth,
+// skipping strings (and comments when allowed).
+func tooDeep(data []byte, comments bool) (int, bool) {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case comments && c == '/' && i+1 < len(data) && data[i+1] == '/':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+		case comments && c == '/' && i+1 < len(data) && data[i+1] == '*':
+			end := strings.Index(string(data[i+2:]), "*/")
+			if end < 0 {
+				return 0, false
+			}
+			i += end + 3
+		case c == '{' || c == '[':
+			depth++
+			if depth > MaxDepth {
+				return i, true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return 0, false
 }

@@ -1,6 +1,9 @@
 package node
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseJSONPositions(t *testing.T) {
 	src := "// c\n{\n  \"a\": [1, \"é\", {\"b\": null}],\n  \"ü\": \"x\", // trailing\n}\n"
@@ -40,5 +43,21 @@ func TestParseJSONErrors(t *testing.T) {
 		case c.want != "" && (d == nil || d.Pos().String() != c.want || d.Rule != RuleJSONSyntax):
 			t.Errorf("%q: got %+v, want json-syntax at %s", c.src, d, c.want)
 		}
+	}
+}
+
+// Deep nesting is refused before the recursive parser sees it: 10 000
+// levels once took 2.4 GB, and a few MB of brackets overflowed the stack.
+func TestParseJSONRefusesDeepNesting(t *testing.T) {
+	for _, comments := range []bool{true, false} {
+		src := `{"Mcp":` + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "}"
+		_, d := ParseJSON("f.json", []byte(src), comments)
+		if d == nil || d.Rule != RuleJSONSyntax || !strings.Contains(d.Message, "nested deeper") || d.Column != 8+MaxDepth-1 {
+			t.Errorf("comments=%v: %+v", comments, d)
+		}
+	}
+	ok := `{"a": "[[[[[[", "b": ` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + "}"
+	if _, d := ParseJSON("f.json", []byte(ok), true); d != nil {
+		t.Errorf("%d levels refused: %v", MaxDepth, d)
 	}
 }

@@ -132,7 +132,12 @@ func TestStrictTurnsWarningsIntoExit1(t *testing.T) {
 // value an error message quotes, an env-file line under a diagnostic) and
 // checks every command and format.
 func TestCanarySecretAppearsInNoOutput(t *testing.T) {
-	const canary = "CANARY-7f3a9c-s3cr3t"
+	// Longer than the 40 characters a message quotes, so that a value cut
+	// before redaction would show its beginning.
+	const canary = "CANARY-7f3a9c-s3cr3t-0123456789-abcdefghijklmnopqrstuvwxyz-END"
+	// A variable that is not deny-listed but is read with ${env:PLAIN_VAR}:
+	// its value is a known secret too.
+	const plain = "PLAINVAR-5e1d-0123456789-abcdefghijklmnopqrstuvwxyz-0123456789"
 	dir := t.TempDir()
 	app := write(t, dir, "appsettings.json", `{
   "Mcp": {
@@ -146,9 +151,9 @@ func TestCanarySecretAppearsInNoOutput(t *testing.T) {
     }
   }
 }`)
-	envFile := write(t, dir, "host.env", "GITHUB_TOKEN="+canary+"\nPLAYWRIGHT_ENABLED=true\nPLAYWRIGHT_BROWSER="+canary+"\nMcp__Servers__x__Env__API_TOKEN="+canary+"\nMcp__Servers__x__Command=node\n")
+	envFile := write(t, dir, "host.env", "GITHUB_TOKEN="+canary+"\nPLAYWRIGHT_ENABLED=true\nPLAYWRIGHT_BROWSER="+plain+"\nPLAIN_VAR="+plain+"\nMcp__Servers__x__Env__API_TOKEN="+canary+"\nMcp__Servers__x__Command=node\nMcp__Servers__x__Enabled="+canary+"\n")
 	agent := filepath.Join(dir, "agent")
-	write(t, agent, "settings.json", `{"mcpServers": {"s": {"command": "`+canary+`", "env": {"T": "${env:OPENAI_API_KEY}"}}}}`)
+	write(t, agent, "settings.json", `{"mcpServers": {"s": {"command": "`+canary+`", "env": {"T": "${env:OPENAI_API_KEY}", "U": "${env:PLAIN_VAR}"}}}}`)
 	src := []string{"--agent-dir", agent, "--appsettings", app, "--env-file", envFile, "--env", "OPENAI_API_KEY=" + canary}
 	environ = func() []string { return []string{"ANTHROPIC_API_KEY=" + canary, "HOME=/nowhere"} }
 	defer func() { environ = os.Environ }()
@@ -180,7 +185,7 @@ func TestCanarySecretAppearsInNoOutput(t *testing.T) {
 	outputs = append(outputs, o, e)
 
 	for i, out := range outputs {
-		if strings.Contains(out, canary) || strings.Contains(out, "7f3a9c") {
+		if strings.Contains(out, canary[:12]) || strings.Contains(out, "7f3a9c") || strings.Contains(out, plain[:12]) {
 			t.Errorf("output %d leaks the secret:\n%s", i, out)
 		}
 	}
