@@ -50,7 +50,7 @@ Examples:
 				return &exitError{code: ExitInternal, msg: err.Error()}
 			}
 			if file := c.String("output"); file != "" {
-				if err := refuseInput(c, file, res); err != nil {
+				if err := refuseInput("-o", file, inputsOf(c, res.Sources)); err != nil {
 					return err
 				}
 				if err := writeAtomic(file, out); err != nil {
@@ -64,14 +64,32 @@ Examples:
 	}
 }
 
-// refuseInput makes sure an output never overwrites an input.
-func refuseInput(c *ucli.Context, out string, res *compile.Result) error {
-	inputs := append(append([]string{}, c.StringSlice("appsettings")...), c.StringSlice("env-file")...)
-	for _, s := range res.Sources {
+// inputsOf lists every file a command read: its file flags and the
+// sources of the plan.
+func inputsOf(c *ucli.Context, sources []compile.SourceRef) []string {
+	var inputs []string
+	for _, f := range []string{"appsettings", "env-file"} {
+		inputs = append(inputs, c.StringSlice(f)...)
+	}
+	for _, f := range []string{"deny-list", "plan"} {
+		if c.String(f) != "" {
+			inputs = append(inputs, c.String(f))
+		}
+	}
+	for _, s := range sources {
 		if s.Path != "" {
 			inputs = append(inputs, s.Path)
 		}
 	}
+	if ws := c.String("workspace"); ws != "" {
+		inputs = append(inputs, filepath.Join(ws, ".volcanic", "mcp", "servers.json"))
+	}
+	return inputs
+}
+
+// refuseInput makes sure an output (named by flag) never overwrites an
+// input, whether by the same path or another path to the same file.
+func refuseInput(flag, out string, inputs []string) error {
 	outAbs, _ := filepath.Abs(out)
 	outInfo, statErr := os.Stat(out)
 	for _, in := range inputs {
@@ -83,7 +101,7 @@ func refuseInput(c *ucli.Context, out string, res *compile.Result) error {
 			}
 		}
 		if same {
-			return usageError("-o %s is an input of this plan; mcpc never writes over an input", out)
+			return usageError("%s %s is an input; mcpc never writes over an input", flag, out)
 		}
 	}
 	return nil

@@ -262,7 +262,7 @@ func toolsAction(c *ucli.Context) error {
 			if err != nil {
 				return &exitError{code: ExitInternal, msg: err.Error()}
 			}
-			if err := refuseInputPaths(lockPath, c.String("plan"), c.StringSlice("appsettings"), c.StringSlice("env-file")); err != nil {
+			if err := refuseInput("--lock", lockPath, inputsOf(c, plan.Sources)); err != nil {
 				return err
 			}
 			if err := writeAtomic(lockPath, out); err != nil {
@@ -533,29 +533,4 @@ func escapeCell(s string) string {
 	b, _ := json.Marshal(s)
 	q := string(b[1 : len(b)-1])
 	return strings.NewReplacer(`\"`, `"`, `\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(q)
-}
-
-// refuseInputPaths makes sure an output never overwrites an input.
-func refuseInputPaths(out string, inputs ...any) error {
-	var paths []string
-	for _, in := range inputs {
-		switch v := in.(type) {
-		case string:
-			if v != "" {
-				paths = append(paths, v)
-			}
-		case []string:
-			paths = append(paths, v...)
-		}
-	}
-	outInfo, err := os.Stat(out)
-	if err != nil {
-		return nil
-	}
-	for _, p := range paths {
-		if info, err := os.Stat(p); err == nil && os.SameFile(info, outInfo) {
-			return usageError("--lock %s is an input; mcpc never writes over an input", out)
-		}
-	}
-	return nil
 }

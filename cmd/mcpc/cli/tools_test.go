@@ -267,3 +267,17 @@ func TestToolsRedactsSecrets(t *testing.T) {
 		}
 	}
 }
+
+// The lock is never written over an input, settings.json included.
+func TestToolsLockNeverOverwritesAnInput(t *testing.T) {
+	dir := t.TempDir()
+	settings := write(t, dir, "settings.json", `{"mcpServers": {"a": {"command": "`+testServer+`", "args": ["-tools", "echo"]}}}`)
+	before, _ := os.ReadFile(settings)
+	code, _, stderr := run(t, "tools", "--quiet", "--clean-env", "--agent-dir", dir, "--lock", settings)
+	if code != ExitUsage || !strings.Contains(stderr, "never writes over an input") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(settings); string(after) != string(before) {
+		t.Errorf("settings.json was overwritten")
+	}
+}
