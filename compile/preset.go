@@ -78,9 +78,9 @@ func (p *preset) variable(name string) *EnvVar {
 }
 
 // pick decides between the configured value and the variable: the
-// configured value wins; a variable that then loses is reported when it
-// would have changed something.
-func (p *preset) pick(name, variable string, same func(cfg *node.Node, v *EnvVar) bool) (*node.Node, *EnvVar) {
+// configured value wins, and a variable that is set but loses is reported
+// (SPEC §2.3), even when it agrees: the operator believes it decides.
+func (p *preset) pick(name, variable string) (*node.Node, *EnvVar) {
 	cfg := p.configured(name)
 	var v *EnvVar
 	if variable != "" {
@@ -88,11 +88,11 @@ func (p *preset) pick(name, variable string, same func(cfg *node.Node, v *EnvVar
 	}
 	if cfg != nil {
 		p.settings[name] = presetSetting{name: name, variable: variable, source: "configured", pos: cfg.Pos}
-		if v != nil && !same(cfg, v) {
+		if v != nil {
 			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Warning, "playwright-var-ignored",
 				fmt.Sprintf("%s=%s is ignored: Mcp:Playwright:%s is configured at %s, and a configured value wins over its variable",
 					variable, p.quote(v.Value), name, cfg.Pos),
-				fmt.Sprintf("remove %s from the configuration to let the variable decide, or change it there", name)))
+				fmt.Sprintf("remove %s from the configuration to let the variable decide, or remove the variable", name)))
 		}
 		return cfg, nil
 	}
@@ -105,10 +105,7 @@ func (p *preset) pick(name, variable string, same func(cfg *node.Node, v *EnvVar
 }
 
 func (p *preset) boolSetting(name, variable string, def bool) bool {
-	cfg, v := p.pick(name, variable, func(cfg *node.Node, v *EnvVar) bool {
-		b, ok := parseDotnetBool(v.Value)
-		return ok && b == cfg.Bool
-	})
+	cfg, v := p.pick(name, variable)
 	switch {
 	case cfg != nil:
 		return cfg.Bool
@@ -126,7 +123,7 @@ func (p *preset) boolSetting(name, variable string, def bool) bool {
 }
 
 func (p *preset) stringSetting(name, variable, def string) (string, diag.Pos) {
-	cfg, v := p.pick(name, variable, func(cfg *node.Node, v *EnvVar) bool { return cfg.Text == v.Value })
+	cfg, v := p.pick(name, variable)
 	switch {
 	case cfg != nil:
 		return cfg.Text, cfg.Pos
@@ -146,18 +143,7 @@ func (p *preset) resolve() {
 	p.command, _ = p.stringSetting("Command", "PLAYWRIGHT_COMMAND", "")
 	p.pkg, _ = p.stringSetting("Package", "", DefaultPlaywrightPackage)
 
-	cfg, v := p.pick("ExtraArgs", "PLAYWRIGHT_EXTRA_ARGS", func(cfg *node.Node, v *EnvVar) bool {
-		words, err := shlex.Split(v.Value)
-		if err != nil || len(words) != len(cfg.Elems) {
-			return false
-		}
-		for i, w := range words {
-			if cfg.Elems[i].Text != w {
-				return false
-			}
-		}
-		return true
-	})
+	cfg, v := p.pick("ExtraArgs", "PLAYWRIGHT_EXTRA_ARGS")
 	switch {
 	case cfg != nil:
 		for _, e := range cfg.Elems {

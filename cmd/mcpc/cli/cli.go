@@ -50,11 +50,21 @@ var environ = os.Environ
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "mcpc: internal error: %v\n%s", r, debug.Stack())
+			// The panic value may quote input (and so a secret): show its
+			// type and where it happened, not its text.
+			fmt.Fprintf(stderr, "mcpc: internal error (%T); please report it with this stack:\n%s", r, debug.Stack())
 			code = ExitInternal
 		}
 	}()
 	app := newApp(stdin, stdout, stderr)
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && app.Command(args[1]) == nil {
+		var names []string
+		for _, c := range app.Commands {
+			names = append(names, c.Name)
+		}
+		fmt.Fprintf(stderr, "mcpc: unknown command %q; the commands are %s (mcpc --help)\n", args[1], strings.Join(names, ", "))
+		return ExitUsage
+	}
 	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return ExitOK
