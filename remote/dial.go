@@ -436,7 +436,55 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
 		}
 	}
+	if err == nil && !isEventStream(resp) {
+		// The SDK reads such a body whole (io.ReadAll): bound it, so that a
+		// hostile server cannot exhaust mcpc's memory. An event stream may
+		// run for the whole connection; the SDK bounds each of its events
+		// (mcp.DefaultMaxEventSize).
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxBody, t: t}
+	}
 	return resp, err
+}
+
+// MaxBody bounds an HTTP answer of a remote server that is not an event
+// stream.
+const MaxBody = 16 << 20
+
+// errBodyTooLarge fails the read of an answer longer than MaxBody.
+var errBodyTooLarge = errors.New("the server's answer is larger than 16 MiB")
+
+func isEventStream(resp *http.Response) bool {
+	ct := strings.ToLower(strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0]))
+	return ct == "text/event-stream"
+}
+
+// limitedBody fails with errBodyTooLarge once more than left bytes come,
+// and records that for classify.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+	t    *headerTransport
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly MaxBody from a longer one.
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n == 0 {
+			return 0, err
+		}
+		b.t.mu.Lock()
+		b.t.err, b.t.seq = errBodyTooLarge, b.t.seq+1
+		b.t.mu.Unlock()
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // releaseOnClose ends a request's own context when its body is closed.
@@ -494,6 +542,8 @@ func netFailure(err error) *Failure {
 	var recErr tls.RecordHeaderError
 	var netErr net.Error
 	switch {
+	case errors.Is(err, errBodyTooLarge):
+		return &Failure{Reason: errBodyTooLarge.Error()}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return &Failure{Reason: "connection refused"}
 	case errors.As(err, &dnsErr):
@@ -529,7 +579,8 @@ func netFailure(err error) *Failure {
 
 // cleanMessage makes an SDK error message safe to show: the URL (with its
 // query) is replaced by the URL without query, and known secrets are
-// redacted.
+// redacted; only then is the message cut to maxMessage bytes (cutting
+// first could leave the start of a secret, which no longer matches).
 func cleanMessage(msg, rawURL string, redact func(string) string) string {
 	if rawURL != "" {
 		msg = strings.ReplaceAll(msg, rawURL, URLWithoutQuery(rawURL))
@@ -537,11 +588,15 @@ func cleanMessage(msg, rawURL string, redact func(string) string) string {
 			msg = strings.ReplaceAll(msg, u.RawQuery, "…")
 		}
 	}
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
+	msg = redact(msg)
+	if len(msg) > maxMessage {
+		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "…"
 	}
-	return redact(msg)
+	return msg
 }
+
+// maxMessage bounds an SDK error message in a reason.
+const maxMessage = 300
 
 // formatDuration renders a timeout as "15s", or "1.5s", "300ms".
 func formatDuration(d time.Duration) string {

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
@@ -501,6 +502,7 @@ func (s fileSources) Line(file string, line, col int) (string, int, bool) {
 	if !ok {
 		return "", 0, false
 	}
+	text, col = hideQueries(text, col)
 	if len(s.f.userinfo) > 0 {
 		pairs := make([]string, 0, 2*len(s.f.userinfo))
 		for _, u := range s.f.userinfo {
@@ -512,6 +514,131 @@ func (s fileSources) Line(file string, line, col int) (string, int, bool) {
 		text, col = redactAt(s.redact, text, col)
 	}
 	return text, col, true
+}
+
+// hideQueries replaces the query and fragment of every URL that a JSON
+// string of line s holds with [REDACTED] (every output shows URLs without
+// their query: it may hold a key), and maps the 1-based character column
+// col of s to the same place in the result (a column inside a hidden part
+// maps to its [REDACTED]). A string holds a URL when it contains "://"; its
+// query starts at the first '?' or '#', escaped or not. The string may be
+// unterminated (a file with a syntax error): it then ends with the line.
+func hideQueries(s string, col int) (string, int) {
+	var b strings.Builder
+	newCol, n := 0, 0 // the result's column for col; characters written so far
+	seen, seenRunes := 0, 0
+	at := func(i int) { // byte offset i of s is about to be written (i never decreases)
+		seenRunes += utf8.RuneCountInString(s[seen:i])
+		seen = i
+		if newCol == 0 && seenRunes+1 >= col {
+			newCol = n + 1
+		}
+	}
+	write := func(t string) {
+		b.WriteString(t)
+		n += utf8.RuneCountInString(t)
+	}
+	i := 0
+	for i < len(s) {
+		if s[i] != '"' {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			at(i)
+			write(s[i : i+size])
+			i += size
+			continue
+		}
+		// A string: find its end, and its decoded text with the offset in
+		// s of each decoded character.
+		end := len(s)
+		var text []rune
+		var offs []int
+		for j := i + 1; j < len(s); {
+			switch {
+			case s[j] == '"':
+				end = j
+				j = len(s)
+			case s[j] == '\\' && j+1 < len(s):
+				r, size := jsonEscape(s[j:])
+				text, offs = append(text, r), append(offs, j)
+				j += size
+			default:
+				r, size := utf8.DecodeRuneInString(s[j:])
+				text, offs = append(text, r), append(offs, j)
+				j += size
+			}
+		}
+		hideFrom := -1 // offset in s of the first character to hide
+		if strings.Contains(string(text), "://") {
+			for k, r := range text {
+				if (r == '?' || r == '#') && k+1 < len(text) {
+					hideFrom = offs[k+1]
+					break
+				}
+			}
+		}
+		stop := end
+		if hideFrom >= 0 {
+			stop = hideFrom
+		}
+		for k := i; k < stop; {
+			_, size := utf8.DecodeRuneInString(s[k:])
+			at(k)
+			write(s[k : k+size])
+			k += size
+		}
+		if hideFrom >= 0 {
+			for k := hideFrom; k < end; {
+				at(k) // a column inside the hidden part: its [REDACTED]
+				_, size := utf8.DecodeRuneInString(s[k:])
+				k += size
+			}
+			write("[REDACTED]")
+		}
+		if end < len(s) {
+			at(end)
+			write(`"`)
+		}
+		i = end + 1
+	}
+	at(len(s))
+	return b.String(), newCol
+}
+
+// jsonEscape decodes the JSON escape sequence at the start of s (which
+// starts with a backslash) and returns the character and the length of the
+// sequence. A surrogate pair counts as one character; anything invalid as
+// the character after the backslash.
+func jsonEscape(s string) (rune, int) {
+	switch s[1] {
+	case 'u':
+		if len(s) >= 6 {
+			if v, err := strconv.ParseUint(s[2:6], 16, 16); err == nil {
+				r := rune(v)
+				if utf16.IsSurrogate(r) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+					if w, err := strconv.ParseUint(s[8:12], 16, 16); err == nil {
+						if p := utf16.DecodeRune(r, rune(w)); p != utf8.RuneError {
+							return p, 12
+						}
+					}
+				}
+				return r, 6
+			}
+		}
+		return 'u', 2
+	case 'n':
+		return '\n', 2
+	case 't':
+		return '\t', 2
+	case 'r':
+		return '\r', 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	default:
+		r, size := utf8.DecodeRuneInString(s[1:])
+		return r, 1 + size
+	}
 }
 
 // redactAt applies redact to s and maps the 1-based character column col of

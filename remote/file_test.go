@@ -170,3 +170,64 @@ func TestCheckURL(t *testing.T) {
 		}
 	}
 }
+
+// Excerpts never show the query (or fragment) of a URL, which may hold a
+// key: not as written, not escaped, not in a file that does not parse; the
+// caret still points at the same character.
+func TestSourcesHideURLQuery(t *testing.T) {
+	const key = "CANARY-query-8d7c6b"
+	rest := `, "transport": "auto", "auth": "headers", "sealed": "` + validSealed + `"}`
+	for _, c := range []struct {
+		name, url string
+		want      string // the url as the excerpt shows it
+	}{
+		{"query", `http://mcp.example.com/mcp?key=` + key, `"http://mcp.example.com/mcp?[REDACTED]"`},
+		{"fragment", `http://mcp.example.com/mcp#` + key, `"http://mcp.example.com/mcp#[REDACTED]"`},
+		{"query and fragment", `http://mcp.example.com/mcp?a=1&k=` + key + `#x`, `"http://mcp.example.com/mcp?[REDACTED]"`},
+		{"escaped", `http://mcp.example.com/mcp\u003fkey=` + key + `\u0026b=\"1\"`, `"http://mcp.example.com/mcp\u003f[REDACTED]"`},
+		{"non-ASCII", `http://mcp.example.com/é?ключ=` + key, `"http://mcp.example.com/é?[REDACTED]"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Plain http to a public host: a warning at the url.
+			src := entryJSON(`{"name": "n", "url": "` + c.url + `"` + rest)
+			f := Parse("x.json", []byte(src))
+			if len(f.Diagnostics) != 1 || f.Diagnostics[0].Rule != RuleURLInsecure {
+				t.Fatalf("%v", f.Diagnostics)
+			}
+			d := f.Diagnostics[0]
+			line, col, ok := f.Sources(nil).Line("x.json", d.Line, d.Column)
+			if !ok || strings.Contains(line, key) || !strings.Contains(line, `"url": `+c.want+`, "transport"`) {
+				t.Fatalf("line %q", line)
+			}
+			if got := string([]rune(line)[col-1:]); !strings.HasPrefix(got, c.want) {
+				t.Errorf("caret at %d: %q", col, got)
+			}
+			// A column after the url moves with the text.
+			after := strings.Index(src, `"transport"`)
+			_, col2, _ := f.Sources(nil).Line("x.json", 1, len([]rune(src[:after]))+1)
+			if got := string([]rune(line)[col2-1:]); !strings.HasPrefix(got, `"transport"`) {
+				t.Errorf("column after the url at %d: %q", col2, got)
+			}
+			// A column inside the query points at its [REDACTED].
+			inside := strings.Index(src, key)
+			_, col3, _ := f.Sources(nil).Line("x.json", 1, len([]rune(src[:inside]))+1)
+			if got := string([]rune(line)[col3-1:]); !strings.HasPrefix(got, "[REDACTED]") {
+				t.Errorf("column inside the query at %d: %q", col3, got)
+			}
+		})
+	}
+	// A file that does not parse: the url string runs to the end of the line.
+	src := "{\"version\": 1, \"servers\": [{\"name\": \"n\", \"url\": \"https://h.example/mcp?key=" + key + "\n"
+	f := Parse("x.json", []byte(src))
+	if len(f.Diagnostics) != 1 || f.Diagnostics[0].Rule != "json-syntax" {
+		t.Fatalf("%v", f.Diagnostics)
+	}
+	line, _, ok := f.Sources(nil).Line("x.json", 1, 1)
+	if !ok || strings.Contains(line, key) || !strings.HasSuffix(line, `"https://h.example/mcp?[REDACTED]`) {
+		t.Errorf("line %q", line)
+	}
+	// Strings that are not URLs keep their question marks.
+	if got, col := hideQueries(`"name": "why?", "x": "a?b"`, 10); got != `"name": "why?", "x": "a?b"` || col != 10 {
+		t.Errorf("%q %d", got, col)
+	}
+}

@@ -176,11 +176,14 @@ func Bearer(token string) (Headers, error) {
 	return Headers{"Authorization": "Bearer " + token}, nil
 }
 
-// Redactor returns a redactor for the secrets of every given header set.
+// Redactor returns a redactor for the secrets of every given header set, in
+// every form of SecretForms.
 func Redactor(sets ...Headers) *compile.Redactor {
 	var all []string
 	for _, h := range sets {
-		all = append(all, h.Secrets()...)
+		for _, v := range h.Secrets() {
+			all = append(all, SecretForms(v)...)
+		}
 	}
 	return compile.NewRedactor(all)
 }

@@ -109,7 +109,8 @@ type Tool struct {
 	// own name, used to call it.
 	Tool *mcp.Tool
 	// Def is the definition to show the agent: a copy of Tool with Name set
-	// to the visible name and the title and description redacted.
+	// to the visible name and every other string (title, description,
+	// schemas, annotations, _meta) redacted.
 	Def *mcp.Tool
 }
 
@@ -291,7 +292,7 @@ func (m *Manager) reload() {
 	}
 	var all []string
 	for v := range m.secrets {
-		all = append(all, v)
+		all = append(all, SecretForms(v)...)
 	}
 	m.redactor = compile.NewRedactor(all)
 	var gone []*server
@@ -538,6 +539,9 @@ func (m *Manager) listing(servers []*server, taken func(string) bool) *Listing {
 		byName[s.entry.Name] = s
 	}
 	refs := map[string]toolRef{}
+	m.mu.Lock()
+	red := m.redactor
+	m.mu.Unlock()
 	for _, r := range naming.Assign(groups, naming.Options{Builtins: []string{}}) {
 		if r.Rule != "" {
 			l.Warnings = append(l.Warnings, Warning{Rule: r.Rule, Message: m.Redact(r.Message), Suggestion: r.Suggestion})
@@ -551,11 +555,18 @@ func (m *Manager) listing(servers []*server, taken func(string) bool) *Listing {
 				Suggestion: "add the remote server under another name"})
 			continue
 		}
-		refs[r.Name] = toolRef{srv: byName[r.Server], tool: r.Tool}
 		orig := toolsOf[r.Server][r.Tool]
-		def := *orig
-		def.Name, def.Title, def.Description = r.Name, m.Redact(orig.Title), m.Redact(orig.Description)
-		l.Tools = append(l.Tools, Tool{Name: r.Name, Server: r.Server, Tool: orig, Def: &def})
+		// Every string of the definition, schemas included: a server could
+		// put a secret in a default or an example.
+		def, err := RedactTool(orig, red.Redact)
+		if err != nil {
+			l.Warnings = append(l.Warnings, Warning{Rule: RuleTools,
+				Message: m.Redact(fmt.Sprintf("tool %q of remote server %q is not offered: its definition could not be checked for secrets (%v)", r.Tool, r.Server, err))})
+			continue
+		}
+		def.Name = r.Name
+		refs[r.Name] = toolRef{srv: byName[r.Server], tool: r.Tool}
+		l.Tools = append(l.Tools, Tool{Name: r.Name, Server: r.Server, Tool: orig, Def: def})
 	}
 	m.mu.Lock()
 	m.tools = refs

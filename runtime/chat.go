@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/remote"
 )
 
 // DefaultCallTimeout applies when a plan server's callTimeoutSeconds is
@@ -301,16 +301,24 @@ func (c *Chat) Server(name string) (ServerDetail, bool) {
 	}
 	d := c.slots[hs.index].detail()
 	if c.redactor() != c.h.redactor {
-		// Redact everything as text: a stdio server could quote a remote key.
-		b, err := json.Marshal(d)
-		if err == nil {
-			var red ServerDetail
-			if json.Unmarshal([]byte(c.redact(string(b))), &red) == nil {
-				d = red
-			}
+		// Redact every string with the chat's secrets too: a stdio server
+		// could quote a remote key. What cannot be redacted is withheld,
+		// never shown as it is.
+		var red ServerDetail
+		if _, err := remote.RedactValue(d, &red, c.redact); err != nil {
+			return withheldDetail(d.ServerStatus), true
 		}
+		d = red
 	}
 	return d, true
+}
+
+// withheldDetail stands for details that could not be redacted: the
+// server's name and state line only, with the reason.
+func withheldDetail(st ServerStatus) ServerDetail {
+	const why = "the details were withheld: they may hold a secret value that mcpc could not redact"
+	return ServerDetail{ServerStatus: ServerStatus{Name: st.Name, State: "withheld", LastError: why},
+		EnvNames: []string{}, ToolNames: []string{}, StderrTail: []string{}}
 }
 
 // slot is one plan server in one chat.
@@ -327,6 +335,7 @@ type slot struct {
 	lastErr  string   // redacted
 	stderr   string   // tail of the last process that ended, redacted
 	inflight int
+	waiting  int // calls waiting for a start in progress
 	idle     Timer
 	starts   int
 }
@@ -370,7 +379,7 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 		case r.sem <- struct{}{}:
 			defer func() { <-r.sem }()
 		case <-ctx.Done():
-			return nil, s.cancelled(tool)
+			return nil, s.cancelledBefore(tool, "while it waited for an earlier call to the server to end")
 		case <-r.ended:
 			return nil, s.endedError(r, tool)
 		}
@@ -415,10 +424,19 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 	return nil, s.endedError(r, tool)
 }
 
+// cancelled is the error of a call cancelled while the server ran it.
 func (s *slot) cancelled(tool *Tool) error {
 	name := s.srv.cfg.Name
 	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
 		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled; the server was told so (notifications/cancelled)", tool.Name, name))}
+}
+
+// cancelledBefore is the error of a call cancelled before it was sent:
+// the server never saw it, so it was not told anything either.
+func (s *slot) cancelledBefore(tool *Tool, while string) error {
+	name := s.srv.cfg.Name
+	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
+		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled %s; it was never sent to the server", tool.Name, name, while))}
 }
 
 // endedError is the error of a call whose process ended under it.
@@ -452,15 +470,27 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 		s.startLocked()
 	}
 	op := s.pending
+	s.waiting++
 	s.mu.Unlock()
+	var err error
 	select {
 	case <-op.done:
 	case <-ctx.Done():
-		return nil, s.cancelled(tool)
+		// The start goes on without this call: once it is done, the
+		// process has no call in flight, and its idle stop is due.
+		err = s.cancelledBefore(tool, "while the server was starting")
 	case <-h.ctx.Done():
-		return nil, ErrHostClosed
+		err = ErrHostClosed
+	}
+	s.mu.Lock()
+	s.waiting--
+	if err != nil {
+		s.armIdleLocked()
+		s.mu.Unlock()
+		return nil, err
 	}
 	if op.err != nil {
+		s.mu.Unlock()
 		var ce *CallError
 		if errors.As(op.err, &ce) {
 			cp := *ce
@@ -469,8 +499,8 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 		}
 		return nil, op.err
 	}
-	s.mu.Lock()
 	if s.run != op.run {
+		s.armIdleLocked()
 		s.mu.Unlock()
 		// It ended between its start and this call: do not start another
 		// one behind the caller's back. (Not under s.mu: the watcher that
@@ -494,18 +524,28 @@ func (s *slot) enterLocked() {
 
 // release ends a call; the last one arms the idle stop.
 func (s *slot) release(r *procRun) {
-	h := s.c.h
-	idle := time.Duration(s.srv.cfg.IdleTimeoutSeconds) * time.Second
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inflight--
-	if s.inflight > 0 || s.run != r || idle <= 0 {
+	if s.run == r {
+		s.armIdleLocked()
+	}
+}
+
+// armIdleLocked (re)starts the wait for the idle stop of the running
+// process when no call is in flight and none waits for a start: after the
+// last call ended, and after a start that no call is left to use (its
+// callers were cancelled while it started). s.mu is held.
+func (s *slot) armIdleLocked() {
+	idle := time.Duration(s.srv.cfg.IdleTimeoutSeconds) * time.Second
+	r := s.run
+	if r == nil || s.inflight > 0 || s.waiting > 0 || idle <= 0 || s.closed {
 		return
 	}
 	if s.idle != nil {
 		s.idle.Stop()
 	}
-	s.idle = h.clock.AfterFunc(idle, func() { s.idleStop(r, idle) })
+	s.idle = s.c.h.clock.AfterFunc(idle, func() { s.idleStop(r, idle) })
 }
 
 // idleStop stops r if it is still the slot's process and still idle. It
@@ -514,7 +554,7 @@ func (s *slot) release(r *procRun) {
 func (s *slot) idleStop(r *procRun, idle time.Duration) {
 	s.c.h.do(func() {
 		s.mu.Lock()
-		if s.run != r || s.inflight > 0 {
+		if s.run != r || s.inflight > 0 || s.waiting > 0 {
 			s.mu.Unlock()
 			return
 		}
@@ -578,10 +618,12 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	level := cfg.StderrLevel
 	var onStderr func(string)
 	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
-		// logStderr redacts with the remote header values of every chat.
+		// Lines come redacted with the host's secrets and the remote header
+		// values of every chat (redactLog).
 		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
 	}
-	p, err := startProc(sctx, spec, c.workspace, procConfig{version: "chat", onStderr: onStderr})
+	p, err := startProc(sctx, spec, c.workspace, procConfig{version: "chat", onStderr: onStderr,
+		redact: h.redactLog, secretSpan: h.secretSpan})
 	cancel()
 	if err != nil {
 		if p == nil {
@@ -589,7 +631,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 			return
 		}
 		stderr := h.Redact(p.tail.Text())
-		_, reason, _ := p.startFailure(err, ctx, timedOut(), timeout)
+		_, reason, _ := p.startFailure(err, ctx, timedOut(), timeout, c.redact)
 		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
 			reason += ": " + strings.Join(lines, " | ")
 		}
@@ -614,8 +656,11 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		return
 	}
 	s.run, s.state, s.lastErr = r, StateRunning, ""
-	s.mu.Unlock()
 	op.run = r
+	// The calls that wait for this start are counted in s.waiting; if
+	// none is left, nothing else would arm the idle stop.
+	s.armIdleLocked()
+	s.mu.Unlock()
 	h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, p.pid(), c.workspace)
 	if !h.track(func() { s.watch(r) }) {
 		s.stopRun(r, stopHostClosed)
@@ -650,7 +695,7 @@ func (s *slot) watch(r *procRun) {
 	r.p.stop()
 	h := s.c.h
 	stderr := h.Redact(r.p.tail.Text())
-	msg := h.Redact(deathMessage(s.srv.cfg.Name, r.p, stderr))
+	msg := h.Redact(deathMessage(s.srv.cfg.Name, r.p, stderr, s.c.redact))
 	s.mu.Lock()
 	if s.run == r {
 		s.run, s.state, s.lastErr, s.stderr = nil, StateExited, msg, keptStderr(stderr)
@@ -666,11 +711,13 @@ func (s *slot) watch(r *procRun) {
 
 // deathMessage is the error of SPEC §4 for a process that died: "MCP
 // server <name> exited (<code>): <last stderr line>. It restarts on the
-// next call; its state was lost." (browser state for playwright).
-func deathMessage(name string, p *proc, stderr string) string {
+// next call; its state was lost." (browser state for playwright). stderr is
+// redacted already; redact is applied to what the server wrote on stdout
+// before that is cut short.
+func deathMessage(name string, p *proc, stderr string, redact func(string) string) string {
 	var b strings.Builder
 	if err := p.tr.ReadError(); err != nil {
-		fmt.Fprintf(&b, "MCP server %s broke the protocol: it wrote something that is not JSON-RPC on stdout (%v)", name, err)
+		fmt.Fprintf(&b, "MCP server %s broke the protocol: it wrote something that is not JSON-RPC on stdout (%s)", name, shownError(err, redact))
 	} else {
 		text, _ := p.exitStatus()
 		fmt.Fprintf(&b, "MCP server %s exited (%s)", name, text)

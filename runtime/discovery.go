@@ -219,7 +219,7 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		d.fail(redact, FailSpec, "invalid launch spec: empty command", -1)
 		return d
 	}
-	p := probe(ctx, spec, ws, clock)
+	p := probe(ctx, spec, ws, clock, redact)
 	d.Stderr = redact(p.stderr)
 	if p.kind != "" {
 		reason := p.reason
@@ -251,7 +251,7 @@ type probeResult struct {
 // probe starts the server, lists its tools within the startup timeout and
 // stops it, process group included. It returns only once the process is
 // reaped and its stderr drained.
-func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock) (r probeResult) {
+func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, redact func(string) string) (r probeResult) {
 	r.code = -1
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
@@ -278,7 +278,7 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock) 
 		return r
 	}
 	r.tools = nil
-	r.kind, r.reason, r.code = p.startFailure(err, ctx, timedOut(), timeout)
+	r.kind, r.reason, r.code = p.startFailure(err, ctx, timedOut(), timeout, redact)
 	return r
 }
 

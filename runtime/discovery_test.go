@@ -20,6 +20,7 @@ import (
 var testBin string
 
 func TestMain(m *testing.M) {
+	runSelfServer() // when a test started this binary as a server
 	bin, err := testservers.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -403,6 +404,17 @@ func TestStderrTail(t *testing.T) {
 	}
 	if !strings.HasPrefix(text, "line ") || !strings.HasSuffix(text, "line 0999\n") {
 		t.Errorf("tail %q", text)
+	}
+	// A line longer than the tail is not shown from its middle: that could
+	// start in the middle of a secret, which redaction would then miss.
+	long := newStderrTail(64)
+	fmt.Fprintf(long, "first\nsecret=%s%s", strings.Repeat("s", 40), strings.Repeat("y", 100))
+	if text := long.Text(); text != longLineNote {
+		t.Errorf("long line: %q", text)
+	}
+	long.Write([]byte("\nlast\n"))
+	if text := long.Text(); text != "last\n" {
+		t.Errorf("after the long line: %q", text)
 	}
 	got := lastLines("a\n\n b \nc\n"+strings.Repeat("x", 10)+"\n", 3, 5)
 	if want := []string{"b", "c", "xxxxx…"}; !slices.Equal(got, want) {

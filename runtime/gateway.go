@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/remote"
 )
 
 // The gateway serves a Host as MCP servers (`mcpc run`): one chat over a
@@ -435,16 +437,28 @@ func loopbackHost(hostport string) bool {
 }
 
 func (g *Gateway) writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
+	// Operators read these: the host's secrets and every chat's remote
+	// header values are redacted, in every string on its own (redacting the
+	// encoded text could miss an escaped secret, or break the JSON). What
+	// cannot be redacted is withheld.
+	var out bytes.Buffer
+	b, err := json.Marshal(v)
+	if err == nil {
+		b, _, err = remote.RedactJSON(b, g.h.redactLog)
+	}
+	if err == nil {
+		err = json.Indent(&out, b, "", "  ")
+	}
 	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error": "cannot encode the answer"}`)
+		code = http.StatusInternalServerError
+		out.Reset()
+		out.WriteString(`{"error": "the answer was withheld: it could not be encoded and checked for secrets"}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
-	// Operators read these: the host's secrets and every chat's remote
-	// header values are redacted.
-	_, _ = w.Write(append([]byte(g.h.redactLog(string(b))), '\n'))
+	out.WriteByte('\n')
+	_, _ = w.Write(out.Bytes())
 }
 
 func (g *Gateway) writeError(w http.ResponseWriter, code int, msg string) {

@@ -101,9 +101,13 @@ type Host struct {
 	// secretForms are the forms of the host's known secrets, from which a
 	// chat with remote servers builds its own redactor.
 	secretForms []string
-	retry       time.Duration
-	servers     []*hostServer // plan order, disabled ones too
-	byName      map[string]*hostServer
+	// maxForm is the length of the longest text the host's redactor
+	// replaces; remoteMaxForm the same for remoteRed.
+	maxForm       int
+	remoteMaxForm atomic.Int64
+	retry         time.Duration
+	servers       []*hostServer // plan order, disabled ones too
+	byName        map[string]*hostServer
 
 	ctx    context.Context // ends at Close: cancels starts and discoveries
 	cancel context.CancelFunc
@@ -181,6 +185,7 @@ func NewHost(plan *compile.Plan, opts HostOptions) (*Host, error) {
 	}
 	h.redactor = compile.NewRedactor(forms)
 	h.secretForms = forms
+	h.maxForm = longestForm(forms)
 	h.remoteSecrets = map[string]bool{}
 	h.remoteRed.Store(compile.NewRedactor(nil))
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -230,9 +235,10 @@ func (h *Host) log(level, chat, server, format string, args ...any) {
 	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: h.redactLog(fmt.Sprintf(format, args...))})
 }
 
-// logStderr logs one stderr line of a server at its stderrLevel.
+// logStderr logs one stderr line of a server at its stderrLevel; line is
+// redacted already (redactLog), whole, before any cut.
 func (h *Host) logStderr(level, chat, server, line string) {
-	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: h.redactLog(line), Stderr: true})
+	h.opts.Log(LogEntry{Level: level, Chat: chat, Server: server, Message: line, Stderr: true})
 }
 
 // Chat returns the chat id, creating it on first use with workspace as its
@@ -339,7 +345,9 @@ type Tool struct {
 	Server     string
 	ServerTool string
 	// Def is the definition to show the agent: the server's, with Name set
-	// to the visible name and the description redacted. Do not modify it.
+	// to the visible name and every other string (title, description,
+	// input and output schemas, annotations, _meta) redacted. Do not
+	// modify it.
 	Def *mcp.Tool
 	// Remote marks a tool of one of the chat's remote servers (servers.json):
 	// Server is then the remote server's name.
@@ -431,11 +439,12 @@ func (h *Host) rebuildTable() {
 			h.log("Warning", "", r.Server, "tool %q of server %q is not served: %s", def.Name, r.Server, reason)
 			continue
 		}
-		agent := *def
-		agent.Name = r.Name
-		agent.Description = h.Redact(def.Description)
-		agent.Title = h.Redact(def.Title)
-		tool := &Tool{Name: r.Name, Server: r.Server, ServerTool: def.Name, Def: &agent}
+		agent, ok := redactTool(h.redactor, def, r.Name)
+		if !ok {
+			h.log("Warning", "", r.Server, "tool %q of server %q is not served: its definition could not be checked for secrets", def.Name, r.Server)
+			continue
+		}
+		tool := &Tool{Name: r.Name, Server: r.Server, ServerTool: def.Name, Def: agent}
 		t.list = append(t.list, tool)
 		t.byName[r.Name] = tool
 		t.perServer[r.Server]++

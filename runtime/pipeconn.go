@@ -168,6 +168,9 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 // all gets the standard library's short syntax error ("invalid character
 // 'h' in literal true"), as the SDK's own connection reports it, rather
 // than the SDK decoder's, which quotes the rest of the line however long.
+// The SDK decoder's error (valid JSON, but not JSON-RPC) is kept whole: it
+// may quote a secret, which must be redacted before the text is cut for
+// showing (see shownError).
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	m, err := jsonrpc.DecodeMessage(data)
 	if err == nil {
@@ -177,14 +180,28 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	if serr := json.Unmarshal(data, &raw); serr != nil {
 		return nil, serr
 	}
-	if msg := err.Error(); len(msg) > maxErrorText {
-		return nil, errors.New(strings.ToValidUTF8(msg[:maxErrorText], "") + "…")
-	}
 	return nil, err
 }
 
-// maxErrorText bounds the text of a decoding error, which may quote input.
+// maxErrorText bounds the shown text of a decoding error, which may quote
+// input.
 const maxErrorText = 300
+
+// shownError is the text of err as mcpc shows it: redacted first, then cut
+// to maxErrorText bytes. Cutting first could leave the start of a secret
+// that no longer matches, and so is never redacted.
+func shownError(err error, redact func(string) string) string {
+	return cutText(redact(err.Error()), maxErrorText)
+}
+
+// cutText cuts s to at most n bytes, on a character boundary, and marks the
+// cut with "…". Only ever cut text that is already redacted.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
 
 // decodeBatch decodes a JSON array of JSON-RPC messages.
 func decodeBatch(line []byte) ([]jsonrpc.Message, error) {

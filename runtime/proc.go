@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,7 +32,8 @@ const (
 	// stderrDrainLimit bounds the wait for stderr to end once the group is
 	// dead: a descendant that left the group could hold it open forever.
 	stderrDrainLimit = 200 * time.Millisecond
-	// stderrLineMax cuts an endless stderr line for the line callback.
+	// stderrLineMax cuts an endless stderr line for the line callback
+	// (about there: see lineWriter).
 	stderrLineMax = 4 << 10
 )
 
@@ -38,9 +41,15 @@ const (
 type procConfig struct {
 	// version is the client version sent in initialize ("discovery", "chat").
 	version string
-	// onStderr, if set, gets every stderr line (unredacted, without the
-	// newline, cut to stderrLineMax) from the stderr reading goroutine.
+	// onStderr, if set, gets every stderr line, without the newline,
+	// redacted with redact, from the stderr reading goroutine. A line
+	// longer than stderrLineMax comes in pieces, cut where no secret is
+	// cut in two (see lineWriter).
 	onStderr func(line string)
+	// redact redacts the lines for onStderr; secretSpan returns the length
+	// of the longest text it replaces. Both are needed with onStderr.
+	redact     func(string) string
+	secretSpan func() int
 }
 
 // proc is one started server process and its MCP client session.
@@ -95,12 +104,21 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	var closeOnce sync.Once
 	p.closeW = func() { closeOnce.Do(func() { pw.Close() }) }
 	var sink io.Writer = p.tail
+	var lines *lineWriter
 	if cfg.onStderr != nil {
-		sink = io.MultiWriter(p.tail, &lineWriter{emit: cfg.onStderr})
+		redact := cfg.redact
+		if redact == nil {
+			redact = func(s string) string { return s }
+		}
+		lines = &lineWriter{emit: cfg.onStderr, redact: redact, span: cfg.secretSpan}
+		sink = io.MultiWriter(p.tail, lines)
 	}
 	go func() {
 		defer close(p.drained)
 		_, _ = io.Copy(sink, pr)
+		if lines != nil {
+			lines.Close()
+		}
 	}()
 
 	p.tr = &groupTransport{
@@ -192,7 +210,8 @@ func (p *proc) exitStatus() (text string, code int) {
 // startFailure classifies why starting (or listing tools, for discovery)
 // failed, after stop. parent is the caller's context, start the one that
 // bounded the start; timedOut reports whether the startup timeout ended it.
-func (p *proc) startFailure(err error, parent context.Context, timedOut bool, timeout time.Duration) (kind FailureKind, reason string, code int) {
+// redact is applied to what the server wrote before that is cut short.
+func (p *proc) startFailure(err error, parent context.Context, timedOut bool, timeout time.Duration, redact func(string) string) (kind FailureKind, reason string, code int) {
 	code = -1
 	switch {
 	case !p.tr.Started():
@@ -202,7 +221,7 @@ func (p *proc) startFailure(err error, parent context.Context, timedOut bool, ti
 	case timedOut:
 		return FailTimeout, "no answer within " + formatSeconds(timeout), code
 	case p.tr.ReadError() != nil:
-		return FailProtocol, "protocol error: the server wrote something that is not JSON-RPC on stdout: " + p.tr.ReadError().Error(), code
+		return FailProtocol, "protocol error: the server wrote something that is not JSON-RPC on stdout: " + shownError(p.tr.ReadError(), redact), code
 	case p.cmd.ProcessState != nil && closedErr(err) && !p.killedBeforeStop:
 		text, c := p.exitStatus()
 		return FailExited, "exited (" + text + ")", c
@@ -223,12 +242,20 @@ func startTimeout(parent context.Context, clock Clock, d time.Duration) (context
 	return ctx, func() { t.Stop(); cancel() }, fired.Load
 }
 
-// lineWriter splits a byte stream into lines for a callback. A line longer
-// than stderrLineMax is emitted in pieces, so a server that never writes a
-// newline cannot make it grow without bound.
+// lineWriter splits a byte stream into lines, redacts each line whole and
+// hands it to a callback. A line longer than stderrLineMax is emitted in
+// pieces, so that a server that never writes a newline cannot make it grow
+// without bound; a piece ends only where no known secret is cut in two (see
+// cutLong), since a secret cut in two is no longer recognized, and so never
+// redacted.
 type lineWriter struct {
-	buf  []byte
-	emit func(string)
+	emit   func(string)
+	redact func(string) string
+	// span returns the length of the longest text redact replaces (0: none).
+	span func() int
+
+	buf      []byte
+	skipping bool // the rest of the current line is withheld
 }
 
 func (w *lineWriter) Write(b []byte) (int, error) {
@@ -236,20 +263,84 @@ func (w *lineWriter) Write(b []byte) (int, error) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
-			w.buf = append(w.buf, b...)
-			for len(w.buf) >= stderrLineMax {
-				w.emit(string(w.buf[:stderrLineMax]))
-				w.buf = append(w.buf[:0], w.buf[stderrLineMax:]...)
+			if !w.skipping {
+				w.buf = append(w.buf, b...)
+				w.cutLong()
 			}
 			break
 		}
-		line := b[:i]
-		if len(w.buf) > 0 {
-			line = append(w.buf, line...)
-			w.buf = w.buf[:0]
+		if !w.skipping {
+			line := append(w.buf, b[:i]...)
+			w.emit(w.redact(string(bytes.TrimRight(line, "\r"))))
 		}
-		w.emit(string(bytes.TrimRight(line, "\r")))
+		w.buf, w.skipping = w.buf[:0], false
 		b = b[i+1:]
 	}
 	return n, nil
+}
+
+// Close emits what is left of an unterminated last line.
+func (w *lineWriter) Close() error {
+	if len(w.buf) > 0 && !w.skipping {
+		w.emit(w.redact(string(bytes.TrimRight(w.buf, "\r"))))
+	}
+	w.buf, w.skipping = nil, false
+	return nil
+}
+
+// cutLong emits the front of a line that has grown past stderrLineMax, in
+// pieces of about stderrLineMax bytes, redacted.
+//
+// A piece [0, c) is emitted only when it is redacted exactly as the whole
+// line would be: redact(buf[:c]) + redact(buf[c:]) == redact(buf), so that
+// no secret straddles c, and c is at least span bytes before the end of
+// what has arrived, so that bytes still to come cannot complete a secret
+// that starts before c. The first such c from stderrLineMax on is taken
+// (on a character boundary if there is one); redaction leaves at most span
+// bytes in a row unreplaceable, so one is found within span bytes unless
+// the line is made of overlapping secrets. Then the rest of the line is
+// withheld rather than risked.
+func (w *lineWriter) cutLong() {
+	for {
+		span := 0
+		if w.span != nil {
+			span = w.span()
+		}
+		if len(w.buf) < stderrLineMax+2*span {
+			return
+		}
+		c, piece, ok := stderrLineMax, "", true
+		if span == 0 {
+			piece = w.redact(string(w.buf[:c]))
+		} else {
+			c, piece, ok = w.safeCut(span)
+		}
+		if !ok {
+			w.emit("[the rest of this line was withheld: it may hold a secret that mcpc could not redact]")
+			w.buf, w.skipping = w.buf[:0], true
+			return
+		}
+		w.emit(piece)
+		w.buf = append(w.buf[:0], w.buf[c:]...)
+	}
+}
+
+// safeCut finds where cutLong may cut (see there) and the redacted piece
+// before it.
+func (w *lineWriter) safeCut(span int) (int, string, bool) {
+	whole := w.redact(string(w.buf))
+	fallback, fpiece := -1, ""
+	for c := stderrLineMax; c <= len(w.buf)-span; c++ {
+		a := w.redact(string(w.buf[:c]))
+		if !strings.HasPrefix(whole, a) || a+w.redact(string(w.buf[c:])) != whole {
+			continue
+		}
+		if utf8.RuneStart(w.buf[c]) {
+			return c, a, true
+		}
+		if fallback < 0 {
+			fallback, fpiece = c, a
+		}
+	}
+	return fallback, fpiece, fallback >= 0
 }

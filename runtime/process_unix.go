@@ -12,9 +12,12 @@ import (
 )
 
 // setProcessGroup makes cmd the leader of a new process group, so that the
-// server and everything it starts can be killed together.
+// server and everything it starts can be killed together; where the system
+// can, the server is also killed when mcpc dies without stopping it (see
+// setDeathSignal).
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 }
 
 // killProcessGroup sends SIGKILL to the group that p leads. Once the group

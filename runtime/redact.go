@@ -1,98 +1,61 @@
 package runtime
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/remote"
 )
 
 // redactResult returns res with every known secret replaced by [REDACTED]
 // in every string it holds: text content, embedded resources, resource
-// links, structured content (keys too) and _meta.
-//
-// The result is encoded and decoded generically, and each string is
-// redacted on its own (in raw and JSON-escaped forms). Working on decoded
-// strings, rather than on the encoded result, catches a secret that a text
-// holds in JSON-escaped form (encoding again would escape it twice), and
-// keeps the result valid JSON whatever the secret contains. When nothing
-// changed, res is returned as is.
+// links, structured content (keys too) and _meta, each decoded string on
+// its own (remote.RedactJSON), so that a secret a text holds in JSON-escaped
+// form is caught too and the result stays valid JSON. When nothing changed,
+// res is returned as is; a result that cannot be redacted is withheld.
 func redactResult(r *compile.Redactor, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if r.Empty() || res == nil {
 		return res
 	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return withheld()
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return withheld()
-	}
-	changed := false
-	v = redactValue(r, v, &changed)
-	if !changed {
-		return res
-	}
-	clean, err := json.Marshal(v)
-	if err != nil {
-		return withheld()
-	}
-	var out mcp.CallToolResult
-	if err := json.Unmarshal(clean, &out); err != nil {
-		return withheld()
-	}
-	return &out
+	return remote.RedactResult(res, r.Redact)
 }
 
-// redactValue redacts every string of a decoded JSON value, in place where
-// it can, and records whether anything changed.
-func redactValue(r *compile.Redactor, v any, changed *bool) any {
-	switch x := v.(type) {
-	case string:
-		y := r.Redact(x)
-		if y != x {
-			*changed = true
-		}
-		return y
-	case []any:
-		for i := range x {
-			x[i] = redactValue(r, x[i], changed)
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[redactValue(r, k, changed).(string)] = redactValue(r, e, changed)
-		}
-		return out
-	default:
-		return v
+// redactTool returns the agent's copy of a tool definition, named name,
+// with every string redacted: title, description, and the input and output
+// schemas, where a server could put a secret in a default or an example.
+// ok is false when it could not be redacted: the tool is then not offered.
+func redactTool(r *compile.Redactor, def *mcp.Tool, name string) (*mcp.Tool, bool) {
+	if r.Empty() {
+		out := *def
+		out.Name = name
+		return &out, true
 	}
+	out, err := remote.RedactTool(def, r.Redact)
+	if err != nil {
+		return nil, false
+	}
+	out.Name = name
+	return out, true
 }
 
 // secretForms returns the forms of a secret value to redact besides the
 // value itself and Go's JSON escaping (which compile.NewRedactor adds):
 // JSON escaped without HTML escaping, as JavaScript's JSON.stringify and
 // most servers write it.
-func secretForms(s string) []string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return []string{s}
-	}
-	b := bytes.TrimSpace(buf.Bytes())
-	return []string{s, string(b[1 : len(b)-1])}
-}
+func secretForms(s string) []string { return remote.SecretForms(s) }
 
-// withheld replaces a result that held a secret mcpc could not take out:
-// better no result than a leaked secret.
-func withheld() *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
-		Text: "the tool result was withheld: it held a secret value that mcpc could not redact"}}}
+// longestForm returns the length of the longest text a redactor built from
+// forms replaces: compile.NewRedactor also replaces Go's JSON escaping of
+// each form, which may be longer.
+func longestForm(forms []string) int {
+	n := 0
+	for _, f := range forms {
+		n = max(n, len(f))
+		if b, err := json.Marshal(f); err == nil {
+			n = max(n, len(b)-2)
+		}
+	}
+	return n
 }

@@ -260,9 +260,16 @@ func (r *chatRemote) apply(seq uint64, l *remote.Listing) {
 			}
 			continue
 		}
-		def := *lt.Def
-		def.Title, def.Description = c.redact(def.Title), c.redact(def.Description)
-		t := &Tool{Name: lt.Name, Server: lt.Server, ServerTool: lt.Tool.Name, Def: &def, Remote: true}
+		def, ok := redactTool(c.redactor(), lt.Def, lt.Def.Name)
+		if !ok {
+			key := "unredactable:" + lt.Server + "\x00" + lt.Tool.Name
+			if r.logged[key] == "" {
+				r.logged[key] = "x"
+				c.h.log("Warning", c.id, lt.Server, "tool %q of remote server %q is not served: its definition could not be checked for secrets", lt.Tool.Name, lt.Server)
+			}
+			continue
+		}
+		t := &Tool{Name: lt.Name, Server: lt.Server, ServerTool: lt.Tool.Name, Def: def, Remote: true}
 		if prev := old[t.Name]; prev != nil && sameTool(prev, t) {
 			t = prev
 		}
@@ -452,7 +459,14 @@ func (h *Host) addRemoteSecrets(secrets []string) {
 		forms = append(forms, secretForms(s)...)
 	}
 	sort.Strings(forms)
+	h.remoteMaxForm.Store(int64(longestForm(forms)))
 	h.remoteRed.Store(compile.NewRedactor(forms))
+}
+
+// secretSpan returns the length of the longest text that redactLog
+// replaces.
+func (h *Host) secretSpan() int {
+	return max(h.maxForm, int(h.remoteMaxForm.Load()))
 }
 
 // redactLog redacts a line the host logs or an operator sees: the host's

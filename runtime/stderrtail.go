@@ -29,7 +29,10 @@ func (t *stderrTail) Write(p []byte) (int, error) {
 }
 
 // Text returns the kept output, at most max bytes, starting at a line
-// boundary when bytes were dropped.
+// boundary when bytes were dropped. The text is redacted afterwards, so it
+// never starts in the middle of a line: that could be the middle of a
+// secret, which would then not be recognized. A single line longer than
+// what is kept is not shown, only noted.
 func (t *stderrTail) Text() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -40,12 +43,17 @@ func (t *stderrTail) Text() string {
 	}
 	s := string(b)
 	if trunc {
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			s = s[i+1:]
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return longLineNote
 		}
+		s = s[i+1:]
 	}
 	return s
 }
+
+// longLineNote stands for a stderr line longer than the tail keeps.
+const longLineNote = "(a stderr line too long to show)\n"
 
 // lastLines returns the last n non-empty lines of text, each cut to width
 // characters, oldest first.

@@ -35,6 +35,9 @@ type Options struct {
 	Token string
 	// Tools are extra tools that answer their own name.
 	Tools []string
+	// Schema is the input schema of the extra tools; nil means
+	// {"type": "object"}.
+	Schema map[string]any
 }
 
 // Server is a running test server.
@@ -158,6 +161,9 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 		return text("answered after the drop"), nil
 	})
+	if opts.Schema != nil {
+		schema = opts.Schema
+	}
 	for _, name := range opts.Tools {
 		name := name
 		add(name, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(name), nil })

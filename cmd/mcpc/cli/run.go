@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/compile/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/remote"
@@ -57,13 +58,16 @@ func runCommand() *ucli.Command {
 
 Each chat gets its own server processes, started by its first call to them;
 ${env:NAME} resolves against mcpc's environment overlaid by --env-file and --env.
+A server tool named like one of the host's built-in tools (--builtin-tools, as for
+mcpc tools) is not served.
 Each chat also connects to the remote servers of its DIR/.volcanic/mcp/servers.json
 (mcpc remote add) whose entries are sealed for its session scope: --scope with --stdio
 (without it the chat uses no remote servers), the chat id over HTTP. Their tools are
 named <server>__<tool>; MCP_ENCRYPTION_SECRET (else TELEGRAM_BOT_TOKEN) opens the entries.
 Over HTTP: POST/GET/DELETE /chats/{id}/mcp (Streamable HTTP; id of 1-64 A-Z a-z 0-9 _ -,
 workspace DIR/{id}), GET /status, POST /chats/{id}/reset, POST /chats/{id}/servers/{name}/restart.
-SIGINT or SIGTERM stops every server process and exits 0.
+SIGINT, SIGTERM, SIGHUP (the terminal went away) or SIGQUIT stops every server
+process and exits 0.
 
 Examples:
    mcpc plan --appsettings appsettings.json -o plan.json
@@ -83,6 +87,7 @@ Examples:
 			&ucli.StringSliceFlag{Name: "env", Usage: "host variable `KEY=VALUE`, overlaid last; repeatable"},
 			&ucli.BoolFlag{Name: "clean-env", Usage: "start from an empty host environment instead of mcpc's own"},
 			&ucli.StringFlag{Name: "deny-list", Usage: "deny-list `FILE` (CUE or JSON: names, patterns) replacing the built-in one"},
+			&ucli.StringFlag{Name: "builtin-tools", Value: strings.Join(naming.DefaultBuiltins, ","), Usage: "the host's built-in tool `NAMES`, comma-separated (empty: none); a server tool with one of these names is not served"},
 			&ucli.StringFlag{Name: "log-level", Value: "Information", Usage: "lowest `LEVEL` logged on stderr: " + strings.Join(logLevels, "|")},
 		}, formatFlags()),
 		Action: runAction,
@@ -198,8 +203,9 @@ func runAction(c *ucli.Context) error {
 	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
 	host, err := runtime.NewHost(plan, runtime.HostOptions{
-		Env:     hostEnv,
-		Secrets: []string{token},
+		Env:      hostEnv,
+		Builtins: builtinTools(c),
+		Secrets:  []string{token},
 		// Every chat's remote servers (servers.json of its workspace). The
 		// secret that opens them is the host environment's.
 		Remote: &runtime.RemoteOptions{Dial: dialOptions()},
@@ -224,7 +230,10 @@ func runAction(c *ucli.Context) error {
 	gw := runtime.NewGateway(host, runtime.GatewayOptions{Version: Version, AdminToken: token, WorkspaceRoot: c.String("workspace-root")})
 	defer gw.Close()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Every signal that ends a gateway by default ends it cleanly: the
+	// servers are stopped first. SIGHUP comes when the terminal or the
+	// session that started mcpc goes away, SIGQUIT from Ctrl-\.
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	if stdio {
 		err = serveStdio(ctx, c, host, gw, logw)
@@ -238,6 +247,24 @@ func runAction(c *ucli.Context) error {
 	host.Close()
 	logw.printf("mcpc: stopped; every server process is gone\n")
 	return nil
+}
+
+// stopSignals end mcpc run after every server process is stopped.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// builtinTools returns the host's built-in tool names of --builtin-tools:
+// comma-separated, empty for none; naming.DefaultBuiltins when not given.
+func builtinTools(c *ucli.Context) []string {
+	if !c.IsSet("builtin-tools") {
+		return nil // naming.DefaultBuiltins
+	}
+	out := []string{}
+	for _, b := range strings.Split(c.String("builtin-tools"), ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // serveStdio serves one chat on the command's standard input and output

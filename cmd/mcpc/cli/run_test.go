@@ -415,16 +415,59 @@ func TestRunHTTPAndSignals(t *testing.T) {
 	}
 }
 
-// SIGINT during a stdio session stops the servers and exits 0.
+// SIGINT, SIGHUP (the terminal went away) or SIGQUIT during a stdio
+// session stops the servers, their children included, and exits 0.
 func TestRunStdioSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds mcpc")
 	}
 	marker := leakMarker(t)
 	bin := buildMcpc(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
+		pids := t.TempDir()
+		plan := compilePlan(t, map[string]map[string]any{
+			"srv": {"Command": testServer, "Args": []string{"-tools", "echo", "-pidfile", filepath.Join(pids, "s"), "-spawn-child", "-child-pidfile", filepath.Join(pids, "c")}},
+		})
+		cmd := exec.Command(bin, "run", "--plan", plan, "--stdio", "--workspace", t.TempDir(), "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
+			t.Errorf("echo %q", got)
+		}
+		cmd.Process.Signal(sig)
+		cs.Wait()
+		cs.Close()
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 || !strings.Contains(stderr.String(), "stopped; every server process is gone") {
+			t.Errorf("after %v: exit %v\n%s", sig, cmd.ProcessState, stderr.String())
+		}
+		for _, f := range []string{"s", "c"} {
+			if pid := readPid(t, filepath.Join(pids, f)); alive(pid) {
+				t.Errorf("after %v: %s (pid %d) outlived mcpc run", sig, f, pid)
+			}
+		}
+	}
+}
+
+// mcpc run killed outright (SIGKILL: no chance to stop anything) still
+// leaves no server behind: the kernel kills each server with mcpc
+// (Pdeathsig), also one that ignores the end of its stdin.
+func TestRunKilledLeavesNoServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcpc")
+	}
+	if goruntime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	marker := leakMarker(t)
+	bin := buildMcpc(t)
 	pids := t.TempDir()
 	plan := compilePlan(t, map[string]map[string]any{
-		"srv": {"Command": testServer, "Args": []string{"-tools", "echo", "-pidfile", filepath.Join(pids, "s"), "-spawn-child", "-child-pidfile", filepath.Join(pids, "c")}},
+		"srv": {"Command": testServer, "Args": []string{"-hang-at-start", "-pidfile", filepath.Join(pids, "s")}},
 	})
 	cmd := exec.Command(bin, "run", "--plan", plan, "--stdio", "--workspace", t.TempDir(), "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
@@ -432,18 +475,62 @@ func TestRunStdioSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
-		t.Errorf("echo %q", got)
+	defer cs.Close()
+	// The listing waits for the discovery of a server that never answers.
+	go cs.ListTools(context.Background(), nil)
+	pidFile := filepath.Join(pids, "s")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	cmd.Process.Signal(os.Interrupt)
-	cs.Wait()
-	cs.Close()
-	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 0 {
-		t.Errorf("exit: %v", cmd.ProcessState)
+	server := readPid(t, pidFile)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range []string{"s", "c"} {
-		if pid := readPid(t, filepath.Join(pids, f)); alive(pid) {
-			t.Errorf("%s (pid %d) outlived mcpc run", f, pid)
+	deadline = time.Now().Add(5 * time.Second)
+	for alive(server) {
+		if time.Now().After(deadline) {
+			t.Fatalf("server %d outlived mcpc run killed by SIGKILL", server)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// --builtin-tools sets the host's built-in tool names, as for mcpc tools:
+// a server tool named like one is not served; empty means none.
+func TestRunBuiltinTools(t *testing.T) {
+	marker := leakMarker(t)
+	plan := compilePlan(t, map[string]map[string]any{
+		"srv": {"Command": testServer, "Args": []string{"-tools", "echo,read,ls"}},
+	})
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "echo"}, // read and ls are built-in by default
+		{[]string{"--builtin-tools", ""}, "echo,ls,read"},
+		{[]string{"--builtin-tools", "echo, ls"}, "read"},
+	} {
+		cs, wait := runStdio(t, append([]string{"--plan", plan, "--workspace", t.TempDir(), "--clean-env",
+			"--env", "PATH=" + os.Getenv("PATH"), "--env", marker}, c.flags...)...)
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		slices.Sort(names)
+		code, stderr := wait()
+		if strings.Join(names, ",") != c.want || code != ExitOK {
+			t.Errorf("%q: tools %v, exit %d\n%s", c.flags, names, code, stderr)
 		}
 	}
 }

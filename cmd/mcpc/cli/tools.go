@@ -140,7 +140,7 @@ func toolsAction(c *ucli.Context) error {
 	}
 	redactor := compile.NewRedactor(secrets)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer stop()
 	targets := runtime.Targets(plan, hostEnv)
 	opts := runtime.DiscoverOptions{Concurrency: c.Int("concurrency"), Redact: redactor.Redact}

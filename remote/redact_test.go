@@ -1,0 +1,160 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpc-dev/mcpc/remote/remotetest"
+)
+
+// longCanary is a secret longer than any cut mcpc makes in a message.
+var longCanary = "CANARY-long-" + strings.Repeat("x7Qz", 100)
+
+// leaksPart reports whether s holds any 12-byte piece of secret: what a
+// secret cut in two before redaction leaves.
+func leaksPart(s, secret string) bool {
+	for i := 0; i+12 <= len(secret); i++ {
+		if strings.Contains(s, secret[i:i+12]) {
+			return true
+		}
+	}
+	return false
+}
+
+// A server whose answer quotes a key longer than the 300 bytes a reason
+// keeps of an SDK message: the message is redacted before it is cut, so no
+// part of the key shows.
+func TestReasonRedactsBeforeCutting(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		// Not JSON-RPC: the SDK's error quotes the version tag whole.
+		fmt.Fprintf(w, `{"jsonrpc":%q,"id":1,"result":{}}`, r.Header.Get("X-Key"))
+	}))
+	defer srv.Close()
+	_, err := Probe(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, Headers{"X-Key": longCanary}, fast)
+	var f *Failure
+	if !errors.As(err, &f) || !strings.HasPrefix(f.Reason, "protocol error: ") {
+		t.Fatalf("%v", err)
+	}
+	if leaksPart(f.Reason, longCanary) || !strings.Contains(f.Reason, "[REDACTED]") {
+		t.Errorf("reason %q", f.Reason)
+	}
+}
+
+// Results are redacted string by string: a key the text holds in
+// JSON-escaped form (Go's or JavaScript's) is caught, which redacting the
+// encoded result as text misses (it escapes the text again).
+func TestResultRedactedPerString(t *testing.T) {
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	key := `CANARY-"q"<9f8e>`
+	c, err := Dial(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, Headers{"X-Key": key}, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	goEscaped, _ := json.Marshal(key)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(key)
+	jsEscaped := strings.TrimSpace(buf.String())
+	for _, in := range []string{"key " + key, string(goEscaped), jsEscaped, `{"k":` + string(goEscaped) + `}`} {
+		res, err := c.Call(context.Background(), "echo", map[string]any{"text": in}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		got := resultText(res)
+		if strings.Contains(string(b), "CANARY") || !strings.Contains(got, "[REDACTED]") {
+			t.Errorf("echo %s: %s", in, b)
+		}
+	}
+	// Keys of structured content, and a result that stays valid JSON.
+	out, changed, err := RedactJSON([]byte(`{"a `+key[:7]+`":[1.50,true,null,{"`+strings.ReplaceAll(key, `"`, `\"`)+`":"x"}],"b":"\u003c"}`), Redactor(Headers{"X-Key": key}).Redact)
+	if err != nil || !changed || string(out) != `{"a CANARY-":[1.50,true,null,{"[REDACTED]":"x"}],"b":"\u003c"}` {
+		t.Errorf("RedactJSON: %v %v %s", err, changed, out)
+	}
+	for _, bad := range []string{``, `{`, `{"a":1}{}`, `[1,]`, `"x`} {
+		if _, _, err := RedactJSON([]byte(bad), strings.ToUpper); err == nil {
+			t.Errorf("RedactJSON(%q) did not fail", bad)
+		}
+	}
+}
+
+// Tool definitions are redacted in every string, input schemas included: a
+// server can put the key it was sent in a default.
+func TestToolSchemasRedacted(t *testing.T) {
+	ws := t.TempDir()
+	key := "CANARY-schema-3c2b1a"
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http", Tools: []string{"lookup"}, Schema: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"key": map[string]any{"type": "string", "default": key, "examples": []any{"Bearer " + key}},
+		},
+	}})
+	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL, Tools: []string{"lookup"}}, Headers{"X-Key": key})
+	m := newManager(t, ws, nil, nil)
+	m.Start()
+	l := list(t, m)
+	if len(l.Tools) != 1 {
+		t.Fatalf("tools %+v", l.Tools)
+	}
+	def, _ := json.Marshal(l.Tools[0].Def)
+	if strings.Contains(string(def), key) || !strings.Contains(string(def), `"default":"[REDACTED]"`) || l.Tools[0].Def.Name != "s__lookup" {
+		t.Errorf("definition %s", def)
+	}
+	// The tool as listed is kept as it is, to call it by its own name.
+	if l.Tools[0].Tool.Name != "lookup" {
+		t.Errorf("tool %+v", l.Tools[0].Tool)
+	}
+}
+
+// bigServer answers the MCP handshake over Streamable HTTP with
+// instructions of n bytes.
+func bigServer(t *testing.T, n int) string {
+	big := strings.Repeat("i", n)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		if len(req.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted) // a notification
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch req.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"},"instructions":%q}}`, req.ID, big)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, req.ID)
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, req.ID)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// An answer that is not an event stream is read whole by the SDK: one
+// larger than MaxBody fails the connection instead of filling memory.
+func TestAnswerSizeLimit(t *testing.T) {
+	_, err := Probe(context.Background(), Server{Name: "s", URL: bigServer(t, MaxBody+1), Transport: "http", Auth: "headers"}, Headers{}, fast)
+	if err == nil || err.Error() != "the server's answer is larger than 16 MiB" {
+		t.Errorf("%v", err)
+	}
+	// Just under the limit is fine.
+	if _, err := Probe(context.Background(), Server{Name: "s", URL: bigServer(t, MaxBody-1024), Transport: "http", Auth: "headers"}, Headers{}, fast); err != nil {
+		t.Errorf("under the limit: %v", err)
+	}
+}
