@@ -152,10 +152,8 @@ func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
 	if opts.Profile != compile.ProfileVolcanic {
 		return nil, usageError("--profile %s: this mcpc compiles the volcanic profile only", opts.Profile)
 	}
-	for _, kv := range opts.Env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return nil, usageError("--env %q: expected KEY=VALUE", kv)
-		}
+	if err := checkEnvFlags(c); err != nil {
+		return nil, err
 	}
 	if !opts.CleanEnv {
 		opts.Environ = environ()
@@ -279,4 +277,24 @@ func (m *moreSources) Line(file string, line, col int) (string, int, bool) {
 		return "", 0, false
 	}
 	return m.base.Line(file, line, col)
+}
+
+// checkEnvFlags refuses an --env that is not KEY=VALUE.
+func checkEnvFlags(c *ucli.Context) error {
+	for _, kv := range c.StringSlice("env") {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return usageError("--env %q: expected KEY=VALUE", kv)
+		}
+	}
+	return nil
+}
+
+// unwrapPath drops the path an *os.PathError repeats (the message names
+// the file already).
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

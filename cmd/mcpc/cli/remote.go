@@ -192,10 +192,8 @@ func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
 	if needScope && scope == "" {
 		return nil, usageError("--scope SCOPE is required: the chat's session scope, which every sealed entry is bound to")
 	}
-	for _, kv := range c.StringSlice("env") {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return nil, usageError("--env %q: expected KEY=VALUE", kv)
-		}
+	if err := checkEnvFlags(c); err != nil {
+		return nil, err
 	}
 	opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env")}
 	if !opts.CleanEnv {

@@ -122,10 +122,8 @@ func runAction(c *ucli.Context) error {
 	if minLevel < 0 {
 		return usageError("--log-level %q: use one of %s", c.String("log-level"), strings.Join(logLevels, ", "))
 	}
-	for _, kv := range c.StringSlice("env") {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return usageError("--env %q: expected KEY=VALUE", kv)
-		}
+	if err := checkEnvFlags(c); err != nil {
+		return err
 	}
 	var deny *denylist.List
 	if f := c.String("deny-list"); f != "" {
@@ -367,15 +365,6 @@ func (s sources) Line(file string, n, col int) (string, int, bool) {
 	}
 	line, ok := ix.Line(n)
 	return line, col, ok
-}
-
-// unwrapPath drops the path an *os.PathError repeats.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // lockedWriter serializes log lines from many goroutines.

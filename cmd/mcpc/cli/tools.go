@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -115,7 +114,7 @@ func toolsAction(c *ucli.Context) error {
 	if c.Bool("check") {
 		data, err := os.ReadFile(c.String("lock"))
 		if err != nil {
-			return usageError("cannot read %s: %v", c.String("lock"), errors.Unwrap(err))
+			return usageError("cannot read %s: %v", c.String("lock"), unwrapPath(err))
 		}
 		v, err := schema.New()
 		if err != nil {
@@ -448,7 +447,7 @@ func planForTools(c *ucli.Context) (*compile.Plan, *compile.HostEnv, *denylist.L
 		}
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, nil, nil, nil, nil, usageError("cannot read %s: %v", file, errors.Unwrap(err))
+			return nil, nil, nil, nil, nil, usageError("cannot read %s: %v", file, unwrapPath(err))
 		}
 		deny := denylist.Default()
 		if f := c.String("deny-list"); f != "" {
