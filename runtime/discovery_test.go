@@ -224,18 +224,7 @@ func groupMembers(t *testing.T, pgid int) []int {
 	return pids
 }
 
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("pid file: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
-}
+var readPid = testservers.ReadPid
 
 func TestDiscoverLeavesNoProcesses(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {

@@ -10,7 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"testing"
 )
 
 // Root is the repository root.
@@ -71,3 +74,29 @@ func Everything() (command string, args []string, ok bool) {
 
 // RequireNPM reports whether the npm servers must be present.
 func RequireNPM() bool { return os.Getenv("MCPC_REQUIRE_NPM") == "1" }
+
+// ReadPid reads a pid file a test server wrote (-pidfile, -child-pidfile).
+func ReadPid(t testing.TB, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("pid file: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// Alive reports whether pid is a running process (a zombie is not).
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}

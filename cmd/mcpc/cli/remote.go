@@ -246,6 +246,22 @@ func (re *remoteEnv) load() (*remote.File, error) {
 	return f, nil
 }
 
+// sealingEdit prepares an edit that seals: the workspace with scope and
+// secret, the key, and the file, refused when it cannot be edited.
+func sealingEdit(c *ucli.Context) (re *remoteEnv, key *remote.Key, from string, f *remote.File, err error) {
+	if re, err = remoteSetup(c, true); err != nil {
+		return
+	}
+	if key, from, err = re.key(); err != nil {
+		return
+	}
+	if f, err = re.load(); err != nil {
+		return
+	}
+	err = re.editable(c, f)
+	return
+}
+
 // editable refuses a file that cannot be edited, showing why.
 func (re *remoteEnv) editable(c *ucli.Context, f *remote.File) error {
 	if f.Problem == "" {
@@ -440,19 +456,8 @@ func remoteAdd(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	re, err := remoteSetup(c, true)
+	re, key, _, f, err := sealingEdit(c)
 	if err != nil {
-		return err
-	}
-	key, _, err := re.key()
-	if err != nil {
-		return err
-	}
-	f, err := re.load()
-	if err != nil {
-		return err
-	}
-	if err := re.editable(c, f); err != nil {
 		return err
 	}
 	if headers == nil {
@@ -593,19 +598,8 @@ func remoteTools(c *ucli.Context) error {
 		return usageError("tools needs a server NAME and optionally a list: a,b or all")
 	}
 	name := c.Args().Get(0)
-	re, err := remoteSetup(c, true)
+	re, key, from, f, err := sealingEdit(c)
 	if err != nil {
-		return err
-	}
-	key, from, err := re.key()
-	if err != nil {
-		return err
-	}
-	f, err := re.load()
-	if err != nil {
-		return err
-	}
-	if err := re.editable(c, f); err != nil {
 		return err
 	}
 	e, headers, err := openEntry(re, f, name, key, from)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,30 +51,10 @@ func deployment(t *testing.T, servers map[string][]string, extra map[string]stri
 	return dir, write(t, dir, "appsettings.json", string(b))
 }
 
-// alive reports whether pid is a running (not zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("pid file: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
-}
+var (
+	alive   = testservers.Alive
+	readPid = testservers.ReadPid
+)
 
 func TestToolsLockRoundTrip(t *testing.T) {
 	dir, app := deployment(t, map[string][]string{"notes": {"-tools", "search,get"}}, nil)
