@@ -1,0 +1,145 @@
+package compile
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/schema"
+)
+
+// validators hands each checking goroutine its own compiled schemas: CUE
+// values must not be shared between goroutines.
+var validators = sync.Pool{New: func() any {
+	v, err := schema.New()
+	if err != nil {
+		return err
+	}
+	return v
+}}
+
+func getValidator() (*schema.Validator, error) {
+	switch v := validators.Get().(type) {
+	case *schema.Validator:
+		return v, nil
+	case error:
+		return nil, v
+	}
+	return nil, errors.New("schema: no validator")
+}
+
+// runChecks runs the schema checks on up to GOMAXPROCS goroutines and
+// collects their diagnostics in job order.
+func (c *compiler) runChecks() {
+	jobs := c.checks
+	results := make([][]diag.Diagnostic, len(jobs))
+	workers := min(runtime.GOMAXPROCS(0), 1+len(jobs)/64)
+	if workers <= 1 {
+		for i, j := range jobs {
+			results[i] = c.v.Check(j.def, j.data, j.subject, j.naming)
+		}
+	} else {
+		var wg sync.WaitGroup
+		next := make(chan int, len(jobs))
+		for i := range jobs {
+			next <- i
+		}
+		close(next)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v, err := getValidator()
+				if err != nil {
+					v = nil
+				}
+				for i := range next {
+					j := jobs[i]
+					if v == nil {
+						// Cannot happen: the same schemas compiled for c.v.
+						results[i] = []diag.Diagnostic{diag.At(j.data.Pos, diag.Error, "type-mismatch", "internal: schema unavailable: "+err.Error(), "")}
+						continue
+					}
+					results[i] = v.Check(j.def, j.data, j.subject, j.naming)
+				}
+				if v != nil {
+					validators.Put(v)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for _, r := range results {
+		c.ds = append(c.ds, r...)
+	}
+}
+
+// checkEntry makes the checks of one entry that the schema does not express.
+func (c *compiler) checkEntry(e *Entry) {
+	subject := fmt.Sprintf("server %q", e.Name)
+	name := func(f string) string { return e.naming([]string{f}) }
+	if strings.TrimSpace(e.Name) == "" {
+		sugg := `give it a name: "mcpServers": {"github": {…}}`
+		if e.Source == "host" {
+			sugg = `give it a name: "Servers": {"github": {…}}, or Mcp__Servers__github__Command in the environment (the name goes between the double underscores)`
+		}
+		c.ds = append(c.ds, diag.At(e.NamePos, diag.Error, "server-name-empty", "a server has an empty name", sugg))
+	}
+	cmd := e.Node.Get(FieldCommand)
+	switch {
+	case cmd == nil:
+		sugg := fmt.Sprintf("add %q: \"npx\" (or the program that runs the server)", name(FieldCommand))
+		for _, m := range e.Node.Members {
+			if looksLike(m.Key, FieldCommand) && !strings.EqualFold(m.Key, FieldCommand) {
+				sugg = fmt.Sprintf("rename %q to %q", m.Key, name(FieldCommand))
+			}
+		}
+		c.ds = append(c.ds, diag.At(e.NamePos, diag.Error, "missing-command",
+			fmt.Sprintf("%s has no %s; the host cannot start it (disabled entries are checked too)", subject, name(FieldCommand)), sugg))
+	case cmd.Kind == node.String && strings.TrimSpace(cmd.Text) == "":
+		c.ds = append(c.ds, diag.At(cmd.Pos, diag.Error, "missing-command",
+			fmt.Sprintf("%s has an empty %s; the host cannot start it", subject, name(FieldCommand)),
+			"write the program that runs the server, such as npx"))
+	}
+	if tp := e.Node.Get(FieldToolPrefix); tp != nil && tp.Kind == node.String && strings.HasPrefix(tp.Text, "mcp__") {
+		c.ds = append(c.ds, diag.At(tp.Pos, diag.Error, "tool-prefix-reserved",
+			fmt.Sprintf("%s: %s %q starts with mcp__, the namespace the provider gives every MCP tool (mcp__volcanic__<name>)", subject, name(FieldToolPrefix), tp.Text),
+			fmt.Sprintf("use %q", strings.TrimPrefix(tp.Text, "mcp__"))))
+	}
+	for _, f := range []string{FieldStartup, FieldCall, FieldIdle} {
+		if v := e.Node.Get(f); v != nil && v.Kind == node.Number && !strings.ContainsAny(v.Text, ".eE") {
+			if _, ok := parseDotnetInt(v.Text); !ok {
+				c.ds = append(c.ds, diag.At(v.Pos, diag.Error, "type-mismatch",
+					fmt.Sprintf("%s: %s is %s, which does not fit a 32-bit integer", subject, name(f), v.Text),
+					"write a number of seconds up to 2147483647"))
+			}
+		}
+	}
+	if e.Source == "preset" {
+		return // built from checked settings
+	}
+	t := &templateChecker{env: c.res.Env, subject: subject}
+	t.check(cmd, name(FieldCommand), false)
+	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
+		for i, a := range args.Elems {
+			t.check(a, e.naming([]string{FieldArgs, strconv.Itoa(i)}), false)
+		}
+	}
+	t.check(e.Node.Get(FieldCwd), name(FieldCwd), false)
+	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
+		for _, m := range env.Value.Members {
+			if !validEnvName(m.Key) {
+				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, "env-name-invalid",
+					fmt.Sprintf("%s: %q is not a valid environment variable name: use letters, digits and _, not starting with a digit", subject, m.Key),
+					fmt.Sprintf("did you mean %q?", suggestEnvName(m.Key))))
+			}
+			t.check(m.Value, e.naming([]string{FieldEnv, m.Key}), true)
+		}
+	}
+	c.ds = append(c.ds, t.ds...)
+}

@@ -1,0 +1,145 @@
+package compile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/schema"
+)
+
+// readHostEnv builds the host environment and its configuration layers.
+func (c *compiler) readHostEnv() error {
+	env := newHostEnv()
+	c.res.Env = env
+	if !c.opts.CleanEnv {
+		vars := processEnvVars(c.opts.Environ)
+		env.addLayer(vars)
+		c.res.Files.addPseudo(ProcessEnvFile, envLines(vars, func(string) bool { return false }))
+		c.res.Sources = append(c.res.Sources, SourceRef{Kind: "environment"})
+	}
+	for _, f := range c.opts.EnvFiles {
+		data, err := c.read(f)
+		if err != nil {
+			return &InputError{Path: f, Err: err}
+		}
+		vars, ds, masks := parseDotenv(f, data, c.res.Deny.Denied)
+		c.ds = append(c.ds, ds...)
+		env.addLayer(vars)
+		c.res.Files.add(f, data)
+		for line, text := range masks {
+			c.res.Files.mask(f, line, text)
+		}
+		c.res.Sources = append(c.res.Sources, SourceRef{Kind: "env-file", Path: f})
+	}
+	if len(c.opts.Env) > 0 {
+		vars, ds := entryVars(EnvFlagFile, "env", c.opts.Env, "env-file-syntax")
+		c.ds = append(c.ds, ds...)
+		env.addLayer(vars)
+		c.res.Files.addPseudo(EnvFlagFile, c.opts.Env)
+		c.res.Sources = append(c.res.Sources, SourceRef{Kind: "env"})
+	}
+	return nil
+}
+
+// readAppSettings layers the appsettings files, then the environment layers,
+// into one .NET configuration.
+func (c *compiler) readAppSettings() error {
+	c.cfg = newConfig()
+	var fileSources []SourceRef
+	for _, f := range c.opts.AppSettings {
+		data, err := c.read(f)
+		if err != nil {
+			return &InputError{Path: f, Err: err}
+		}
+		c.res.Files.add(f, data)
+		c.texts = append(c.texts, data)
+		fileSources = append(fileSources, SourceRef{Kind: "appsettings", Path: f})
+		layer := len(c.layers)
+		c.layers = append(c.layers, layerInfo{kind: "appsettings", path: f})
+		root, d := node.ParseJSON(f, data, true)
+		if d != nil {
+			c.ds = append(c.ds, *d)
+			continue
+		}
+		c.cfg.addJSON(root, layer)
+	}
+	// Files first: the environment overrides them (SPEC §2.1).
+	c.res.Sources = append(fileSources, c.res.Sources...)
+	for i, vars := range c.res.Env.Layers() {
+		layer := len(c.layers)
+		info := layerInfo{kind: "environment"}
+		if len(vars) > 0 {
+			info = layerInfo{kind: vars[0].Source, path: vars[0].Pos.File}
+		} else if !c.opts.CleanEnv && i == 0 {
+			info = layerInfo{kind: "environment"}
+		}
+		c.layers = append(c.layers, info)
+		c.cfg.addEnv(vars, layer)
+	}
+	c.ds = append(c.ds, c.cfg.ds...)
+	return nil
+}
+
+// bindHost binds Mcp:Servers (sorted by .NET key order) and Mcp:Playwright.
+func (c *compiler) bindHost() ([]*Entry, *node.Node) {
+	mcp := c.cfg.lookup("Mcp")
+	if mcp == nil {
+		return nil, nil
+	}
+	b := &binder{v: c.v, layers: c.layers, quote: c.quote}
+	// The section itself: Servers and Playwright, nothing else.
+	top := &node.Node{Kind: node.Object, Pos: mcp.pos}
+	var pw *node.Node
+	var servers *cfgNode
+	for _, ch := range mcp.order {
+		switch foldKey(ch.key) {
+		case "SERVERS":
+			servers = ch
+			top.Members = append(top.Members, node.Member{Key: "Servers", KeyPos: ch.keyPos, Value: &node.Node{Kind: node.Object, Pos: ch.pos}})
+		case "PLAYWRIGHT":
+			pw = b.bindEntry(ch, schema.Playwright, []string{"Mcp", "Playwright"}, "Mcp:Playwright")
+			top.Members = append(top.Members, node.Member{Key: "Playwright", KeyPos: ch.keyPos, Value: pw})
+		default:
+			top.Members = append(top.Members, node.Member{Key: ch.key, KeyPos: ch.keyPos, Value: genericNode(ch)})
+		}
+	}
+	c.checks = append(c.checks, checkJob{def: schema.Mcp, data: top, subject: "Mcp", naming: func(p []string) string { return strings.Join(p, ":") }})
+	var entries []*Entry
+	if servers != nil {
+		for _, sn := range servers.sortedChildren() {
+			subject := fmt.Sprintf("server %q", sn.key)
+			n := b.bindEntry(sn, schema.Server, []string{"Mcp", "Servers", sn.key}, subject)
+			e := &Entry{Name: sn.key, Source: "host", NamePos: sn.keyPos, Node: n, naming: hostNaming}
+			e.Origin = c.hostOrigin(sn)
+			entries = append(entries, e)
+			c.checks = append(c.checks, checkJob{def: schema.Server, data: n, subject: subject, naming: hostNaming})
+		}
+	}
+	c.ds = append(c.ds, b.ds...)
+	return entries, pw
+}
+
+// hostOrigin is the plan origin of a host server: the layer that first
+// mentions it.
+func (c *compiler) hostOrigin(sn *cfgNode) Origin {
+	info := layerInfo{kind: "appsettings"}
+	if sn.firstLayer >= 0 && sn.firstLayer < len(c.layers) {
+		info = c.layers[sn.firstLayer]
+	}
+	o := Origin{Source: info.kind, Path: sn.keyPos.File, Line: sn.keyPos.Line, Column: sn.keyPos.Column}
+	if info.kind != "appsettings" {
+		// The variable that first defined the server.
+		if c.varAt == nil {
+			c.varAt = map[diag.Pos]string{}
+			for _, vars := range c.res.Env.Layers() {
+				for _, v := range vars {
+					c.varAt[v.Pos] = v.Name
+				}
+			}
+		}
+		o.Key = c.varAt[diag.Pos{File: sn.keyPos.File, Line: sn.keyPos.Line, Column: 1}]
+	}
+	return o
+}

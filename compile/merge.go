@@ -1,0 +1,126 @@
+package compile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+)
+
+// merge keeps the first definition of each name (host, preset, settings)
+// and builds the plan.
+func (c *compiler) merge(entries []*Entry) *Plan {
+	plan := &Plan{PlanVersion: PlanVersion, Profile: ProfileVolcanic, Sources: c.res.Sources, Servers: []Server{}, Shadowed: []Shadowed{}}
+	if plan.Sources == nil {
+		plan.Sources = []SourceRef{}
+	}
+	winners := map[string]*Entry{}
+	for _, e := range entries {
+		if w, taken := winners[e.Name]; taken {
+			e.Winner = w
+			plan.Shadowed = append(plan.Shadowed, Shadowed{Name: e.Name, Origin: e.Origin, Winner: w.Origin})
+			if strings.TrimSpace(e.Name) == "" {
+				continue // server-name-empty already says it
+			}
+			c.ds = append(c.ds, diag.At(e.NamePos, diag.Warning, "name-shadowed",
+				fmt.Sprintf("server %q from %s is dropped: %s already defines it at %s, and the first source wins",
+					e.Name, describeSource(e), describeSource(w), w.NamePos),
+				"rename one of them, or remove the definition that does not run"))
+			continue
+		}
+		winners[e.Name] = e
+		plan.Servers = append(plan.Servers, c.toServer(e))
+	}
+	return plan
+}
+
+func describeSource(e *Entry) string {
+	switch e.Source {
+	case "host":
+		return "the host configuration"
+	case "preset":
+		return "the Playwright preset"
+	}
+	return "settings.json"
+}
+
+// toServer fills in defaults; values of the wrong type (already reported)
+// count as absent.
+func (c *compiler) toServer(e *Entry) Server {
+	n := e.Node
+	s := Server{
+		Name: e.Name, Origin: e.Origin, Transport: "stdio",
+		Args: []string{}, Cwd: DefaultCwd, Env: map[string]*string{}, Enabled: true,
+		StartupTimeoutSeconds: DefaultStartupTimeout, CallTimeoutSeconds: DefaultCallTimeout,
+		IdleTimeoutSeconds: DefaultIdleTimeout, StderrLevel: DefaultStderrLevel,
+	}
+	str := func(f string, dst *string) {
+		if v := n.Get(f); v != nil && v.Kind == node.String {
+			*dst = v.Text
+		}
+	}
+	boolean := func(f string, dst *bool) {
+		if v := n.Get(f); v != nil && v.Kind == node.Bool {
+			*dst = v.Bool
+		}
+	}
+	integer := func(f string, dst *int) {
+		if v := n.Get(f); v != nil && v.Kind == node.Number {
+			if i, err := strconv.Atoi(v.Text); err == nil {
+				*dst = i
+			}
+		}
+	}
+	str(FieldCommand, &s.Command)
+	if v := n.Get(FieldArgs); v != nil && v.Kind == node.Array {
+		for _, a := range v.Elems {
+			if a.Kind == node.String {
+				s.Args = append(s.Args, a.Text)
+			}
+		}
+	}
+	str(FieldCwd, &s.Cwd)
+	if v := n.Get(FieldEnv); v != nil && v.Kind == node.Object {
+		for _, m := range v.Members {
+			switch m.Value.Kind {
+			case node.String:
+				val := m.Value.Text
+				s.Env[m.Key] = &val
+			case node.Null:
+				s.Env[m.Key] = nil
+			}
+		}
+	}
+	str(FieldToolPrefix, &s.ToolPrefix)
+	boolean(FieldEnabled, &s.Enabled)
+	boolean(FieldParallel, &s.Parallel)
+	integer(FieldStartup, &s.StartupTimeoutSeconds)
+	integer(FieldCall, &s.CallTimeoutSeconds)
+	integer(FieldIdle, &s.IdleTimeoutSeconds)
+	str(FieldStderrLevel, &s.StderrLevel)
+	s.StderrLevel = canonicalLevel(s.StderrLevel)
+	if v := n.Get(FieldPromptSection); v != nil && v.Kind == node.String {
+		text := v.Text
+		s.PromptSection = &text
+	}
+	// A plan never carries a host secret, even one written into a file.
+	red := c.planRedactor
+	s.Command = red.Redact(s.Command)
+	for i := range s.Args {
+		s.Args[i] = red.Redact(s.Args[i])
+	}
+	s.Cwd = red.Redact(s.Cwd)
+	for k, v := range s.Env {
+		if v != nil {
+			r := red.Redact(*v)
+			s.Env[k] = &r
+		}
+	}
+	if s.PromptSection != nil {
+		r := red.Redact(*s.PromptSection)
+		s.PromptSection = &r
+	}
+	return s
+}

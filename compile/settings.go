@@ -1,0 +1,159 @@
+package compile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/schema"
+)
+
+// loadSettings reads <agentDir>/settings.json, before anything is bound, so
+// that the variables it references are known secrets from the start. A
+// missing file means no servers.
+func (c *compiler) loadSettings() error {
+	dir := c.agentDir()
+	c.res.AgentDir = dir
+	path := filepath.Join(dir, "settings.json")
+	data, err := c.read(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return &InputError{Path: path, Err: err}
+	}
+	c.settingsPath, c.settingsData = path, data
+	c.res.Files.add(path, data)
+	c.texts = append(c.texts, data)
+	return nil
+}
+
+// readSettings reads mcpServers of settings.json, in file order.
+func (c *compiler) readSettings() ([]*Entry, error) {
+	if c.settingsPath == "" {
+		return nil, nil
+	}
+	path, data := c.settingsPath, c.settingsData
+	root, d := node.ParseJSON(path, data, false)
+	if d != nil {
+		c.ds = append(c.ds, *d)
+		return nil, nil
+	}
+	if root.Kind != node.Object {
+		c.ds = append(c.ds, diag.At(root.Pos, diag.Error, "type-mismatch", "settings.json must hold a JSON object, not "+node.Describe(root), ""))
+		return nil, nil
+	}
+	c.dropDuplicateKeys(root, "")
+	c.checks = append(c.checks, checkJob{def: schema.Settings, data: shallow(root), subject: "settings.json", naming: settingsNaming})
+	servers := root.Get("mcpServers")
+	if servers == nil {
+		// Other top-level keys belong to others, but one that looks like
+		// mcpServers is most likely a typo that loses every server.
+		for _, m := range root.Members {
+			if m.Key != "mcpServers" && looksLike(m.Key, "mcpServers") {
+				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Warning, "unknown-field",
+					fmt.Sprintf("settings.json: %q is ignored; the extension reads its servers from mcpServers only", m.Key),
+					`did you mean "mcpServers"?`))
+			}
+		}
+	}
+	if servers == nil || servers.Kind != node.Object {
+		return nil, nil
+	}
+	var entries []*Entry
+	for _, m := range servers.Members {
+		if m.Value.Kind != node.Object {
+			continue // the #Settings check reports it
+		}
+		subject := fmt.Sprintf("server %q", m.Key)
+		e := &Entry{Name: m.Key, Source: "settings", NamePos: m.KeyPos, Node: m.Value, naming: settingsNaming,
+			Origin: Origin{Source: "settings", Path: path, Line: m.KeyPos.Line, Column: m.KeyPos.Column}}
+		entries = append(entries, e)
+		c.checks = append(c.checks, checkJob{def: schema.Server, data: m.Value, subject: subject, naming: settingsNaming})
+	}
+	return entries, nil
+}
+
+// shallow keeps the top level of settings.json and mcpServers' keys, so that
+// the #Settings check does not walk server entries (checked on their own).
+func shallow(root *node.Node) *node.Node {
+	out := &node.Node{Kind: node.Object, Pos: root.Pos}
+	for _, m := range root.Members {
+		if m.Key == "mcpServers" && m.Value.Kind == node.Object {
+			inner := &node.Node{Kind: node.Object, Pos: m.Value.Pos}
+			for _, s := range m.Value.Members {
+				v := s.Value
+				if v.Kind == node.Object {
+					v = &node.Node{Kind: node.Object, Pos: v.Pos}
+				}
+				inner.Members = append(inner.Members, node.Member{Key: s.Key, KeyPos: s.KeyPos, Value: v})
+			}
+			m.Value = inner
+		}
+		out.Members = append(out.Members, m)
+	}
+	return out
+}
+
+func (c *compiler) agentDir() string {
+	if c.opts.AgentDir != "" {
+		return c.opts.AgentDir
+	}
+	if v, ok := c.res.Env.Lookup("VOLCANIC_AGENT_DIR"); ok && v.Value != "" {
+		return v.Value
+	}
+	home := c.opts.HomeDir
+	if home == "" {
+		home = c.res.Env.Value("HOME")
+	}
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".volcanic", "agent")
+}
+
+// dropDuplicateKeys reports every key that an object of settings.json
+// repeats and keeps only its first occurrence, so that later checks see one
+// value per key.
+func (c *compiler) dropDuplicateKeys(n *node.Node, where string) {
+	switch n.Kind {
+	case node.Array:
+		for _, e := range n.Elems {
+			c.dropDuplicateKeys(e, where)
+		}
+	case node.Object:
+		seen := map[string]diag.Pos{}
+		kept := n.Members[:0]
+		for _, m := range n.Members {
+			if first, dup := seen[m.Key]; dup {
+				what := fmt.Sprintf("the key %q", m.Key)
+				if where != "" {
+					what += " of " + where
+				}
+				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, "duplicate-key",
+					fmt.Sprintf("%s appears twice in this object; this one is ignored", what),
+					"remove one of them; the first is at "+first.String()))
+				continue
+			}
+			seen[m.Key] = m.KeyPos
+			kept = append(kept, m)
+			c.dropDuplicateKeys(m.Value, m.Key)
+		}
+		n.Members = kept
+	}
+}
+
+// looksLike reports whether key is a plausible misspelling of want.
+func looksLike(key, want string) bool {
+	if strings.EqualFold(key, want) {
+		return true
+	}
+	return levenshtein.ComputeDistance(strings.ToLower(key), strings.ToLower(want)) <= 2
+}
