@@ -39,28 +39,9 @@ func connectInMemory(t *testing.T, gw *Gateway, chat *Chat, opts *mcp.ClientOpti
 	return cs
 }
 
-func listNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	return names
-}
+var listNames = testservers.ToolNames
 
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+var resultText = testservers.TextOf
 
 // The gateway serves the agent-visible tools, calls them with the server's
 // own names, and reports failures as MCP errors or error results.

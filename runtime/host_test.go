@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 func text(t testing.TB, res *mcp.CallToolResult) string {
@@ -22,13 +24,7 @@ func text(t testing.TB, res *mcp.CallToolResult) string {
 	if res == nil {
 		t.Fatal("nil result")
 	}
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
+	return testservers.TextOf(res)
 }
 
 func toolList(tools []Tool) []string {

@@ -118,37 +118,9 @@ func runStdio(t *testing.T, args ...string) (cs *mcp.ClientSession, wait func() 
 	return cs, wait
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type syncBuffer = testservers.SyncBuffer
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+var callText = testservers.CallText
 
 // mcpc run --stdio serves the plan's tools to an MCP client, with the host
 // environment of --env-file/--env, and exits 0 with no process left when
