@@ -33,18 +33,7 @@ func RenderEntry(s Server, sealed string) []byte {
 	field("transport", false)
 	jcsString(&b, s.Transport)
 	field("tools", false)
-	if s.Tools == nil {
-		b.WriteString("null")
-	} else {
-		b.WriteByte('[')
-		for i, t := range s.Tools {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			jcsString(&b, t)
-		}
-		b.WriteByte(']')
-	}
+	jcsList(&b, s.Tools, ", ")
 	field("auth", false)
 	jcsString(&b, s.Auth)
 	field("sealed", false)

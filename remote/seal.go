@@ -159,22 +159,28 @@ func AssociatedData(scope string, s Server) []byte {
 		jcsString(&b, v)
 	}
 	b.WriteByte(',')
-	if s.Tools == nil {
-		b.WriteString("null")
-	} else {
-		b.WriteByte('[')
-		for i, t := range s.Tools {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			jcsString(&b, t)
-		}
-		b.WriteByte(']')
-	}
+	jcsList(&b, s.Tools, ",")
 	b.WriteByte(',')
 	jcsString(&b, s.Auth)
 	b.WriteByte(']')
 	return []byte(b.String())
+}
+
+// jcsList writes a tools allowlist: null for none, else a JSON list of JCS
+// strings separated by sep.
+func jcsList(b *strings.Builder, list []string, sep string) {
+	if list == nil {
+		b.WriteString("null")
+		return
+	}
+	b.WriteByte('[')
+	for i, t := range list {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		jcsString(b, t)
+	}
+	b.WriteByte(']')
 }
 
 // jcsString writes s as a JSON string the way RFC 8785 serializes strings.
