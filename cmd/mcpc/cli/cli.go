@@ -113,15 +113,25 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 
 // sourceFlags are shared by every command that reads a deployment.
 func sourceFlags() []ucli.Flag {
-	return []ucli.Flag{
+	return flags([]ucli.Flag{
 		&ucli.StringFlag{Name: "profile", Value: compile.ProfileVolcanic, Usage: "host profile: volcanic"},
 		&ucli.StringSliceFlag{Name: "appsettings", Usage: "host configuration `FILE` (JSON with comments); repeat to layer, later files win"},
+		&ucli.StringFlag{Name: "agent-dir", Usage: "agent `DIR` holding settings.json (default: $VOLCANIC_AGENT_DIR, else ~/.volcanic/agent)"},
+	}, hostEnvFlags(), []ucli.Flag{denyListFlag()})
+}
+
+// hostEnvFlags make the host environment: mcpc's own (unless --clean-env),
+// then --env-file, then --env.
+func hostEnvFlags() []ucli.Flag {
+	return []ucli.Flag{
 		&ucli.StringSliceFlag{Name: "env-file", Usage: "dotenv `FILE` overlaid on the host environment; repeatable"},
 		&ucli.StringSliceFlag{Name: "env", Usage: "host variable `KEY=VALUE`, overlaid last; repeatable"},
 		&ucli.BoolFlag{Name: "clean-env", Usage: "start from an empty host environment instead of mcpc's own"},
-		&ucli.StringFlag{Name: "agent-dir", Usage: "agent `DIR` holding settings.json (default: $VOLCANIC_AGENT_DIR, else ~/.volcanic/agent)"},
-		&ucli.StringFlag{Name: "deny-list", Usage: "deny-list `FILE` (CUE or JSON: names, patterns) replacing the built-in one"},
 	}
+}
+
+func denyListFlag() ucli.Flag {
+	return &ucli.StringFlag{Name: "deny-list", Usage: "deny-list `FILE` (CUE or JSON: names, patterns) replacing the built-in one"}
 }
 
 func formatFlags() []ucli.Flag {

@@ -32,13 +32,11 @@ func dialOptions() remote.DialOptions {
 
 // remoteFlags are shared by every `mcpc remote` command.
 func remoteFlags() []ucli.Flag {
-	return []ucli.Flag{
+	// The host environment holds MCP_ENCRYPTION_SECRET (or TELEGRAM_BOT_TOKEN).
+	return flags([]ucli.Flag{
 		&ucli.StringFlag{Name: "workspace", Usage: "the chat's workspace `DIR` (servers.json is DIR/.volcanic/mcp/servers.json)"},
 		&ucli.StringFlag{Name: "scope", Usage: "the chat's session `SCOPE`, bound into every sealed entry"},
-		&ucli.StringSliceFlag{Name: "env-file", Usage: "dotenv `FILE` overlaid on the host environment (for MCP_ENCRYPTION_SECRET); repeatable"},
-		&ucli.StringSliceFlag{Name: "env", Usage: "host variable `KEY=VALUE`, overlaid last; repeatable"},
-		&ucli.BoolFlag{Name: "clean-env", Usage: "start from an empty host environment instead of mcpc's own"},
-	}
+	}, hostEnvFlags())
 }
 
 func remoteAddFlags() []ucli.Flag {
@@ -244,6 +242,23 @@ func (re *remoteEnv) load() (*remote.File, error) {
 		return nil, usageError("%s", re.redactor.Redact(err.Error()))
 	}
 	return f, nil
+}
+
+// saveEntry seals s with its headers and writes it into f, replacing an
+// entry of the same name (atomically, other entries byte for byte).
+func saveEntry(re *remoteEnv, f *remote.File, key *remote.Key, s remote.Server, headers remote.Headers) error {
+	sealed, err := key.Seal(re.scope, s, headers)
+	if err != nil {
+		return &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	data, err := f.WithEntry(s, sealed)
+	if err != nil {
+		return &exitError{code: ExitProblems, msg: err.Error()}
+	}
+	if err := remote.WriteFile(re.workspace, f.Data, data, f.Exists); err != nil {
+		return writeError(err)
+	}
+	return nil
 }
 
 // sealingEdit prepares an edit that seals: the workspace with scope and
@@ -500,16 +515,8 @@ func remoteAdd(c *ucli.Context) error {
 			}
 		}
 	}
-	sealed, err := key.Seal(re.scope, s, headers)
-	if err != nil {
-		return &exitError{code: ExitInternal, msg: err.Error()}
-	}
-	data, err := f.WithEntry(s, sealed)
-	if err != nil {
-		return &exitError{code: ExitProblems, msg: err.Error()}
-	}
-	if err := remote.WriteFile(re.workspace, f.Data, data, f.Exists); err != nil {
-		return writeError(err)
+	if err := saveEntry(re, f, key, s, headers); err != nil {
+		return err
 	}
 	verb := "added"
 	if len(f.Find(name)) > 0 {
@@ -646,16 +653,8 @@ func remoteTools(c *ucli.Context) error {
 	}
 	s := e.Server
 	s.Tools = tools
-	sealed, err := key.Seal(re.scope, s, headers)
-	if err != nil {
-		return &exitError{code: ExitInternal, msg: err.Error()}
-	}
-	data, err := f.WithEntry(s, sealed)
-	if err != nil {
-		return &exitError{code: ExitProblems, msg: err.Error()}
-	}
-	if err := remote.WriteFile(re.workspace, f.Data, data, f.Exists); err != nil {
-		return writeError(err)
+	if err := saveEntry(re, f, key, s, headers); err != nil {
+		return err
 	}
 	if tools == nil {
 		fmt.Fprintf(c.App.Writer, "%s: every tool is allowed\n", name)

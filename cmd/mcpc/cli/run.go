@@ -83,13 +83,10 @@ Examples:
 			&ucli.StringFlag{Name: "http", Usage: "serve a chat per /chats/{id}/mcp on `ADDR` (host:port; loopback unless --admin-token-env)"},
 			&ucli.StringFlag{Name: "workspace-root", Usage: "with --http: chat {id} works in `DIR`/{id}, created on first use"},
 			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --http: the host variable `NAME` holding the token that GET /status and POST …/reset, …/restart require; allows a non-loopback address"},
-			&ucli.StringSliceFlag{Name: "env-file", Usage: "dotenv `FILE` overlaid on the host environment; repeatable"},
-			&ucli.StringSliceFlag{Name: "env", Usage: "host variable `KEY=VALUE`, overlaid last; repeatable"},
-			&ucli.BoolFlag{Name: "clean-env", Usage: "start from an empty host environment instead of mcpc's own"},
-			&ucli.StringFlag{Name: "deny-list", Usage: "deny-list `FILE` (CUE or JSON: names, patterns) replacing the built-in one"},
+			denyListFlag(),
 			&ucli.StringFlag{Name: "builtin-tools", Value: strings.Join(naming.DefaultBuiltins, ","), Usage: "the host's built-in tool `NAMES`, comma-separated (empty: none); a server tool with one of these names is not served"},
 			&ucli.StringFlag{Name: "log-level", Value: "Information", Usage: "lowest `LEVEL` logged on stderr: " + strings.Join(logLevels, "|")},
-		}, formatFlags()),
+		}, hostEnvFlags(), formatFlags()),
 		Action: runAction,
 	}
 }
