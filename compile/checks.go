@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -12,26 +11,6 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/node"
 	"github.com/mcpc-dev/mcpc/schema"
 )
-
-// validators hands each checking goroutine its own compiled schemas: CUE
-// values must not be shared between goroutines.
-var validators = sync.Pool{New: func() any {
-	v, err := schema.New()
-	if err != nil {
-		return err
-	}
-	return v
-}}
-
-func getValidator() (*schema.Validator, error) {
-	switch v := validators.Get().(type) {
-	case *schema.Validator:
-		return v, nil
-	case error:
-		return nil, v
-	}
-	return nil, errors.New("schema: no validator")
-}
 
 // runChecks runs the schema checks on up to GOMAXPROCS goroutines and
 // collects their diagnostics in job order.
@@ -54,7 +33,7 @@ func (c *compiler) runChecks() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				v, err := getValidator()
+				v, err := schema.Acquire()
 				if err != nil {
 					v = nil
 				}
@@ -68,7 +47,7 @@ func (c *compiler) runChecks() {
 					results[i] = v.Check(j.def, j.data, j.subject, j.naming)
 				}
 				if v != nil {
-					validators.Put(v)
+					schema.Release(v)
 				}
 			}()
 		}

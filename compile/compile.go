@@ -121,11 +121,11 @@ func Compile(opts Options) (*Result, error) {
 		deny = denylist.Default()
 	}
 	c := &compiler{opts: opts, read: read, res: &Result{Files: newFileSet(), Deny: deny}}
-	v, err := getValidator()
+	v, err := schema.Acquire()
 	if err != nil {
 		return nil, err
 	}
-	defer validators.Put(v)
+	defer schema.Release(v)
 	c.v = v
 	if err := c.run(); err != nil {
 		return nil, err

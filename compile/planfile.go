@@ -30,11 +30,11 @@ func ReadPlan(file string, data []byte) (*Plan, []diag.Diagnostic) {
 			fmt.Sprintf("planVersion %s: this mcpc reads planVersion %d", m.Value.Text, PlanVersion),
 			"compile the plan again with this mcpc (mcpc plan -o FILE)")}
 	}
-	v, err := getValidator()
+	v, err := schema.Acquire()
 	if err != nil {
 		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RulePlanInvalid, err.Error(), "")}
 	}
-	defer validators.Put(v)
+	defer schema.Release(v)
 	ds := v.Check(schema.PlanFile, root, "plan", nil)
 	if len(ds) > 0 {
 		for i := range ds {

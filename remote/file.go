@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -132,14 +131,6 @@ type File struct {
 	userinfo  []string
 }
 
-var validators = sync.Pool{New: func() any {
-	v, err := schema.New()
-	if err != nil {
-		return err
-	}
-	return v
-}}
-
 // Parse reads servers.json from data (path is used in positions) and checks
 // everything that does not need the host secret.
 func Parse(path string, data []byte) *File {
@@ -166,11 +157,11 @@ func Parse(path string, data []byte) *File {
 		f.Diagnostics = append(f.Diagnostics, ds[1:]...)
 		return fail(ds[0])
 	}
-	v, verr := getValidator()
+	v, verr := schema.Acquire()
 	if verr != nil {
 		return fail(diag.At(root.Pos, diag.Error, ruleTypeMismatch, "internal: "+verr.Error(), ""))
 	}
-	defer validators.Put(v)
+	defer schema.Release(v)
 
 	var fatal []diag.Diagnostic
 	for _, d := range v.Check(defFile, shallow(root), "servers.json", schema.DefaultNaming) {
@@ -222,16 +213,6 @@ func Parse(path string, data []byte) *File {
 		firstByName[e.Name] = e
 	}
 	return f
-}
-
-func getValidator() (*schema.Validator, error) {
-	switch v := validators.Get().(type) {
-	case *schema.Validator:
-		return v, nil
-	case error:
-		return nil, v
-	}
-	return nil, fmt.Errorf("schema pool")
 }
 
 // topLevel reports whether pos is a top-level member of root (version,

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -505,4 +506,33 @@ func toExpr(n *node.Node) ast.Expr {
 		return ast.NewBool(n.Bool)
 	}
 	return ast.NewNull()
+}
+
+// pool keeps compiled Validators for reuse: compiling the schemas costs
+// milliseconds, and a Validator must serve one goroutine at a time.
+var pool = sync.Pool{New: func() any {
+	v, err := New()
+	if err != nil {
+		return err
+	}
+	return v
+}}
+
+// Acquire returns a Validator for the calling goroutine's exclusive use;
+// give it back with Release.
+func Acquire() (*Validator, error) {
+	switch v := pool.Get().(type) {
+	case *Validator:
+		return v, nil
+	case error:
+		return nil, v
+	}
+	return nil, fmt.Errorf("schema: no validator")
+}
+
+// Release returns a Validator from Acquire to the pool.
+func Release(v *Validator) {
+	if v != nil {
+		pool.Put(v)
+	}
 }

@@ -137,14 +137,7 @@ func TestRunStdio(t *testing.T) {
 	ws := filepath.Join(t.TempDir(), "chat")
 	cs, wait := runStdio(t, "--plan", plan, "--workspace", ws, "--clean-env", "--env", "PATH="+os.Getenv("PATH"),
 		"--env", marker, "--env-file", envFile)
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
+	names := toolNames(t, cs)
 	if want := []string{"s_crash", "s_echo", "s_env"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -491,14 +484,7 @@ func TestRunBuiltinTools(t *testing.T) {
 	} {
 		cs, wait := runStdio(t, append([]string{"--plan", plan, "--workspace", t.TempDir(), "--clean-env",
 			"--env", "PATH=" + os.Getenv("PATH"), "--env", marker}, c.flags...)...)
-		res, err := cs.ListTools(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tool := range res.Tools {
-			names = append(names, tool.Name)
-		}
+		names := toolNames(t, cs)
 		slices.Sort(names)
 		code, stderr := wait()
 		if strings.Join(names, ",") != c.want || code != ExitOK {
