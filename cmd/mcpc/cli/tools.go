@@ -116,10 +116,11 @@ func toolsAction(c *ucli.Context) error {
 		if err != nil {
 			return usageError("cannot read %s: %v", c.String("lock"), unwrapPath(err))
 		}
-		v, err := schema.New()
+		v, err := schema.Acquire()
 		if err != nil {
 			return &exitError{code: ExitInternal, msg: err.Error()}
 		}
+		defer schema.Release(v)
 		sources = withFile(sources, c.String("lock"), data)
 		f, lds := toollock.Read(c.String("lock"), data, v)
 		if f == nil {
