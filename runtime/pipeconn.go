@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +40,7 @@ func (t *groupTransport) connectPipes() (mcp.Connection, error) {
 		return nil, err
 	}
 	pw.Close() // the child has its copy
-	return &pipeConn{cmd: cmd, stdin: stdin, stdout: pr, r: bufio.NewReaderSize(pr, 64<<10),
+	return &pipeConn{cmd: cmd, stdin: stdin, out: messageWriter{w: stdin}, stdout: pr, r: bufio.NewReaderSize(pr, 64<<10),
 		grace: t.inner.TerminateDuration, kill: t.KillGroup}, nil
 }
 
@@ -49,9 +48,9 @@ func (t *groupTransport) connectPipes() (mcp.Connection, error) {
 // stdout: newline-delimited JSON-RPC, what mcp.CommandTransport speaks.
 //
 // Why not mcp.CommandTransport's connection: it reads in a goroutine of its
-// own, and parses every message twice (first as a batch array, which fails,
-// then as one message), and each parse of the SDK allocates a buffer of tens
-// of KiB. A gateway does this for every answer of every call; reading the
+// own, and parses every message three times (first as a batch array, which
+// fails, then as one message, then its method), and each parse of the SDK
+// allocates a buffer of 32 KiB (see decodeWire). A gateway does this for every answer of every call; reading the
 // pipe in Read itself and parsing once cuts the CPU mcpc run spends per
 // proxied call (BenchmarkRunStdioAddedLatency). mcpc owns the pipe, so
 // Close unblocks a pending Read, which is why the SDK needs its goroutine
@@ -65,7 +64,7 @@ type pipeConn struct {
 	grace  time.Duration
 	kill   func()
 
-	wmu       sync.Mutex
+	out       messageWriter // stdin
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -89,11 +88,11 @@ func (c *pipeConn) Read(context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		if line[0] != '[' {
-			return decodeMessage(line)
+			return decodeWire(line)
 		}
 		// A server's batch: its requests are answered one by one, since
 		// mcpc's client never sends batches itself.
-		msgs, err := decodeBatch(line)
+		msgs, err := decodeWireBatch(line)
 		if err != nil {
 			return nil, err
 		}
@@ -103,18 +102,7 @@ func (c *pipeConn) Read(context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *pipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err = c.stdin.Write(data)
-	return err
+	return c.out.writeMessage(ctx, msg)
 }
 
 // Close closes stdin, which is how MCP asks a stdio server to exit, waits
@@ -150,6 +138,9 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 			if long == nil {
 				return bytes.Clone(frag[:len(frag)-1]), nil
 			}
+			if len(long)+len(frag)-1 > maxMessage {
+				return nil, fmt.Errorf("a message longer than %d bytes", maxMessage)
+			}
 			return append(long, frag[:len(frag)-1]...), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			long = append(long, frag...)
@@ -162,25 +153,6 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// decodeMessage decodes one JSON-RPC message. A line that is not JSON at
-// all gets the standard library's short syntax error ("invalid character
-// 'h' in literal true"), as the SDK's own connection reports it, rather
-// than the SDK decoder's, which quotes the rest of the line however long.
-// The SDK decoder's error (valid JSON, but not JSON-RPC) is kept whole: it
-// may quote a secret, which must be redacted before the text is cut for
-// showing (see shownError).
-func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	m, err := jsonrpc.DecodeMessage(data)
-	if err == nil {
-		return m, nil
-	}
-	var raw json.RawMessage
-	if serr := json.Unmarshal(data, &raw); serr != nil {
-		return nil, serr
-	}
-	return nil, err
 }
 
 // maxErrorText bounds the shown text of a decoding error, which may quote
@@ -201,24 +173,4 @@ func cutText(s string, n int) string {
 		return s
 	}
 	return strings.ToValidUTF8(s[:n], "") + "…"
-}
-
-// decodeBatch decodes a JSON array of JSON-RPC messages.
-func decodeBatch(line []byte) ([]jsonrpc.Message, error) {
-	var raws []json.RawMessage
-	if err := json.Unmarshal(line, &raws); err != nil {
-		return nil, err
-	}
-	if len(raws) == 0 {
-		return nil, errors.New("an empty JSON-RPC batch")
-	}
-	msgs := make([]jsonrpc.Message, len(raws))
-	for i, raw := range raws {
-		m, err := decodeMessage(raw)
-		if err != nil {
-			return nil, err
-		}
-		msgs[i] = m
-	}
-	return msgs, nil
 }

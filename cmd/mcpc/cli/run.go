@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,9 +41,6 @@ func levelRank(level string) int {
 	}
 	return -1
 }
-
-// gatewayGCPercent is the GOGC of mcpc run (see runAction).
-const gatewayGCPercent = 400
 
 // shutdownGrace bounds how long HTTP requests in progress may take to end
 // after a signal, before their connections are closed.
@@ -187,15 +184,6 @@ func runAction(c *ucli.Context) error {
 		}
 	}
 
-	// The MCP SDK allocates a fresh decoder buffer (tens of KiB) for every
-	// JSON message it reads, so a proxied call allocates about 380 KiB that
-	// die at once. With the default GOGC the collector then runs every few
-	// dozen calls and takes most of the gateway's CPU; a gateway's live heap
-	// is small (about 50 KiB per idle chat), so more headroom is cheap.
-	// An operator's own GOGC wins.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(gatewayGCPercent))
-	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
 	host, err := runtime.NewHost(plan, runtime.HostOptions{
 		Env:      hostEnv,
@@ -285,7 +273,26 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 			logw.printf("mcpc: remote servers of %s, session scope %q: connecting\n", remote.Path(ws), scope)
 		}
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(c.App.Reader), Writer: nopWriteCloser{c.App.Writer}}
+	// The process's own stdin only: what follows changes the process.
+	in := c.App.Reader
+	if f, ok := in.(*os.File); ok && f == os.Stdin {
+		if pf, done, ok := runtime.PollableInput(f); ok {
+			defer done()
+			in = pf
+			// One chat's gateway works in short bursts, one message at a
+			// time: with several processors, every hand-over between its
+			// goroutines wakes another thread, and the idle ones spin and
+			// take CPU from the server process it waits for. One processor
+			// cut the latency it adds to a call by about a fifth
+			// (BenchmarkRunStdioAddedLatency). It needs stdin in the
+			// poller: a blocking read would hold the only processor. An
+			// operator's own GOMAXPROCS wins.
+			if os.Getenv("GOMAXPROCS") == "" {
+				defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+			}
+		}
+	}
+	t := &runtime.LineTransport{Reader: in, Writer: c.App.Writer}
 	err = gw.ServeTransport(ctx, chat, t)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		logw.printf("mcpc: the stdio session ended: %s\n", host.Redact(err.Error()))
@@ -375,9 +382,3 @@ func (l *lockedWriter) printf(format string, args ...any) {
 	defer l.mu.Unlock()
 	fmt.Fprintf(l.w, format, args...)
 }
-
-// nopWriteCloser lets the gateway close its side of stdout without closing
-// the command's writer.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -151,11 +151,7 @@ func TestRunStdioWithoutScope(t *testing.T) {
 // shows each chat's remote servers by name, url without query, state and
 // header names.
 func TestRunHTTPRemoteScopes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds mcpc")
-	}
-	marker := leakMarker(t)
-	bin := buildMcpc(t)
+	marker, bin := processTest(t)
 	root := t.TempDir()
 	wsA, wsB := filepath.Join(root, "a"), filepath.Join(root, "b")
 	os.Mkdir(wsA, 0o700)

@@ -267,6 +267,17 @@ func TestRunUsageErrors(t *testing.T) {
 	}
 }
 
+// processTest starts a test that runs mcpc as a process: it is skipped
+// with -short, checks that no process of the test outlives it, and gets the
+// leak marker and the built binary.
+func processTest(t *testing.T) (marker, bin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds mcpc")
+	}
+	return leakMarker(t), buildMcpc(t)
+}
+
 // buildMcpc builds the mcpc binary for tests that need a process of it.
 func buildMcpc(t testing.TB) string {
 	t.Helper()
@@ -317,11 +328,7 @@ func startRunHTTP(t *testing.T, bin string, args ...string) (*exec.Cmd, string, 
 // mcpc run --http: a chat per URL, status and reset, and SIGTERM stops
 // every child and exits 0.
 func TestRunHTTPAndSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds mcpc")
-	}
-	marker := leakMarker(t)
-	bin := buildMcpc(t)
+	marker, bin := processTest(t)
 	root := t.TempDir()
 	plan := compilePlan(t, map[string]map[string]any{
 		"srv": {"Command": testServer, "Args": []string{"-tools", "echo,env", "-pidfile", "srv.pid", "-spawn-child", "-child-pidfile", "child.pid"}},
@@ -383,11 +390,7 @@ func TestRunHTTPAndSignals(t *testing.T) {
 // SIGINT, SIGHUP (the terminal went away) or SIGQUIT during a stdio
 // session stops the servers, their children included, and exits 0.
 func TestRunStdioSignal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds mcpc")
-	}
-	marker := leakMarker(t)
-	bin := buildMcpc(t)
+	marker, bin := processTest(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
 		pids := t.TempDir()
 		plan := compilePlan(t, map[string]map[string]any{
@@ -415,6 +418,74 @@ func TestRunStdioSignal(t *testing.T) {
 				t.Errorf("after %v: %s (pid %d) outlived mcpc run", sig, f, pid)
 			}
 		}
+	}
+}
+
+// mcpc run --stdio as a process, on a pipe as an MCP client starts it: a
+// line that is not JSON-RPC gets a JSON-RPC error and the session goes on;
+// the end of stdin ends mcpc with 0 and no server left.
+func TestRunStdioProcessLines(t *testing.T) {
+	marker, bin := processTest(t)
+	pids := t.TempDir()
+	plan := compilePlan(t, map[string]map[string]any{
+		"srv": {"Command": testServer, "Args": []string{"-tools", "echo", "-pidfile", filepath.Join(pids, "s")}},
+	})
+	cmd := exec.Command(bin, "run", "--plan", plan, "--stdio", "--workspace", t.TempDir(), "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(stdout)
+	exchange := func(line string) string {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		answer, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no answer to %s: %v\n%s", line, err, stderr.String())
+		}
+		return strings.TrimSpace(answer)
+	}
+	for _, ex := range []struct{ line, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, `"id":1,"result":{`},
+		{`this is not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: invalid character 'h' in literal true (expecting 'r')"}}`},
+		{`[{"jsonrpc":"2.0","id":2,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+	} {
+		if got := exchange(ex.line); !strings.Contains(got, ex.want) {
+			t.Errorf("%s\nanswered %s\nwant %s", ex.line, got, ex.want)
+		}
+	}
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := exchange(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}`)
+	if !strings.Contains(got, `"id":3`) || !strings.Contains(got, "still here") {
+		t.Errorf("the call after the bad lines answered %s", got)
+	}
+	stdin.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after the end of stdin: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("mcpc run did not exit at the end of stdin\n%s", stderr.String())
+	}
+	if pid := readPid(t, filepath.Join(pids, "s")); alive(pid) {
+		t.Errorf("the server (pid %d) outlived mcpc run", pid)
 	}
 }
 
@@ -606,11 +677,7 @@ func TestRunHTTPServerEverything(t *testing.T) {
 		}
 		t.Skip("server-everything is not installed: run npm ci")
 	}
-	if testing.Short() {
-		t.Skip("builds mcpc")
-	}
-	marker := leakMarker(t)
-	bin := buildMcpc(t)
+	marker, bin := processTest(t)
 	plan := compilePlan(t, map[string]map[string]any{
 		"everything": {"Command": command, "Args": args, "ToolPrefix": "ev_", "Env": map[string]any{"KEY": "${env:OPENAI_API_KEY}"}},
 	})

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package runtime
+
+import "os"
+
+// PollableInput reports that f cannot be given to Go's network poller on
+// this system; see input_unix.go.
+func PollableInput(f *os.File) (in *os.File, done func(), ok bool) { return nil, nil, false }

@@ -1,0 +1,116 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// wireSeeds are messages of every kind, and near misses of each.
+var wireSeeds = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+	`{"jsonrpc":"2.0","id":"a-1","method":"tools/list"}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"timeout"}}`,
+	`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]}}`,
+	`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"unknown tool","data":{"x":1}}}`,
+	`{"jsonrpc":"2.0","id":7,"error":null,"result":{}}`,
+	`{"jsonrpc":"2.0","id":null,"method":""}`,
+	`{"jsonrpc":"2.0","id":1.5,"result":1}`,
+	`{"jsonrpc":"2.0","id":1e300,"result":1}`,
+	`{"jsonrpc":"2.0","id":true,"result":1}`,
+	`{"jsonrpc":"2.0","id":{},"result":1}`,
+	`{"jsonrpc":"2.0","result":1}`,
+	`{"jsonrpc":"1.0","id":1,"result":1}`,
+	`{"jsonrpc":2,"id":1,"result":1}`,
+	`{"JSONRPC":"2.0","id":1,"result":1}`,
+	`{"jsonrpc":"2.0","id":1,"Method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":5}`,
+	`{"jsonrpc":"2.0","id":1,"method":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":null}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"Code":1,"message":"m"}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":"1"}}`,
+	`{"jsonrpc":"2.0","id":1,"error":[]}`,
+	`{"jsonrpc":"2.0","id":1,"result":1,"extra":[1,2]}`,
+	`{"jsonrpc":"2.0","id":1,"id":2,"result":1}`,
+	` {"jsonrpc":"2.0","id":1,"result":1} `,
+	`null`, `[]`, `"x"`, `{}`, `{"jsonrpc":"2.0"`, `not json`, ``,
+}
+
+// Both decoders accept the same messages and decode them alike.
+func TestDecodeWireMatchesSDK(t *testing.T) {
+	for _, s := range wireSeeds {
+		if msg := compareDecoders([]byte(s)); msg != "" {
+			t.Errorf("%s: %s", s, msg)
+		}
+	}
+}
+
+func FuzzDecodeWire(f *testing.F) {
+	for _, s := range wireSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if msg := compareDecoders(data); msg != "" {
+			t.Errorf("%q: %s", data, msg)
+		}
+	})
+}
+
+// compareDecoders returns how decodeWire and jsonrpc.DecodeMessage differ
+// on data, or "".
+func compareDecoders(data []byte) string {
+	want, wantErr := jsonrpc.DecodeMessage(data)
+	got, gotErr := decodeWire(data)
+	if wantErr == nil && gotErr != nil && strings.Contains(gotErr.Error(), "after top-level value") {
+		// The SDK's decoder stops after the first value and ignores the
+		// rest; its transports then reject a line with more in it, as
+		// decodeWire does at once.
+		return ""
+	}
+	if (wantErr == nil) != (gotErr == nil) {
+		return fmt.Sprintf("SDK error %v, decodeWire error %v", wantErr, gotErr)
+	}
+	if wantErr != nil {
+		return ""
+	}
+	if a, b := describeMessage(want), describeMessage(got); a != b {
+		return fmt.Sprintf("SDK %s\ndecodeWire %s", a, b)
+	}
+	return ""
+}
+
+func describeMessage(m jsonrpc.Message) string {
+	compact := func(raw []byte) string {
+		if raw == nil {
+			return "<nil>"
+		}
+		var b bytes.Buffer
+		if err := jsonCompact(&b, raw); err != nil {
+			return "invalid " + string(raw)
+		}
+		return b.String()
+	}
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		return fmt.Sprintf("request id=%#v method=%q params=%s", m.ID.Raw(), m.Method, compact(m.Params))
+	case *jsonrpc.Response:
+		e := "<nil>"
+		if m.Error != nil {
+			we, ok := m.Error.(*jsonrpc.Error)
+			if !ok {
+				return "response with error of type " + reflect.TypeOf(m.Error).String()
+			}
+			e = fmt.Sprintf("code=%d message=%q data=%s", we.Code, we.Message, compact(we.Data))
+		}
+		return fmt.Sprintf("response id=%#v result=%s error=%s", m.ID.Raw(), compact(m.Result), e)
+	}
+	return fmt.Sprintf("%T", m)
+}
+
+func jsonCompact(dst *bytes.Buffer, raw []byte) error { return json.Compact(dst, raw) }
