@@ -5,12 +5,15 @@ package runtime
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // PollableInput returns a copy of f, a pipe or a socket such as the stdin
 // of mcpc run --stdio, that Go's network poller serves, and a function that
 // closes the copy and restores f's blocking mode. ok is false, and f is
-// left alone, for anything else: a terminal or a file.
+// left alone, for anything else: a terminal, a file, a descriptor already
+// non-blocking, or one that is the same file as any of shared.
 //
 // Why: os.Stdin is read with a blocking read that holds an operating
 // system thread, and the Go scheduler only takes that thread's processor
@@ -19,10 +22,22 @@ import (
 // without a thread. Closing the copy also ends a pending read, so nothing
 // is left reading after the session.
 //
-// Non-blocking mode is a property of the open pipe, which f and its copy
-// share; it is why terminals are left alone (a shell may share them) and
-// why done restores it.
-func PollableInput(f *os.File) (in *os.File, done func(), ok bool) {
+// Non-blocking mode is a property of the open pipe or socket, which f and
+// its copy share with every other descriptor of it. That is why terminals
+// are left alone (a shell may share them), why done restores the mode, and
+// why shared must name the descriptors that must stay blocking: a socket
+// that is stdin and stdout at once (inetd, systemd's StandardOutput=socket)
+// would make writes to os.Stdout fail with EAGAIN instead of waiting.
+func PollableInput(f *os.File, shared ...*os.File) (in *os.File, done func(), ok bool) {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return nil, nil, false
+	}
+	for _, other := range shared {
+		if ofi, err := other.Stat(); err != nil || os.SameFile(fi, ofi) {
+			return nil, nil, false
+		}
+	}
 	// Through SyscallConn, not Fd: Fd would switch a pollable f to
 	// blocking mode.
 	rc, err := f.SyscallConn()
@@ -30,7 +45,7 @@ func PollableInput(f *os.File) (in *os.File, done func(), ok bool) {
 		return nil, nil, false
 	}
 	dup := -1
-	if err := rc.Control(func(fd uintptr) { dup = dupForPoller(int(fd)) }); err != nil || dup < 0 {
+	if err := rc.Control(func(fd uintptr) { dup = dupForPoller(fd) }); err != nil || dup < 0 {
 		return nil, nil, false
 	}
 	in = os.NewFile(uintptr(dup), f.Name())
@@ -39,35 +54,30 @@ func PollableInput(f *os.File) (in *os.File, done func(), ok bool) {
 		// for it, which a read blocked in the kernel would never let
 		// happen. Then blocking mode goes back on the pipe, through f.
 		in.Close()
-		_ = rc.Control(func(fd uintptr) { _ = syscall.SetNonblock(int(fd), false) })
+		_ = rc.Control(func(fd uintptr) { _ = unix.SetNonblock(int(fd), false) })
 	}, true
 }
 
-// dupForPoller returns a non-blocking duplicate of fd if fd is a blocking
-// pipe or socket, else -1.
-func dupForPoller(fd int) int {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return -1
-	}
-	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFIFO && kind != syscall.S_IFSOCK {
-		return -1
-	}
-	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
-	if errno != 0 || flags&syscall.O_NONBLOCK != 0 {
+// dupForPoller returns a non-blocking duplicate of fd if fd is blocking,
+// else -1.
+func dupForPoller(fd uintptr) int {
+	flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+	if err != nil || flags&unix.O_NONBLOCK != 0 {
 		return -1 // already non-blocking: os.NewFile puts it in the poller itself
 	}
+	// Under ForkLock, so that no process started meanwhile inherits the
+	// copy before it is close-on-exec (F_DUPFD_CLOEXEC is not everywhere).
 	syscall.ForkLock.RLock()
-	dup, err := syscall.Dup(fd)
+	dup, err := unix.Dup(int(fd))
 	if err == nil {
-		syscall.CloseOnExec(dup)
+		unix.CloseOnExec(dup)
 	}
 	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return -1
 	}
-	if err := syscall.SetNonblock(dup, true); err != nil {
-		syscall.Close(dup)
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
 		return -1
 	}
 	return dup

@@ -7,18 +7,60 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func nonblocking(t *testing.T, f *os.File) bool {
 	t.Helper()
-	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_GETFL, 0)
-	if errno != 0 {
-		t.Fatal(errno)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return flags&syscall.O_NONBLOCK != 0
+	var flags int
+	if err := rc.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return flags&unix.O_NONBLOCK != 0
+}
+
+// blockingCopy returns a blocking descriptor of the same open file as f,
+// as a process inherits its stdin: os.NewFile leaves it out of the poller.
+// The open file's mode is shared, so f becomes blocking too.
+func blockingCopy(t *testing.T, f *os.File) *os.File {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := -1
+	var dupErr error
+	if err := rc.Control(func(raw uintptr) { fd, dupErr = unix.Dup(int(raw)) }); err != nil || dupErr != nil {
+		t.Fatal(err, dupErr)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		t.Fatal(err)
+	}
+	c := os.NewFile(uintptr(fd), "stdin")
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// passes writes text to w and checks that r reads it.
+func passes(t *testing.T, w io.Writer, r io.Reader, text string) {
+	t.Helper()
+	if _, err := io.WriteString(w, text); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len(text)+16)
+	if n, err := r.Read(buf); err != nil || string(buf[:n]) != text {
+		t.Fatalf("read %q, %v; want %q", buf[:n], err, text)
+	}
 }
 
 // A pipe gets a pollable copy: it reads what the pipe carries, done ends a
@@ -31,30 +73,14 @@ func TestPollableInputPipe(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	// os.Pipe's ends are already in the poller: make r look like a
-	// process's inherited stdin, a blocking descriptor os.NewFile leaves
-	// out of the poller.
-	fd, err := syscall.Dup(int(r.Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.SetNonblock(fd, false); err != nil {
-		t.Fatal(err)
-	}
-	stdin := os.NewFile(uintptr(fd), "stdin")
-	defer stdin.Close()
+	stdin := blockingCopy(t, r) // os.Pipe's ends are in the poller already
 
 	in, done, ok := PollableInput(stdin)
 	if !ok {
 		t.Fatal("a pipe was not made pollable")
 	}
-	if _, err := w.Write([]byte("hello\n")); err != nil {
-		t.Fatal(err)
-	}
+	passes(t, w, in, "hello\n")
 	buf := make([]byte, 16)
-	if n, err := in.Read(buf); err != nil || string(buf[:n]) != "hello\n" {
-		t.Fatalf("read %q, %v", buf[:n], err)
-	}
 	read := make(chan error, 1)
 	go func() {
 		_, err := in.Read(buf)
@@ -73,13 +99,7 @@ func TestPollableInputPipe(t *testing.T) {
 	if nonblocking(t, stdin) {
 		t.Error("the pipe was left non-blocking")
 	}
-	// The original still reads the pipe.
-	if _, err := w.Write([]byte("again")); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := stdin.Read(buf); err != nil || string(buf[:n]) != "again" {
-		t.Errorf("the original reads %q, %v", buf[:n], err)
-	}
+	passes(t, w, stdin, "again") // the original still reads the pipe
 }
 
 // A file, and a pipe already non-blocking, are left alone.
@@ -106,5 +126,38 @@ func TestPollableInputOthers(t *testing.T) {
 	}
 	if _, err := io.WriteString(w, "x"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A socket works as a pipe does, unless it is also a descriptor that must
+// stay blocking, such as stdout of a process inetd started.
+func TestPollableInputSocket(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, peer := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "peer")
+	defer ours.Close()
+	defer peer.Close()
+	stdin, stdout := blockingCopy(t, ours), blockingCopy(t, ours)
+	if _, _, ok := PollableInput(stdin, stdout); ok {
+		t.Fatal("a socket that is also stdout was made non-blocking")
+	}
+	if nonblocking(t, stdout) {
+		t.Error("stdout, the same socket, was left non-blocking")
+	}
+	other, err := os.CreateTemp(t.TempDir(), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	in, done, ok := PollableInput(stdin, other)
+	if !ok {
+		t.Fatal("a socket was not made pollable")
+	}
+	passes(t, peer, in, "over a socket")
+	done()
+	if nonblocking(t, stdin) {
+		t.Error("the socket was left non-blocking")
 	}
 }

@@ -72,12 +72,11 @@ func (c *lineConn) readLoop(r *bufio.Reader) {
 		if len(line) == 0 {
 			continue
 		}
+		var msg jsonrpc.Message
 		var refused *jsonrpc.Error
-		msg, err := decodeWire(line)
-		switch {
-		case line[0] == '[':
+		if line[0] == '[' {
 			refused = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "JSON-RPC batches are not supported (MCP removed them in 2025-06-18): send one message per line"}
-		case err != nil:
+		} else if msg, err = decodeWire(line); err != nil {
 			refused = invalidMessage(err)
 		}
 		if refused != nil {
@@ -103,12 +102,13 @@ func (c *lineConn) readLoop(r *bufio.Reader) {
 
 // invalidMessage is the JSON-RPC error answering a line that decodeWire
 // refused: a parse error if the line is not JSON, else an invalid request.
+// Its text is cut, since it may quote the line.
 func invalidMessage(err error) *jsonrpc.Error {
 	var syntax *json.SyntaxError
 	if errors.As(err, &syntax) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + cutText(err.Error(), maxErrorText)}
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + err.Error()}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + cutText(err.Error(), maxErrorText)}
 }
 
 // writeError writes an error response with a null id.

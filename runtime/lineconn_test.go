@@ -39,6 +39,7 @@ func TestLineTransport(t *testing.T) {
 			`{"jsonrpc":"1.0","id":2,"method":"ping"}`,
 			`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
 			`{"jsonrpc":"2.0","result":{}}`,
+			`{"jsonrpc":"` + strings.Repeat("v", 5000) + `","id":4,"method":"ping"}`,
 			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + long + `"}}}`,
 			"\t" + `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\r",
 		} {
@@ -61,6 +62,7 @@ func TestLineTransport(t *testing.T) {
 		{jsonrpc.CodeInvalidRequest, `invalid request: invalid message version tag "1.0"; expected "2.0"`},
 		{jsonrpc.CodeInvalidRequest, "invalid request: the id is neither a string nor a number"},
 		{jsonrpc.CodeInvalidRequest, "invalid request: the message has neither a method nor an id"},
+		{jsonrpc.CodeInvalidRequest, `invalid request: invalid message version tag "vvv`},
 	} {
 		line, err := out.ReadString('\n')
 		if err != nil {
@@ -70,7 +72,7 @@ func TestLineTransport(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &got); err != nil || got.Error == nil {
 			t.Fatalf("answer %q: %v", line, err)
 		}
-		if got.ID != nil || got.Error.Code != want.code || !strings.HasPrefix(got.Error.Message, want.text) {
+		if got.ID != nil || got.Error.Code != want.code || !strings.HasPrefix(got.Error.Message, want.text) || len(got.Error.Message) > 400 {
 			t.Errorf("answer %s\nwant code %d, message %q, id null", line, want.code, want.text)
 		}
 	}

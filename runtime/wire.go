@@ -27,6 +27,12 @@ import (
 // of the same library needs no buffer. FuzzDecodeWire checks that both
 // decoders agree.
 func decodeWire(data []byte) (jsonrpc.Message, error) {
+	// The SDK's limit, checked first: json.Parse recurses per level, and a
+	// line of a few MB of brackets would overflow the stack, which ends the
+	// process.
+	if nestedDeeper(data, maxWireDepth) {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: json: exceeded maximum nesting depth of %d", maxWireDepth)
+	}
 	var msg wireDecode
 	rest, err := segjson.Parse(data, &msg, segjson.DontMatchCaseInsensitiveStructFields)
 	if err == nil && len(bytes.TrimSpace(rest)) > 0 {
@@ -68,6 +74,33 @@ func decodeWire(data []byte) (jsonrpc.Message, error) {
 		resp.Error = msg.Error
 	}
 	return resp, nil
+}
+
+// maxWireDepth is the deepest nesting of objects and arrays a message may
+// have, the SDK's limit.
+const maxWireDepth = 1000
+
+// nestedDeeper reports whether the JSON text data nests objects and arrays
+// deeper than max, skipping the contents of strings.
+func nestedDeeper(data []byte, max int) bool {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth++; depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // wireDecode is the SDK's decoding form of a JSON-RPC message. Method is

@@ -40,6 +40,21 @@ var wireSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"id":2,"result":1}`,
 	` {"jsonrpc":"2.0","id":1,"result":1} `,
 	`null`, `[]`, `"x"`, `{}`, `{"jsonrpc":"2.0"`, `not json`, ``,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`,
+	`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"[[[[\\\"[["}}`,
+}
+
+// Nesting beyond the SDK's limit is refused before parsing: a few MB of
+// brackets used to overflow the decoder's stack, which no recover catches.
+func TestDecodeWireDepth(t *testing.T) {
+	deep := `{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 3_000_000) + strings.Repeat("]", 3_000_000) + `}`
+	if _, err := decodeWire([]byte(deep)); err == nil || !strings.Contains(err.Error(), "exceeded maximum nesting depth of 1000") {
+		t.Errorf("3 000 000 levels: %v", err)
+	}
+	if _, err := jsonrpc.DecodeMessage([]byte(deep)); err == nil {
+		t.Error("the SDK accepts 3 000 000 levels: the limit here no longer matches it")
+	}
 }
 
 // Both decoders accept the same messages and decode them alike.

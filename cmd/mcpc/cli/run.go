@@ -276,7 +276,7 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 	// The process's own stdin only: what follows changes the process.
 	in := c.App.Reader
 	if f, ok := in.(*os.File); ok && f == os.Stdin {
-		if pf, done, ok := runtime.PollableInput(f); ok {
+		if pf, done, ok := runtime.PollableInput(f, os.Stdout, os.Stderr); ok {
 			defer done()
 			in = pf
 			// One chat's gateway works in short bursts, one message at a

@@ -16,6 +16,7 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -463,6 +464,23 @@ func TestRunStdioProcessLines(t *testing.T) {
 	} {
 		if got := exchange(ex.line); !strings.Contains(got, ex.want) {
 			t.Errorf("%s\nanswered %s\nwant %s", ex.line, got, ex.want)
+		}
+	}
+	// mcpc reads its stdin through the poller (runtime.PollableInput): the
+	// pipe is non-blocking while it runs.
+	if goruntime.GOOS == "linux" {
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/0", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flags int64
+		for _, l := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(l, "flags:"); ok {
+				flags, _ = strconv.ParseInt(strings.TrimSpace(v), 8, 64)
+			}
+		}
+		if flags&syscall.O_NONBLOCK == 0 {
+			t.Errorf("mcpc run reads a blocking stdin (fdinfo flags %o): PollableInput was not used", flags)
 		}
 	}
 	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
