@@ -62,7 +62,7 @@ func TestLineTransport(t *testing.T) {
 		{jsonrpc.CodeInvalidRequest, `invalid request: invalid message version tag "1.0"; expected "2.0"`},
 		{jsonrpc.CodeInvalidRequest, "invalid request: the id is neither a string nor a number"},
 		{jsonrpc.CodeInvalidRequest, "invalid request: the message has neither a method nor an id"},
-		{jsonrpc.CodeInvalidRequest, `invalid request: invalid message version tag "vvv`},
+		{jsonrpc.CodeInvalidRequest, `invalid request: invalid message version tag (5000 bytes); expected "2.0"`},
 	} {
 		line, err := out.ReadString('\n')
 		if err != nil {

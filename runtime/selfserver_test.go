@@ -26,8 +26,8 @@ import (
 // schema (a tool whose input and output schemas hold the secret).
 const selfServerVar = "MCPC_RUNTIME_TEST_SELF_SERVER"
 
-// badMessage is valid JSON, but not JSON-RPC: the SDK's decoding error
-// quotes its version tag, the secret, whole.
+// badMessage is valid JSON, but not JSON-RPC: its version tag is the
+// secret, which the SDK's decoding error would quote.
 func badMessage(secret string) string {
 	return fmt.Sprintf(`{"jsonrpc":%q,"id":1,"result":{}}`+"\n", secret)
 }

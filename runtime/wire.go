@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
@@ -39,20 +40,14 @@ func decodeWire(data []byte) (jsonrpc.Message, error) {
 		err = fmt.Errorf("invalid character %q after top-level value", rest[0])
 	}
 	if err != nil {
-		var syntax *segjson.SyntaxError
-		if errors.As(err, &syntax) {
-			// As the standard library words it: "invalid character 'h'
-			// in literal true (expecting 'r')", without the rest of the
-			// line that the library's own message quotes.
-			var raw json.RawMessage
-			if serr := json.Unmarshal(data, &raw); serr != nil {
-				return nil, serr
-			}
-		}
-		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		return nil, wireError(data)
 	}
 	if msg.VersionTag != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected %q", msg.VersionTag, "2.0")
+		tag := fmt.Sprintf("%q", msg.VersionTag)
+		if len(msg.VersionTag) > 8 {
+			tag = fmt.Sprintf("(%d bytes)", len(msg.VersionTag))
+		}
+		return nil, fmt.Errorf("invalid message version tag %s; expected %q", tag, "2.0")
 	}
 	id, err := jsonrpc.MakeID(msg.ID)
 	if err != nil {
@@ -62,7 +57,7 @@ func decodeWire(data []byte) (jsonrpc.Message, error) {
 		// The "method" key was present; its value may be "" or null.
 		var method string
 		if _, err := segjson.Parse(msg.Method, &method, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: the method is %s, not a string", jsonKind(msg.Method))
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: msg.Params}, nil
 	}
@@ -74,6 +69,58 @@ func decodeWire(data []byte) (jsonrpc.Message, error) {
 		resp.Error = msg.Error
 	}
 	return resp, nil
+}
+
+// wireError describes why data, which json.Parse refused, is not a
+// JSON-RPC message, without quoting it: the parser's own messages quote the
+// first 32 bytes of the offending value, which may be the start of a
+// secret (a server echoing its environment) that redaction, seeing only a
+// part of it, cannot recognise. The standard library finds the same fault
+// and names only its kind and place: "invalid character 'h' in literal
+// true (expecting 'r')", "json: cannot unmarshal object into … error.code".
+func wireError(data []byte) error {
+	var std wireDecode
+	err := json.Unmarshal(data, &std)
+	var syntax *json.SyntaxError
+	var mismatch *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return err
+	case errors.As(err, &mismatch) && mismatch.Field == "":
+		return fmt.Errorf("unmarshaling jsonrpc message: the message is %s, not an object", article(mismatch.Value))
+	case errors.As(err, &mismatch):
+		return fmt.Errorf("unmarshaling jsonrpc message: %s is %s, not %s", mismatch.Field, article(mismatch.Value), article(mismatch.Type.String()))
+	}
+	return errors.New("unmarshaling jsonrpc message: not a JSON-RPC 2.0 message")
+}
+
+// jsonKind names the kind of the JSON value raw: "an object", "a number"…
+func jsonKind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// article puts "a" or "an" before a noun.
+func article(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }
 
 // maxWireDepth is the deepest nesting of objects and arrays a message may

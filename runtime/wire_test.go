@@ -129,3 +129,35 @@ func describeMessage(m jsonrpc.Message) string {
 }
 
 func jsonCompact(dst *bytes.Buffer, raw []byte) error { return json.Compact(dst, raw) }
+
+// No decoding error quotes a value of the message: a server that echoes a
+// secret in the wrong place must not get a part of it shown, which
+// redaction of the whole secret would miss.
+func TestDecodeWireErrorsQuoteNothing(t *testing.T) {
+	secret := "CANARY-wire-" + strings.Repeat("Zq9x", 20)
+	for _, m := range []string{
+		`{"jsonrpc":%q,"id":1,"result":{}}`,
+		`{"jsonrpc":{"v":%q},"id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":{"m":%q}}`,
+		`{"jsonrpc":"2.0","id":1,"method":[%q]}`,
+		`{"jsonrpc":"2.0","id":{"i":%q},"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":%q,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":{"x":%q}}}`,
+		`{"jsonrpc":"2.0","id":1,"error":%q}`,
+		`{"jsonrpc":"2.0","id":1,"params":7,"result":{}} %q`,
+		`[%q]`,
+		`%q`,
+		`{"jsonrpc":"2.0","id":1,"result":{"a":%q,}}`,
+		`{"jsonrpc":"2.0","id":1,"result":%q`,
+	} {
+		line := fmt.Sprintf(m, secret)
+		_, err := decodeWire([]byte(line))
+		if err == nil {
+			t.Errorf("%s: decoded", line)
+			continue
+		}
+		if leaksPart(err.Error(), secret) || strings.Contains(err.Error(), "CANARY") {
+			t.Errorf("%s: the error quotes the secret: %v", line, err)
+		}
+	}
+}
