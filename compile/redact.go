@@ -17,8 +17,9 @@ const minSecretLen = 4
 // JSON-escaped form. The zero value redacts nothing. It is immutable once
 // built and safe for concurrent use.
 type Redactor struct {
-	r *strings.Replacer
-	n int
+	r     *strings.Replacer
+	n     int
+	forms []string // what r replaces, longest first
 }
 
 // NewRedactor builds a redactor for the given secret values.
@@ -51,7 +52,7 @@ func NewRedactor(secrets []string) *Redactor {
 	for _, f := range forms {
 		pairs = append(pairs, f, Redacted)
 	}
-	return &Redactor{r: strings.NewReplacer(pairs...), n: len(forms)}
+	return &Redactor{r: strings.NewReplacer(pairs...), n: len(forms), forms: forms}
 }
 
 // Redact returns s with every known secret replaced.
@@ -64,3 +65,47 @@ func (r *Redactor) Redact(s string) string {
 
 // Empty reports whether there is nothing to redact.
 func (r *Redactor) Empty() bool { return r == nil || r.n == 0 }
+
+// FragmentMin is the shortest piece of a secret that RedactFragments hides.
+const FragmentMin = 8
+
+// RedactFragments is Redact, and then also hides every run of FragmentMin
+// or more bytes that is a piece of a known secret. It is for text that
+// another library may have cut in the middle of a secret before mcpc saw
+// it, such as a JSON decoder's error quoting the first 32 bytes of a value:
+// Redact matches whole secrets only. Use it on such messages alone; it
+// also hides ordinary words that happen to be pieces of a secret.
+func (r *Redactor) RedactFragments(s string) string {
+	s = r.Redact(s)
+	if r.Empty() || len(s) < FragmentMin {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if n := r.longestPiece(s[i:]); n >= FragmentMin {
+			b.WriteString(Redacted)
+			i += n
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+// longestPiece is the length of the longest prefix of s that occurs in a
+// known secret. Error messages are short and secrets few, so the direct
+// search is fast enough.
+func (r *Redactor) longestPiece(s string) int {
+	best := 0
+	for _, f := range r.forms {
+		for j := 0; j+best < len(f); j++ {
+			n := 0
+			for n < len(s) && j+n < len(f) && s[n] == f[j+n] {
+				n++
+			}
+			best = max(best, n)
+		}
+	}
+	return best
+}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/compile"
 )
 
 // Timeouts of SPEC §4.
@@ -83,7 +85,7 @@ type Conn struct {
 	ht      *headerTransport
 	cancel  context.CancelFunc
 	dead    chan struct{}
-	redact  func(string) string
+	red     *compile.Redactor // the secrets of the server's headers
 	opts    DialOptions
 	// owned is the transport this connection made for itself (when
 	// DialOptions.Transport is nil); Close closes its idle connections so
@@ -123,17 +125,17 @@ func URLWithoutQuery(raw string) string {
 // (400, 404, 405, 406, 415, or a response that is not MCP). The connection
 // outlives ctx: ctx bounds only the handshake.
 func Dial(ctx context.Context, s Server, h Headers, opts DialOptions) (*Conn, error) {
-	redact := Redactor(h).Redact
+	red := Redactor(h)
 	switch s.Transport {
 	case TransportHTTP, TransportSSE:
-		return dialOne(ctx, s, h, s.Transport, opts, redact)
+		return dialOne(ctx, s, h, s.Transport, opts, red)
 	}
-	c, err := dialOne(ctx, s, h, TransportHTTP, opts, redact)
+	c, err := dialOne(ctx, s, h, TransportHTTP, opts, red)
 	var f *Failure
 	if err == nil || !errors.As(err, &f) || !f.fallback || ctx.Err() != nil {
 		return c, err
 	}
-	c, err2 := dialOne(ctx, s, h, TransportSSE, opts, redact)
+	c, err2 := dialOne(ctx, s, h, TransportSSE, opts, red)
 	if err2 == nil {
 		return c, nil
 	}
@@ -160,7 +162,7 @@ func abandon(cancel context.CancelFunc, done <-chan dialResult) {
 	}()
 }
 
-func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOptions, redact func(string) string) (*Conn, error) {
+func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOptions, red *compile.Redactor) (*Conn, error) {
 	u, err := url.Parse(s.URL)
 	if problem, _, _ := CheckURL(s.URL); err != nil || problem != "" {
 		return nil, &Failure{Reason: "the url " + problem}
@@ -221,12 +223,12 @@ func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOpt
 	if r.err != nil {
 		cancel()
 		closeOwned()
-		return nil, ht.classify(r.err, kind, s.URL, redact, 0)
+		return nil, ht.classify(r.err, kind, s.URL, red, 0)
 	}
 	session := r.session
-	c := &Conn{Server: s, Transport: kind, session: session, ht: ht, cancel: cancel, dead: make(chan struct{}), redact: redact, opts: opts, owned: owned}
+	c := &Conn{Server: s, Transport: kind, session: session, ht: ht, cancel: cancel, dead: make(chan struct{}), red: red, opts: opts, owned: owned}
 	if ir := session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
-		c.ServerName, c.ServerVersion = redact(ir.ServerInfo.Name), redact(ir.ServerInfo.Version)
+		c.ServerName, c.ServerVersion = red.Redact(ir.ServerInfo.Name), red.Redact(ir.ServerInfo.Version)
 	}
 	go func() {
 		session.Wait()
@@ -255,9 +257,9 @@ func (c *Conn) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 			}
 			var we *jsonrpc.Error
 			if errors.As(err, &we) {
-				return nil, &Failure{Reason: "tools/list failed: " + c.redact(we.Message)}
+				return nil, &Failure{Reason: "tools/list failed: " + c.red.Redact(we.Message)}
 			}
-			return nil, c.ht.classify(err, c.Transport, c.Server.URL, c.redact, 0)
+			return nil, c.ht.classify(err, c.Transport, c.Server.URL, c.red, 0)
 		}
 		tools = append(tools, res.Tools...)
 		if res.NextCursor == "" {
@@ -300,7 +302,7 @@ func (c *Conn) Call(ctx context.Context, name string, args any, timeout time.Dur
 	seq := c.ht.mark()
 	res, err := c.session.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err == nil {
-		return redactResult(res, c.redact), nil
+		return redactResult(res, c.red.Redact), nil
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -310,9 +312,9 @@ func (c *Conn) Call(ctx context.Context, name string, args any, timeout time.Dur
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && !localCode(we.Code) {
-		return nil, &CallError{Msg: c.redact(we.Message), Server: true, Code: we.Code}
+		return nil, &CallError{Msg: c.red.Redact(we.Message), Server: true, Code: we.Code}
 	}
-	f := c.ht.classify(err, c.Transport, c.Server.URL, c.redact, seq)
+	f := c.ht.classify(err, c.Transport, c.Server.URL, c.red, seq)
 	reason := f.Reason
 	if strings.HasPrefix(reason, "protocol error: ") {
 		reason = "the connection was lost: " + strings.TrimPrefix(reason, "protocol error: ")
@@ -502,7 +504,7 @@ func (b *releaseOnClose) Close() error {
 
 // classify turns an error of the SDK into a Failure, preferring what the
 // HTTP layer saw (a status, a network error) to the SDK's words.
-func (t *headerTransport) classify(err error, kind, rawURL string, redact func(string) string, since int) *Failure {
+func (t *headerTransport) classify(err error, kind, rawURL string, red *compile.Redactor, since int) *Failure {
 	t.mu.Lock()
 	status, ctype, terr := t.status, t.ctype, t.err
 	if t.seq <= since {
@@ -525,12 +527,12 @@ func (t *headerTransport) classify(err error, kind, rawURL string, redact func(s
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
-		return &Failure{Reason: "the server refused the handshake: " + redact(we.Message)}
+		return &Failure{Reason: "the server refused the handshake: " + red.Redact(we.Message)}
 	}
 	if f := netFailure(err); f != nil && f.Reason != "" && !strings.HasPrefix(f.Reason, "cannot connect: ") {
 		return f
 	}
-	return &Failure{Reason: "protocol error: " + cleanMessage(err.Error(), rawURL, redact), fallback: http1}
+	return &Failure{Reason: "protocol error: " + cleanMessage(err.Error(), rawURL, red), fallback: http1}
 }
 
 // netFailure describes a network error in a few words.
@@ -579,16 +581,18 @@ func netFailure(err error) *Failure {
 
 // cleanMessage makes an SDK error message safe to show: the URL (with its
 // query) is replaced by the URL without query, and known secrets are
-// redacted; only then is the message cut to maxMessage bytes (cutting
-// first could leave the start of a secret, which no longer matches).
-func cleanMessage(msg, rawURL string, redact func(string) string) string {
+// redacted, also pieces of them (the SDK's JSON decoder quotes the first
+// 32 bytes of a value it cannot read, which may cut a key a server echoes);
+// only then is the message cut to maxMessage bytes (cutting first could
+// leave the start of a secret, which no longer matches).
+func cleanMessage(msg, rawURL string, red *compile.Redactor) string {
 	if rawURL != "" {
 		msg = strings.ReplaceAll(msg, rawURL, URLWithoutQuery(rawURL))
 		if u, err := url.Parse(rawURL); err == nil && u.RawQuery != "" {
 			msg = strings.ReplaceAll(msg, u.RawQuery, "…")
 		}
 	}
-	msg = redact(msg)
+	msg = red.RedactFragments(msg)
 	if len(msg) > maxMessage {
 		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "…"
 	}

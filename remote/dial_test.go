@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
 
@@ -151,4 +153,36 @@ func mustParseURL(t *testing.T, raw string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// A server that echoes its key where a JSON-RPC answer belongs gets a
+// failure reason without any piece of the key: the SDK's decoder quotes the
+// first 32 bytes of what it cannot read, which cuts a long key short of
+// what redaction of the whole key recognises.
+func TestEchoedKeyPieces(t *testing.T) {
+	key := "CANARY-long-" + strings.Repeat("Qx7w", 15)
+	for _, body := range []string{
+		"%s and more text",
+		`{"jsonrpc":{"x":"%s"}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":"%s","message":"m"}}`,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, body, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		}))
+		h, _ := Bearer(key)
+		_, err := Probe(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, h, fast)
+		srv.Close()
+		var f *Failure
+		if !errors.As(err, &f) || !strings.HasPrefix(f.Reason, "protocol error: ") {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		for i := 0; i+compile.FragmentMin <= len(key); i++ {
+			if strings.Contains(f.Reason, key[i:i+compile.FragmentMin]) {
+				t.Errorf("%s: the reason shows a piece of the key: %s", body, f.Reason)
+				break
+			}
+		}
+	}
 }
