@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces every known secret value in mcpc's output.
@@ -20,6 +21,9 @@ type Redactor struct {
 	r     *strings.Replacer
 	n     int
 	forms []string // what r replaces, longest first
+
+	piecesOnce sync.Once
+	pieces     map[string]struct{} // for RedactFragments
 }
 
 // NewRedactor builds a redactor for the given secret values.
@@ -75,37 +79,40 @@ const FragmentMin = 8
 // it, such as a JSON decoder's error quoting the first 32 bytes of a value:
 // Redact matches whole secrets only. Use it on such messages alone; it
 // also hides ordinary words that happen to be pieces of a secret.
+//
+// A run is hidden if each of its FragmentMin-byte windows occurs in some
+// secret, so its cost is linear in len(s), however long the message.
 func (r *Redactor) RedactFragments(s string) string {
 	s = r.Redact(s)
 	if r.Empty() || len(s) < FragmentMin {
 		return s
 	}
+	r.piecesOnce.Do(r.buildPieces)
+	end := -1 // the end of the run being hidden
 	var b strings.Builder
-	for i := 0; i < len(s); {
-		if n := r.longestPiece(s[i:]); n >= FragmentMin {
-			b.WriteString(Redacted)
-			i += n
-			continue
+	for i := 0; i < len(s); i++ {
+		if i+FragmentMin <= len(s) {
+			if _, ok := r.pieces[s[i:i+FragmentMin]]; ok {
+				if i > end { // a run that touches the last one continues it
+					b.WriteString(Redacted)
+				}
+				end = i + FragmentMin
+				continue
+			}
 		}
-		b.WriteByte(s[i])
-		i++
+		if i >= end {
+			b.WriteByte(s[i])
+		}
 	}
 	return b.String()
 }
 
-// longestPiece is the length of the longest prefix of s that occurs in a
-// known secret. Error messages are short and secrets few, so the direct
-// search is fast enough.
-func (r *Redactor) longestPiece(s string) int {
-	best := 0
+// buildPieces indexes every FragmentMin-byte window of every secret form.
+func (r *Redactor) buildPieces() {
+	r.pieces = map[string]struct{}{}
 	for _, f := range r.forms {
-		for j := 0; j+best < len(f); j++ {
-			n := 0
-			for n < len(s) && j+n < len(f) && s[n] == f[j+n] {
-				n++
-			}
-			best = max(best, n)
+		for j := 0; j+FragmentMin <= len(f); j++ {
+			r.pieces[f[j:j+FragmentMin]] = struct{}{}
 		}
 	}
-	return best
 }

@@ -19,6 +19,8 @@ func TestRedactFragments(t *testing.T) {
 		{"too brief to tell: " + secret[:7], "too brief to tell: " + secret[:7]},
 		{"short and shortly", "[REDACTED] and [REDACTED]ly"},
 		{"nothing secret here at all", "nothing secret here at all"},
+		{"two pieces " + secret[:10] + secret[40:50] + " joined", "two pieces [REDACTED] joined"},
+		{strings.Repeat("x", 1<<20) + secret[5:30], strings.Repeat("x", 1<<20) + "[REDACTED]"},
 		{"", ""},
 	} {
 		if got := r.RedactFragments(c.in); got != c.want {
@@ -28,4 +30,21 @@ func TestRedactFragments(t *testing.T) {
 	if got := (&Redactor{}).RedactFragments("CANARY-frag-Jk4p"); got != "CANARY-frag-Jk4p" {
 		t.Errorf("the zero redactor: %q", got)
 	}
+}
+
+// Whatever the text, no FragmentMin-byte piece of a secret is left.
+func FuzzRedactFragments(f *testing.F) {
+	secret := "sk-Fuzz-" + strings.Repeat("a1B2", 8) + "-end"
+	r := NewRedactor([]string{secret})
+	f.Add("before " + secret[3:20] + " after")
+	f.Add(secret[:9] + secret[9:18] + "x" + secret[20:])
+	f.Add(strings.Repeat("a1B2", 20))
+	f.Fuzz(func(t *testing.T, s string) {
+		out := r.RedactFragments(s)
+		for i := 0; i+FragmentMin <= len(secret); i++ {
+			if strings.Contains(out, secret[i:i+FragmentMin]) {
+				t.Fatalf("%q → %q keeps %q", s, out, secret[i:i+FragmentMin])
+			}
+		}
+	})
 }
