@@ -136,38 +136,16 @@ func unclosedHint(ix *LineIndex, data []byte, errOff int, comments bool) string 
 		return ""
 	}
 	var stack []int
-	inString, escaped := false, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case comments && c == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-		case comments && c == '/' && i+1 < len(data) && data[i+1] == '*':
-			end := strings.Index(string(data[i+2:]), "*/")
-			if end < 0 {
-				return "close the comment that starts at " + ix.Pos(i).String()
-			}
-			i += end + 3
-		case c == '{' || c == '[':
+	comment, inString := brackets(data, comments, func(i int, c byte) bool {
+		if c == '{' || c == '[' {
 			stack = append(stack, i)
-		case c == '}' || c == ']':
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
+		} else if len(stack) > 0 {
+			stack = stack[:len(stack)-1]
 		}
+		return true
+	})
+	if comment >= 0 {
+		return "close the comment that starts at " + ix.Pos(comment).String()
 	}
 	if inString {
 		return "a string is not closed: add the missing \""
@@ -243,15 +221,41 @@ func convert(ix *LineIndex, v *hujson.Value) *Node {
 // tooDeep finds the first opening bracket nested deeper than MaxDepth,
 // skipping strings (and comments when allowed).
 func tooDeep(data []byte, comments bool) (int, bool) {
-	depth := 0
+	depth, at := 0, -1
+	brackets(data, comments, func(i int, c byte) bool {
+		if c == '}' || c == ']' {
+			depth--
+			return true
+		}
+		if depth++; depth > MaxDepth {
+			at = i
+			return false
+		}
+		return true
+	})
+	return at, at >= 0
+}
+
+// brackets calls visit with the offset of each bracket ({ [ } ]) of data
+// outside strings, and outside comments when they are allowed, until visit
+// returns false. It returns the offset of a block comment that is never
+// closed (-1 if none) and whether a string is open at the end.
+func brackets(data []byte, comments bool, visit func(i int, c byte) bool) (openComment int, inString bool) {
+	escaped := false
 	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case c == '"':
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
-				}
+		c := data[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
 			}
+		case c == '"':
+			inString = true
 		case comments && c == '/' && i+1 < len(data) && data[i+1] == '/':
 			for i < len(data) && data[i] != '\n' {
 				i++
@@ -259,17 +263,14 @@ func tooDeep(data []byte, comments bool) (int, bool) {
 		case comments && c == '/' && i+1 < len(data) && data[i+1] == '*':
 			end := strings.Index(string(data[i+2:]), "*/")
 			if end < 0 {
-				return 0, false
+				return i, false
 			}
 			i += end + 3
-		case c == '{' || c == '[':
-			depth++
-			if depth > MaxDepth {
-				return i, true
+		case c == '{' || c == '[' || c == '}' || c == ']':
+			if !visit(i, c) {
+				return -1, false
 			}
-		case c == '}' || c == ']':
-			depth--
 		}
 	}
-	return 0, false
+	return -1, inString
 }

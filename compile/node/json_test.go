@@ -61,3 +61,32 @@ func TestParseJSONRefusesDeepNesting(t *testing.T) {
 		t.Errorf("%d levels refused: %v", MaxDepth, d)
 	}
 }
+
+// A file that ends early gets a hint naming what is still open: the
+// innermost bracket, a string, or a block comment; brackets inside strings
+// and comments do not count, nor do comments' brackets for deep nesting.
+func TestParseJSONUnclosedHints(t *testing.T) {
+	for _, c := range []struct {
+		src      string
+		comments bool
+		hint     string
+	}{
+		{"{\"a\": [1, 2\n", true, "add the ] that closes the [ opened at f.json:1:7"},
+		{"{\"a\": {\"b\": \"]}\"\n", false, "add the } that closes the { opened at f.json:1:7"},
+		{"{\"a\": \"open\n", true, "a string is not closed: add the missing \""},
+		{"{\"a\": 1, // ]]\n", true, "add the } that closes the { opened at f.json:1:1"},
+	} {
+		_, d := ParseJSON("f.json", []byte(c.src), c.comments)
+		if d == nil || d.Suggestion != c.hint {
+			t.Errorf("%q: %+v\nwant the hint %q", c.src, d, c.hint)
+		}
+	}
+	// An open block comment: the parser itself points at its start.
+	if _, d := ParseJSON("f.json", []byte("{\"a\": 1 /* {[ \n"), true); d == nil || d.Pos().String() != "f.json:1:9" || !strings.Contains(d.Message, "parsing comment") {
+		t.Errorf("open comment: %+v", d)
+	}
+	deepComment := "{ // " + strings.Repeat("[", 2*MaxDepth) + "\n\"a\": 1 /* " + strings.Repeat("{", 2*MaxDepth) + " */ }"
+	if _, d := ParseJSON("f.json", []byte(deepComment), true); d != nil {
+		t.Errorf("brackets in comments counted: %v", d)
+	}
+}
