@@ -12,22 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
 
 // longCanary is a secret longer than any cut mcpc makes in a message.
 var longCanary = "CANARY-long-" + strings.Repeat("x7Qz", 100)
-
-// leaksPart reports whether s holds any 12-byte piece of secret: what a
-// secret cut in two before redaction leaves.
-func leaksPart(s, secret string) bool {
-	for i := 0; i+12 <= len(secret); i++ {
-		if strings.Contains(s, secret[i:i+12]) {
-			return true
-		}
-	}
-	return false
-}
 
 // A server whose answer quotes a key longer than the 300 bytes a reason
 // keeps of an SDK message: the message is redacted before it is cut, so no
@@ -44,7 +34,7 @@ func TestReasonRedactsBeforeCutting(t *testing.T) {
 	if !errors.As(err, &f) || !strings.HasPrefix(f.Reason, "protocol error: ") {
 		t.Fatalf("%v", err)
 	}
-	if leaksPart(f.Reason, longCanary) || !strings.Contains(f.Reason, "[REDACTED]") {
+	if testservers.LeaksPart(f.Reason, longCanary) || !strings.Contains(f.Reason, "[REDACTED]") {
 		t.Errorf("reason %q", f.Reason)
 	}
 }

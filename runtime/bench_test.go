@@ -4,28 +4,14 @@ import (
 	"context"
 	"fmt"
 	goruntime "runtime"
-	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// raceEnabled reports whether the test binary runs under the race
-// detector, which multiplies memory and time: targets are not checked then.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" && s.Value == "true" {
-			return true
-		}
-	}
-	return false
-}
+	"github.com/mcpc-dev/mcpc/internal/testservers"
+)
 
 // liveHeap is the heap in use after a full collection.
 func liveHeap() uint64 {
@@ -96,7 +82,7 @@ func BenchmarkIdleChatHeap(b *testing.B) {
 	}
 	b.ReportMetric(perChat, "KiB/idle-chat")
 	b.ReportMetric(perClosed, "KiB/chat-after-disconnect")
-	if perChat >= 100 && !raceEnabled() {
+	if perChat >= 100 && !testservers.RaceEnabled() {
 		b.Errorf("an idle chat costs %.1f KiB of gateway heap; the target is under 100 KiB", perChat)
 	}
 }

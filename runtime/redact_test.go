@@ -10,23 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
 
 // longSecret is longer than any cut mcpc makes in a message or a line.
 var longSecret = "CANARY-self-" + strings.Repeat("k3Wv", 110)
-
-// leaksPart reports whether s holds any 12-byte piece of secret: what a
-// secret cut in two before redaction leaves.
-func leaksPart(s, secret string) bool {
-	for i := 0; i+12 <= len(secret); i++ {
-		if strings.Contains(s, secret[i:i+12]) {
-			return true
-		}
-	}
-	return false
-}
 
 // Texts that mcpc cuts short are redacted before they are cut: a stderr
 // line longer than stderrLineMax with a secret across the place where it is
@@ -42,7 +32,7 @@ func TestRedactBeforeCutting(t *testing.T) {
 	ctx := context.Background()
 	check := func(what, msg string) {
 		t.Helper()
-		if leaksPart(msg, longSecret) || !strings.Contains(msg, "[REDACTED]") {
+		if testservers.LeaksPart(msg, longSecret) || !strings.Contains(msg, "[REDACTED]") {
 			t.Errorf("%s: %q", what, msg)
 		}
 	}
@@ -51,7 +41,7 @@ func TestRedactBeforeCutting(t *testing.T) {
 	tag := fmt.Sprintf("invalid message version tag (%d bytes)", len(longSecret))
 	noPart := func(what, msg string) {
 		t.Helper()
-		if leaksPart(msg, longSecret) || !strings.Contains(msg, tag) {
+		if testservers.LeaksPart(msg, longSecret) || !strings.Contains(msg, tag) {
 			t.Errorf("%s: %q", what, msg)
 		}
 	}

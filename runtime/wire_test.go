@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 // wireSeeds are messages of every kind, and near misses of each.
@@ -156,7 +158,7 @@ func TestDecodeWireErrorsQuoteNothing(t *testing.T) {
 			t.Errorf("%s: decoded", line)
 			continue
 		}
-		if leaksPart(err.Error(), secret) || strings.Contains(err.Error(), "CANARY") {
+		if testservers.LeaksPart(err.Error(), secret) || strings.Contains(err.Error(), "CANARY") {
 			t.Errorf("%s: the error quotes the secret: %v", line, err)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	goruntime "runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -609,21 +608,6 @@ func TestRunServerEverything(t *testing.T) {
 	}
 }
 
-// raceEnabled reports whether the test binary runs under the race
-// detector, which multiplies latencies: the target is not checked then.
-func raceEnabled() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" && s.Value == "true" {
-			return true
-		}
-	}
-	return false
-}
-
 // Target (issue 4): a tool call through `mcpc run --stdio` adds under
 // 200 µs of median latency to the same call made straight to the server.
 // Both sessions run side by side, calls alternate between them, and the
@@ -680,7 +664,7 @@ func BenchmarkRunStdioAddedLatency(b *testing.B) {
 	b.ReportMetric(float64(md.Microseconds()), "direct-µs")
 	b.ReportMetric(float64(mv.Microseconds()), "via-mcpc-µs")
 	b.ReportMetric(float64(added.Microseconds()), "added-µs")
-	if added >= 200*time.Microsecond && !raceEnabled() && len(dVia) >= 100 {
+	if added >= 200*time.Microsecond && !testservers.RaceEnabled() && len(dVia) >= 100 {
 		b.Errorf("mcpc run adds %v of median latency to a call (direct %v, through mcpc %v); the target is under 200µs", added, md, mv)
 	}
 }
