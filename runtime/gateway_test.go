@@ -353,13 +353,7 @@ func TestGatewayAdminToken(t *testing.T) {
 // The real @modelcontextprotocol/server-everything behind the gateway,
 // over Streamable HTTP: its tools, a call, and its environment filtered.
 func TestGatewayServerEverything(t *testing.T) {
-	command, args, ok := testservers.Everything()
-	if !ok {
-		if testservers.RequireNPM() {
-			t.Fatal("server-everything is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
-		}
-		t.Skip("server-everything is not installed: run npm ci")
-	}
+	command, args := testservers.NeedEverything(t)
 	marker := noLeaks(t)
 	s := testServer("everything")
 	s.Command, s.Args, s.ToolPrefix = command, args, "ev_"

@@ -75,6 +75,21 @@ func Everything() (command string, args []string, ok bool) {
 // RequireNPM reports whether the npm servers must be present.
 func RequireNPM() bool { return os.Getenv("MCPC_REQUIRE_NPM") == "1" }
 
+// NeedEverything returns the command of server-everything, as Everything
+// does, or ends the test: skipped when it is not installed, failed when
+// MCPC_REQUIRE_NPM=1 says it must be.
+func NeedEverything(t testing.TB) (command string, args []string) {
+	t.Helper()
+	command, args, ok := Everything()
+	if !ok {
+		if RequireNPM() {
+			t.Fatal("server-everything is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
+		}
+		t.Skip("server-everything is not installed: run npm ci")
+	}
+	return command, args
+}
+
 // ReadPid reads a pid file a test server wrote (-pidfile, -child-pidfile).
 func ReadPid(t testing.TB, path string) int {
 	t.Helper()

@@ -583,13 +583,7 @@ func TestRunBuiltinTools(t *testing.T) {
 
 // The real @modelcontextprotocol/server-everything behind mcpc run --stdio.
 func TestRunServerEverything(t *testing.T) {
-	command, args, ok := testservers.Everything()
-	if !ok {
-		if testservers.RequireNPM() {
-			t.Fatal("server-everything is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
-		}
-		t.Skip("server-everything is not installed: run npm ci")
-	}
+	command, args := testservers.NeedEverything(t)
 	marker := leakMarker(t)
 	plan := compilePlan(t, map[string]map[string]any{
 		"everything": {"Command": command, "Args": args, "Env": map[string]any{"KEY": "${env:OPENAI_API_KEY}"}},
@@ -672,13 +666,7 @@ func BenchmarkRunStdioAddedLatency(b *testing.B) {
 // The real @modelcontextprotocol/server-everything behind mcpc run --http,
 // driven by the go-sdk client over Streamable HTTP.
 func TestRunHTTPServerEverything(t *testing.T) {
-	command, args, ok := testservers.Everything()
-	if !ok {
-		if testservers.RequireNPM() {
-			t.Fatal("server-everything is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
-		}
-		t.Skip("server-everything is not installed: run npm ci")
-	}
+	command, args := testservers.NeedEverything(t)
 	marker, bin := processTest(t)
 	plan := compilePlan(t, map[string]map[string]any{
 		"everything": {"Command": command, "Args": args, "ToolPrefix": "ev_", "Env": map[string]any{"KEY": "${env:OPENAI_API_KEY}"}},

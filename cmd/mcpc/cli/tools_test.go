@@ -203,13 +203,7 @@ func TestToolsInterruptStopsEveryServer(t *testing.T) {
 
 // The real @modelcontextprotocol/server-everything, through mcpc tools.
 func TestToolsServerEverything(t *testing.T) {
-	cmd, args, ok := testservers.Everything()
-	if !ok {
-		if testservers.RequireNPM() {
-			t.Fatal("server-everything is not installed: run npm ci")
-		}
-		t.Skip("server-everything is not installed (npm ci)")
-	}
+	cmd, args := testservers.NeedEverything(t)
 	dir := t.TempDir()
 	entry, _ := json.Marshal(map[string]any{"command": cmd, "args": args, "toolPrefix": "ev_"})
 	write(t, dir, "settings.json", `{"mcpServers": {"everything": `+string(entry)+`}}`)
