@@ -16,7 +16,6 @@ package mcpc_test
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,15 +35,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // cases of `mcpc tools` start it by name.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	bin, err := testservers.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	code := m.Run()
-	testservers.Cleanup()
-	os.Exit(code)
+	testservers.Main(m, func(bin string) {
+		os.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	})
 }
 
 type goldenCase struct {

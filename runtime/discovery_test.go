@@ -21,15 +21,7 @@ var testBin string
 
 func TestMain(m *testing.M) {
 	runSelfServer() // when a test started this binary as a server
-	bin, err := testservers.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testBin = bin
-	code := m.Run()
-	testservers.Cleanup()
-	os.Exit(code)
+	testservers.Main(m, func(bin string) { testBin = bin })
 }
 
 // server returns a target running the test server with args.

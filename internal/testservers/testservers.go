@@ -54,6 +54,21 @@ func Cleanup() {
 	}
 }
 
+// Main is the TestMain of a package whose tests run the test server: it
+// builds the server, gives its path to use, runs the tests, removes the
+// build and exits with the tests' code.
+func Main(m *testing.M, use func(bin string)) {
+	bin, err := Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	use(bin)
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
 // EverythingVersion is the pinned version of package.json.
 const EverythingVersion = "2026.8.31"
 

@@ -17,15 +17,7 @@ import (
 var testServer string
 
 func TestMain(m *testing.M) {
-	bin, err := testservers.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testServer = bin
-	code := m.Run()
-	testservers.Cleanup()
-	os.Exit(code)
+	testservers.Main(m, func(bin string) { testServer = bin })
 }
 
 // deployment writes an appsettings.json whose servers run the test server
