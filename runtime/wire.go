@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcpc-dev/mcpc/compile/node"
 )
 
 // decodeWire decodes one JSON-RPC 2.0 message exactly as
@@ -31,15 +33,12 @@ func decodeWire(data []byte) (jsonrpc.Message, error) {
 	// The SDK's limit, checked first: json.Parse recurses per level, and a
 	// line of a few MB of brackets would overflow the stack, which ends the
 	// process.
-	if nestedDeeper(data, maxWireDepth) {
+	if _, deep := node.DeeperThan(data, false, maxWireDepth); deep {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: json: exceeded maximum nesting depth of %d", maxWireDepth)
 	}
 	var msg wireDecode
 	rest, err := segjson.Parse(data, &msg, segjson.DontMatchCaseInsensitiveStructFields)
-	if err == nil && len(bytes.TrimSpace(rest)) > 0 {
-		err = fmt.Errorf("invalid character %q after top-level value", rest[0])
-	}
-	if err != nil {
+	if err != nil || len(bytes.TrimSpace(rest)) > 0 {
 		return nil, wireError(data)
 	}
 	if msg.VersionTag != "2.0" {
@@ -126,29 +125,6 @@ func article(noun string) string {
 // maxWireDepth is the deepest nesting of objects and arrays a message may
 // have, the SDK's limit.
 const maxWireDepth = 1000
-
-// nestedDeeper reports whether the JSON text data nests objects and arrays
-// deeper than max, skipping the contents of strings.
-func nestedDeeper(data []byte, max int) bool {
-	depth := 0
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '"':
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
-		case '{', '[':
-			if depth++; depth > max {
-				return true
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return false
-}
 
 // wireDecode is the SDK's decoding form of a JSON-RPC message. Method is
 // raw, to tell an absent key from an empty value.

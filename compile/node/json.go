@@ -94,7 +94,7 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 		}
 		return nil, syntax(off, "the file is not valid UTF-8", "save the file as UTF-8")
 	}
-	if off, ok := tooDeep(data, comments); ok {
+	if off, ok := DeeperThan(data, comments, MaxDepth); ok {
 		return nil, syntax(off, fmt.Sprintf("invalid JSON: nested deeper than %d levels", MaxDepth),
 			"a configuration file never needs this many levels: look for a missing closing bracket")
 	}
@@ -218,16 +218,18 @@ func convert(ix *LineIndex, v *hujson.Value) *Node {
 	return &Node{Kind: Null, Pos: pos}
 }
 
-// tooDeep finds the first opening bracket nested deeper than MaxDepth,
-// skipping strings (and comments when allowed).
-func tooDeep(data []byte, comments bool) (int, bool) {
+// DeeperThan finds the first opening bracket of the JSON text data nested
+// deeper than max levels, skipping strings (and comments when allowed).
+// Recursive parsers need this check first: a few MB of brackets overflow
+// their stack.
+func DeeperThan(data []byte, comments bool, max int) (int, bool) {
 	depth, at := 0, -1
 	brackets(data, comments, func(i int, c byte) bool {
 		if c == '}' || c == ']' {
 			depth--
 			return true
 		}
-		if depth++; depth > MaxDepth {
+		if depth++; depth > max {
 			at = i
 			return false
 		}
