@@ -99,6 +99,7 @@ func (c *compiler) checkEntry(e *Entry) {
 			}
 		}
 	}
+	c.checkSecrets(e)
 	if e.Source == "preset" {
 		return // built from checked settings
 	}

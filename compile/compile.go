@@ -149,8 +149,10 @@ type compiler struct {
 	varAt map[diag.Pos]string
 	// texts are the inputs read so far, searched for ${env:NAME}.
 	texts [][]byte
-	// planRedactor takes host secrets out of plan strings.
-	planRedactor *Redactor
+	// hostSecrets finds the values of deny-listed host variables (named by
+	// hostSecretNames, in the same order) in config values.
+	hostSecrets     *Redactor
+	hostSecretNames []string
 }
 
 // checkJob is one schema check, run in parallel with the others.

@@ -106,7 +106,13 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		default:
 			v.Value = strings.TrimRight(rest, " \t")
 		}
-		delete(masks, lineNo) // parsed: redaction by value applies
+		if hidden {
+			// A secret's value never shows in an excerpt, even one too weak
+			// to redact by value.
+			masks[lineNo] = line[:j] + Redacted
+		} else {
+			delete(masks, lineNo) // parsed: redaction by value applies
+		}
 		vars = append(vars, v)
 	}
 	return vars, ds, masks

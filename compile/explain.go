@@ -99,6 +99,9 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 				if em.Value.Kind == node.Null {
 					v = nil
 				}
+				if server != nil && server.Env[em.Key] != nil {
+					v = *server.Env[em.Key] // as the plan holds it: a secret as a reference
+				}
 				add(label+"."+em.Key, v, from(em.Value.Pos))
 			}
 		default:

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/node"
 	"github.com/mcpc-dev/mcpc/schema"
 )
@@ -37,7 +36,7 @@ func (c *compiler) readHostEnv() error {
 		vars, ds := entryVars(EnvFlagFile, "env", c.opts.Env, "env-file-syntax")
 		c.ds = append(c.ds, ds...)
 		env.addLayer(vars)
-		c.res.Files.addPseudo(EnvFlagFile, c.opts.Env)
+		c.res.Files.addPseudo(EnvFlagFile, envLines(vars, c.res.Deny.Denied))
 		c.res.Sources = append(c.res.Sources, SourceRef{Kind: "env"})
 	}
 	return nil
@@ -130,16 +129,7 @@ func (c *compiler) hostOrigin(sn *cfgNode) Origin {
 	}
 	o := Origin{Source: info.kind, Path: sn.keyPos.File, Line: sn.keyPos.Line, Column: sn.keyPos.Column}
 	if info.kind != "appsettings" {
-		// The variable that first defined the server.
-		if c.varAt == nil {
-			c.varAt = map[diag.Pos]string{}
-			for _, vars := range c.res.Env.Layers() {
-				for _, v := range vars {
-					c.varAt[v.Pos] = v.Name
-				}
-			}
-		}
-		o.Key = c.varAt[diag.Pos{File: sn.keyPos.File, Line: sn.keyPos.Line, Column: 1}]
+		o.Key = c.varAtLine(sn.keyPos) // the variable that first defined the server
 	}
 	return o
 }

@@ -87,6 +87,10 @@ func (c *compiler) toServer(e *Entry) Server {
 			switch m.Value.Kind {
 			case node.String:
 				val := m.Value.Text
+				if name, ok := c.secretRef(e, m.Value); ok {
+					// The runtime reads the secret from its own environment.
+					val = "${env:" + name + "}"
+				}
 				s.Env[m.Key] = &val
 			case node.Null:
 				s.Env[m.Key] = nil
@@ -104,23 +108,6 @@ func (c *compiler) toServer(e *Entry) Server {
 	if v := n.Get(FieldPromptSection); v != nil && v.Kind == node.String {
 		text := v.Text
 		s.PromptSection = &text
-	}
-	// A plan never carries a host secret, even one written into a file.
-	red := c.planRedactor
-	s.Command = red.Redact(s.Command)
-	for i := range s.Args {
-		s.Args[i] = red.Redact(s.Args[i])
-	}
-	s.Cwd = red.Redact(s.Cwd)
-	for k, v := range s.Env {
-		if v != nil {
-			r := red.Redact(*v)
-			s.Env[k] = &r
-		}
-	}
-	if s.PromptSection != nil {
-		r := red.Redact(*s.PromptSection)
-		s.PromptSection = &r
 	}
 	return s
 }

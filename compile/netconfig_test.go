@@ -97,14 +97,14 @@ func TestTemplates(t *testing.T) {
 }
 
 func TestRedactorJSONForm(t *testing.T) {
-	r := NewRedactor([]string{`se"cret\x`, "abc", "longsecret", "secret"})
+	r := NewRedactor([]string{`se"cret\x`, "abc", "long-secret-1", "secret-1"})
 	if got := r.Redact(`a se"cret\x b`); got != "a [REDACTED] b" {
 		t.Errorf("raw form: %q", got)
 	}
 	if got := r.Redact(`{"v":"se\"cret\\x"}`); got != `{"v":"[REDACTED]"}` {
 		t.Errorf("JSON form: %q", got)
 	}
-	if got := r.Redact("abc longsecret"); got != "abc [REDACTED]" {
+	if got := r.Redact("abc long-secret-1"); got != "abc [REDACTED]" {
 		t.Errorf("short values stay, longest wins: %q", got)
 	}
 }

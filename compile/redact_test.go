@@ -10,14 +10,14 @@ import (
 // secret that a decoder's error quotes; shorter pieces and other text stay.
 func TestRedactFragments(t *testing.T) {
 	secret := "CANARY-frag-" + strings.Repeat("Jk4p", 20)
-	r := NewRedactor([]string{secret, "short"})
+	r := NewRedactor([]string{secret, "sh0rt"})
 	for _, c := range []struct{ in, want string }{
 		{"whole: " + secret + ".", "whole: [REDACTED]."},
 		{`cannot unmarshal "{\"x\":\"` + secret[:32] + `..." into string`, `cannot unmarshal "{\"x\":\"[REDACTED]..." into string`},
 		{"the end " + secret[len(secret)-9:] + " here", "the end [REDACTED] here"},
 		{"a middle piece " + secret[20:28] + "!", "a middle piece [REDACTED]!"},
 		{"too brief to tell: " + secret[:7], "too brief to tell: " + secret[:7]},
-		{"short and shortly", "[REDACTED] and [REDACTED]ly"},
+		{"sh0rt and sh0rtly", "[REDACTED] and sh0rtly"},
 		{"nothing secret here at all", "nothing secret here at all"},
 		{"two pieces " + secret[:10] + secret[40:50] + " joined", "two pieces [REDACTED] joined"},
 		{strings.Repeat("x", 1<<20) + secret[5:30], strings.Repeat("x", 1<<20) + "[REDACTED]"},
@@ -47,4 +47,71 @@ func FuzzRedactFragments(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Output redaction replaces whole tokens only, so that a secret that is
+// also part of ordinary words does not mangle them; long secrets go
+// wherever they stand; weak values are not redacted at all.
+func TestRedactWholeTokens(t *testing.T) {
+	long := "ghp_" + strings.Repeat("A1b2", 6) // 28 bytes: anywhere
+	r := NewRedactor([]string{"py7hon", "other", "python", "true", long, "x1"})
+	for _, c := range []struct{ in, want string }{
+		{"run py7hon now", "run [REDACTED] now"},
+		{"py7hon3 and py7hon_x and xpy7hon", "py7hon3 and py7hon_x and xpy7hon"},
+		{"(py7hon)", "([REDACTED])"},
+		{"py7hon", "[REDACTED]"},
+		{"--pw=py7hon;", "--pw=[REDACTED];"},
+		{"épy7hon", "épy7hon"}, // a letter beyond ASCII continues the word
+		// Weak values stay: ordinary words, and "true" in every result.
+		{"another chat, python3, python, true", "another chat, python3, python, true"},
+		{"tok" + long + "en", "tok[REDACTED]en"},
+		{"x1 y", "x1 y"},
+	} {
+		if got := r.Redact(c.in); got != c.want {
+			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestWeakSecret(t *testing.T) {
+	for s, want := range map[string]bool{
+		"": true, "abc": true, "python": true, "Password": true, "changemeplz": true, "true": true,
+		"ab12": false, "changemeplease": false, "hunter2": false, "py7hon": false, "ghp_abc": false,
+		"пароль": true, " a1 ": true,
+	} {
+		if got := WeakSecret(s); got != want {
+			t.Errorf("WeakSecret(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// A PEM key is known line by line too, so that output handled a line at a
+// time (a server's stderr) hides every line of it.
+func TestRedactMultiLineSecret(t *testing.T) {
+	key := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----\n"
+	r := NewRedactor([]string{key})
+	if got := r.Redact("key: " + key); got != "key: [REDACTED]" {
+		t.Errorf("whole key: %q", got)
+	}
+	for _, line := range strings.Split(key, "\n") {
+		if line == "" {
+			continue
+		}
+		if got := r.Redact(line); strings.Contains(got, "MII") || strings.Contains(got, "BKcw") {
+			t.Errorf("line %q → %q", line, got)
+		}
+	}
+	if got := r.Redact("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\r"); got != "[REDACTED]\r" {
+		t.Errorf("a line with CR: %q", got)
+	}
+}
+
+func TestRedactorContains(t *testing.T) {
+	r := NewRedactor([]string{"python", "tok-1234-abcd", "sk-9876"})
+	if i, ok := r.Contains("--key tok-1234-abcd"); !ok || i != 1 {
+		t.Errorf("Contains = %d, %v", i, ok)
+	}
+	if _, ok := r.Contains("python3 -m sk-98765"); ok {
+		t.Errorf("a weak value or the inside of a word was found")
+	}
 }

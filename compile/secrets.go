@@ -1,22 +1,43 @@
 package compile
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/compile/node"
 )
 
 var envRefRE = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // learnSecrets (re)builds the redactor from the deny-listed host variables
-// and the variables the inputs read so far reference with ${env:NAME}.
+// and the variables the inputs read so far reference with ${env:NAME}, and
+// warns about deny-listed variables whose value is too weak to redact.
 func (c *compiler) learnSecrets() {
 	res := c.res
 	var secrets []string
+	c.hostSecretNames = nil
 	for _, name := range res.Env.Names() {
-		if res.Deny.Denied(name) {
-			secrets = append(secrets, res.Env.Value(name))
+		if !res.Deny.Denied(name) {
+			continue
+		}
+		v, _ := res.Env.Lookup(name)
+		if v.Value == "" {
+			continue
+		}
+		secrets = append(secrets, v.Value)
+		c.hostSecretNames = append(c.hostSecretNames, name)
+		if WeakSecret(v.Value) {
+			c.ds = append(c.ds, diag.At(v.ValuePos, diag.Warning, "secret-weak",
+				fmt.Sprintf("the value of %s is too weak to redact: a word this short or plain is ordinary text, so mcpc leaves it in output as it is", name),
+				fmt.Sprintf("give %s a real secret (12 characters or more, not only letters)", name)))
 		}
 	}
+	// What a config value must not hold: the values of host secrets.
+	c.hostSecrets = NewRedactor(secrets)
 	refs := map[string]bool{}
 	for _, t := range c.texts {
 		for _, m := range envRefRE.FindAllSubmatch(t, -1) {
@@ -30,9 +51,6 @@ func (c *compiler) learnSecrets() {
 			}
 		}
 	}
-	// A plan holds configuration, not resolutions: only host secrets are
-	// taken out of it (a referenced DEBUG=true must not blank every "true").
-	c.planRedactor = NewRedactor(secrets)
 	for name := range refs {
 		secrets = append(secrets, res.Env.Value(name))
 	}
@@ -45,4 +63,87 @@ func (c *compiler) learnSecrets() {
 // characters (cutting first could leave a secret's beginning).
 func (c *compiler) quote(s string) string {
 	return quoteShort(c.res.Redactor.Redact(s))
+}
+
+// varAtLine returns the host environment variable on the line of pos (a
+// bound value or key), or "" when pos is in a configuration file.
+func (c *compiler) varAtLine(pos diag.Pos) string {
+	if c.res.Env == nil {
+		return ""
+	}
+	if c.varAt == nil {
+		c.varAt = map[diag.Pos]string{}
+		for _, vars := range c.res.Env.Layers() {
+			for _, v := range vars {
+				c.varAt[v.Pos] = v.Name
+			}
+		}
+	}
+	return c.varAt[diag.Pos{File: pos.File, Line: pos.Line, Column: 1}]
+}
+
+// secretRef reports whether a host env value is bound from a deny-listed
+// host variable: the plan then records ${env:VAR}, and the runtime reads
+// the value from its own environment at launch, as the host reads it.
+func (c *compiler) secretRef(e *Entry, n *node.Node) (string, bool) {
+	if e.Source != "host" || n == nil || n.Kind != node.String || n.Text == "" {
+		return "", false
+	}
+	name := c.varAtLine(n.Pos)
+	if name == "" || !c.res.Deny.Denied(name) {
+		return "", false
+	}
+	return name, true
+}
+
+// checkSecrets reports every value a plan would carry that holds the value
+// of a host secret (SPEC §2.4: a plan never holds a secret, and a secret
+// written into a command line shows in ps). A value bound from a secret
+// host variable into env is fine: the plan refers to the variable.
+func (c *compiler) checkSecrets(e *Entry) {
+	subject := fmt.Sprintf("server %q", e.Name)
+	check := func(n *node.Node, field string, envValue bool) {
+		if n == nil || n.Kind != node.String {
+			return
+		}
+		if name, ok := c.secretRef(e, n); ok {
+			switch {
+			case !envValue:
+				c.ds = append(c.ds, diag.At(n.Pos, diag.Error, "secret-literal",
+					fmt.Sprintf("%s: %s is set by %s, a host secret; a plan cannot carry its value, and a command line shows in ps", subject, field, name),
+					"set it through env instead: an env value may be ${env:NAME}, and the server reads the variable"))
+			case strings.Contains(n.Text, "${"):
+				c.ds = append(c.ds, diag.At(n.Pos, diag.Error, "secret-literal",
+					fmt.Sprintf("%s: %s is set by %s, a host secret whose value holds ${…}, which the host would expand; a plan can refer to the variable only as it is", subject, field, name),
+					"keep ${…} out of the secret, or write the template in the configuration file"))
+			}
+			return
+		}
+		i, ok := c.hostSecrets.Contains(n.Text)
+		if !ok {
+			return
+		}
+		name := c.hostSecretNames[i]
+		sugg := fmt.Sprintf("pass it in env (\"%s\": \"${env:%s}\") and let the server read the variable", name, name)
+		if envValue {
+			sugg = fmt.Sprintf("write \"${env:%s}\" instead of the value", name)
+		}
+		c.ds = append(c.ds, diag.At(n.Pos, diag.Error, "secret-literal",
+			fmt.Sprintf("%s: %s holds the value of the host secret %s; a plan cannot carry it, and a command line shows in ps", subject, field, name), sugg))
+	}
+	name := func(f string) string { return e.naming([]string{f}) }
+	check(e.Node.Get(FieldCommand), name(FieldCommand), false)
+	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
+		for i, a := range args.Elems {
+			check(a, e.naming([]string{FieldArgs, strconv.Itoa(i)}), false)
+		}
+	}
+	check(e.Node.Get(FieldCwd), name(FieldCwd), false)
+	check(e.Node.Get(FieldToolPrefix), name(FieldToolPrefix), false)
+	check(e.Node.Get(FieldPromptSection), name(FieldPromptSection), false)
+	if env := e.Node.Get(FieldEnv); env != nil && env.Kind == node.Object {
+		for _, m := range env.Members {
+			check(m.Value, e.naming([]string{FieldEnv, m.Key}), true)
+		}
+	}
 }

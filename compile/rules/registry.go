@@ -56,6 +56,11 @@ var registry = []Rule{
 		Example: `"env": {"MY-VAR": "1"}`},
 	{ID: "env-ref-unset", Severity: diag.Warning, Description: "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value.",
 		Example: `"GITHUB_TOKEN": "${env:GITHUB_TOKEN}" with GITHUB_TOKEN unset`},
+	// Secrets (SPEC §2.4).
+	{ID: "secret-literal", Severity: diag.Error, Description: "A command, argument, cwd, env value, toolPrefix or promptSection holds the value of a deny-listed host variable (or is set by one outside env). A plan cannot carry a secret, and a command line shows in ps; pass it through env with ${env:NAME}.",
+		Example: `"args": ["--token", "ghp_…"] with GITHUB_TOKEN=ghp_… in the host environment`},
+	{ID: "secret-weak", Severity: diag.Warning, Description: "A deny-listed host variable's value is too weak to redact (shorter than 4 characters, or only letters and shorter than 12): it is ordinary text, so output keeps it as it is.",
+		Example: `DB_PASSWORD=python`},
 	// Tool discovery and naming (mcpc tools).
 	{ID: "server-start-failed", Severity: diag.Error, Description: "A server did not list its tools: it exited, did not answer within startupTimeoutSeconds, spoke something other than MCP on stdout, or could not be started. It contributes no tools.",
 		Example: `"db": {"command": "db-mcp"}  →  exited (1): cannot open /data/db.sqlite`},

@@ -170,12 +170,15 @@ func TestCanarySecretAppearsInNoOutput(t *testing.T) {
 	_, o, e = run(t, append([]string{"explain", "x", "--format", "json"}, src...)...)
 	outputs = append(outputs, o, e)
 
-	// Without the broken parts the plan and the resolved view are produced.
-	fixed := write(t, dir, "fixed.json", `{"Mcp": {"Servers": {"github": {"Command": "npx", "Args": ["`+canary+`"], "Env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "X": "a${env:OPENAI_API_KEY}"}}}}}`)
+	// Without the broken parts (a literal copy of a secret is one: a plan
+	// cannot carry it) the plan and the resolved view are produced; the
+	// secret bound through Mcp__Servers__github__Env__API_TOKEN is a
+	// reference to that variable.
+	fixed := write(t, dir, "fixed.json", `{"Mcp": {"Servers": {"github": {"Command": "npx", "Args": ["-y"], "Env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "X": "a${env:OPENAI_API_KEY}"}}}}}`)
 	okSrc := []string{"--agent-dir", dir, "--appsettings", fixed, "--env", "GITHUB_TOKEN=" + canary, "--env", "OPENAI_API_KEY=" + canary, "--env", "Mcp__Servers__github__Env__API_TOKEN=" + canary}
 	code, o, e := run(t, append([]string{"plan"}, okSrc...)...)
-	if code != ExitOK || !strings.Contains(o, `"digest"`) {
-		t.Fatalf("plan: exit %d %s", code, e)
+	if code != ExitOK || !strings.Contains(o, `"digest"`) || !strings.Contains(o, `"API_TOKEN": "${env:Mcp__Servers__github__Env__API_TOKEN}"`) {
+		t.Fatalf("plan: exit %d %s %s", code, o, e)
 	}
 	outputs = append(outputs, o, e)
 	code, o, e = run(t, append([]string{"plan", "--resolve", "--workspace", dir}, okSrc...)...)
