@@ -12,12 +12,17 @@ import (
 	"time"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
 
 const canaryToken = "CANARY-tok-9f8e7d"
 
-var fast = DialOptions{HandshakeTimeout: 2 * time.Second, ListTimeout: 2 * time.Second}
+// patient is the dial of every handshake that must succeed, or fail for a
+// reason other than time: it waits as long as the test may run, so that a
+// slow machine never turns a success into "no answer within …". Tests of
+// the timeouts use short ones against a server that never answers.
+var patient = DialOptions{HandshakeTimeout: testservers.Patient, ListTimeout: testservers.Patient}
 
 func toolNames(r *ProbeResult) string {
 	var out []string
@@ -38,7 +43,7 @@ func TestProbeTransports(t *testing.T) {
 		{sseSrv.URL, "sse", "sse"},
 		{sseSrv.URL, "auto", "sse"}, // Streamable HTTP is refused (400), SSE works
 	} {
-		res, err := Probe(context.Background(), Server{Name: "s", URL: c.url, Transport: c.transport, Auth: "headers"}, Headers{}, fast)
+		res, err := Probe(context.Background(), Server{Name: "s", URL: c.url, Transport: c.transport, Auth: "headers"}, Headers{}, patient)
 		if err != nil {
 			t.Errorf("%s %s: %v", c.url, c.transport, err)
 			continue
@@ -48,7 +53,7 @@ func TestProbeTransports(t *testing.T) {
 		}
 	}
 	// http only: an SSE server does not answer as Streamable HTTP.
-	_, err := Probe(context.Background(), Server{Name: "s", URL: sseSrv.URL, Transport: "http", Auth: "headers"}, Headers{}, fast)
+	_, err := Probe(context.Background(), Server{Name: "s", URL: sseSrv.URL, Transport: "http", Auth: "headers"}, Headers{}, patient)
 	if err == nil || err.Error() != "400 (Bad Request)" {
 		t.Errorf("sse server over http: %v", err)
 	}
@@ -58,30 +63,28 @@ func TestProbeReasons(t *testing.T) {
 	for _, transport := range []string{"http", "sse"} {
 		srv := remotetest.Start(t, remotetest.Options{Transport: transport, Token: canaryToken})
 		s := Server{Name: "s", URL: srv.URL + "?key=" + canaryToken, Transport: "auto", Auth: "headers"}
-		_, err := Probe(context.Background(), s, Headers{}, fast)
+		_, err := Probe(context.Background(), s, Headers{}, patient)
 		var f *Failure
 		if !errors.As(err, &f) || f.Reason != "401 (Unauthorized)" || f.Status != 401 {
 			t.Errorf("%s without the token: %v", transport, err)
 		}
 		wrong, _ := Bearer("wrong-" + canaryToken)
-		if _, err := Probe(context.Background(), s, wrong, fast); err == nil || err.Error() != "401 (Unauthorized)" {
+		if _, err := Probe(context.Background(), s, wrong, patient); err == nil || err.Error() != "401 (Unauthorized)" {
 			t.Errorf("%s with a wrong token: %v", transport, err)
 		}
 		right, _ := Bearer(canaryToken)
-		if res, err := Probe(context.Background(), s, right, fast); err != nil || res.Transport != transport {
+		if res, err := Probe(context.Background(), s, right, patient); err != nil || res.Transport != transport {
 			t.Errorf("%s with the token: %v", transport, err)
 		}
 	}
 
 	never := remotetest.NeverAnswers(t)
-	start := time.Now()
 	_, err := Probe(context.Background(), Server{Name: "s", URL: never, Transport: "auto", Auth: "headers"}, Headers{}, DialOptions{HandshakeTimeout: 300 * time.Millisecond})
 	var f *Failure
+	// The reason alone shows that auto did not try SSE after the timeout:
+	// it would say "Streamable HTTP: …; SSE: …".
 	if !errors.As(err, &f) || f.Reason != "no answer within 300ms" || !f.Timeout {
 		t.Errorf("never answers: %v", err)
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("took %v: auto must not try SSE after a timeout", el)
 	}
 	if (DialOptions{}).handshake() != 15*time.Second || (DialOptions{}).list() != 15*time.Second {
 		t.Error("the default timeouts are not 15s")
@@ -90,30 +93,29 @@ func TestProbeReasons(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 
-	_, err = Probe(context.Background(), Server{Name: "s", URL: remotetest.Refused(t), Transport: "auto", Auth: "headers"}, Headers{}, fast)
+	_, err = Probe(context.Background(), Server{Name: "s", URL: remotetest.Refused(t), Transport: "auto", Auth: "headers"}, Headers{}, patient)
 	if err == nil || err.Error() != "connection refused" {
 		t.Errorf("refused: %v", err)
 	}
-	_, err = Probe(context.Background(), Server{Name: "s", URL: "http://host.invalid/mcp", Transport: "http", Auth: "headers"}, Headers{}, fast)
-	// Without a resolver the lookup may also just time out.
-	if err == nil || err.Error() != "host not found" && !strings.HasPrefix(err.Error(), "DNS") && err.Error() != "no answer within 2s" {
+	_, err = Probe(context.Background(), Server{Name: "s", URL: "http://host.invalid/mcp", Transport: "http", Auth: "headers"}, Headers{}, patient)
+	if err == nil || err.Error() != "host not found" && !strings.HasPrefix(err.Error(), "DNS") {
 		t.Errorf("no such host: %v", err)
 	}
 	// A plain web server: not MCP.
 	web := remotetest.Start(t, remotetest.Options{Transport: "http"})
-	_, err = Probe(context.Background(), Server{Name: "s", URL: web.HTTP.URL + "/nothing-here", Transport: "http", Auth: "headers"}, Headers{}, fast)
+	_, err = Probe(context.Background(), Server{Name: "s", URL: web.HTTP.URL + "/nothing-here", Transport: "http", Auth: "headers"}, Headers{}, patient)
 	if err == nil || err.Error() != "404 (Not Found)" {
 		t.Errorf("404: %v", err)
 	}
 	// https to an http port.
-	_, err = Probe(context.Background(), Server{Name: "s", URL: strings.Replace(web.URL, "http://", "https://", 1), Transport: "http", Auth: "headers"}, Headers{}, fast)
+	_, err = Probe(context.Background(), Server{Name: "s", URL: strings.Replace(web.URL, "http://", "https://", 1), Transport: "http", Auth: "headers"}, Headers{}, patient)
 	if err == nil || !strings.Contains(err.Error(), "TLS") {
 		t.Errorf("https to http: %v", err)
 	}
 	// Cancelled by the caller.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	if _, err := Probe(ctx, Server{Name: "s", URL: never, Transport: "http", Auth: "headers"}, Headers{}, fast); !errors.Is(err, context.Canceled) {
+	if _, err := Probe(ctx, Server{Name: "s", URL: never, Transport: "http", Auth: "headers"}, Headers{}, patient); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
@@ -125,12 +127,12 @@ func TestHeadersOnlyToTheServersOrigin(t *testing.T) {
 	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
 	defer redirect.Close()
 	h, _ := Bearer(canaryToken)
-	_, err := Probe(context.Background(), Server{Name: "s", URL: redirect.URL + "/mcp", Transport: "http", Auth: "headers"}, h, fast)
+	_, err := Probe(context.Background(), Server{Name: "s", URL: redirect.URL + "/mcp", Transport: "http", Auth: "headers"}, h, patient)
 	if err == nil || err.Error() != "401 (Unauthorized)" || target.Requests.Load() == 0 {
 		t.Errorf("redirected to another origin: %v (%d requests there)", err, target.Requests.Load())
 	}
 	// The same server reached directly gets the header.
-	if _, err := Probe(context.Background(), Server{Name: "s", URL: target.URL, Transport: "http", Auth: "headers"}, h, fast); err != nil {
+	if _, err := Probe(context.Background(), Server{Name: "s", URL: target.URL, Transport: "http", Auth: "headers"}, h, patient); err != nil {
 		t.Errorf("direct: %v", err)
 	}
 	for raw, want := range map[string]string{
@@ -171,7 +173,7 @@ func TestEchoedKeyPieces(t *testing.T) {
 			fmt.Fprintf(w, body, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
 		}))
 		h, _ := Bearer(key)
-		_, err := Probe(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, h, fast)
+		_, err := Probe(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, h, patient)
 		srv.Close()
 		var f *Failure
 		if !errors.As(err, &f) || !strings.HasPrefix(f.Reason, "protocol error: ") {

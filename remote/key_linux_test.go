@@ -8,8 +8,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 	"unsafe"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 // openPTY returns the two ends of a new pseudo-terminal.
@@ -67,27 +68,23 @@ func TestReadKeyFromATerminalDoesNotEcho(t *testing.T) {
 		close(done)
 	}()
 	// Wait until echo is off before typing.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testservers.WaitUntil(t, "echo is turned off", func() bool {
 		tio, _ := tcget(slave.Fd())
-		if tio != nil && tio.Lflag&syscall.ECHO == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("echo was not turned off")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return tio != nil && tio.Lflag&syscall.ECHO == 0
+	})
 	master.Write([]byte(canaryToken + "\n"))
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("ReadKey did not return")
-	}
+	testservers.Recv(t, "ReadKey to return", done)
 	if err != nil || h["Authorization"] != "Bearer "+canaryToken {
 		t.Fatalf("%v %v", h, err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Echo is on again: a line typed now comes back, after anything the
+	// terminal echoed before it.
+	master.Write([]byte("typed-after\n"))
+	testservers.WaitUntil(t, "the line typed after the key is echoed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(echoed.String(), "typed-after")
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if strings.Contains(echoed.String(), "CANARY") {

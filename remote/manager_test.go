@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
 
@@ -69,7 +71,7 @@ func addEntry(t *testing.T, ws, scope string, s Server, h Headers) {
 
 func newManager(t *testing.T, ws string, c *clock, mod func(*Options)) *Manager {
 	t.Helper()
-	opts := Options{Workspace: ws, Scope: testScope, Secret: testSecret, Dial: fast}
+	opts := Options{Workspace: ws, Scope: testScope, Secret: testSecret, Dial: patient}
 	if c != nil {
 		opts.Now = c.Now
 	}
@@ -183,24 +185,27 @@ func TestManagerFirstListingWaitsAndShowsReasons(t *testing.T) {
 	ws := t.TempDir()
 	good := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	locked := remotetest.Start(t, remotetest.Options{Transport: "http", Token: canaryToken})
+	meet := newRendezvous()
+	p, q := meet.server(t), meet.server(t)
 	addEntry(t, ws, testScope, Server{Name: "good", URL: good.URL}, Headers{})
-	addEntry(t, ws, testScope, Server{Name: "never", URL: remotetest.NeverAnswers(t)}, Headers{})
+	addEntry(t, ws, testScope, Server{Name: "p", URL: p}, Headers{})
 	addEntry(t, ws, testScope, Server{Name: "locked", URL: locked.URL}, Headers{"Authorization": "Bearer wrong-" + canaryToken})
 	addEntry(t, ws, testScope, Server{Name: "gone", URL: remotetest.Refused(t)}, Headers{})
-	m := newManager(t, ws, newClock(), func(o *Options) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
+	addEntry(t, ws, testScope, Server{Name: "q", URL: q}, Headers{})
+	m := newManager(t, ws, newClock(), nil)
 	m.Start()
 	st, _, _ := m.Status()
-	if len(st) != 4 || st[1].String() != "connecting" {
+	if len(st) != 5 || st[1].String() != "connecting" || st[4].String() != "connecting" {
 		t.Fatalf("right after Start: %v", st)
 	}
-	start := time.Now()
+	// p and q answer only once both were asked: had the connects run one
+	// after the other, the listing would wait for ever.
+	close(meet.open)
 	l := list(t, m)
-	if el := time.Since(start); el < 300*time.Millisecond || el > 3*time.Second {
-		t.Errorf("first listing took %v: it waits for the connects, in parallel", el)
-	}
 	want := map[string]string{
 		"good":   "connected · 5 tools",
-		"never":  "unavailable: no answer within 400ms",
+		"p":      "connected · 5 tools",
+		"q":      "connected · 5 tools",
 		"locked": "unavailable: 401 (Unauthorized)",
 		"gone":   "unavailable: connection refused",
 	}
@@ -209,14 +214,81 @@ func TestManagerFirstListingWaitsAndShowsReasons(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got, w)
 		}
 	}
-	if visible(l) != "good__drop,good__echo,good__fail,good__slow,good__whoami" {
+	if !strings.HasPrefix(visible(l), "good__drop,good__echo,good__fail,good__slow,good__whoami,p__drop,") {
 		t.Errorf("tools %s", visible(l))
 	}
-	p := l.PromptSection()
-	if !strings.Contains(p, "- locked is unavailable: 401 (Unauthorized)\n") || !strings.Contains(p, "- never is unavailable: no answer within 400ms\n") || strings.Contains(p, "CANARY") {
-		t.Errorf("prompt section:\n%s", p)
+	p2 := l.PromptSection()
+	if !strings.Contains(p2, "- locked is unavailable: 401 (Unauthorized)\n") || strings.Contains(p2, "CANARY") {
+		t.Errorf("prompt section:\n%s", p2)
 	}
 	if _, err := m.Call(context.Background(), "locked__echo", nil); err == nil {
+		t.Error("a tool of an unavailable server was called")
+	}
+}
+
+// rendezvous holds every request to its servers until it is opened and
+// each of them has received one: servers that are only ever asked one after
+// the other never answer.
+type rendezvous struct {
+	open chan struct{} // closed by the test
+	all  chan struct{} // closed once every server was asked
+
+	mu               sync.Mutex
+	members, arrived int
+}
+
+func newRendezvous() *rendezvous {
+	return &rendezvous{open: make(chan struct{}), all: make(chan struct{})}
+}
+
+// server starts one more server of the rendezvous (before any is asked)
+// and returns its URL.
+func (r *rendezvous) server(t *testing.T) string {
+	t.Helper()
+	r.mu.Lock()
+	r.members++
+	r.mu.Unlock()
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	var once sync.Once
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		once.Do(r.arrive)
+		for _, wait := range []chan struct{}{r.open, r.all} {
+			select {
+			case <-wait:
+			case <-req.Context().Done():
+				return
+			}
+		}
+		srv.HTTP.Config.Handler.ServeHTTP(w, req)
+	}))
+	t.Cleanup(held.Close)
+	return held.URL + "/mcp"
+}
+
+func (r *rendezvous) arrive() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.arrived++
+	if r.arrived == r.members {
+		close(r.all)
+	}
+}
+
+// A server that never answers is unavailable "no answer within" the
+// handshake timeout, in the listing and in the prompt section.
+func TestManagerHandshakeTimeout(t *testing.T) {
+	ws := t.TempDir()
+	addEntry(t, ws, testScope, Server{Name: "never", URL: remotetest.NeverAnswers(t)}, Headers{})
+	m := newManager(t, ws, newClock(), func(o *Options) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
+	m.Start()
+	l := list(t, m)
+	if got := statusOf(l, "never").String(); got != "unavailable: no answer within 400ms" {
+		t.Errorf("never: %q", got)
+	}
+	if p := l.PromptSection(); !strings.Contains(p, "- never is unavailable: no answer within 400ms\n") {
+		t.Errorf("prompt section:\n%s", p)
+	}
+	if _, err := m.Call(context.Background(), "never__echo", nil); err == nil {
 		t.Error("a tool of an unavailable server was called")
 	}
 }
@@ -345,19 +417,19 @@ func TestManagerCallTimeoutCancelsAndDrops(t *testing.T) {
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
-	m := newManager(t, ws, nil, func(o *Options) { o.CallTimeout = 300 * time.Millisecond })
+	m := newManager(t, ws, nil, nil)
 	if CallTimeout != 120*time.Second {
 		t.Fatal("the default call timeout is not 120s")
 	}
 	list(t, m)
-	start := time.Now()
-	_, err := m.Call(context.Background(), "s__slow", map[string]any{"ms": 10000})
+	// A short timeout for the call that never ends, and only for it: the
+	// calls that must succeed keep the patient one.
+	m.opts.CallTimeout = 300 * time.Millisecond
+	_, err := m.Call(context.Background(), "s__slow", map[string]any{"ms": 600000})
+	m.opts.CallTimeout = testservers.Patient
 	var ce *CallError
 	if !errors.As(err, &ce) || !ce.Timeout || err.Error() != "remote server s: no answer within 300ms; the call was cancelled" {
 		t.Fatalf("%v", err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("took %v", time.Since(start))
 	}
 	waitFor(t, func() bool { return srv.Cancelled("slow") == 1 })
 	if srv.Calls("slow") != 1 {
@@ -367,10 +439,14 @@ func TestManagerCallTimeoutCancelsAndDrops(t *testing.T) {
 	if _, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "x"}); err != nil || srv.Initialized.Load() != 1 {
 		t.Errorf("after the timeout: %v, handshakes %d", err, srv.Initialized.Load())
 	}
-	// The caller cancels: notifications/cancelled, the connection stays.
+	// The caller cancels once the server runs the call: notifications/cancelled,
+	// the connection stays.
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	if _, err := m.Call(ctx, "s__slow", map[string]any{"ms": 10000}); err == nil || !strings.Contains(err.Error(), "cancelled") {
+	go func() {
+		testservers.Await(t, func() bool { return srv.Calls("slow") == 2 })
+		cancel()
+	}()
+	if _, err := m.Call(ctx, "s__slow", map[string]any{"ms": 600000}); err == nil || !strings.Contains(err.Error(), "cancelled") {
 		t.Errorf("cancelled: %v", err)
 	}
 	waitFor(t, func() bool { return srv.Cancelled("slow") == 2 })
@@ -385,16 +461,18 @@ func TestManagerTimeoutOfADeadServerDrops(t *testing.T) {
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
-	m := newManager(t, ws, nil, func(o *Options) {
-		o.CallTimeout = 300 * time.Millisecond
-		o.Dial.ListTimeout = 300 * time.Millisecond
-	})
+	m := newManager(t, ws, nil, nil)
 	list(t, m)
-	// From now on the server accepts requests and never answers.
+	// From now on the server accepts requests and never answers: the call
+	// and the ping after it get short timeouts, which end them the same way
+	// on any machine.
 	srv.Hang.Store(true)
+	m.opts.CallTimeout = 300 * time.Millisecond
+	m.liveConn("s").opts.ListTimeout = 300 * time.Millisecond
 	if _, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "x"}); err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
 		t.Fatalf("%v", err)
 	}
+	m.opts.CallTimeout = testservers.Patient
 	waitFor(t, func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -409,15 +487,25 @@ func TestManagerTimeoutOfADeadServerDrops(t *testing.T) {
 	}
 }
 
+// liveConn returns the connection of the server called name (a test
+// helper).
+func (m *Manager) liveConn(name string) *Conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.servers {
+		if s.entry.Name == name {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.conn
+		}
+	}
+	return nil
+}
+
+// waitFor waits until cond holds (testservers.WaitUntil).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testservers.WaitUntil(t, "the condition holds", cond)
 }
 
 // Calls of one tool run one at a time; different tools run side by side.
@@ -442,17 +530,19 @@ func TestManagerOneCallAtATimePerTool(t *testing.T) {
 	if srv.MaxRunning("slow") != 1 || srv.Calls("slow") != 3 {
 		t.Errorf("one tool: at most %d at once, %d calls", srv.MaxRunning("slow"), srv.Calls("slow"))
 	}
+	// Two tools: both calls run at once, however long either takes to
+	// arrive; they end when cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
 	for _, name := range []string{"a__slow", "b__slow"} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.Call(context.Background(), name, map[string]any{"ms": 300})
+			m.Call(ctx, name, map[string]any{"ms": 600000})
 		}()
 	}
+	testservers.WaitUntil(t, "two calls of slow run at once", func() bool { return srv.MaxRunning("slow") == 2 })
+	cancel()
 	wg.Wait()
-	if srv.MaxRunning("slow") != 2 {
-		t.Errorf("two tools: at most %d at once", srv.MaxRunning("slow"))
-	}
 }
 
 // Entries that are invalid or do not open are skipped, reported, and their

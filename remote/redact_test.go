@@ -29,7 +29,7 @@ func TestReasonRedactsBeforeCutting(t *testing.T) {
 		fmt.Fprintf(w, `{"jsonrpc":%q,"id":1,"result":{}}`, r.Header.Get("X-Key"))
 	}))
 	defer srv.Close()
-	_, err := Probe(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, Headers{"X-Key": longCanary}, fast)
+	_, err := Probe(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, Headers{"X-Key": longCanary}, patient)
 	var f *Failure
 	if !errors.As(err, &f) || !strings.HasPrefix(f.Reason, "protocol error: ") {
 		t.Fatalf("%v", err)
@@ -45,7 +45,7 @@ func TestReasonRedactsBeforeCutting(t *testing.T) {
 func TestResultRedactedPerString(t *testing.T) {
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	key := `CANARY-"q"<9f8e>`
-	c, err := Dial(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, Headers{"X-Key": key}, fast)
+	c, err := Dial(context.Background(), Server{Name: "s", URL: srv.URL, Transport: "http", Auth: "headers"}, Headers{"X-Key": key}, patient)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,12 +139,12 @@ func bigServer(t *testing.T, n int) string {
 // An answer that is not an event stream is read whole by the SDK: one
 // larger than MaxBody fails the connection instead of filling memory.
 func TestAnswerSizeLimit(t *testing.T) {
-	_, err := Probe(context.Background(), Server{Name: "s", URL: bigServer(t, MaxBody+1), Transport: "http", Auth: "headers"}, Headers{}, fast)
+	_, err := Probe(context.Background(), Server{Name: "s", URL: bigServer(t, MaxBody+1), Transport: "http", Auth: "headers"}, Headers{}, patient)
 	if err == nil || err.Error() != "the server's answer is larger than 16 MiB" {
 		t.Errorf("%v", err)
 	}
 	// Just under the limit is fine.
-	if _, err := Probe(context.Background(), Server{Name: "s", URL: bigServer(t, MaxBody-1024), Transport: "http", Auth: "headers"}, Headers{}, fast); err != nil {
+	if _, err := Probe(context.Background(), Server{Name: "s", URL: bigServer(t, MaxBody-1024), Transport: "http", Auth: "headers"}, Headers{}, patient); err != nil {
 		t.Errorf("under the limit: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,7 +100,7 @@ func TestFaultExitAtStart(t *testing.T) {
 func TestFaultHangPastStartupTimeout(t *testing.T) {
 	marker := noLeaks(t)
 	clock := newFakeClock()
-	_, c := faultHost(t, HostOptions{Env: testEnv(marker), Clock: clock}, nil)
+	_, c := faultHost(t, HostOptions{Env: testEnv(marker), Clock: clock}, func(s *compile.Server) { s.StartupTimeoutSeconds = 20 })
 	setFault(t, c, "hang")
 	done := make(chan error, 1)
 	go func() {
@@ -215,14 +216,18 @@ func TestFaultGarbageDuringCall(t *testing.T) {
 func TestFaultDeathWhileIdle(t *testing.T) {
 	marker := noLeaks(t)
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker)}, nil)
-	setFault(t, c, "exit-after:500ms")
+	setFault(t, c, "exit-on-usr1")
 	if _, err := c.Call(context.Background(), "echo", nil); err != nil {
 		t.Fatal(err)
 	}
 	pid := c.Status().Servers[0].Pid
 	setFault(t, c, "")
+	// The server dies when told, after the call: never during it.
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "the death is seen", func() bool { return c.Status().Servers[0].State == StateExited })
-	want := "MCP server faulty exited (4): testserver: exiting after 500ms with code 4. It restarts on the next call; its state was lost."
+	want := "MCP server faulty exited (4): testserver: exiting on SIGUSR1 with code 4. It restarts on the next call; its state was lost."
 	if s := c.Status().Servers[0]; s.LastError != want {
 		t.Errorf("last error %q\nwant       %q", s.LastError, want)
 	}

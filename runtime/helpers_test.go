@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 // fakeClock is a Clock that moves only when a test advances it. Timers
@@ -89,17 +90,11 @@ func (c *fakeClock) Pending() int {
 	return len(c.timers)
 }
 
-// eventually polls cond until it holds or 10s pass. The limit only bounds a
-// failing test; passing tests return as soon as cond holds.
+// eventually waits until cond holds, with no deadline but the test
+// binary's (testservers.WaitUntil).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testservers.WaitUntil(t, what, cond)
 }
 
 // leakMarkerVar is put in the environment of every process a test starts,
@@ -119,15 +114,12 @@ func noLeaks(t testing.TB) string {
 		if pids := markedProcesses(marker); len(pids) > 0 {
 			t.Errorf("processes left running after the test: %v", pids)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for goruntime.NumGoroutine() > base {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				n := goruntime.Stack(buf, true)
-				t.Errorf("goroutine leak: %d running, %d before the test\n%s", goruntime.NumGoroutine(), base, buf[:n])
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+		// Goroutines of a finished test end on their own time: wait for
+		// them, not for a guess at how long they take.
+		if !testservers.Await(t, func() bool { return goruntime.NumGoroutine() <= base }) {
+			buf := make([]byte, 1<<20)
+			n := goruntime.Stack(buf, true)
+			t.Errorf("goroutine leak: %d running, %d before the test\n%s", goruntime.NumGoroutine(), base, buf[:n])
 		}
 	})
 	return marker
@@ -158,12 +150,18 @@ func markedProcesses(marker string) []int {
 	return pids
 }
 
+// patientSeconds is testservers.Patient in seconds: the startup and call
+// timeouts of test servers on the real clock, which no start or call that
+// must succeed may reach, however busy the machine. A test of a timeout
+// sets a short one on a fake clock, or against a server that never answers.
+const patientSeconds = int(testservers.Patient / time.Second)
+
 // testServer is a plan server running the Go test server with args.
 func testServer(name string, args ...string) compile.Server {
 	return compile.Server{
 		Name: name, Command: testBin, Args: args, Cwd: "${workspace}",
 		Enabled: true, Env: map[string]*string{}, Transport: "stdio",
-		StartupTimeoutSeconds: 20, CallTimeoutSeconds: 120, IdleTimeoutSeconds: 1800,
+		StartupTimeoutSeconds: patientSeconds, CallTimeoutSeconds: patientSeconds, IdleTimeoutSeconds: 1800,
 		StderrLevel: "Warning",
 	}
 }

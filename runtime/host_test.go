@@ -528,7 +528,8 @@ func TestResetAndRestart(t *testing.T) {
 func TestHostClose(t *testing.T) {
 	marker := noLeaks(t)
 	dir := t.TempDir()
-	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo,slow", "-spawn-child", "-child-pidfile", "child.pid")),
+	calls := filepath.Join(dir, "calls")
+	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo,slow", "-spawn-child", "-child-pidfile", "child.pid", "-call-log", calls)),
 		HostOptions{Env: testEnv(marker)})
 	var pids []int
 	for i := range 3 {
@@ -544,7 +545,7 @@ func TestHostClose(t *testing.T) {
 		_, err := c.Call(context.Background(), "slow", map[string]any{"ms": 600000})
 		inflight <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	eventually(t, "the slow call runs", func() bool { return slices.Contains(lines(t, calls), "slow") })
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}

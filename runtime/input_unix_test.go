@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
+	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 func nonblocking(t *testing.T, f *os.File) bool {
@@ -86,20 +89,27 @@ func TestPollableInputPipe(t *testing.T) {
 		_, err := in.Read(buf)
 		read <- err
 	}()
-	time.Sleep(20 * time.Millisecond) // let the read wait in the poller
+	eventually(t, "the read waits in the poller", func() bool { return waitsInPoller("TestPollableInputPipe.func") })
 	done()
-	select {
-	case err := <-read:
-		if !errors.Is(err, os.ErrClosed) {
-			t.Errorf("pending read after done: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("done did not end a pending read")
+	if err := testservers.Recv(t, "done to end a pending read", read); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("pending read after done: %v", err)
 	}
 	if nonblocking(t, stdin) {
 		t.Error("the pipe was left non-blocking")
 	}
 	passes(t, w, stdin, "again") // the original still reads the pipe
+}
+
+// waitsInPoller reports whether a goroutine running fn (a function name, or
+// part of one) is parked in the network poller.
+func waitsInPoller(fn string) bool {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:goruntime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "[IO wait") && strings.Contains(g, fn) {
+			return true
+		}
+	}
+	return false
 }
 
 // A file, and a pipe already non-blocking, are left alone.

@@ -169,7 +169,7 @@ func TestServerDetailRedactedPerString(t *testing.T) {
 	addRemote(t, ws, "c", remote.Server{Name: "r", URL: srv.URL}, remote.Headers{"X-Key": key})
 	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo", "-stderr", "K9wq", "-stderr", "key "+key)), HostOptions{
 		Env:    testEnv(marker, "MCP_ENCRYPTION_SECRET="+remoteSecret),
-		Remote: &RemoteOptions{Dial: fastDial},
+		Remote: &RemoteOptions{Dial: patientDial},
 	})
 	c, _ := h.Chat("c", ws)
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
@@ -26,8 +27,9 @@ const (
 	remoteCanary = "CANARY-remote-5e6f7a"
 )
 
-// fastDial keeps failing handshakes short.
-var fastDial = remote.DialOptions{HandshakeTimeout: 2 * time.Second, ListTimeout: 2 * time.Second}
+// patientDial waits for every remote server as long as the test may run:
+// no handshake of these tests may fail for the machine's speed.
+var patientDial = remote.DialOptions{HandshakeTimeout: testservers.Patient, ListTimeout: testservers.Patient}
 
 // addRemote seals and saves a servers.json entry for scope, as `mcpc
 // remote add` does.
@@ -81,7 +83,7 @@ func remoteHost(t *testing.T, marker string, clock Clock, log func(LogEntry), se
 		Env:    testEnv(marker, "MCP_ENCRYPTION_SECRET="+remoteSecret),
 		Clock:  clock,
 		Log:    log,
-		Remote: &RemoteOptions{Dial: fastDial},
+		Remote: &RemoteOptions{Dial: patientDial},
 	})
 }
 
@@ -216,7 +218,7 @@ func TestRemoteToolsOfAChat(t *testing.T) {
 	h := newTestHost(t, testPlan(stdio), HostOptions{
 		Env:    testEnv(marker, "MCP_ENCRYPTION_SECRET="+remoteSecret),
 		Log:    logs.log,
-		Remote: &RemoteOptions{Dial: fastDial},
+		Remote: &RemoteOptions{Dial: patientDial},
 	})
 	chat, _ := h.Chat("chat-7", ws)
 	ctx := context.Background()
@@ -297,19 +299,21 @@ func TestRemoteServersJSONChangesReachClients(t *testing.T) {
 	}
 }
 
-// A server that does not answer is retried before a listing once its
-// retry time (1 minute, on the host's clock) has come, and its tools then
-// reach the client.
+// A server that is down is retried before a listing once its retry time
+// (1 minute, on the host's clock) has come, and its tools then reach the
+// client.
 func TestRemoteRetryOnTheHostClock(t *testing.T) {
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
-	srv.Hang.Store(true)
+	// Down, not hanging: the first attempt fails at once, and the retry,
+	// with a patient dial, succeeds however slow the machine is.
+	srv.Down.Store(true)
 	addRemote(t, ws, "c", remote.Server{Name: "late", URL: srv.URL, Transport: "http", Tools: []string{"echo"}}, remote.Headers{})
 	clock := newFakeClock()
 	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{
 		Env: testEnv(marker, "MCP_ENCRYPTION_SECRET="+remoteSecret), Clock: clock,
-		Remote: &RemoteOptions{Dial: remote.DialOptions{HandshakeTimeout: 300 * time.Millisecond, ListTimeout: 300 * time.Millisecond}},
+		Remote: &RemoteOptions{Dial: patientDial},
 	})
 	gw := NewGateway(h, GatewayOptions{})
 	t.Cleanup(gw.Close)
@@ -318,10 +322,10 @@ func TestRemoteRetryOnTheHostClock(t *testing.T) {
 	if got := listNames(t, cs); !slices.Equal(got, []string{"echo"}) {
 		t.Fatalf("tools %v", got)
 	}
-	if st := remoteOf(chat.Status(), "late"); st.State != "unavailable: no answer within 300ms" {
+	if st := remoteOf(chat.Status(), "late"); st.State != "unavailable: 503 (Service Unavailable)" {
 		t.Fatalf("late: %+v", st)
 	}
-	srv.Hang.Store(false)
+	srv.Down.Store(false)
 	clock.Advance(59 * time.Second)
 	if got := listNames(t, cs); !slices.Equal(got, []string{"echo"}) {
 		t.Fatalf("retried before its time: %v", got)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -52,10 +51,10 @@ func runSelfServer() {
 	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo"}}}, nil
 	})
-	server.AddTool(&mcp.Tool{Name: "bad-stdout", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	server.AddTool(&mcp.Tool{Name: "bad-stdout", InputSchema: object}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		os.Stdout.WriteString(badMessage(secret))
-		time.Sleep(10 * time.Second) // mcpc breaks the connection first
-		return nil, nil
+		<-ctx.Done() // never answers: mcpc breaks the connection
+		return nil, ctx.Err()
 	})
 	server.AddTool(&mcp.Tool{Name: "schema", Description: "the tool",
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{

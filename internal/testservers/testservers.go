@@ -22,35 +22,74 @@ func Root() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// build is one command built for the tests of this process.
+type build struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
+	buildsMu sync.Mutex
+	builds   = map[string]*build{} // by package directory
 )
+
+// buildOnce builds the command in the package directory pkg (relative to
+// the repository root) into a temporary directory, once per process, and
+// returns the path of the binary. Cleanup removes it.
+func buildOnce(pkg, name string) (string, error) {
+	buildsMu.Lock()
+	b := builds[pkg]
+	if b == nil {
+		b = &build{}
+		builds[pkg] = b
+	}
+	buildsMu.Unlock()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", name+"-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		bin := filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", bin, "./"+pkg)
+		cmd.Dir = Root()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			b.err = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
+			return
+		}
+		b.bin = bin
+	})
+	return b.bin, b.err
+}
 
 // Build builds the Go test server (once per process) and returns the path
 // of the binary. Call Cleanup from TestMain to remove it.
 func Build() (string, error) {
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpc-testserver-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildBin = filepath.Join(dir, "mcpc-testserver")
-		cmd := exec.Command("go", "build", "-o", buildBin, "./fixtures/servers/testserver")
-		cmd.Dir = Root()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building the test server: %v\n%s", err, out)
-		}
-	})
-	return buildBin, buildErr
+	return buildOnce("fixtures/servers/testserver", "mcpc-testserver")
 }
 
-// Cleanup removes what Build made.
+// Mcpc builds the mcpc command (once per process: every test that runs
+// mcpc as a process shares the binary) and returns its path. Cleanup, which
+// Main calls, removes it.
+func Mcpc(t testing.TB) string {
+	t.Helper()
+	bin, err := buildOnce("cmd/mcpc", "mcpc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Cleanup removes what Build and Mcpc made.
 func Cleanup() {
-	if buildBin != "" {
-		os.RemoveAll(filepath.Dir(buildBin))
+	buildsMu.Lock()
+	defer buildsMu.Unlock()
+	for _, b := range builds {
+		if b.bin != "" {
+			os.RemoveAll(filepath.Dir(b.bin))
+		}
 	}
 }
 

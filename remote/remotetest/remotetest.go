@@ -51,6 +51,9 @@ type Server struct {
 	// Hang, while set, makes the server accept every POST and never answer
 	// it: a server that stopped answering mid-session.
 	Hang atomic.Bool
+	// Down, while set, answers every request 503 (Service Unavailable) at
+	// once: a server that is down, whose failure takes no time to see.
+	Down atomic.Bool
 
 	lastAuth atomic.Value // string
 	stopping chan struct{}
@@ -182,6 +185,10 @@ func Start(t testing.TB, opts Options) *Server {
 	mux.Handle(path, h)
 	s.HTTP = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.Requests.Add(1)
+		if s.Down.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
 		if s.Hang.Load() && r.Method == http.MethodPost {
 			select {
 			case <-r.Context().Done():

@@ -57,14 +57,11 @@ func leakMarker(t *testing.T) string {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for goruntime.NumGoroutine() > base {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				t.Errorf("goroutine leak: %d, %d before\n%s", goruntime.NumGoroutine(), base, buf[:goruntime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+		// Goroutines of a finished test end on their own time: wait for
+		// them, not for a guess at how long they take.
+		if !testservers.Await(t, func() bool { return goruntime.NumGoroutine() <= base }) {
+			buf := make([]byte, 1<<20)
+			t.Errorf("goroutine leak: %d, %d before\n%s", goruntime.NumGoroutine(), base, buf[:goruntime.Stack(buf, true)])
 		}
 	})
 	return "MCPC_RUN_TEST_MARKER=" + marker
@@ -278,16 +275,11 @@ func processTest(t *testing.T) (marker, bin string) {
 	return leakMarker(t), buildMcpc(t)
 }
 
-// buildMcpc builds the mcpc binary for tests that need a process of it.
+// buildMcpc returns the mcpc binary, built once for every test of the
+// package that needs a process of it (testservers.Mcpc).
 func buildMcpc(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcpc")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = filepath.Join(testservers.Root(), "cmd", "mcpc")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building mcpc: %v\n%s", err, out)
-	}
-	return bin
+	return testservers.Mcpc(t)
 }
 
 // startRunHTTP starts `mcpc run --http 127.0.0.1:0` as a process and
@@ -303,26 +295,30 @@ func startRunHTTP(t *testing.T, bin string, args ...string) (*exec.Cmd, string, 
 		t.Fatal(err)
 	}
 	var stderr syncBuffer
+	// The base URL, or "" when stderr ended without it (mcpc exited).
 	base := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)/chats/`)
+		found := false
 		for sc.Scan() {
 			stderr.Write([]byte(sc.Text() + "\n"))
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil && !found {
+				found = true
 				base <- m[1]
 			}
 		}
+		if !found {
+			base <- ""
+		}
 	}()
-	select {
-	case b := <-base:
-		return cmd, b, &stderr
-	case <-time.After(30 * time.Second):
+	b := testservers.Recv(t, "mcpc run to serve", base)
+	if b == "" {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("mcpc run did not start serving:\n%s", stderr.String())
 	}
-	return nil, "", nil
+	return cmd, b, &stderr
 }
 
 // mcpc run --http: a chat per URL, status and reset, and SIGTERM stops
@@ -445,16 +441,24 @@ func TestRunStdioProcessLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := bufio.NewReader(stdout)
+	// exchange sends a line and returns the answer to it. Notifications
+	// (notifications/tools/list_changed once discovery ends) may come
+	// before or after any answer: the protocol promises no order, so they
+	// are skipped.
 	exchange := func(line string) string {
 		t.Helper()
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
-		answer, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("no answer to %s: %v\n%s", line, err, stderr.String())
+		for {
+			answer, err := out.ReadString('\n')
+			if err != nil {
+				t.Fatalf("no answer to %s: %v\n%s", line, err, stderr.String())
+			}
+			if !isNotification(answer) {
+				return strings.TrimSpace(answer)
+			}
 		}
-		return strings.TrimSpace(answer)
 	}
 	for _, ex := range []struct{ line, want string }{
 		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, `"id":1,"result":{`},
@@ -492,18 +496,24 @@ func TestRunStdioProcessLines(t *testing.T) {
 	stdin.Close()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("exit after the end of stdin: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("mcpc run did not exit at the end of stdin\n%s", stderr.String())
+	if err := testservers.Recv(t, "mcpc run to exit at the end of stdin", exited); err != nil {
+		t.Errorf("exit after the end of stdin: %v\n%s", err, stderr.String())
 	}
 	if pid := readPid(t, filepath.Join(pids, "s")); alive(pid) {
 		t.Errorf("the server (pid %d) outlived mcpc run", pid)
 	}
+}
+
+// isNotification reports whether line is a JSON-RPC notification: a
+// method and no id.
+func isNotification(line string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &m) != nil {
+		return false
+	}
+	_, method := m["method"]
+	_, id := m["id"]
+	return method && !id
 }
 
 // mcpc run killed outright (SIGKILL: no chance to stop anything) still
@@ -532,27 +542,17 @@ func TestRunKilledLeavesNoServer(t *testing.T) {
 	// The listing waits for the discovery of a server that never answers.
 	go cs.ListTools(context.Background(), nil)
 	pidFile := filepath.Join(pids, "s")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server did not start")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testservers.WaitUntil(t, "the server starts", func() bool {
+		b, err := os.ReadFile(pidFile)
+		return err == nil && len(b) > 0
+	})
 	server := readPid(t, pidFile)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(5 * time.Second)
-	for alive(server) {
-		if time.Now().After(deadline) {
-			t.Fatalf("server %d outlived mcpc run killed by SIGKILL", server)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	// The kernel kills the server when mcpc dies; a server that outlives
+	// mcpc runs until the test's time runs out.
+	testservers.WaitUntil(t, fmt.Sprintf("server %d dies with mcpc run (SIGKILL)", server), func() bool { return !alive(server) })
 }
 
 // --builtin-tools sets the host's built-in tool names, as for mcpc tools:
