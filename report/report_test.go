@@ -537,6 +537,8 @@ func TestExcerpt(t *testing.T) {
 		{"long line end", long, 201, "..." + strings.Repeat("a", 19) + "X" + strings.Repeat("b", 100), strings.Repeat(" ", 3+19+1+99)},
 		{"long line past end", long, 210, "..." + strings.Repeat("a", 19) + "X" + strings.Repeat("b", 100), strings.Repeat(" ", 3+19+1+100+8)},
 		{"bogus column", "ab", 1 << 40, "ab", strings.Repeat(" ", 2+excerptWidth)},
+		{"long line far past end", long, 1000, "..." + strings.Repeat("a", 19) + "X" + strings.Repeat("b", 100), strings.Repeat(" ", 3+19+1+100+excerptWidth)},
+		{"long line bogus column", long, 1 << 40, "..." + strings.Repeat("a", 19) + "X" + strings.Repeat("b", 100), strings.Repeat(" ", 3+19+1+100+excerptWidth)},
 		{"long wide line", strings.Repeat("日", 100), 100, "..." + strings.Repeat("日", 60), strings.Repeat(" ", 3+2*59)},
 	}
 	for _, tt := range tests {

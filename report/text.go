@@ -35,18 +35,23 @@ type textPrinter struct{ opts Options }
 const (
 	excerptWidth = 120 // display cells shown at most
 	excerptLeft  = 60  // display cells kept before the caret
+	// excerptChars bounds the characters shown: combining marks take no
+	// room on the screen, so a line of them would otherwise be shown
+	// whole, however long. Ordinary text reaches excerptWidth first.
+	excerptChars = 4 * excerptWidth
 	ellipsis     = "..."
 )
 
 func (p textPrinter) Print(w io.Writer, ds []diag.Diagnostic) error {
 	var buf bytes.Buffer
+	var cur lineCursor
 	for _, d := range sorted(ds) {
-		p.printOne(&buf, d)
+		p.printOne(&buf, d, &cur)
 	}
 	return flush(w, &buf)
 }
 
-func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic) {
+func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCursor) {
 	buf.WriteString(escapeText(d.File))
 	if d.Line > 0 {
 		buf.WriteByte(':')
@@ -77,7 +82,7 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic) {
 		if src, col, ok := p.opts.Sources.Line(d.File, d.Line, d.Column); ok {
 			num := strconv.Itoa(d.Line)
 			gutter := strings.Repeat(" ", len(num))
-			line, caret := excerpt(src, col)
+			line, caret := excerptAt(src, col, cur)
 			buf.WriteString("  " + num + " | " + line + "\n")
 			if col > 0 {
 				buf.WriteString("  " + gutter + " | " + caret + "^\n")
@@ -91,83 +96,181 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic) {
 	}
 }
 
-// cell is one character of a source line as displayed: its text, the
-// whitespace that takes the same room in the caret line, and its width.
-type cell struct {
-	text, pad string
-	width     int
-}
-
 // excerpt returns the source line as displayed and the padding that puts a
 // caret under column col (1-based, in Unicode characters). The padding
 // repeats the line's tabs and uses spaces for everything else, so that the
 // caret lines up whatever the tab width; wide (East Asian) characters take
 // two spaces, combining marks none, and escaped control characters as many
 // as their escape.
-func excerpt(src string, col int) (line, pad string) {
+//
+// A line wider than excerptWidth is cut to a window around the caret,
+// marked with an ellipsis on each cut side. The excerpt allocates only for
+// what it shows, and reads the line only up to the window (characters
+// before it are skipped, not measured): a minified file is one line of
+// megabytes, and a report may show one excerpt of it per value.
+func excerpt(src string, col int) (line, pad string) { return excerptAt(src, col, nil) }
+
+// excerptAt is excerpt, skipping to the window from where cur stood in the
+// same line, if it stood before it (cur may be nil). Diagnostics come
+// sorted by column, so the excerpts of one line read it once in all.
+func excerptAt(src string, col int, cur *lineCursor) (line, pad string) {
 	src = strings.TrimSuffix(src, "\n")
 	src = strings.TrimSuffix(src, "\r")
-	var cells []cell
-	total := 0
-	for i := 0; i < len(src); {
-		r, size := utf8.DecodeRuneInString(src[i:])
-		var c cell
-		switch {
-		case r == '\t':
-			c = cell{"\t", "\t", 1}
-		default:
-			if esc, ok := escapeRune(r, size, src[i]); ok {
-				c = cell{esc, strings.Repeat(" ", len(esc)), len(esc)}
-			} else {
-				wd := runeWidth(r)
-				c = cell{src[i : i+size], strings.Repeat(" ", wd), wd}
-			}
+	k := max(col-1, 0) // index of the character under the caret
+	if lineFits(src) {
+		caret, n := skipChars(src, 0, k)
+		return renderExcerpt(src, 0, len(src), caret, k-n)
+	}
+
+	// Measure the characters before the caret that the window may show:
+	// at most excerptChars of them.
+	var before [excerptChars]struct{ off, width int }
+	var off, idx, m int
+	for first := max(k-excerptChars, 0); ; {
+		off, idx = cur.seek(src, first)
+		for m = 0; idx < k && off < len(src); idx++ {
+			width, size := cellAt(src, off)
+			before[m].off, before[m].width = off, width
+			off += size
+			m++
 		}
-		cells = append(cells, c)
-		total += c.width
+		if idx == k || first == 0 || m == excerptChars {
+			break
+		}
+		// The caret is beyond the end of the line, which has idx
+		// characters: measure the last of them instead.
+		first = max(idx-excerptChars, 0)
+	}
+	caret, past := off, k-idx // past > 0: the caret is beyond the end of the line
+
+	// Walk back from the caret for the left context, then fill the window
+	// to the right.
+	s, width := m, 0 // s: the window's first character, an index into before
+	for s > 0 && width+before[s-1].width <= excerptLeft && m-s < excerptChars/2 {
+		width += before[s-1].width
+		s--
+	}
+	count, end := m-s, caret
+	for end < len(src) && count < excerptChars {
+		w, size := cellAt(src, end)
+		if width+w > excerptWidth {
+			break
+		}
+		width += w
+		count++
+		end += size
+	}
+	// Near the end of the line, use the spare room for more context on the
+	// left.
+	for end == len(src) && s > 0 && width+before[s-1].width <= excerptWidth && count < excerptChars {
+		width += before[s-1].width
+		count++
+		s--
+	}
+	start := caret
+	if s < m {
+		start = before[s].off
+	}
+	return renderExcerpt(src, start, end, caret, past)
+}
+
+// lineFits reports whether src is shown whole: at most excerptWidth cells
+// and excerptChars characters. It reads no further than that.
+func lineFits(src string) bool {
+	width, count := 0, 0
+	for i := 0; i < len(src); count++ {
+		w, size := cellAt(src, i)
+		width += w
+		if width > excerptWidth || count >= excerptChars {
+			return false
+		}
 		i += size
 	}
+	return true
+}
 
-	k := col - 1 // index of the character under the caret
-	if k < 0 {
-		k = 0
+// skipChars returns the byte offset of src n characters after byte off and
+// the number of characters skipped (fewer at the end of src). A character
+// is what utf8.DecodeRuneInString reads: an invalid byte is one.
+func skipChars(src string, off, n int) (int, int) {
+	done := 0
+	for ; done < n && off < len(src); done++ {
+		if src[off] < utf8.RuneSelf {
+			off++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(src[off:])
+		off += size
 	}
-	start, end := 0, len(cells)
-	if total > excerptWidth {
-		// Walk back from the caret for the left context, then fill the
-		// window to the right.
-		start = min(k, len(cells))
-		for left := 0; start > 0 && left+cells[start-1].width <= excerptLeft; start-- {
-			left += cells[start-1].width
-		}
-		end = start
-		width := 0
-		for ; end < len(cells) && width+cells[end].width <= excerptWidth; end++ {
-			width += cells[end].width
-		}
-		// Near the end of the line, use the spare room for more context on
-		// the left.
-		for ; end == len(cells) && start > 0 && width+cells[start-1].width <= excerptWidth; start-- {
-			width += cells[start-1].width
-		}
-	}
+	return off, done
+}
 
+// lineCursor remembers a place in the last line an excerpt was cut from:
+// the byte offset off, after chars characters.
+type lineCursor struct {
+	text       string
+	off, chars int
+}
+
+// seek returns the byte offset of src n characters in and the number of
+// characters before it (fewer than n at the end of src), starting from
+// the cursor when it stands in src before that place. A nil cursor
+// starts from the beginning.
+func (c *lineCursor) seek(src string, n int) (int, int) {
+	if c == nil {
+		return skipChars(src, 0, n)
+	}
+	if c.text != src || c.chars > n {
+		*c = lineCursor{text: src}
+	}
+	off, done := skipChars(src, c.off, n-c.chars)
+	c.off, c.chars = off, c.chars+done
+	return c.off, c.chars
+}
+
+// cellAt returns the display width of the character at byte i of src and
+// its size in bytes.
+func cellAt(src string, i int) (width, size int) {
+	if c := src[i]; c >= 0x20 && c < 0x7f || c == '\t' {
+		return 1, 1
+	}
+	r, size := utf8.DecodeRuneInString(src[i:])
+	if n := escapeLen(r, size); n > 0 {
+		return n, size
+	}
+	return runeWidth(r), size
+}
+
+// renderExcerpt shows src[start:end] as the excerpt and pads the caret line up to
+// byte caret, then past characters beyond the end of the line.
+func renderExcerpt(src string, start, end, caret, past int) (line, pad string) {
 	var l, p strings.Builder
 	if start > 0 {
 		l.WriteString(ellipsis)
 		p.WriteString(strings.Repeat(" ", len(ellipsis)))
 	}
-	for i := start; i < end; i++ {
-		l.WriteString(cells[i].text)
-		if i < k {
-			p.WriteString(cells[i].pad)
+	for i := start; i < end; {
+		r, size := utf8.DecodeRuneInString(src[i:])
+		text, space := src[i:i+size], ""
+		switch esc, escaped := escapeRune(r, size, src[i]); {
+		case r == '\t':
+			space = "\t"
+		case escaped:
+			text, space = esc, strings.Repeat(" ", len(esc))
+		default:
+			space = strings.Repeat(" ", runeWidth(r))
 		}
+		l.WriteString(text)
+		if i < caret {
+			p.WriteString(space)
+		}
+		i += size
 	}
-	if end < len(cells) {
+	if end < len(src) {
 		l.WriteString(ellipsis)
 	}
-	if k > len(cells) { // caret past the end of the line (bounded: the column may be bogus)
-		p.WriteString(strings.Repeat(" ", min(k-len(cells), excerptWidth)))
+	if past > 0 { // bounded: the column may be bogus
+		p.WriteString(strings.Repeat(" ", min(past, excerptWidth)))
 	}
 	return l.String(), p.String()
 }
@@ -193,25 +296,45 @@ func escapeText(s string) string {
 // terminal as is. first is the first byte of the encoding, used for invalid
 // UTF-8.
 func escapeRune(r rune, size int, first byte) (string, bool) {
+	switch escapeLen(r, size) {
+	case 0:
+		return "", false
+	case 2:
+		if r == '\n' {
+			return `\n`, true
+		}
+		return `\r`, true
+	case 4:
+		if r == utf8.RuneError && size == 1 {
+			return fmt.Sprintf(`\x%02x`, first), true
+		}
+		return fmt.Sprintf(`\x%02x`, r), true
+	case 6:
+		return fmt.Sprintf(`\u%04x`, r), true
+	}
+	return fmt.Sprintf(`\U%08x`, r), true
+}
+
+// escapeLen is the length of escapeRune's escape for r (0: none), known
+// without building it, to measure lines without allocating.
+func escapeLen(r rune, size int) int {
 	switch {
 	case r == utf8.RuneError && size == 1:
-		return fmt.Sprintf(`\x%02x`, first), true
+		return len(`\x00`)
 	case r == '\t':
-		return "", false
-	case r == '\n':
-		return `\n`, true
-	case r == '\r':
-		return `\r`, true
+		return 0
+	case r == '\n', r == '\r':
+		return len(`\n`)
 	case r < 0x20 || r == 0x7f:
-		return fmt.Sprintf(`\x%02x`, r), true
+		return len(`\x00`)
 	case 0x80 <= r && r <= 0x9f,
 		unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
 		if r > 0xffff {
-			return fmt.Sprintf(`\U%08x`, r), true
+			return len(`\U00000000`)
 		}
-		return fmt.Sprintf(`\u%04x`, r), true
+		return len(`\u0000`)
 	}
-	return "", false
+	return 0
 }
 
 // runeWidth is the number of terminal cells r takes: 0 for combining marks,

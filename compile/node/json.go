@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
@@ -21,22 +22,87 @@ const RuleJSONSyntax = "json-syntax"
 const MaxDepth = 100
 
 // LineIndex turns byte offsets of one file into 1-based line and column
-// (columns count Unicode characters, as editors do).
+// (columns count Unicode characters, as editors do). It is immutable once
+// built and safe for concurrent use.
+//
+// A lookup costs O(log lines) whatever the length of the line: a minified
+// file is one line, and counting its characters from the start of the line
+// for each of its values made positions quadratic in the file's size.
 type LineIndex struct {
 	file   string
 	data   []byte
 	starts []int
+	// marks[i] is the first character boundary at or after byte
+	// i*markEvery with the number of characters before it, so that a
+	// column needs at most markEvery+3 bytes counted. Nil when data is
+	// ASCII: a column is then a byte count.
+	marks []runeMark
+
+	textOnce sync.Once
+	text     string // data as a string, made on the first call of Line
 }
+
+// runeMark is a character boundary: its byte offset and the number of
+// characters (as utf8.RuneCount counts them) before it.
+type runeMark struct{ off, runes int }
+
+// markEvery is the byte distance between two marks: 16 bytes of index per
+// 256 bytes of non-ASCII input.
+const markEvery = 256
 
 // NewLineIndex indexes data, the content of file.
 func NewLineIndex(file string, data []byte) *LineIndex {
 	starts := []int{0}
+	ascii := true
 	for i, b := range data {
-		if b == '\n' {
+		switch {
+		case b == '\n':
 			starts = append(starts, i+1)
+		case b >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
-	return &LineIndex{file: file, data: data, starts: starts}
+	ix := &LineIndex{file: file, data: data, starts: starts}
+	if !ascii {
+		ix.marks = runeMarks(data)
+	}
+	return ix
+}
+
+// runeMarks walks data character by character, as utf8.RuneCount does (an
+// invalid byte is one character), and records a mark for each markEvery
+// bytes. A mark is a boundary of that walk; a newline is never part of a
+// longer character, so line starts are boundaries too, and the characters
+// between two boundaries are the difference of their counts.
+func runeMarks(data []byte) []runeMark {
+	marks := make([]runeMark, 0, len(data)/markEvery+1)
+	runes := 0
+	for off := 0; ; runes++ {
+		for len(marks)*markEvery <= off {
+			marks = append(marks, runeMark{off, runes})
+		}
+		if off >= len(data) {
+			return marks
+		}
+		if data[off] < utf8.RuneSelf {
+			off++
+			continue
+		}
+		_, size := utf8.DecodeRune(data[off:])
+		off += size
+	}
+}
+
+// runesBefore is the number of characters in data[:off].
+func (ix *LineIndex) runesBefore(off int) int {
+	if ix.marks == nil {
+		return off
+	}
+	m := ix.marks[off/markEvery]
+	if m.off > off { // off falls inside the character that straddles the mark
+		m = ix.marks[off/markEvery-1]
+	}
+	return m.runes + utf8.RuneCount(ix.data[m.off:off])
 }
 
 // Pos returns the position of byte offset off.
@@ -56,21 +122,25 @@ func (ix *LineIndex) Pos(off int) diag.Pos {
 			hi = mid - 1
 		}
 	}
-	col := utf8.RuneCount(ix.data[ix.starts[lo]:off]) + 1
+	col := ix.runesBefore(off) - ix.runesBefore(ix.starts[lo]) + 1
 	return diag.Pos{File: ix.file, Line: lo + 1, Column: col}
 }
 
-// Line returns the text of 1-based line n, without its line ending.
+// Line returns the text of 1-based line n, without its line ending. The
+// text shares memory with the index: the file is copied to a string once,
+// not a line per call, as a report with a diagnostic per value of a
+// minified file asks for the same long line again and again.
 func (ix *LineIndex) Line(n int) (string, bool) {
 	if n < 1 || n > len(ix.starts) {
 		return "", false
 	}
+	ix.textOnce.Do(func() { ix.text = string(ix.data) })
 	start := ix.starts[n-1]
 	end := len(ix.data)
 	if n < len(ix.starts) {
 		end = ix.starts[n] - 1
 	}
-	return strings.TrimSuffix(string(ix.data[start:end]), "\r"), true
+	return strings.TrimSuffix(ix.text[start:end], "\r"), true
 }
 
 // ParseJSON reads data, the content of file. With comments true it accepts
