@@ -120,7 +120,7 @@ func Compile(opts Options) (*Result, error) {
 	if deny == nil {
 		deny = denylist.Default()
 	}
-	c := &compiler{opts: opts, read: read, res: &Result{Files: newFileSet(), Deny: deny}}
+	c := &compiler{opts: opts, read: withoutBOM(read), res: &Result{Files: newFileSet(), Deny: deny}}
 	v, err := schema.Acquire()
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func LoadHostEnv(opts HostEnvOptions) (*HostEnv, *FileSet, []diag.Diagnostic, er
 		read = inputfile.Read
 	}
 	c := &compiler{opts: Options{Environ: opts.Environ, CleanEnv: opts.CleanEnv, EnvFiles: opts.EnvFiles, Env: opts.Env},
-		read: read, res: &Result{Files: newFileSet(), Deny: deny}}
+		read: withoutBOM(read), res: &Result{Files: newFileSet(), Deny: deny}}
 	if err := c.readHostEnv(); err != nil {
 		return nil, nil, nil, err
 	}

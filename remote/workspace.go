@@ -84,7 +84,8 @@ func readLimited(workspace string) (data []byte, exists bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
 	}
-	return data, true, nil
+	// A byte order mark is not text (an edit writes the file without it).
+	return inputfile.TrimBOM(data), true, nil
 }
 
 // ErrChanged means servers.json changed between reading and writing it

@@ -126,3 +126,41 @@ func TestEveryInputFileMustBeARegularFile(t *testing.T) {
 		return "a character device, not a regular file"
 	})
 }
+
+// Every JSON input may start with a UTF-8 byte order mark: a plan, a lock,
+// a deny-list, servers.json (the compiler's own inputs: compile's tests).
+func TestEveryJSONInputAcceptsAByteOrderMark(t *testing.T) {
+	dir := inputsDir(t)
+	const bom = "\uFEFF"
+	withBOM := func(name string) string {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), filepath.Base(name))
+		os.WriteFile(out, append([]byte(bom), data...), 0o644)
+		return out
+	}
+	plan := withBOM(filepath.Join(dir, "plan.json"))
+	agent := filepath.Join(dir, "agent")
+	lock := filepath.Join(t.TempDir(), "lock.json")
+	if code, _, stderr := run(t, "tools", "--quiet", "--clean-env", "--agent-dir", agent, "--lock", lock); code != ExitOK {
+		t.Fatalf("tools --lock: exit %d: %s", code, stderr)
+	}
+	lock = withBOM(lock)
+	deny := write(t, t.TempDir(), "deny.json", bom+`{"names": ["MY_KEY"]}`)
+	ws := t.TempDir()
+	write(t, ws, ".volcanic/mcp/servers.json", bom+`{"version": 1, "servers": []}`)
+	for _, args := range [][]string{
+		{"tools", "--quiet", "--clean-env", "--plan", plan},
+		{"run", "--clean-env", "--plan", plan, "--stdio", "--workspace", filepath.Join(dir, "ws")},
+		{"tools", "--quiet", "--clean-env", "--agent-dir", agent, "--lock", lock, "--check"},
+		{"validate", "--clean-env", "--agent-dir", agent, "--deny-list", deny},
+		{"validate", "--clean-env", "--agent-dir", agent, "--workspace", ws},
+		{"remote", "list", "--clean-env", "--workspace", ws, "--scope", "s"},
+	} {
+		if code, _, stderr := run(t, args...); code != ExitOK {
+			t.Errorf("mcpc %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+		}
+	}
+}

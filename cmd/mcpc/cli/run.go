@@ -138,6 +138,7 @@ func runAction(c *ucli.Context) error {
 	if err != nil {
 		return usageError("cannot read --plan %s: %v", planFile, unwrapPath(err))
 	}
+	data = inputfile.TrimBOM(data)
 	plan, ds := compile.ReadPlan(planFile, data)
 	if plan == nil {
 		src := sources{planFile: node.NewLineIndex(planFile, data)}

@@ -117,6 +117,7 @@ func toolsAction(c *ucli.Context) error {
 		if err != nil {
 			return usageError("cannot read %s: %v", c.String("lock"), unwrapPath(err))
 		}
+		data = inputfile.TrimBOM(data)
 		v, err := schema.Acquire()
 		if err != nil {
 			return &exitError{code: ExitInternal, msg: err.Error()}
@@ -451,6 +452,7 @@ func planForTools(c *ucli.Context) (*compile.Plan, *compile.HostEnv, *denylist.L
 		if err != nil {
 			return nil, nil, nil, nil, nil, usageError("cannot read %s: %v", file, unwrapPath(err))
 		}
+		data = inputfile.TrimBOM(data)
 		deny := denylist.Default()
 		if f := c.String("deny-list"); f != "" {
 			if deny, err = denylist.Load(f); err != nil {
