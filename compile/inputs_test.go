@@ -2,6 +2,7 @@ package compile
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/compile/diag"
@@ -72,5 +73,61 @@ func TestByteOrderMarkKeepsSyntaxErrorPositions(t *testing.T) {
 		if cols[0] != cols[1] {
 			t.Errorf("%q: column %d without the BOM, %d with it", src, cols[0], cols[1])
 		}
+	}
+}
+
+// A NUL character in what a server is started with is an error at compile
+// time, whichever way it came in: \u0000 in JSON, a NUL byte in an env file
+// (a server of the environment, or the preset's variables).
+func TestNULCharacterIsAnError(t *testing.T) {
+	settings := filepath.Join("agent", "settings.json")
+	files := map[string][]byte{
+		"appsettings.json": []byte(`{"Mcp": {"Servers": {"h": {"Command": "x\u0000y", "Args": ["a\u0000"], "Env": {"K\u0000": "v", "V": "a\u0000b"}}}}}`),
+		settings:           []byte(`{"mcpServers": {"s": {"command": "x", "cwd": "\u0000", "env": {"A": "\u0000"}, "enabled": false}}}`),
+		"host.env":         []byte("Mcp__Servers__e__Command=x\x00y\nPLAYWRIGHT_ENABLED=true\nPLAYWRIGHT_COMMAND=n\x00px\n"),
+	}
+	res := compileFuzz(t, Options{CleanEnv: true, AppSettings: []string{"appsettings.json"}, EnvFiles: []string{"host.env"}, AgentDir: "agent"}, files)
+	got := map[string]string{}
+	for _, d := range res.Diagnostics {
+		if d.Rule == RuleNULCharacter {
+			got[d.Pos().String()] = d.Message
+		} else if d.Severity == diag.Error {
+			t.Errorf("another error: %s %s %s", d.Pos(), d.Rule, d.Message)
+		}
+	}
+	want := map[string]string{
+		"appsettings.json:1:41":  `server "h": Command contains a NUL character`,
+		"appsettings.json:1:62":  `server "h": Args[0] contains`,
+		"appsettings.json:1:80":  `server "h": the name of a variable in Env contains`,
+		"appsettings.json:1:103": `server "h": Env.V contains`,
+		settings + ":1:47":       `server "s": cwd contains`,
+		settings + ":1:70":       `server "s": env.A contains`,
+		"host.env:1:27":          `server "e": Command contains`,
+		"host.env:3:21":          `server "playwright": command contains`,
+	}
+	for pos, msg := range want {
+		if !strings.HasPrefix(got[pos], msg) {
+			t.Errorf("%s: got %q, want %q…", pos, got[pos], msg)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d nul-character diagnostics, want %d: %v", len(got), len(want), got)
+	}
+	if res.Plan != nil {
+		t.Error("a plan was made")
+	}
+}
+
+// A NUL byte in an env file's variable reaches a server through
+// ${env:NAME}: the same error, at the reference.
+func TestNULCharacterThroughAnEnvReference(t *testing.T) {
+	files := map[string][]byte{
+		filepath.Join("agent", "settings.json"): []byte(`{"mcpServers": {"s": {"command": "x", "env": {"A": "${env:X}"}}}}`),
+		"host.env":                              []byte("X=a\x00b\n"),
+	}
+	res := compileFuzz(t, Options{CleanEnv: true, EnvFiles: []string{"host.env"}, AgentDir: "agent"}, files)
+	d := ruleAt(t, res.Diagnostics, RuleNULCharacter)
+	if d.Pos().String() != filepath.Join("agent", "settings.json")+":1:53" || !strings.Contains(d.Message, "X contains a NUL character (host.env:1:3)") {
+		t.Errorf("%s: %s", d.Pos(), d.Message)
 	}
 }

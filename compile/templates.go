@@ -129,6 +129,10 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 					t.ds = append(t.ds, diag.At(pos, diag.Warning, "env-ref-unset",
 						fmt.Sprintf("%s: %s is set but empty in the host environment (%s), so %s gets an empty value", t.subject, r.name, v.Pos, field),
 						fmt.Sprintf("give %s a value", r.name)))
+				case strings.IndexByte(v.Value, 0) >= 0:
+					t.ds = append(t.ds, diag.At(pos, diag.Error, RuleNULCharacter,
+						fmt.Sprintf("%s: %s contains a NUL character (%s), which %s would get; no process can be started with it, so the host cannot start the server", t.subject, r.name, v.ValuePos, field),
+						"remove it from "+r.name))
 				}
 			}
 		}
