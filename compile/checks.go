@@ -112,6 +112,7 @@ func (c *compiler) checkEntry(e *Entry) {
 		}
 	}
 	t.check(e.Node.Get(FieldCwd), name(FieldCwd), false)
+	t.checkEnvRefs(e.Node.Get(FieldPromptSection), name(FieldPromptSection))
 	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if !validEnvName(m.Key) && !strings.ContainsRune(m.Key, 0) { // NUL: nul-character

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/policies/denylist"
 )
 
 const bom = "\uFEFF"
@@ -131,3 +132,21 @@ func TestNULCharacterThroughAnEnvReference(t *testing.T) {
 		t.Errorf("%s: %s", d.Pos(), d.Message)
 	}
 }
+
+// Outside env values the host passes ${env:NAME} on literally, and so does
+// the runtime: a nil env leaves it as written (it once blanked it).
+func TestResolveTemplatesKeepsEnvRefsWithoutEnv(t *testing.T) {
+	if got := ResolveTemplates("--ua=${env:UA} ${workspace}/x ${other}", "/w", nil); got != "--ua=${env:UA} /w/x ${other}" {
+		t.Errorf("resolved %q", got)
+	}
+	plan := &Plan{PlanVersion: PlanVersion, Servers: []Server{{Name: "s", Command: "${env:BIN}", Args: []string{"${env:A}"}, Cwd: "${env:HOME}",
+		Env: map[string]*string{"E": ptrTo("${env:A}")}}}}
+	env := newHostEnv()
+	view := Resolve(plan, "/w", env, denylist.Default())
+	s := view.Servers[0]
+	if s.Command != "${env:BIN}" || s.Args[0] != "${env:A}" || s.Cwd != "${env:HOME}" || s.Env["E"] != Redacted {
+		t.Errorf("resolved view %+v", s)
+	}
+}
+
+func ptrTo(s string) *string { return &s }

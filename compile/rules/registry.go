@@ -52,7 +52,7 @@ var registry = []Rule{
 	// Templates.
 	{ID: "unknown-variable", Severity: diag.Error, Description: "A ${...} other than ${workspace} and ${env:NAME}; the host passes it on literally.",
 		Example: `"cwd": "${home}/repo"`},
-	{ID: "env-ref-outside-env", Severity: diag.Error, Description: "${env:NAME} stands outside an env value (in command, args or cwd), where the host passes it on literally.",
+	{ID: "env-ref-outside-env", Severity: diag.Error, Description: "${env:NAME} stands outside an env value (in command, args, cwd, promptSection, or the Playwright preset's Command and ExtraArgs or their PLAYWRIGHT_* variables), where the host passes it on literally.",
 		Example: `"args": ["--token", "${env:GITHUB_TOKEN}"]`},
 	{ID: "env-name-invalid", Severity: diag.Error, Description: "An environment variable name (an env key or the NAME of ${env:NAME}) is not [A-Za-z_][A-Za-z0-9_]*.",
 		Example: `"env": {"MY-VAR": "1"}`},
