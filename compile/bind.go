@@ -139,7 +139,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 		// A nullable setting: empty means unset.
 		return &node.Node{Kind: node.Null, Pos: w.pos}
 	case kind&cue.IntKind != 0:
-		n, ok := parseDotnetInt(w.value)
+		n, ok := convertDotnetInt32(w.value)
 		if !ok {
 			b.errorf(w.pos, "type-mismatch", "write a whole number such as 60",
 				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, shown, what, keyName(w, path))

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/node"
@@ -100,6 +101,7 @@ func (c *compiler) checkEntry(e *Entry) {
 		}
 	}
 	c.checkSecrets(e)
+	c.checkNUL(e, subject)
 	if e.Source == "preset" {
 		return // built from checked settings
 	}
@@ -111,9 +113,10 @@ func (c *compiler) checkEntry(e *Entry) {
 		}
 	}
 	t.check(e.Node.Get(FieldCwd), name(FieldCwd), false)
+	t.checkEnvRefs(e.Node.Get(FieldPromptSection), name(FieldPromptSection))
 	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
-			if !validEnvName(m.Key) {
+			if !validEnvName(m.Key) && !strings.ContainsRune(m.Key, 0) { // NUL: nul-character
 				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, "env-name-invalid",
 					fmt.Sprintf("%s: %q is not a valid environment variable name: use letters, digits and _, not starting with a digit", subject, m.Key),
 					fmt.Sprintf("did you mean %q?", suggestEnvName(m.Key))))
@@ -122,4 +125,48 @@ func (c *compiler) checkEntry(e *Entry) {
 		}
 	}
 	c.ds = append(c.ds, t.ds...)
+}
+
+// RuleNULCharacter reports a NUL character in what a server is started
+// with: the exec call takes C strings, so the host cannot start it.
+const RuleNULCharacter = "nul-character"
+
+// checkNUL reports a NUL character in the command, an argument, the cwd or
+// an env name or value of e (disabled entries too). It comes from a \u0000
+// in JSON or a NUL byte in an env file; the value is never quoted, since it
+// may be a secret.
+func (c *compiler) checkNUL(e *Entry, subject string) {
+	name := e.naming
+	if name == nil {
+		name = settingsNaming // the preset: args[5] as in its plan entry
+	}
+	report := func(pos diag.Pos, what string) {
+		c.ds = append(c.ds, diag.At(pos, diag.Error, RuleNULCharacter,
+			fmt.Sprintf("%s: %s contains a NUL character; no process can be started with it, so the host cannot start the server", subject, what),
+			`remove it (in JSON it is written \u0000)`))
+	}
+	value := func(n *node.Node, path ...string) {
+		if n == nil || n.Kind != node.String {
+			return
+		}
+		if i := strings.IndexByte(n.Text, 0); i >= 0 {
+			report(textPos(n, utf8.RuneCountInString(n.Text[:i])), name(path))
+		}
+	}
+	value(e.Node.Get(FieldCommand), FieldCommand)
+	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
+		for i, a := range args.Elems {
+			value(a, FieldArgs, strconv.Itoa(i))
+		}
+	}
+	value(e.Node.Get(FieldCwd), FieldCwd)
+	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
+		for _, m := range env.Value.Members {
+			if strings.ContainsRune(m.Key, 0) {
+				report(m.KeyPos, "the name of a variable in "+name([]string{FieldEnv}))
+				continue
+			}
+			value(m.Value, FieldEnv, m.Key)
+		}
+	}
 }

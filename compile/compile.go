@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/schema"
 )
@@ -31,7 +31,7 @@ type Options struct {
 	AgentDir    string   // --agent-dir; else VOLCANIC_AGENT_DIR; else ~/.volcanic/agent
 	HomeDir     string   // for ~; "" → the host environment's HOME, else the user's home
 	DenyList    *denylist.List
-	ReadFile    func(string) ([]byte, error)
+	ReadFile    func(string) ([]byte, error) // nil: inputfile.Read (a regular file, at most 16 MiB)
 }
 
 // InputError is an input that could not be read at all (exit code 2).
@@ -114,13 +114,13 @@ func Compile(opts Options) (*Result, error) {
 	}
 	read := opts.ReadFile
 	if read == nil {
-		read = os.ReadFile
+		read = inputfile.Read
 	}
 	deny := opts.DenyList
 	if deny == nil {
 		deny = denylist.Default()
 	}
-	c := &compiler{opts: opts, read: read, res: &Result{Files: newFileSet(), Deny: deny}}
+	c := &compiler{opts: opts, read: withoutBOM(read), res: &Result{Files: newFileSet(), Deny: deny}}
 	v, err := schema.Acquire()
 	if err != nil {
 		return nil, err

@@ -5,7 +5,19 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 )
+
+// withoutBOM reads files through read and drops a leading UTF-8 byte order
+// mark: the .NET host and Visual Studio accept and write it in JSON and env
+// files. The mark is not text: every position, excerpt and value comes from
+// what follows it, so column 1 of line 1 is the first character after it.
+func withoutBOM(read func(string) ([]byte, error)) func(string) ([]byte, error) {
+	return func(path string) ([]byte, error) {
+		data, err := read(path)
+		return inputfile.TrimBOM(data), err
+	}
+}
 
 // FileSet keeps the text of every input read, so that printers can show the
 // line under a diagnostic. It implements diag.Sources; every line it returns

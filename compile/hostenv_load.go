@@ -1,9 +1,8 @@
 package compile
 
 import (
-	"os"
-
 	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 )
 
@@ -15,7 +14,7 @@ type HostEnvOptions struct {
 	EnvFiles []string // dotenv files, overlaid in order
 	Env      []string // KEY=VALUE entries, overlaid last
 	DenyList *denylist.List
-	ReadFile func(string) ([]byte, error) // nil: os.ReadFile
+	ReadFile func(string) ([]byte, error) // nil: inputfile.Read
 }
 
 // LoadHostEnv builds a host environment exactly as Compile does, for
@@ -31,10 +30,10 @@ func LoadHostEnv(opts HostEnvOptions) (*HostEnv, *FileSet, []diag.Diagnostic, er
 	}
 	read := opts.ReadFile
 	if read == nil {
-		read = os.ReadFile
+		read = inputfile.Read
 	}
 	c := &compiler{opts: Options{Environ: opts.Environ, CleanEnv: opts.CleanEnv, EnvFiles: opts.EnvFiles, Env: opts.Env},
-		read: read, res: &Result{Files: newFileSet(), Deny: deny}}
+		read: withoutBOM(read), res: &Result{Files: newFileSet(), Deny: deny}}
 	if err := c.readHostEnv(); err != nil {
 		return nil, nil, nil, err
 	}

@@ -277,33 +277,35 @@ func upperUTF16(s string) []uint16 {
 }
 
 // parseDotnetInt parses like int.TryParse with NumberStyles.Integer and the
-// invariant culture: surrounding white space, an optional sign, digits, and
-// the Int32 range.
+// invariant culture: white space, an optional sign, ASCII digits, white
+// space, then only NUL characters (which .NET's number parser ignores at
+// the end, for compatibility), within the Int32 range.
 func parseDotnetInt(s string) (int64, bool) {
-	t := strings.TrimFunc(s, isDotnetSpace)
-	if t == "" {
-		return 0, false
+	i := 0
+	for i < len(s) && isDotnetSpace(rune(s[i])) {
+		i++
 	}
 	neg := false
-	switch t[0] {
-	case '+':
-		t = t[1:]
-	case '-':
-		neg, t = true, t[1:]
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
 	}
-	if t == "" {
-		return 0, false
-	}
+	start := i
 	var n int64
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		n = n*10 + int64(s[i]-'0')
 		if n > 1<<31 {
 			return 0, false
 		}
+	}
+	if i == start {
+		return 0, false
+	}
+	for i < len(s) && isDotnetSpace(rune(s[i])) {
+		i++
+	}
+	if strings.Trim(s[i:], "\x00") != "" {
+		return 0, false
 	}
 	if neg {
 		n = -n
@@ -314,19 +316,99 @@ func parseDotnetInt(s string) (int64, bool) {
 	return n, true
 }
 
+// convertDotnetInt32 converts a configuration value to an int as the
+// binder does: with Int32Converter (TypeDescriptor.GetConverter(typeof(int))
+// .ConvertFromInvariantString), which trims every Unicode white space, then
+// reads hexadecimal after "#", "0x" or "&h" (any case), else calls int.Parse
+// with NumberStyles.Integer. docs/decisions.md has the table of cases.
+func convertDotnetInt32(s string) (int64, bool) {
+	t := strings.TrimFunc(s, unicode.IsSpace) // String.Trim: char.IsWhiteSpace
+	switch {
+	case t == "":
+		return 0, false // text[0] throws: the converter refuses it
+	case t[0] == '#':
+		return parseDotnetHex32(t[1:])
+	case len(t) >= 2 && (t[0] == '0' && (t[1] == 'x' || t[1] == 'X') || t[0] == '&' && (t[1] == 'h' || t[1] == 'H')):
+		return parseDotnetHex32(t[2:])
+	}
+	return parseDotnetInt(t)
+}
+
+// parseDotnetHex32 parses like Convert.ToInt32(s, 16): an optional "+" (a
+// "-" is refused), an optional further "0x"/"0X", then at least one ASCII
+// hex digit and nothing after them, no white space. The value is the 32
+// bits read, so 0xFFFFFFFF is -1; more than 32 significant bits overflow.
+func parseDotnetHex32(s string) (int64, bool) {
+	i := 0
+	if i < len(s) && s[i] == '+' {
+		i++
+	}
+	if i+1 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') {
+		i += 2
+	}
+	if i == len(s) {
+		return 0, false
+	}
+	var n uint64
+	for ; i < len(s); i++ {
+		d, ok := hexDigit(s[i])
+		if !ok {
+			return 0, false
+		}
+		n = n<<4 | uint64(d)
+		if n > 0xFFFFFFFF {
+			return 0, false
+		}
+	}
+	return int64(int32(uint32(n))), true
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
 // isDotnetSpace is the white space NumberStyles.AllowLeadingWhite and
 // AllowTrailingWhite accept: U+0009–U+000D and U+0020.
 func isDotnetSpace(r rune) bool { return r == ' ' || (r >= '\t' && r <= '\r') }
 
-// parseDotnetBool parses like bool.TryParse: "true" or "false" in any case,
-// surrounding white space allowed.
+// parseDotnetBool parses like bool.TryParse (and the binder's
+// BooleanConverter, which trims and calls bool.Parse): "true" or "false",
+// ASCII letters in any case, surrounded by any white space and NUL
+// characters. Only ASCII case folds: .NET compares with "| 0x20", so
+// "falſe" (long s) is not false, though Unicode folds ſ to s.
 func parseDotnetBool(s string) (bool, bool) {
 	t := strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == 0 })
 	switch {
-	case strings.EqualFold(t, "true"):
+	case asciiEqualFold(t, "true"):
 		return true, true
-	case strings.EqualFold(t, "false"):
+	case asciiEqualFold(t, "false"):
 		return false, true
 	}
 	return false, false
+}
+
+// asciiEqualFold compares s with lower, a lower-case ASCII word, folding
+// only ASCII letters.
+func asciiEqualFold(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -27,6 +27,10 @@ func TestParseDotnetInt(t *testing.T) {
 		{"2147483647", 2147483647, true}, {"-2147483648", -2147483648, true},
 		{"2147483648", 0, false}, {"1.0", 0, false}, {"1e3", 0, false}, {"", 0, false},
 		{"0x10", 0, false}, {"60s", 0, false}, {"+", 0, false}, {"1 000", 0, false},
+		// Trailing NULs are ignored (after white space), leading ones not.
+		{"60\x00", 60, true}, {"60 \x00\x00", 60, true}, {"\x0060", 0, false}, {"60\x00 ", 0, false},
+		// Only NumberStyles' white space (TAB to CR, space), not NBSP.
+		{"\u00a060", 0, false}, {"- 5", 0, false},
 	} {
 		got, ok := parseDotnetInt(c.in)
 		if got != c.want || ok != c.ok {
@@ -39,10 +43,49 @@ func TestParseDotnetBool(t *testing.T) {
 	for in, want := range map[string][2]bool{
 		"true": {true, true}, "False": {false, true}, " TRUE ": {true, true},
 		"1": {false, false}, "yes": {false, false}, "": {false, false},
+		"\x00 true\u00a0\x00": {true, true}, "tRuE": {true, true},
+		// .NET folds ASCII letters only: ſ (long s) is not s.
+		"falſe": {false, false}, "FALſE": {false, false},
 	} {
 		v, ok := parseDotnetBool(in)
 		if v != want[0] || ok != want[1] {
 			t.Errorf("parseDotnetBool(%q) = %v, %v; want %v", in, v, ok, want)
+		}
+	}
+}
+
+// TestConvertDotnetInt32 pins Int32Converter.ConvertFromInvariantString,
+// what the binder uses for an int setting; docs/decisions.md has the table.
+func TestConvertDotnetInt32(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		// Decimal: String.Trim (every Unicode white space), then int.Parse
+		// with NumberStyles.Integer.
+		{"60", 60, true}, {" 60 ", 60, true}, {"\t60\n", 60, true}, {"\u00a060\u3000", 60, true},
+		{"+5", 5, true}, {"-5", -5, true}, {"- 5", 0, false}, {"+-5", 0, false}, {"5-", 0, false},
+		{"007", 7, true}, {"2147483647", 2147483647, true}, {"-2147483648", -2147483648, true},
+		{"2147483648", 0, false}, {"-2147483649", 0, false},
+		{"1,000", 0, false}, {"1 000", 0, false}, {"1_000", 0, false}, {"1.0", 0, false}, {"1e3", 0, false},
+		{"(5)", 0, false}, {"60s", 0, false}, {"０", 0, false}, {"٣", 0, false},
+		{"60\x00", 60, true}, {"\x0060", 0, false},
+		{"", 0, false}, {"   ", 0, false}, {"+", 0, false},
+		// Hexadecimal after #, 0x, 0X, &h, &H (Convert.ToInt32(s, 16)).
+		{"0x10", 16, true}, {"0X10", 16, true}, {"#10", 16, true}, {"&h10", 16, true}, {"&H10", 16, true},
+		{"0xff", 255, true}, {"0xFf", 255, true}, {" 0x10 ", 16, true}, {"\u00a0#10\u00a0", 16, true},
+		{"0x7FFFFFFF", 2147483647, true}, {"0x80000000", -2147483648, true}, {"0xFFFFFFFF", -1, true},
+		{"0x000000010", 16, true}, {"0x100000000", 0, false},
+		{"0x+10", 16, true}, {"0x0x10", 16, true}, {"#0X10", 16, true}, {"&h+0x10", 16, true},
+		{"0x-10", 0, false}, {"-0x10", 0, false}, {"+0x10", 0, false}, {"+#10", 0, false},
+		{"0x", 0, false}, {"#", 0, false}, {"&h", 0, false}, {"0x+", 0, false}, {"0x0x", 0, false},
+		{"0x 10", 0, false}, {"0x10\x00", 0, false}, {"0xG", 0, false}, {"0x1.0", 0, false},
+		{"&x10", 0, false}, {"0b101", 0, false}, {"x10", 0, false}, {"h10", 0, false},
+	} {
+		got, ok := convertDotnetInt32(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("convertDotnetInt32(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -167,6 +167,8 @@ func (p *preset) resolve() {
 		}
 	}
 
+	p.checkTemplates()
+
 	known := false
 	for _, b := range playwrightBrowsers {
 		if p.browser == b {
@@ -183,6 +185,31 @@ func (p *preset) resolve() {
 		p.ds = append(p.ds, diag.At(bpos, diag.Error, "playwright-browser",
 			fmt.Sprintf("the Playwright browser %s is not one @playwright/mcp knows; the first browser_* call would fail", p.quote(p.browser)), sugg))
 	}
+}
+
+// checkTemplates checks the ${…} of the settings that become the preset's
+// command line (Command, ExtraArgs), configured or from their variables, as
+// for any server's command and args: ${env:…} there is passed on literally.
+func (p *preset) checkTemplates() {
+	t := &templateChecker{subject: fmt.Sprintf("server %q", PresetName),
+		outsideHint: "write the value itself: the host does not expand ${env:…} in the Playwright command line"}
+	for _, name := range []string{"Command", "ExtraArgs"} {
+		s := p.settings[name]
+		switch s.source {
+		case "configured":
+			n := p.cfg.Get(name)
+			if n.Kind == node.Array {
+				for i, e := range n.Elems {
+					t.check(e, fmt.Sprintf("Mcp:Playwright:%s:%d", name, i), false)
+				}
+			} else {
+				t.check(n, "Mcp:Playwright:"+name, false)
+			}
+		case "variable":
+			t.check(p.variable(s.variable).valueNode(), s.variable, false)
+		}
+	}
+	p.ds = append(p.ds, t.ds...)
 }
 
 // LogLine is the line the host logs at startup about the preset.

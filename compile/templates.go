@@ -75,7 +75,10 @@ func textPos(n *node.Node, off int) diag.Pos {
 type templateChecker struct {
 	env     *HostEnv
 	subject string
-	ds      []diag.Diagnostic
+	// outsideHint, when set, is the suggestion for an ${env:…} outside an
+	// env value (where the entry has no env of its own).
+	outsideHint string
+	ds          []diag.Diagnostic
 }
 
 // check checks one string value of field; envValue says whether ${env:…} is
@@ -108,6 +111,9 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 				if strings.HasPrefix(strings.ToLower(field), "command") {
 					sugg = "write the program's name or path; ${env:…} is not expanded in command"
 				}
+				if t.outsideHint != "" {
+					sugg = t.outsideHint
+				}
 				t.ds = append(t.ds, diag.At(pos, diag.Error, "env-ref-outside-env",
 					fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.name, field), sugg))
 				continue
@@ -129,14 +135,35 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 					t.ds = append(t.ds, diag.At(pos, diag.Warning, "env-ref-unset",
 						fmt.Sprintf("%s: %s is set but empty in the host environment (%s), so %s gets an empty value", t.subject, r.name, v.Pos, field),
 						fmt.Sprintf("give %s a value", r.name)))
+				case strings.IndexByte(v.Value, 0) >= 0:
+					t.ds = append(t.ds, diag.At(pos, diag.Error, RuleNULCharacter,
+						fmt.Sprintf("%s: %s contains a NUL character (%s), which %s would get; no process can be started with it, so the host cannot start the server", t.subject, r.name, v.ValuePos, field),
+						"remove it from "+r.name))
 				}
 			}
 		}
 	}
 }
 
+// checkEnvRefs reports only the ${env:…} of a free text (a prompt section),
+// which the host passes on as written: other ${…} may be the text's own.
+func (t *templateChecker) checkEnvRefs(n *node.Node, field string) {
+	if n == nil || n.Kind != node.String {
+		return
+	}
+	for _, r := range scanTemplates(n.Text) {
+		if r.kind == tmplEnv {
+			t.ds = append(t.ds, diag.At(textPos(n, r.start), diag.Error, "env-ref-outside-env",
+				fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.name, field),
+				"write the text itself: a prompt section is put into the system prompt as written"))
+		}
+	}
+}
+
 // ResolveTemplates replaces ${workspace} with workspace and ${env:NAME} with
-// env(NAME). Anything else is left as written, as the host does.
+// env(NAME). Anything else is left as written, as the host does; so is
+// ${env:NAME} when env is nil: outside env values (command, args, cwd) the
+// host passes it on literally.
 func ResolveTemplates(s, workspace string, env func(string) string) string {
 	refs := scanTemplates(s)
 	if len(refs) == 0 {
@@ -153,6 +180,8 @@ func ResolveTemplates(s, workspace string, env func(string) string) string {
 		case tmplEnv:
 			if env != nil {
 				b.WriteString(env(r.name))
+			} else {
+				b.WriteString(string(rs[r.start:r.end]))
 			}
 		default:
 			b.WriteString(string(rs[r.start:r.end]))

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 )
 
 // Path returns where servers.json of workspace is (SPEC §3), joined to
@@ -18,7 +19,8 @@ func Path(workspace string) string {
 
 // checkNoLinks refuses a workspace whose .volcanic, .volcanic/mcp or
 // servers.json is a symbolic link: the agent can write its workspace, and a
-// link would make mcpc read or write outside it.
+// link would make mcpc read or write outside it. (That servers.json is a
+// regular file is inputfile's check, made again after opening it.)
 func checkNoLinks(workspace string) error {
 	info, err := os.Stat(workspace)
 	if err != nil {
@@ -39,9 +41,6 @@ func checkNoLinks(workspace string) error {
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return fmt.Errorf("%s is a symbolic link; mcpc reads and writes servers.json only inside the workspace, so it refuses links there", p)
-		}
-		if part == "servers.json" && !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", p)
 		}
 	}
 	return nil
@@ -76,22 +75,17 @@ func readLimited(workspace string) (data []byte, exists bool, err error) {
 		return nil, false, err
 	}
 	path := Path(workspace)
-	fh, err := os.Open(path)
+	// inputfile checks again after opening: servers.json may have been
+	// replaced by a pipe since checkNoLinks looked at it.
+	data, err = inputfile.ReadMax(path, MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
 	}
-	defer fh.Close()
-	data, err = io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
-	if err != nil {
-		return nil, false, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
-	}
-	if len(data) > MaxFileSize {
-		return nil, false, fmt.Errorf("%s is larger than %d bytes; it is not read", path, MaxFileSize)
-	}
-	return data, true, nil
+	// A byte order mark is not text (an edit writes the file without it).
+	return inputfile.TrimBOM(data), true, nil
 }
 
 // ErrChanged means servers.json changed between reading and writing it

@@ -181,3 +181,21 @@ func TestInterruptedWrite(t *testing.T) {
 		t.Errorf("%s", f.Data)
 	}
 }
+
+// A servers.json saved with a byte order mark loads, and an edit of it is
+// written (without the mark) instead of failing as changed.
+func TestLoadAndWriteWithByteOrderMark(t *testing.T) {
+	ws := t.TempDir()
+	writeWorkspaceFile(t, ws, "\uFEFF"+`{"version": 1, "servers": []}`)
+	f, err := Load(ws)
+	if err != nil || f.Problem != "" {
+		t.Fatalf("%v %q", err, f.Problem)
+	}
+	data, _ := f.WithEntry(srv("a"), validSealed)
+	if err := WriteFile(ws, f.Data, data, true); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = Load(ws); err != nil || names(f) != "a" {
+		t.Fatalf("%v %v", err, f)
+	}
+}

@@ -15,7 +15,7 @@ var registry = []Rule{
 	// Shape and types (CUE schema).
 	{ID: "unknown-field", Severity: diag.Warning, Description: "A field that the host does not know; it is ignored, so a typo silently loses the setting.",
 		Example: `"github": {"comand": "npx"}`},
-	{ID: "type-mismatch", Severity: diag.Error, Description: "A value of the wrong type, or a host value that does not convert (integers in invariant culture, booleans true/false).",
+	{ID: "type-mismatch", Severity: diag.Error, Description: "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case).",
 		Example: `"StartupTimeoutSeconds": "sixty"`},
 	// Entry values.
 	{ID: "missing-command", Severity: diag.Error, Description: "A server entry has no command, or an empty one (checked on disabled entries too).",
@@ -30,6 +30,8 @@ var registry = []Rule{
 		Example: `"callTimeoutSeconds": 0`},
 	{ID: "stderr-level", Severity: diag.Error, Description: "stderrLevel must be a .NET log level: Trace, Debug, Information, Warning, Error, Critical or None (any case).",
 		Example: `"stderrLevel": "Warn"`},
+	{ID: "nul-character", Severity: diag.Error, Description: "A NUL character (\\u0000 in JSON, a NUL byte in an env file) in a command, an argument, the cwd, an env name or value, or a host variable an env value copies with ${env:NAME}; no process can be started with it.",
+		Example: `"args": ["--name", "a\\u0000b"]`},
 	// Host configuration binding.
 	{ID: "array-partial-override", Severity: diag.Warning, Description: "A later layer (the environment or a later appsettings file) sets only some indices of an array defined earlier; the other elements stay.",
 		Example: `Mcp__Servers__github__Args__1=server-github  (file has ["-y", "pkg", "--verbose"])`},
@@ -50,7 +52,7 @@ var registry = []Rule{
 	// Templates.
 	{ID: "unknown-variable", Severity: diag.Error, Description: "A ${...} other than ${workspace} and ${env:NAME}; the host passes it on literally.",
 		Example: `"cwd": "${home}/repo"`},
-	{ID: "env-ref-outside-env", Severity: diag.Error, Description: "${env:NAME} stands outside an env value (in command, args or cwd), where the host passes it on literally.",
+	{ID: "env-ref-outside-env", Severity: diag.Error, Description: "${env:NAME} stands outside an env value (in command, args, cwd, promptSection, or the Playwright preset's Command and ExtraArgs or their PLAYWRIGHT_* variables), where the host passes it on literally.",
 		Example: `"args": ["--token", "${env:GITHUB_TOKEN}"]`},
 	{ID: "env-name-invalid", Severity: diag.Error, Description: "An environment variable name (an env key or the NAME of ${env:NAME}) is not [A-Za-z_][A-Za-z0-9_]*.",
 		Example: `"env": {"MY-VAR": "1"}`},

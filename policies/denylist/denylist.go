@@ -6,12 +6,13 @@ package denylist
 import (
 	_ "embed"
 	"fmt"
-	"os"
 	"path"
 	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
+
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 )
 
 //go:embed denylist.cue
@@ -40,7 +41,7 @@ func Default() *List {
 
 // Load reads a deny-list file (CUE or JSON with "names" and "patterns").
 func Load(file string) (*List, error) {
-	data, err := os.ReadFile(file)
+	data, err := inputfile.Read(file)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/diag"
 	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/report"
@@ -133,10 +134,11 @@ func runAction(c *ucli.Context) error {
 	}
 
 	// The plan: refused with positioned diagnostics before anything starts.
-	data, err := os.ReadFile(planFile)
+	data, err := inputfile.Read(planFile)
 	if err != nil {
 		return usageError("cannot read --plan %s: %v", planFile, unwrapPath(err))
 	}
+	data = inputfile.TrimBOM(data)
 	plan, ds := compile.ReadPlan(planFile, data)
 	if plan == nil {
 		src := sources{planFile: node.NewLineIndex(planFile, data)}
