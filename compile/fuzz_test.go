@@ -98,6 +98,8 @@ func FuzzAppSettings(f *testing.F) {
 	addFixtureSeeds(f, "appsettings*.json")
 	f.Add([]byte(`{"Mcp":{"Servers":{"a":{"Command":"x","Args":["${env:A}"],"Env":{"B":null}}},"Playwright":{"Enabled":true}}}`))
 	f.Add([]byte("// c\n{\"Mcp:Servers:a:Command\": \"x\",}"))
+	// A byte order mark, hex and white space for Int32Converter, a NUL.
+	f.Add([]byte("\uFEFF{\"Mcp\":{\"Servers\":{\"a\":{\"Command\":\"x\\u0000\",\"StartupTimeoutSeconds\":\" 0x3C \",\"Enabled\":\" TRUE\\u0000\"}}}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		compileFuzz(t, Options{CleanEnv: true, AppSettings: []string{"appsettings.json"}},
 			map[string][]byte{"appsettings.json": data})
@@ -116,6 +118,7 @@ func FuzzSettings(f *testing.F) {
 func FuzzEnvFile(f *testing.F) {
 	addFixtureSeeds(f, "host.env")
 	f.Add([]byte("PLAYWRIGHT_ENABLED=true\nPLAYWRIGHT_EXTRA_ARGS='--a \"b c\"'\nMcp__Servers__x__Command=y\n"))
+	f.Add([]byte("\uFEFFMcp__Servers__x__Command=y\x00\nMcp__Servers__x__CallTimeoutSeconds=&h10\nPLAYWRIGHT_COMMAND=${env:X}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		compileFuzz(t, Options{CleanEnv: true, EnvFiles: []string{"host.env"}},
 			map[string][]byte{"host.env": data})
@@ -127,6 +130,7 @@ func FuzzEnvFile(f *testing.F) {
 func FuzzEnvironment(f *testing.F) {
 	f.Add("Mcp__Servers__a__Command=x\nMcp__Servers__a__Args__1=y\nPLAYWRIGHT_ENABLED=1")
 	f.Add("MCP__SERVERS____COMMAND=x\nMcp__Playwright__Headless=maybe\nMcp__Servers__a__StartupTimeoutSeconds=99999999999")
+	f.Add("\uFEFFMcp__Servers__a__Command=x\nMcp__Servers__a__IdleTimeoutSeconds=#FFFFFFFF\nPLAYWRIGHT_EXTRA_ARGS=${env:A}")
 	base := []byte(`{"Mcp":{"Servers":{"a":{"Command":"x","Args":["p","q","r"]}}}}`)
 	f.Fuzz(func(t *testing.T, entries string) {
 		var env []string

@@ -261,7 +261,7 @@ const sarifGolden = `{
             {
               "id": "type-mismatch",
               "shortDescription": {
-                "text": "A value of the wrong type, or a host value that does not convert (integers in invariant culture, booleans true/false)."
+                "text": "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case)."
               },
               "defaultConfiguration": {
                 "level": "error"

@@ -131,7 +131,7 @@ func hostEnvFlags() []ucli.Flag {
 }
 
 func denyListFlag() ucli.Flag {
-	return &ucli.StringFlag{Name: "deny-list", Usage: "deny-list `FILE` (CUE or JSON: names, patterns) replacing the built-in one"}
+	return &ucli.StringFlag{Name: "deny-list", Usage: "deny-list `FILE` (CUE or JSON: names, patterns) added to the built-in one; replace: true in the file replaces it (the sealing keys stay denied)"}
 }
 
 func formatFlags() []ucli.Flag {
