@@ -33,6 +33,10 @@ type Options struct {
 	Rules func(id string) (rules.Rule, bool)
 	// ToolVersion is reported as the tool version in SARIF; empty omits it.
 	ToolVersion string
+	// Redact, when set, is applied to every message and suggestion as it is
+	// printed: the one place where diagnostics leave mcpc (excerpts come
+	// from Sources, which redact their own lines).
+	Redact func(string) string
 }
 
 // Formats lists the valid format names, in the order shown to users.
@@ -43,17 +47,38 @@ func New(format string, opts Options) (Printer, error) {
 	if opts.Rules == nil {
 		opts.Rules = rules.Lookup
 	}
+	var p Printer
 	switch format {
 	case "text":
-		return textPrinter{opts}, nil
+		p = textPrinter{opts}
 	case "json":
-		return jsonPrinter{}, nil
+		p = jsonPrinter{}
 	case "sarif":
-		return sarifPrinter{opts}, nil
+		p = sarifPrinter{opts}
 	case "github":
-		return githubPrinter{}, nil
+		p = githubPrinter{}
+	default:
+		return nil, fmt.Errorf("unknown format %q (valid: %s)", format, strings.Join(Formats, ", "))
 	}
-	return nil, fmt.Errorf("unknown format %q (valid: %s)", format, strings.Join(Formats, ", "))
+	if opts.Redact != nil {
+		p = redacting{p, opts.Redact}
+	}
+	return p, nil
+}
+
+// redacting prints a copy of the diagnostics with known secrets redacted.
+type redacting struct {
+	p      Printer
+	redact func(string) string
+}
+
+func (r redacting) Print(w io.Writer, ds []diag.Diagnostic) error {
+	out := make([]diag.Diagnostic, len(ds))
+	for i, d := range ds {
+		d.Message, d.Suggestion = r.redact(d.Message), r.redact(d.Suggestion)
+		out[i] = d
+	}
+	return r.p.Print(w, out)
 }
 
 // Summary describes how many diagnostics of each severity there are, as in

@@ -700,18 +700,15 @@ func remoteValidation(c *ucli.Context, res *compile.Result) ([]diag.Diagnostic, 
 		rds = append(rds, remote.CheckSealed(f, key, scope, from)...)
 		note += fmt.Sprintf("; sealed entries opened with %s for scope %q", from, scope)
 	}
-	for i := range rds {
-		rds[i].Message = res.Redactor.Redact(rds[i].Message)
-		rds[i].Suggestion = res.Redactor.Redact(rds[i].Suggestion)
-	}
 	ds = append(ds, rds...)
 	diag.Sort(ds)
 	return ds, sourcesChain{f.Sources(res.Redactor.Redact), res.Files}, note, nil
 }
 
-// printReport prints ds in the chosen format with src for excerpts.
-func printReport(c *ucli.Context, w io.Writer, ds []diag.Diagnostic, src diag.Sources) error {
-	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version})
+// printReport prints ds in the chosen format with src for excerpts, with
+// the known secrets of redact taken out.
+func printReport(c *ucli.Context, w io.Writer, ds []diag.Diagnostic, src diag.Sources, redact func(string) string) error {
+	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version, Redact: redact})
 	if err != nil {
 		return usageError("--format: %v", err)
 	}

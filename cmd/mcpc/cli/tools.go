@@ -95,11 +95,13 @@ func toolsAction(c *ucli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
+	// The known secrets of the launches, once they are known.
+	redactor := compile.NewRedactor(nil)
 	printDiags := func(ds []diag.Diagnostic) error {
 		if sources == nil {
 			sources = withFile(nil, "", nil)
 		}
-		p, _ := report.New("text", report.Options{Sources: sources})
+		p, _ := report.New("text", report.Options{Sources: sources, Redact: redactor.Redact})
 		return p.Print(stderr, ds)
 	}
 	if plan == nil {
@@ -140,7 +142,7 @@ func toolsAction(c *ucli.Context) error {
 	for i := range plan.Servers {
 		secrets = append(secrets, hostEnv.Secrets(&plan.Servers[i])...)
 	}
-	redactor := compile.NewRedactor(secrets)
+	redactor = compile.NewRedactor(secrets)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer stop()
@@ -210,7 +212,7 @@ func toolsAction(c *ucli.Context) error {
 			}
 			if r.Rule != "" {
 				row.Rule, row.Message = ptr(r.Rule), redactor.Redact(r.Message)
-				ds = append(ds, diag.At(pos, diag.Warning, r.Rule, redactor.Redact(r.Message), redactor.Redact(r.Suggestion)))
+				ds = append(ds, diag.At(pos, diag.Warning, r.Rule, r.Message, r.Suggestion))
 			}
 			rows = append(rows, row)
 			tools = append(tools, toollock.ObservedTool{Name: t.Name, VisibleName: r.Name, Description: t.Description, InputSchema: t.InputSchema})
@@ -271,10 +273,6 @@ func toolsAction(c *ucli.Context) error {
 				return usageError("writing %s: %v", lockPath, err)
 			}
 		}
-	}
-	for i := range ds {
-		ds[i].Message = redactor.Redact(ds[i].Message)
-		ds[i].Suggestion = redactor.Redact(ds[i].Suggestion)
 	}
 	if err := printDiags(ds); err != nil {
 		return err
