@@ -196,3 +196,33 @@ func TestTextReportOnLongLineAllocatesTheReport(t *testing.T) {
 		t.Errorf("no windowed excerpt in:\n%s", out.String())
 	}
 }
+
+// BenchmarkTextReportLongLine prints a warning per value of a minified
+// file, n values on one line of about 170 bytes each, with sources that
+// redact nothing: the printer's own cost, which must stay flat per
+// diagnostic as the line grows.
+func BenchmarkTextReportLongLine(b *testing.B) {
+	const value = `"user-00000": {"command": "node", "args": ["server-0.js"], "env": {"DEBUG": null, "HOME_DIR": "${workspace}"}, "comand": "node"},`
+	for _, n := range []int{10000, 50000} {
+		b.Run(fmt.Sprintf("diagnostics=%d", n), func(b *testing.B) {
+			src := "{" + strings.Repeat(value, n) + "}"
+			ds := make([]diag.Diagnostic, n)
+			for i := range ds {
+				ds[i] = diag.Diagnostic{File: "settings.json", Line: 1, Column: 2 + i*len(value) + strings.Index(value, `"comand"`),
+					Severity: diag.Warning, Rule: "unknown-field", Message: `unknown field "comand"`, Suggestion: `did you mean "command"?`}
+			}
+			p, err := New("text", Options{Sources: mapSources{"settings.json": {1: src}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var out bytes.Buffer
+			for b.Loop() {
+				out.Reset()
+				if err := p.Print(&out, ds); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/diagnostic")
+		})
+	}
+}

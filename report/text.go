@@ -327,6 +327,8 @@ func escapeLen(r rune, size int) int {
 		return len(`\n`)
 	case r < 0x20 || r == 0x7f:
 		return len(`\x00`)
+	case r < utf8.RuneSelf: // printable ASCII, most of any line
+		return 0
 	case 0x80 <= r && r <= 0x9f,
 		unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
 		if r > 0xffff {
@@ -340,6 +342,9 @@ func escapeLen(r rune, size int) int {
 // runeWidth is the number of terminal cells r takes: 0 for combining marks,
 // 2 for wide East Asian characters and emoji, 1 otherwise.
 func runeWidth(r rune) int {
+	if r < 0x300 { // below the first combining mark and the first wide block
+		return 1
+	}
 	if unicode.In(r, unicode.Mn, unicode.Me) {
 		return 0
 	}

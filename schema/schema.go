@@ -18,6 +18,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/token"
 	"github.com/agnivade/levenshtein"
 
@@ -171,7 +172,7 @@ func (v *Validator) Check(def string, data *node.Node, subject string, name Nami
 		return out
 	}
 	for _, e := range cueerrors.Errors(err) {
-		path := e.Path()
+		path := dataPath(e.Path())
 		if len(path) > 0 && path[0] == def {
 			path = path[1:]
 		}
@@ -181,6 +182,23 @@ func (v *Validator) Check(def string, data *node.Node, subject string, name Nami
 		}
 		seen[key] = true
 		out = append(out, v.explain(def, data, path, subject, name, e))
+	}
+	return out
+}
+
+// dataPath turns the path of a CUE error into the keys of the data: CUE
+// quotes a label that is not an identifier ("s-1", "A-B", "0"), the data
+// holds it as written. A key that starts with a quote is quoted too, so a
+// quoted element is always CUE's doing.
+func dataPath(path []string) []string {
+	out := make([]string, len(path))
+	for i, p := range path {
+		if strings.HasPrefix(p, `"`) {
+			if u, err := literal.Unquote(p); err == nil {
+				p = u
+			}
+		}
+		out[i] = p
 	}
 	return out
 }

@@ -83,3 +83,30 @@ func BenchmarkCheckServer(b *testing.B) {
 		}
 	}
 }
+
+// A key that is not a CUE identifier ("s-1", "A-B", "0") comes back quoted
+// in CUE's error paths; the diagnostic must still find the value, not
+// fall back to its parent with "is missing".
+func TestCheckFindsKeysThatCUEQuotes(t *testing.T) {
+	got := map[string]string{}
+	for _, d := range check(t, Settings, `{"mcpServers": {"s-1": 2, "0": 3, "a\"b": 4}}`) {
+		got[d.Pos().String()] = d.Message
+	}
+	for _, d := range check(t, Server, `{"command": "x", "env": {"A-B": 3}}`) {
+		got[d.Pos().String()] = d.Message
+	}
+	want := map[string]string{
+		"x.json:1:24": `mcpServers.s-1 must be an object, not a number`,
+		"x.json:1:32": ` must be an object, not a number`,
+		"x.json:1:43": `mcpServers.a"b must be an object, not a number`,
+		"x.json:1:33": `env.A-B must be a string or null, not a number`,
+	}
+	for k, w := range want {
+		if !strings.HasSuffix(got[k], w) {
+			t.Errorf("%s: got %q, want it to end with %q", k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %v", got)
+	}
+}
