@@ -418,8 +418,10 @@ func TestRunStdioSignal(t *testing.T) {
 		cmd := exec.Command(bin, "run", "--plan", plan, "--stdio", "--workspace", t.TempDir(), "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
 		var stderr syncBuffer
 		cmd.Stderr = &stderr
+		// mcpc exits by itself on the signal: Close waits for that however
+		// long it takes, rather than sending SIGTERM after 5 s.
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.CommandTransport{Command: cmd}, nil)
+			&mcp.CommandTransport{Command: cmd, TerminateDuration: testservers.Patient}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
