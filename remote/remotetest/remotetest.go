@@ -219,6 +219,12 @@ func Start(t testing.TB, opts Options) *Server {
 		close(s.stopping)
 		s.HTTP.CloseClientConnections()
 		s.HTTP.Close()
+		// A session whose client vanished without ending it (its DELETE
+		// lost with a dropped connection, as happens on a busy machine)
+		// would keep its goroutines for the life of the process.
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
 	})
 	s.URL = s.HTTP.URL + path
 	return s

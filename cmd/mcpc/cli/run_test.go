@@ -282,22 +282,45 @@ func buildMcpc(t testing.TB) string {
 	return testservers.Mcpc(t)
 }
 
+// httpRun is a running `mcpc run --http` process.
+type httpRun struct {
+	*exec.Cmd
+	stderrEnded chan struct{} // closed once every line of stderr is kept
+}
+
+// Wait waits for the process to exit and for the last of its stderr: the
+// lines it wrote just before exiting are read after it is gone.
+func (r *httpRun) Wait() error {
+	err := r.Cmd.Wait()
+	<-r.stderrEnded
+	return err
+}
+
 // startRunHTTP starts `mcpc run --http 127.0.0.1:0` as a process and
 // returns it with its base URL, read from its stderr.
-func startRunHTTP(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+func startRunHTTP(t *testing.T, bin string, args ...string) (*httpRun, string, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"run", "--http", "127.0.0.1:0"}, args...)...)
-	pr, err := cmd.StderrPipe()
+	// A pipe of our own, not StderrPipe: Wait closes that one as soon as
+	// the process exits, and what it wrote last can be lost.
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stderr = pw
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
 		t.Fatal(err)
 	}
+	r := &httpRun{Cmd: cmd, stderrEnded: make(chan struct{})}
 	var stderr syncBuffer
 	// The base URL, or "" when stderr ended without it (mcpc exited).
 	base := make(chan string, 1)
 	go func() {
+		defer close(r.stderrEnded)
+		defer pr.Close()
 		sc := bufio.NewScanner(pr)
 		re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)/chats/`)
 		found := false
@@ -315,10 +338,10 @@ func startRunHTTP(t *testing.T, bin string, args ...string) (*exec.Cmd, string, 
 	b := testservers.Recv(t, "mcpc run to serve", base)
 	if b == "" {
 		cmd.Process.Kill()
-		cmd.Wait()
+		r.Wait()
 		t.Fatalf("mcpc run did not start serving:\n%s", stderr.String())
 	}
-	return cmd, b, &stderr
+	return r, b, &stderr
 }
 
 // mcpc run --http: a chat per URL, status and reset, and SIGTERM stops
@@ -395,8 +418,10 @@ func TestRunStdioSignal(t *testing.T) {
 		cmd := exec.Command(bin, "run", "--plan", plan, "--stdio", "--workspace", t.TempDir(), "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
 		var stderr syncBuffer
 		cmd.Stderr = &stderr
+		// mcpc exits by itself on the signal: Close waits for that however
+		// long it takes, rather than sending SIGTERM after 5 s.
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.CommandTransport{Command: cmd}, nil)
+			&mcp.CommandTransport{Command: cmd, TerminateDuration: testservers.Patient}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
