@@ -150,6 +150,7 @@ type Manager struct {
 	fileData    []byte
 	fileExists  bool
 	loaded      bool
+	readFailed  bool // the last read failed: the next one applies whatever it finds
 	servers     []*server
 	skipped     []Skipped
 	fileProblem string
@@ -246,11 +247,11 @@ func (m *Manager) Start() {
 func (m *Manager) reload() {
 	data, exists, err := readLimited(m.opts.Workspace)
 	m.mu.Lock()
-	if m.closed || m.loaded && err == nil && exists == m.fileExists && bytes.Equal(data, m.fileData) {
+	if m.closed || m.loaded && err == nil && !m.readFailed && exists == m.fileExists && bytes.Equal(data, m.fileData) {
 		m.mu.Unlock()
 		return
 	}
-	m.loaded, m.fileData, m.fileExists = true, data, exists
+	m.loaded, m.fileData, m.fileExists, m.readFailed = true, data, exists, err != nil
 	old := m.servers
 	m.servers, m.skipped, m.fileProblem = nil, nil, ""
 	var fresh []*server

@@ -38,6 +38,7 @@ const (
 	CallStopped     CallErrorKind = "stopped"      // reset, restart, idle stop or shutdown ended the process
 	CallServerError CallErrorKind = "server-error" // the server answered with a JSON-RPC error
 	CallUnavailable CallErrorKind = "unavailable"  // a remote server is unreachable, was removed, or its connection failed during the call
+	CallLimit       CallErrorKind = "limit"        // the process could not start: the host runs HostOptions.MaxProcesses processes
 )
 
 // CallError is the error of a failed Chat.Call. Its message is redacted
@@ -173,6 +174,11 @@ func (c *Chat) Tools(ctx context.Context) ([]Tool, error) {
 // run. The result has every known secret redacted. Errors are *CallError,
 // ErrHostClosed or ErrChatClosed.
 func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	// A shutdown cancels the call (its server is told so) rather than
+	// waiting for it: Host.Close must not wait out callTimeoutSeconds.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(c.h.ctx, func() { cancel(ErrHostClosed) })()
 	tool, err := c.lookup(ctx, name)
 	if err != nil {
 		return nil, c.redactError(err)
@@ -251,22 +257,43 @@ func (c *Chat) Restart(server string) error {
 // Reset leaves the chat's remote connections alone: they hold no state of
 // the conversation, and the next listing re-reads servers.json anyway.
 func (c *Chat) Reset() {
-	c.stopAll(stopReset)
+	c.stopAll(stopReset, false)
 }
 
 // Close stops every process of the chat, disconnects its remote servers and
 // removes it from the host; the id may then be used again for a new chat.
 func (c *Chat) Close() {
-	c.stopAll(stopChatClosed)
+	c.closeFor(stopChatClosed)
+}
+
+// closeFor closes the chat, its processes stopped for why. The chat leaves
+// the host first: a chat created with its id meanwhile is a new one, not
+// this one while it closes.
+func (c *Chat) closeFor(why stopReason) {
 	c.h.mu.Lock()
 	if c.h.chats[c.id] == c {
 		delete(c.h.chats, c.id)
 	}
 	c.h.mu.Unlock()
+	c.stopAll(why, true)
 }
 
-func (c *Chat) stopAll(why stopReason) {
-	final := why == stopHostClosed || why == stopChatClosed
+// settleCalls waits, until deadline at the latest, until no process of the
+// chat has a call in flight or owes its server a notifications/cancelled.
+func (c *Chat) settleCalls(deadline time.Time) {
+	for _, s := range c.slots {
+		s.mu.Lock()
+		r := s.run
+		s.mu.Unlock()
+		if r != nil {
+			r.p.calls.settle(deadline)
+		}
+	}
+}
+
+// stopAll stops every process of the chat for why; final closes the chat
+// for good (its slots and remote connections).
+func (c *Chat) stopAll(why stopReason, final bool) {
 	var wg sync.WaitGroup
 	for _, s := range c.slots {
 		wg.Go(func() { s.stop(why, final) })
@@ -342,27 +369,30 @@ type slot struct {
 
 // procRun is one process of a slot.
 type procRun struct {
-	p     *proc
-	sem   chan struct{} // one call at a time; nil when the server is parallel
-	ended chan struct{} // closed once the process is gone and death or why is set
-	once  sync.Once
-	death string     // set when it ended by itself: the error for its calls
-	why   stopReason // set when mcpc stopped it
+	p       *proc
+	sem     chan struct{} // one call at a time; nil when the server is parallel
+	ended   chan struct{} // closed once the process is gone and death or why is set
+	once    sync.Once
+	death   string     // set when it ended by itself: the error for its calls
+	why     stopReason // set when mcpc stopped it
+	release func()     // gives back its place among the host's processes
 }
 
 func (r *procRun) finish(death string) {
 	r.once.Do(func() {
 		r.death = death
+		r.release()
 		close(r.ended)
 	})
 }
 
 // startOp is a start in progress, shared by the calls that wait for it.
 type startOp struct {
-	done   chan struct{}
-	cancel context.CancelFunc
-	run    *procRun
-	err    error
+	done    chan struct{}
+	cancel  context.CancelFunc
+	release func() // gives back the place the start took (Host.reserveProcess)
+	run     *procRun
+	err     error
 }
 
 // call runs one tool call on this slot's process.
@@ -379,7 +409,7 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 		case r.sem <- struct{}{}:
 			defer func() { <-r.sem }()
 		case <-ctx.Done():
-			return nil, s.cancelledBefore(tool, "while it waited for an earlier call to the server to end")
+			return nil, s.cancelledBefore(ctx, tool, "while it waited for an earlier call to the server to end")
 		case <-r.ended:
 			return nil, s.endedError(r, tool)
 		}
@@ -391,10 +421,16 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 	cctx, cancel := context.WithCancelCause(ctx)
 	errTimeout := errors.New("call timeout")
 	t := h.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
-	// Cancelling cctx makes the SDK send notifications/cancelled.
+	// Cancelling cctx makes the SDK send notifications/cancelled, in the
+	// background: the ledger lets a shutdown wait for it.
+	r.p.calls.enter()
 	res, err := r.p.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool.ServerTool, Arguments: args})
 	t.Stop()
 	timedOut := errors.Is(context.Cause(cctx), errTimeout)
+	if err != nil && cctx.Err() != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		r.p.calls.owe()
+	}
+	r.p.calls.leave()
 	cancel(nil)
 	if err == nil {
 		return redactResult(s.c.redactor(), res), nil
@@ -406,7 +442,7 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 		h.log("Warning", s.c.id, name, "%s", msg)
 		return nil, &CallError{Kind: CallTimeout, Server: name, Tool: tool.Name, Message: h.Redact(msg)}
 	case ctx.Err() != nil:
-		return nil, s.cancelled(tool)
+		return nil, s.cancelled(ctx, tool)
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && !errors.Is(err, mcp.ErrConnectionClosed) {
@@ -425,18 +461,27 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 }
 
 // cancelled is the error of a call cancelled while the server ran it.
-func (s *slot) cancelled(tool *Tool) error {
+func (s *slot) cancelled(ctx context.Context, tool *Tool) error {
 	name := s.srv.cfg.Name
 	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
-		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled; the server was told so (notifications/cancelled)", tool.Name, name))}
+		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s; the server was told so (notifications/cancelled)", tool.Name, name, cancelCause(ctx)))}
 }
 
 // cancelledBefore is the error of a call cancelled before it was sent:
 // the server never saw it, so it was not told anything either.
-func (s *slot) cancelledBefore(tool *Tool, while string) error {
+func (s *slot) cancelledBefore(ctx context.Context, tool *Tool, while string) error {
 	name := s.srv.cfg.Name
 	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
-		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled %s; it was never sent to the server", tool.Name, name, while))}
+		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s %s; it was never sent to the server", tool.Name, name, cancelCause(ctx), while))}
+}
+
+// cancelCause says why a call was cancelled when mcpc did it: "" when the
+// caller did.
+func cancelCause(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), ErrHostClosed) {
+		return " because the MCP host is shutting down"
+	}
+	return ""
 }
 
 // endedError is the error of a call whose process ended under it.
@@ -466,10 +511,10 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 		s.mu.Unlock()
 		return r, nil
 	}
-	if s.pending == nil {
-		s.startLocked()
-	}
 	op := s.pending
+	if op == nil {
+		op = s.startLocked()
+	}
 	s.waiting++
 	s.mu.Unlock()
 	var err error
@@ -478,7 +523,7 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 	case <-ctx.Done():
 		// The start goes on without this call: once it is done, the
 		// process has no call in flight, and its idle stop is due.
-		err = s.cancelledBefore(tool, "while the server was starting")
+		err = s.cancelledBefore(ctx, tool, "while the server was starting")
 	case <-h.ctx.Done():
 		err = ErrHostClosed
 	}
@@ -565,20 +610,33 @@ func (s *slot) idleStop(r *procRun, idle time.Duration) {
 	})
 }
 
-// startLocked starts a process in the background. s.mu is held.
-func (s *slot) startLocked() {
+// startLocked starts a process in the background and returns the start,
+// which is s.pending until it is done; a start that cannot begin (the
+// host's process limit, a closed host) is returned done. s.mu is held.
+func (s *slot) startLocked() *startOp {
 	h := s.c.h
 	ctx, cancel := context.WithCancel(h.ctx)
 	op := &startOp{done: make(chan struct{}), cancel: cancel}
+	release, ok := h.reserveProcess()
+	if !ok {
+		cancel()
+		op.err = s.limitError()
+		s.lastErr = op.err.(*CallError).Message
+		close(op.done)
+		return op
+	}
+	op.release = release
 	s.pending = op
 	s.starts++
 	epoch := s.epoch
 	if !h.track(func() { s.doStart(ctx, op, epoch) }) {
 		cancel()
+		release()
 		s.pending = nil
 		op.err = ErrHostClosed
 		close(op.done)
 	}
+	return op
 }
 
 // doStart starts the chat's process: in the workspace, with the
@@ -594,6 +652,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		timeout = DefaultStartupTimeout
 	}
 	fail := func(reason, stderr string) {
+		op.release()
 		msg := h.Redact(fmt.Sprintf("MCP server %s failed to start: %s", name, reason))
 		s.mu.Lock()
 		s.pending = nil
@@ -623,7 +682,8 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
 	}
 	p, err := startProc(sctx, spec, c.workspace, procConfig{version: "chat", onStderr: onStderr,
-		redact: h.redactLog, secretSpan: h.secretSpan})
+		redact: h.redactLog, secretSpan: h.secretSpan,
+		onEscaped: func(e procInfo, killed bool) { h.escaped(c.id, name, e.pid, e.comm, killed) }})
 	cancel()
 	if err != nil {
 		if p == nil {
@@ -638,7 +698,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		fail(reason, stderr)
 		return
 	}
-	r := &procRun{p: p, ended: make(chan struct{})}
+	r := &procRun{p: p, ended: make(chan struct{}), release: op.release}
 	if !cfg.Parallel {
 		r.sem = make(chan struct{}, 1)
 	}
@@ -663,7 +723,20 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	s.mu.Unlock()
 	h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, p.pid(), c.workspace)
 	if !h.track(func() { s.watch(r) }) {
-		s.stopRun(r, stopHostClosed)
+		// The host closed since: no watcher will record the end, so stop
+		// the process and record it here (stopRun would wait for the
+		// watcher).
+		s.mu.Lock()
+		if r.why == "" {
+			r.why = stopHostClosed
+		}
+		if s.run == r {
+			s.run, s.state = nil, StateNotStarted
+		}
+		s.mu.Unlock()
+		p.stopping.Store(true)
+		p.stop()
+		r.finish("")
 	}
 }
 

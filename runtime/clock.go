@@ -8,7 +8,8 @@ import "time"
 //   - the 60 s after which a failed discovery is tried again,
 //   - idleTimeoutSeconds, after which a chat's idle process stops,
 //   - callTimeoutSeconds, after which a call is cancelled,
-//   - startupTimeoutSeconds, within which a process must answer.
+//   - startupTimeoutSeconds, within which a process must answer,
+//   - a gateway's ChatIdleTimeout and SessionIdleTimeout.
 //
 // Tests pass a clock they advance by hand, so that these rules are checked
 // without waiting for them and without depending on the machine's speed.

@@ -82,6 +82,10 @@ type DiscoverOptions struct {
 	Redact func(string) string
 	// Clock measures the startup timeouts; nil means RealClock.
 	Clock Clock
+	// OnEscaped, if set, is told of each process a server started that had
+	// left the server's process group (setsid) and was killed on its own
+	// when the server stopped (killed false: it would not die).
+	OnEscaped func(server string, pid int, command string, killed bool)
 }
 
 // Discovery is the result for one Target.
@@ -166,7 +170,7 @@ func Discover(ctx context.Context, targets []Target, opts DiscoverOptions) []Dis
 	for range min(n, len(targets)) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = discoverOne(ctx, targets[i], redact, progress, clock)
+				out[i] = discoverOne(ctx, targets[i], redact, progress, clock, opts.OnEscaped)
 			}
 		})
 	}
@@ -182,7 +186,8 @@ func (d *Discovery) fail(redact func(string) string, kind FailureKind, reason st
 }
 
 // discoverOne runs one target.
-func discoverOne(ctx context.Context, t Target, redact func(string) string, progress func(ProgressEvent), clock Clock) (d Discovery) {
+func discoverOne(ctx context.Context, t Target, redact func(string) string, progress func(ProgressEvent), clock Clock,
+	onEscaped func(server string, pid int, command string, killed bool)) (d Discovery) {
 	d.Server = t.Server
 	start := time.Now()
 	progress(ProgressEvent{Server: t.Server, Phase: PhaseStarted})
@@ -219,7 +224,11 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		d.fail(redact, FailSpec, "invalid launch spec: empty command", -1)
 		return d
 	}
-	p := probe(ctx, spec, ws, clock, redact)
+	cfg := procConfig{version: "discovery"}
+	if onEscaped != nil {
+		cfg.onEscaped = func(e procInfo, killed bool) { onEscaped(t.Server, e.pid, e.comm, killed) }
+	}
+	p := probe(ctx, spec, ws, clock, redact, cfg)
 	d.Stderr = redact(p.stderr)
 	if p.kind != "" {
 		reason := p.reason
@@ -251,7 +260,7 @@ type probeResult struct {
 // probe starts the server, lists its tools within the startup timeout and
 // stops it, process group included. It returns only once the process is
 // reaped and its stderr drained.
-func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, redact func(string) string) (r probeResult) {
+func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, redact func(string) string, cfg procConfig) (r probeResult) {
 	r.code = -1
 	timeout := spec.StartupTimeout
 	if timeout <= 0 {
@@ -259,7 +268,7 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, 
 	}
 	sctx, cancel, timedOut := startTimeout(ctx, clock, timeout)
 	defer cancel()
-	p, err := startProc(sctx, spec, workspace, procConfig{version: "discovery"})
+	p, err := startProc(sctx, spec, workspace, cfg)
 	if p == nil {
 		r.kind, r.reason = FailStart, err.Error()
 		return r

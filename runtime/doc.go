@@ -40,16 +40,43 @@
 //     sends notifications/cancelled. A failed call is never retried.
 //   - A process that dies turns its calls into "MCP server <name> exited
 //     (<code>): <last stderr line>. It restarts on the next call; its state
-//     was lost." and the next call starts a new one.
+//     was lost." and the next call starts a new one. The process itself is
+//     watched (reaped the moment it exits), not only its stdout: a
+//     descendant that inherited stdout does not hide the death.
+//   - HostOptions.MaxProcesses caps the chats' processes; a call whose
+//     server would be one too many fails at once (CallLimit).
+//   - Host.Close cancels the calls in flight (their servers are told, with
+//     notifications/cancelled, before stdin closes) instead of waiting for
+//     them, then stops every process.
+//   - Stopping a server also kills, one by one, its descendants that left
+//     its process group (setsid), counted in HostStatus.EscapedProcesses
+//     and logged. A Guard (StartGuard, Linux) finds those whose server
+//     already died, and kills what is left of the servers' groups if mcpc
+//     itself is killed.
 //   - Known secrets (values of deny-listed host variables and of ${env:…}
 //     resolutions, at least 4 characters, raw or JSON-escaped) become
 //     [REDACTED] in results, errors, stderr tails, status and log entries.
 //
 // # Time
 //
+// # The gateway over HTTP
+//
+// A chat, its workspace and its remote connections are created only by an
+// initialize request the SDK accepts; any other request to an unknown chat
+// creates nothing. GatewayOptions cap the chats and the sessions (503 with
+// a JSON-RPC error naming the limit, logged once per reach), close chats
+// and sessions that had no request for a while (a chat's processes stop as
+// on a reset; its workspace stays), require an optional bearer token on
+// the MCP endpoints, and cut off request bodies that arrive too slowly.
+//
+// # Time
+//
 // Every duration that is a rule above (discovery retry, idle stop, call
-// timeout, startup timeout) is measured on HostOptions.Clock, so tests set
-// a clock and advance it instead of waiting. Fixed waits that only bound
-// cleanup (the stop grace, waiting for a killed group to disappear,
-// draining stderr) are real time: they wait for the operating system.
+// timeout, startup timeout, the gateway's chat and session idle timeouts)
+// is measured on HostOptions.Clock, so tests set a clock and advance it
+// instead of waiting. Fixed waits that only bound cleanup (the stop grace,
+// waiting for a killed group to disappear, draining stdout and stderr,
+// letting cancel notifications out at shutdown) and the body deadline (a
+// deadline on the connection) are real time: they wait for the operating
+// system.
 package runtime

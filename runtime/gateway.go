@@ -3,19 +3,17 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +45,35 @@ type GatewayOptions struct {
 	// (protection against DNS rebinding); the caller must then listen on
 	// loopback only.
 	AdminToken string
+	// MCPToken, if set, must be sent as "Authorization: Bearer <token>"
+	// with every request to /chats/{id}/mcp; others get 401. Without it
+	// the MCP endpoints are not authenticated.
+	MCPToken string
+
+	// What a chat served over HTTP may hold (see gatewayhttp.go). A chat
+	// and its workspace are created only by an initialize request that the
+	// SDK accepts; any other request to an unknown chat creates nothing.
+
+	// MaxChats caps the chats served over HTTP at once; an initialize for
+	// one more gets 503. 0: no cap.
+	MaxChats int
+	// MaxSessions caps the MCP sessions open over HTTP at once, over all
+	// chats; an initialize for one more gets 503. 0: no cap.
+	MaxSessions int
+	// ChatIdleTimeout closes a chat served over HTTP once no request (other
+	// than an open GET stream) has reached it for that long, on the host's
+	// Clock: its sessions end, its processes stop as on a reset, and the
+	// gateway forgets it; its workspace stays. 0: never.
+	ChatIdleTimeout time.Duration
+	// SessionIdleTimeout closes an MCP session once no request (other than
+	// an open GET stream) has used it for that long, on the host's Clock;
+	// the client then gets 404 and must initialize again. 0: never.
+	SessionIdleTimeout time.Duration
+	// BodyTimeout bounds reading a request body: it must arrive within
+	// BodyTimeout plus one second per 64 KiB (minBodyRate), else the
+	// request gets 408 and its connection is closed. 0 means
+	// DefaultBodyTimeout. Real time: it is a deadline on the connection.
+	BodyTimeout time.Duration
 }
 
 // Gateway serves a host's chats over MCP. Create it with NewGateway; it is
@@ -71,6 +98,15 @@ type Gateway struct {
 	mu     sync.Mutex
 	closed bool
 	chats  map[string]*gatewayChat // by chat id
+
+	// Chats served over HTTP (gatewayhttp.go); g.mu guards them.
+	createMu      sync.Mutex // one chat creation at a time
+	httpChats     int        // chats with http set
+	sessions      int        // sessions tracked, over all chats
+	pendingInits  int        // initialize requests in flight whose session is not counted yet
+	initsTracked  int        // initialize requests in flight whose session is counted
+	chatsLogged   bool       // MaxChats was logged since it was last not reached
+	sessionLogged bool       // the same for MaxSessions
 }
 
 // gatewayChat is one chat's MCP server.
@@ -78,6 +114,16 @@ type gatewayChat struct {
 	chat    *Chat
 	server  *mcp.Server
 	handler http.Handler // Streamable HTTP; nil until served over HTTP
+
+	// Over HTTP (guarded by the gateway's mu): requests in flight, the idle
+	// timer, the sessions.
+	http     bool
+	madeDir  bool // the gateway created the workspace directory for it
+	gone     bool // closed, or dropped after a refused initialize
+	active   int
+	idle     Timer
+	idleGen  uint64
+	sessions map[string]*httpSession
 
 	mu    sync.Mutex
 	gen   uint64           // the tool table generation the server holds
@@ -105,6 +151,7 @@ func NewGateway(h *Host, opts GatewayOptions) *Gateway {
 func (g *Gateway) Close() {
 	g.mu.Lock()
 	g.closed = true
+	g.stopTimersLocked()
 	chats := make([]*gatewayChat, 0, len(g.chats))
 	for _, gc := range g.chats {
 		chats = append(chats, gc)
@@ -145,6 +192,11 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 	})
 	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			// A handler may outlive its HTTP request (a client that went
+			// away): it keeps its chat and session from expiring.
+			if done := g.work(gc, req); done != nil {
+				defer done()
+			}
 			if method == "tools/list" || method == "tools/call" {
 				// Discovery runs here, on the first listing or call, shared
 				// by every chat asking at the same time.
@@ -369,43 +421,10 @@ func (g *Gateway) chatID(w http.ResponseWriter, escaped string) (string, bool) {
 	return id, true
 }
 
-// serveMCP hands the request to the chat's Streamable HTTP handler,
-// creating the chat and its workspace on first use.
-func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
-	if g.opts.WorkspaceRoot == "" {
-		g.writeError(w, http.StatusInternalServerError, "the gateway has no workspace root")
-		return
-	}
-	ws := filepath.Join(g.opts.WorkspaceRoot, id)
-	chat, err := g.h.Chat(id, ws)
-	if err == nil {
-		err = os.MkdirAll(ws, 0o700)
-	}
-	var gc *gatewayChat
-	if err == nil {
-		gc, err = g.chatServer(chat)
-	}
-	if err != nil {
-		g.writeError(w, http.StatusServiceUnavailable, g.h.Redact(err.Error()))
-		return
-	}
-	gc.mu.Lock()
-	if gc.handler == nil {
-		server := gc.server
-		gc.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
-	}
-	h := gc.handler
-	gc.mu.Unlock()
-	// One handler per chat: a session id is only ever valid on the path of
-	// the chat that created it.
-	h.ServeHTTP(w, r)
-}
-
 // admin authorizes an admin request and checks its method.
 func (g *Gateway) admin(w http.ResponseWriter, r *http.Request, method string) bool {
 	if tok := g.opts.AdminToken; tok != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+		if !bearerMatches(r, tok) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
 			g.writeError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token> (the token of --admin-token-env)")
 			return false

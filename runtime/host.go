@@ -55,6 +55,11 @@ type HostOptions struct {
 	// changed because a discovery finished (the first one, or a retry that
 	// succeeded). It runs on a background goroutine of the host.
 	OnToolsChanged func()
+	// MaxProcesses caps the chat processes the host runs at once (starting
+	// ones included; discoveries are not counted: there is at most one per
+	// server). A call whose server would need one more fails with
+	// CallLimit; 0 means no cap.
+	MaxProcesses int
 	// Remote, if set, gives every chat with a session scope the remote
 	// servers of its workspace's servers.json (SPEC §3, §4); see
 	// RemoteOptions. nil: chats have stdio servers only.
@@ -109,14 +114,20 @@ type Host struct {
 	servers       []*hostServer // plan order, disabled ones too
 	byName        map[string]*hostServer
 
-	ctx    context.Context // ends at Close: cancels starts and discoveries
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // background goroutines, see track
+	ctx       context.Context // ends at Close: cancels starts, discoveries and calls
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // background goroutines, see track
+	closeDone chan struct{}  // closed when the first Close is done
 
 	mu        sync.Mutex
 	closed    bool
 	chats     map[string]*Chat
 	listeners []func() // besides HostOptions.OnToolsChanged: gateways
+
+	procs processLimit // chat processes, against MaxProcesses
+	// escapes counts the processes found outside their server's process
+	// group when it stopped (see escaped).
+	escapes atomic.Int64
 
 	rebuildMu sync.Mutex // one rebuild at a time, so the last one sees every result
 	tableMu   sync.RWMutex
@@ -140,10 +151,11 @@ func NewHost(plan *compile.Plan, opts HostOptions) (*Host, error) {
 		return nil, fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", plan.PlanVersion, compile.PlanVersion)
 	}
 	h := &Host{plan: plan, opts: opts, clock: opts.Clock, env: opts.Env, retry: opts.DiscoveryRetry,
-		byName: map[string]*hostServer{}, chats: map[string]*Chat{}}
+		byName: map[string]*hostServer{}, chats: map[string]*Chat{}, closeDone: make(chan struct{})}
 	if h.clock == nil {
 		h.clock = RealClock{}
 	}
+	h.procs.max = max(opts.MaxProcesses, 0)
 	if h.retry <= 0 {
 		h.retry = DefaultDiscoveryRetry
 	}
@@ -301,14 +313,16 @@ func (h *Host) FindChat(id string) (*Chat, bool) {
 }
 
 // Close stops every process of every chat (whole process groups), cancels
-// discoveries and starts in progress, and waits for all of it. Every later
-// call on the host or its chats returns ErrHostClosed. Close may be called
-// more than once.
+// discoveries, starts and calls in progress, and waits for all of it. A
+// cancelled call's server is told so (notifications/cancelled) before its
+// process is asked to exit. Every later call on the host or its chats
+// returns ErrHostClosed. Close may be called more than once, also
+// concurrently; every call returns once the first is done.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		h.wg.Wait()
+		<-h.closeDone
 		return nil
 	}
 	h.closed = true
@@ -317,10 +331,18 @@ func (h *Host) Close() error {
 		chats = append(chats, c)
 	}
 	h.mu.Unlock()
+	defer close(h.closeDone)
 	h.cancel()
+	// The calls end at once; the SDK writes their notifications/cancelled
+	// in the background. Give those a moment to reach the servers before
+	// stdin closes.
+	deadline := time.Now().Add(cancelNotifyLimit)
+	for _, c := range chats {
+		c.settleCalls(deadline)
+	}
 	var wg sync.WaitGroup
 	for _, c := range chats {
-		wg.Go(func() { c.stopAll(stopHostClosed) })
+		wg.Go(func() { c.stopAll(stopHostClosed, true) })
 	}
 	wg.Wait()
 	h.wg.Wait()
@@ -329,6 +351,10 @@ func (h *Host) Close() error {
 	}
 	return nil
 }
+
+// cancelNotifyLimit bounds the wait, at shutdown, for the cancelled calls'
+// notifications/cancelled to be written. Real time (see Clock).
+const cancelNotifyLimit = stopGrace
 
 func (h *Host) isClosed() bool {
 	h.mu.Lock()
@@ -547,7 +573,8 @@ func (s *hostServer) start(first bool) {
 		target := Target{Server: cfg.Name, Spec: func(ws string) (LaunchSpec, error) {
 			return Launch(cfg, ws, h.env), nil
 		}}
-		d := Discover(h.ctx, []Target{target}, DiscoverOptions{Redact: h.Redact, Clock: h.clock})[0]
+		d := Discover(h.ctx, []Target{target}, DiscoverOptions{Redact: h.Redact, Clock: h.clock,
+			OnEscaped: func(_ string, pid int, command string, killed bool) { h.escaped("", cfg.Name, pid, command, killed) }})[0]
 		s.mu.Lock()
 		s.stderr = d.Stderr
 		if d.Err != nil {
@@ -597,10 +624,23 @@ func (s *hostServer) snapshot() DiscoveryStatus {
 	return ds
 }
 
+// escaped logs and counts a process that a server started and that had
+// left its process group: stopping the server killed it on its own
+// (killed), or could not.
+func (h *Host) escaped(chat, server string, pid int, command string, killed bool) {
+	h.escapes.Add(1)
+	if killed {
+		h.log("Warning", chat, server, "MCP server %s: process %d (%s) had left the server's process group (setsid); it was killed on its own", server, pid, command)
+		return
+	}
+	h.log("Error", chat, server, "MCP server %s: process %d (%s) had left the server's process group (setsid) and could not be killed; it still runs", server, pid, command)
+}
+
 // Status returns the discovery of every server and the state of every
 // chat, chats sorted by id. Every text is redacted.
 func (h *Host) Status() HostStatus {
-	st := HostStatus{Servers: make([]DiscoveryStatus, 0, len(h.servers)), Chats: []ChatStatus{}}
+	st := HostStatus{Servers: make([]DiscoveryStatus, 0, len(h.servers)), Chats: []ChatStatus{},
+		EscapedProcesses: int(h.escapes.Load()), Processes: h.Processes()}
 	for _, s := range h.servers {
 		st.Servers = append(st.Servers, s.snapshot())
 	}

@@ -18,8 +18,9 @@ import (
 )
 
 // connectPipes starts the command with its stdin and stdout on pipes and
-// returns a pipeConn over them.
-func (t *groupTransport) connectPipes() (mcp.Connection, error) {
+// returns a pipeConn over them. The process is reaped as soon as it exits
+// (see waitProcess).
+func (t *groupTransport) connectPipes() (*pipeConn, error) {
 	cmd := t.inner.Command
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -33,15 +34,47 @@ func (t *groupTransport) connectPipes() (mcp.Connection, error) {
 		return nil, err
 	}
 	cmd.Stdout = pw
-	if err := cmd.Start(); err != nil {
+	if err := startChild(cmd); err != nil {
 		pr.Close()
 		pw.Close()
 		stdin.Close()
 		return nil, err
 	}
 	pw.Close() // the child has its copy
-	return &pipeConn{cmd: cmd, stdin: stdin, out: messageWriter{w: stdin}, stdout: pr, r: bufio.NewReaderSize(pr, 64<<10),
-		grace: t.inner.TerminateDuration, kill: t.KillGroup}, nil
+	guardGroupStarted(cmd.Process.Pid)
+	c := &pipeConn{cmd: cmd, stdin: stdin, out: messageWriter{w: stdin}, onCancelSent: t.onCancelSent, stdout: pr, r: bufio.NewReaderSize(pr, 64<<10),
+		grace: t.inner.TerminateDuration, kill: t.KillGroup,
+		exited: make(chan struct{}), waited: make(chan struct{}), readEnded: make(chan struct{}), closing: make(chan struct{})}
+	go c.waitProcess()
+	return c, nil
+}
+
+// stdoutDrainLimit is how long, after the server process exited, its stdout
+// may take to end by itself (the answers it wrote last are still read)
+// before mcpc stops reading it: a descendant that inherited stdout would
+// otherwise keep the session, and every call, waiting for a process that is
+// gone. Real time: it waits for the operating system (see Clock).
+const stdoutDrainLimit = 500 * time.Millisecond
+
+// waitProcess reaps the process the moment it exits, whatever holds its
+// pipes, and records how it ended. If stdout has not ended stdoutDrainLimit
+// later, a descendant holds it open: the read end is closed, which ends the
+// session as the end of stdout would, so that the death is reported. It
+// ends once the process is reaped and stdout ended or was let go; Close
+// waits for it.
+func (c *pipeConn) waitProcess() {
+	defer close(c.waited)
+	c.waitErr = c.cmd.Wait()
+	unregisterChild(c.cmd)
+	close(c.exited)
+	t := time.NewTimer(stdoutDrainLimit)
+	defer t.Stop()
+	select {
+	case <-c.readEnded:
+	case <-c.closing:
+	case <-t.C:
+		c.stdout.Close()
+	}
 }
 
 // pipeConn is the MCP connection to a server process over its stdin and
@@ -63,10 +96,20 @@ type pipeConn struct {
 	queue  []jsonrpc.Message // the rest of a batch; Read is never concurrent
 	grace  time.Duration
 	kill   func()
+	// onCancelSent, if set, is called after each notifications/cancelled
+	// was written (see callLedger).
+	onCancelSent func()
 
 	out       messageWriter // stdin
 	closeOnce sync.Once
 	closeErr  error
+
+	exited    chan struct{} // closed once the process is reaped (waitErr set)
+	waitErr   error
+	waited    chan struct{} // closed when waitProcess returned
+	readEnded chan struct{} // closed when Read met the end of stdout or an error
+	readOnce  sync.Once
+	closing   chan struct{} // closed by Close: waitProcess stops waiting for stdout
 }
 
 // maxMessage bounds one message from a server, as the SDK does by default.
@@ -81,6 +124,7 @@ func (c *pipeConn) Read(context.Context) (jsonrpc.Message, error) {
 	for {
 		line, err := readLine(c.r)
 		if err != nil {
+			c.endRead()
 			return nil, err
 		}
 		line = bytes.TrimSpace(line)
@@ -101,24 +145,41 @@ func (c *pipeConn) Read(context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// endRead records that reading stdout ended.
+func (c *pipeConn) endRead() {
+	if c.readEnded != nil {
+		c.readOnce.Do(func() { close(c.readEnded) })
+	}
+}
+
 func (c *pipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	return c.out.writeMessage(ctx, msg)
+	err := c.out.writeMessage(ctx, msg)
+	if c.onCancelSent != nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/cancelled" {
+			c.onCancelSent()
+		}
+	}
+	return err
 }
 
 // Close closes stdin, which is how MCP asks a stdio server to exit, waits
 // up to the grace period for the process to exit, then kills its process
-// group; it reaps the process and unblocks a pending Read.
+// group; it returns once the process is reaped, and unblocks a pending
+// Read.
 func (c *pipeConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.stdin.Close() // safe beside a Write, which then fails
-		done := make(chan error, 1)
-		go func() { done <- c.cmd.Wait() }()
+		t := time.NewTimer(c.grace)
 		select {
-		case c.closeErr = <-done:
-		case <-time.After(c.grace):
+		case <-c.exited:
+		case <-t.C:
 			c.kill()
-			c.closeErr = <-done
+			<-c.exited
 		}
+		t.Stop()
+		close(c.closing)
+		<-c.waited
+		c.closeErr = c.waitErr
 		c.stdout.Close()
 	})
 	return c.closeErr

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,10 @@ type procConfig struct {
 	// of the longest text it replaces. Both are needed with onStderr.
 	redact     func(string) string
 	secretSpan func() int
+	// onEscaped, if set, is told of each process of the server's that had
+	// left its process group and that stop killed on its own (see
+	// escapedDescendants), and of each that would not die.
+	onEscaped func(p procInfo, killed bool)
 }
 
 // proc is one started server process and its MCP client session.
@@ -59,6 +64,11 @@ type proc struct {
 	tr   *groupTransport
 	cs   *mcp.ClientSession // nil until the handshake succeeded
 	tail *stderrTail
+	// calls counts the calls in flight and the notifications/cancelled
+	// still owed to the server, for a shutdown (see callLedger).
+	calls *callLedger
+
+	onEscaped func(procInfo, bool)
 
 	pr      *os.File      // stderr, read end
 	drained chan struct{} // closed when stderr reading ended
@@ -100,7 +110,7 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	}
 	cmd.Stderr = pw
 	p = &proc{spec: spec, cmd: cmd, tail: newStderrTail(stderrTailBytes), pr: pr,
-		drained: make(chan struct{}), stopped: make(chan struct{})}
+		drained: make(chan struct{}), stopped: make(chan struct{}), calls: newCallLedger(), onEscaped: cfg.onEscaped}
 	var closeOnce sync.Once
 	p.closeW = func() { closeOnce.Do(func() { pw.Close() }) }
 	var sink io.Writer = p.tail
@@ -122,8 +132,9 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	}()
 
 	p.tr = &groupTransport{
-		inner:   &mcp.CommandTransport{Command: cmd, TerminateDuration: stopGrace},
-		started: p.closeW, // the child has its copy now
+		inner:        &mcp.CommandTransport{Command: cmd, TerminateDuration: stopGrace},
+		started:      p.closeW, // the child has its copy now
+		onCancelSent: p.calls.paid,
 	}
 	// Until the handshake is done, the end of ctx kills the group at once:
 	// that unblocks everything that waits for the process.
@@ -164,6 +175,11 @@ func (p *proc) stop() {
 	p.stopOnce.Do(func() {
 		defer close(p.stopped)
 		p.killedBeforeStop = p.tr.Killed()
+		// Found while the server still runs: once it is gone, they are
+		// no longer linked to it.
+		escaped := escapedDescendants(p.tr.Pid())
+		guardClaim(escaped)
+		defer guardRelease(escaped)
 		p.closeW()
 		if p.cs != nil {
 			closed := make(chan struct{})
@@ -180,9 +196,16 @@ func (p *proc) stop() {
 				<-closed
 			}
 		}
+		// A connection whose session never came to be is closed here; the
+		// process is reaped either way.
+		p.tr.Close()
 		// Whatever happened: kill what is left of the group and wait for it.
 		p.tr.KillGroup()
 		waitGroupGone(p.tr.Pid(), groupGoneLimit)
+		guardGroupGone(p.tr.Pid())
+		if len(escaped) > 0 {
+			p.killEscaped(escaped)
+		}
 		select {
 		case <-p.drained:
 		case <-time.After(stderrDrainLimit):
@@ -191,6 +214,17 @@ func (p *proc) stop() {
 		<-p.drained
 	})
 	<-p.stopped
+}
+
+// killEscaped kills the processes of the server that had left its process
+// group, and reports each.
+func (p *proc) killEscaped(escaped []procInfo) {
+	left := killProcesses(escaped, groupGoneLimit)
+	for _, e := range escaped {
+		if p.onEscaped != nil {
+			p.onEscaped(e, !slices.ContainsFunc(left, func(l procInfo) bool { return l.pid == e.pid }))
+		}
+	}
 }
 
 // exitStatus describes how the process ended, for "exited (…)": the exit

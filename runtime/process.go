@@ -18,21 +18,27 @@ import (
 type groupTransport struct {
 	inner   *mcp.CommandTransport
 	started func() // called once Connect has tried to start the process
+	// onCancelSent, if set, is called after each notifications/cancelled
+	// written to the server.
+	onCancelSent func()
 
 	mu     sync.Mutex
 	proc   *os.Process // nil until started
 	killed bool        // the group was sent SIGKILL
 	conn   *watchedConn
+	pipes  *pipeConn
 }
 
 func (t *groupTransport) Connect(context.Context) (mcp.Connection, error) {
 	// The command as mcp.CommandTransport would start it, over a faster
 	// connection (see pipeConn); TerminateDuration is its grace period.
-	conn, err := t.connectPipes()
+	pc, err := t.connectPipes()
+	var conn mcp.Connection
 	t.mu.Lock()
 	t.proc = t.inner.Command.Process
-	if conn != nil {
-		t.conn = &watchedConn{Connection: conn}
+	if pc != nil {
+		t.pipes = pc
+		t.conn = &watchedConn{Connection: pc}
 		conn = t.conn
 	}
 	t.mu.Unlock()
@@ -40,6 +46,19 @@ func (t *groupTransport) Connect(context.Context) (mcp.Connection, error) {
 		t.started()
 	}
 	return conn, err
+}
+
+// Close closes the connection to the process, if there is one: the process
+// is asked to exit (stdin), killed with its group after the grace period,
+// and reaped. Closing the session does the same; this is for a process
+// whose session never came to be. It may be called many times.
+func (t *groupTransport) Close() {
+	t.mu.Lock()
+	pc := t.pipes
+	t.mu.Unlock()
+	if pc != nil {
+		pc.Close()
+	}
 }
 
 // Started reports whether the process was started.

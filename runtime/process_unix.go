@@ -46,29 +46,114 @@ func groupAlive(pgid int) bool {
 	if syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	procs, ok := listProcs()
+	if !ok {
 		return true // no /proc: trust kill(2)
 	}
-	want := strconv.Itoa(pgid)
-	for _, e := range entries {
-		if c := e.Name()[0]; c < '0' || c > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// "pid (comm) state ppid pgrp …"; comm may hold spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) >= 3 && f[0] != "Z" && f[2] == want {
+	for _, p := range procs {
+		if p.pgid == pgid && !p.zombie {
 			return true
 		}
 	}
 	return false
+}
+
+// procInfo is one process as /proc/PID/stat shows it.
+type procInfo struct {
+	pid, ppid, pgid int
+	comm            string
+	zombie          bool
+}
+
+// listProcs reads every process of /proc; ok is false without /proc.
+func listProcs() (procs []procInfo, ok bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range entries {
+		if c := e.Name()[0]; c < '0' || c > '9' {
+			continue
+		}
+		if p, ok := readProc(e.Name()); ok {
+			procs = append(procs, p)
+		}
+	}
+	return procs, true
+}
+
+// readProc reads /proc/PID/stat: "pid (comm) state ppid pgrp …"; comm may
+// hold spaces and parentheses.
+func readProc(pid string) (procInfo, bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	s := string(b)
+	open, i := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || i < open {
+		return procInfo{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 3 {
+		return procInfo{}, false
+	}
+	p := procInfo{comm: s[open+1 : i], zombie: f[0] == "Z"}
+	p.pid, _ = strconv.Atoi(pid)
+	p.ppid, _ = strconv.Atoi(f[1])
+	p.pgid, _ = strconv.Atoi(f[2])
+	return p, true
+}
+
+// escapedDescendants returns the live descendants of pid that are not in
+// its process group: processes a server started that left its group
+// (setsid, setpgid), which killing the group does not reach. Only
+// descendants still linked to pid are found: one whose parent already
+// died was reparented (to init, or to mcpc as a subreaper, see Guard).
+func escapedDescendants(pid int) []procInfo {
+	if pid <= 0 {
+		return nil
+	}
+	procs, ok := listProcs()
+	if !ok {
+		return nil
+	}
+	children := map[int][]procInfo{}
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p)
+	}
+	var out []procInfo
+	queue := []int{pid}
+	for len(queue) > 0 {
+		parent := queue[0]
+		queue = queue[1:]
+		for _, c := range children[parent] {
+			queue = append(queue, c.pid)
+			if c.pgid != pid && !c.zombie {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// killProcesses sends SIGKILL to each process and waits, up to limit, until
+// none runs. It returns the ones still running.
+func killProcesses(procs []procInfo, limit time.Duration) (left []procInfo) {
+	for _, p := range procs {
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		left = left[:0]
+		for _, p := range procs {
+			if q, ok := readProc(strconv.Itoa(p.pid)); ok && !q.zombie {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }

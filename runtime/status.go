@@ -9,6 +9,12 @@ import "time"
 type HostStatus struct {
 	Servers []DiscoveryStatus `json:"servers"`
 	Chats   []ChatStatus      `json:"chats"`
+	// Processes counts the chats' server processes running or starting.
+	Processes int `json:"processes"`
+	// EscapedProcesses counts the processes servers started that had left
+	// their server's process group (setsid) when it stopped; each was killed
+	// on its own, and logged.
+	EscapedProcesses int `json:"escapedProcesses"`
 }
 
 // DiscoveryStatus is one server's shared discovery.

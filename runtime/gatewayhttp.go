@@ -1,0 +1,603 @@
+package runtime
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Chats served over HTTP, as a gateway bounds them: a chat, its workspace
+// and its remote connections come to be only with an MCP session (an
+// initialize request that the SDK accepts), so that stray requests cost
+// nothing; chats and sessions are capped (GatewayOptions.MaxChats,
+// MaxSessions) and expire when idle (ChatIdleTimeout, SessionIdleTimeout,
+// on the host's Clock); request bodies must arrive at a minimum rate
+// (BodyTimeout), so that slow clients cannot hold connections.
+
+const (
+	// DefaultBodyTimeout is GatewayOptions.BodyTimeout's default.
+	DefaultBodyTimeout = 10 * time.Second
+	// minBodyRate is the slowest rate at which a body may arrive: every
+	// minBodyRate bytes read add a second to the body's time.
+	minBodyRate = 64 << 10
+	// maxBodyBytes caps a request body, as the SDK does by default.
+	maxBodyBytes = mcp.DefaultMaxRequestBodyBytes
+	// sessionHeader is the Streamable HTTP session header.
+	sessionHeader = "Mcp-Session-Id"
+	// codeLimit is the JSON-RPC error code of an initialize refused because
+	// of a limit (implementation-defined server error range).
+	codeLimit = -32000
+)
+
+// httpSession is one MCP session of a chat served over HTTP.
+type httpSession struct {
+	active int // requests in flight, open GET streams excepted
+	idle   Timer
+	gen    uint64
+}
+
+// serveMCP serves a request to /chats/{id}/mcp: authorized, its body read
+// within its time, handed to the chat's Streamable HTTP handler. Only an
+// initialize creates the chat and its workspace; an initialize that the
+// SDK refuses leaves nothing behind.
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
+	if !g.mcpAuthorized(w, r) {
+		return
+	}
+	if g.opts.WorkspaceRoot == "" {
+		g.writeError(w, http.StatusInternalServerError, "the gateway has no workspace root")
+		return
+	}
+	body, ok := g.readBody(w, r)
+	if !ok {
+		return
+	}
+	sid := r.Header.Get(sessionHeader)
+	var initID jsonrpc.ID
+	init := false
+	if r.Method == http.MethodPost && sid == "" {
+		initID, init = initializeRequest(body)
+	}
+	// An open GET stream only listens: it does not keep a chat or a
+	// session from expiring.
+	counted := r.Method != http.MethodGet
+	if r.Method == http.MethodPost && sid == "" && !init {
+		// The SDK would make a session for it, only to close it after:
+		// a session starts with an initialize.
+		g.noSession(w, r, id)
+		return
+	}
+	gc, s, created := g.enter(w, r, id, sid, init, initID, counted)
+	if gc == nil {
+		return
+	}
+	defer g.leave(gc, sid, s, init, created, counted, r.Method == http.MethodDelete)
+	gc.handler.ServeHTTP(w, r)
+}
+
+// initializeRequest reports whether body is one JSON-RPC initialize
+// request, and its id.
+func initializeRequest(body []byte) (jsonrpc.ID, bool) {
+	msg, err := decodeWire(bytes.TrimSpace(body))
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() || req.Method != "initialize" {
+		return jsonrpc.ID{}, false
+	}
+	return req.ID, true
+}
+
+// enter finds the chat of a request and counts the request in. A chat that
+// is not served yet is created for an initialize request, within the
+// limits; any other request to it is answered here (404 or 400, nothing
+// created). A nil chat means the request was answered.
+func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, init bool, initID jsonrpc.ID, counted bool) (gc *gatewayChat, s *httpSession, created bool) {
+	g.mu.Lock()
+	if gc := g.served(id); gc != nil {
+		defer g.mu.Unlock()
+		if init && !g.sessionRoomLocked(w, initID) {
+			return nil, nil, false
+		}
+		return gc, g.beginLocked(gc, sid, init, counted), false
+	}
+	g.mu.Unlock()
+	if !init {
+		g.noSession(w, r, id)
+		return nil, nil, false
+	}
+
+	// A new chat: one creation at a time, so that two initializes for the
+	// same new id make one chat, and the cap is exact.
+	g.createMu.Lock()
+	defer g.createMu.Unlock()
+	g.mu.Lock()
+	if gc := g.served(id); gc != nil {
+		defer g.mu.Unlock()
+		if !g.sessionRoomLocked(w, initID) {
+			return nil, nil, false
+		}
+		return gc, g.beginLocked(gc, sid, init, counted), false
+	}
+	if g.closed {
+		g.mu.Unlock()
+		g.writeError(w, http.StatusServiceUnavailable, ErrHostClosed.Error())
+		return nil, nil, false
+	}
+	if max := g.opts.MaxChats; max > 0 && g.httpChats >= max {
+		first := !g.chatsLogged
+		g.chatsLogged = true
+		g.mu.Unlock()
+		msg := fmt.Sprintf("the gateway serves its maximum of %d chats (--max-chats): no new chat until one closes%s", max, idleNote("a chat", g.opts.ChatIdleTimeout))
+		if first {
+			g.h.log("Warning", "", "", "%s; a new chat is refused with 503", msg)
+		}
+		writeRPCError(w, http.StatusServiceUnavailable, initID, msg)
+		return nil, nil, false
+	}
+	if !g.sessionRoomLocked(w, initID) {
+		g.mu.Unlock()
+		return nil, nil, false
+	}
+	g.mu.Unlock()
+
+	// The workspace first: the chat reads its servers.json at once.
+	ws := filepath.Join(g.opts.WorkspaceRoot, id)
+	_, statErr := os.Stat(ws)
+	madeDir := errors.Is(statErr, os.ErrNotExist)
+	err := os.MkdirAll(ws, 0o700)
+	var chat *Chat
+	if err == nil {
+		chat, err = g.h.Chat(id, ws)
+	}
+	if err == nil {
+		gc, err = g.chatServer(chat)
+	}
+	if err != nil {
+		if chat != nil {
+			chat.Close()
+		}
+		if madeDir {
+			os.Remove(ws)
+		}
+		g.writeError(w, http.StatusServiceUnavailable, g.h.Redact(err.Error()))
+		return nil, nil, false
+	}
+	g.mu.Lock()
+	if g.closed {
+		// Gateway.Close came in between: it did not see this chat.
+		g.mu.Unlock()
+		chat.Close()
+		g.writeError(w, http.StatusServiceUnavailable, ErrHostClosed.Error())
+		return nil, nil, false
+	}
+	defer g.mu.Unlock()
+	server := gc.server
+	gc.http, gc.sessions = true, map[string]*httpSession{}
+	gc.madeDir = madeDir
+	gc.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	g.httpChats++
+	return gc, g.beginLocked(gc, sid, init, counted), true
+}
+
+// served returns the chat id served over HTTP, nil if there is none. g.mu
+// is held.
+func (g *Gateway) served(id string) *gatewayChat {
+	gc := g.chats[id]
+	if gc == nil || !gc.http || gc.gone {
+		return nil
+	}
+	return gc
+}
+
+// sessionRoomLocked reports whether one more session may open; if not, it
+// answers 503. g.mu is held.
+func (g *Gateway) sessionRoomLocked(w http.ResponseWriter, initID jsonrpc.ID) bool {
+	max := g.opts.MaxSessions
+	if max <= 0 || g.sessions+g.pendingInits < max {
+		return true
+	}
+	// At the cap: sessions the SDK ended (a DELETE just answered) may not
+	// be counted out yet.
+	for _, gc := range g.chats {
+		if gc.http && !gc.gone {
+			g.syncSessionsLocked(gc)
+		}
+	}
+	if g.sessions+g.pendingInits < max {
+		return true
+	}
+	msg := fmt.Sprintf("the gateway has its maximum of %d MCP sessions open (--max-sessions): no new session until one ends%s", max, idleNote("a session", g.opts.SessionIdleTimeout))
+	if !g.sessionLogged {
+		g.sessionLogged = true
+		g.h.log("Warning", "", "", "%s; a new session is refused with 503", msg)
+	}
+	writeRPCError(w, http.StatusServiceUnavailable, initID, msg)
+	return false
+}
+
+// idleNote says when what closes by itself, "" if it never does.
+func idleNote(what string, d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s closes after %s without requests)", what, formatDuration(d))
+}
+
+// noSession answers a request that is not an initialize, to a chat that is
+// not served: as for a session that does not exist, nothing is created.
+func (g *Gateway) noSession(w http.ResponseWriter, r *http.Request, id string) {
+	sid := r.Header.Get(sessionHeader)
+	switch {
+	case r.Method != http.MethodPost && r.Method != http.MethodGet && r.Method != http.MethodDelete:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		g.writeError(w, http.StatusMethodNotAllowed, "use POST, GET or DELETE")
+	case sid != "":
+		g.writeError(w, http.StatusNotFound, fmt.Sprintf("chat %q has no such MCP session (it ended, expired, or never existed): send a new initialize request", id))
+	case r.Method == http.MethodPost:
+		g.writeError(w, http.StatusBadRequest, fmt.Sprintf("no Mcp-Session-Id for chat %q: an MCP session starts with an initialize request (POST, no Mcp-Session-Id)", id))
+	default:
+		g.writeError(w, http.StatusBadRequest, fmt.Sprintf("%s needs the Mcp-Session-Id header of a session of chat %q", r.Method, id))
+	}
+}
+
+// beginLocked counts a request in: its chat and its session are not idle
+// while it runs. It returns the session it counted the request on (nil:
+// none), for leave. g.mu is held.
+func (g *Gateway) beginLocked(gc *gatewayChat, sid string, init, counted bool) *httpSession {
+	if init {
+		g.pendingInits++
+	}
+	if !counted {
+		return nil
+	}
+	gc.active++
+	if gc.idle != nil {
+		gc.idle.Stop()
+		gc.idle = nil
+	}
+	if sid == "" {
+		return nil
+	}
+	s := gc.sessions[sid]
+	if s == nil {
+		// The client may use a session before the initialize that made it
+		// has ended here (and the gateway learnt of it).
+		g.syncSessionsLocked(gc)
+		s = gc.sessions[sid]
+	}
+	if s != nil {
+		s.active++
+		if s.idle != nil {
+			s.idle.Stop()
+			s.idle = nil
+		}
+	}
+	return s
+}
+
+// work counts a handler of the SDK in, for a chat served over HTTP, and
+// returns the function that counts it out (nil: not counted).
+func (g *Gateway) work(gc *gatewayChat, req mcp.Request) func() {
+	sid := ""
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		sid = ss.ID()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !gc.http || gc.gone {
+		return nil
+	}
+	s := g.beginLocked(gc, sid, false, true)
+	return func() { g.leave(gc, sid, s, false, false, true, false) }
+}
+
+// leave counts a request out. An initialize (or a DELETE) changes the
+// chat's sessions: the gateway learns them from the SDK. A chat that this
+// request created and that has no session after it (the SDK refused the
+// initialize) is dropped again, with the workspace directory it made.
+func (g *Gateway) leave(gc *gatewayChat, sid string, s *httpSession, init, created, counted, deleted bool) {
+	g.mu.Lock()
+	if (init || deleted) && !gc.gone {
+		g.syncSessionsLocked(gc)
+	}
+	if init {
+		// Its session, if it made one, is counted now: count the request
+		// out of the pending ones (see syncSessionsLocked).
+		if g.initsTracked > 0 {
+			g.initsTracked--
+		} else {
+			g.pendingInits--
+		}
+	}
+	if counted {
+		gc.active--
+	}
+	if s != nil {
+		s.active--
+		if gc.sessions[sid] == s {
+			g.armSessionLocked(gc, sid, s)
+		}
+	}
+	drop := created && !gc.gone && gc.active == 0 && len(gc.sessions) == 0
+	if drop {
+		g.forgetLocked(gc)
+	} else {
+		g.armChatLocked(gc)
+	}
+	g.mu.Unlock()
+	if drop {
+		gc.chat.closeFor(stopChatClosed)
+		if gc.madeDir {
+			os.Remove(gc.chat.workspace) // only if still empty
+		}
+	}
+}
+
+// syncSessionsLocked makes the tracked sessions of gc those the SDK has:
+// new ones start their idle wait, ended ones are forgotten. g.mu is held.
+func (g *Gateway) syncSessionsLocked(gc *gatewayChat) {
+	live := map[string]bool{}
+	for ss := range gc.server.Sessions() {
+		// A session counts once its initialize was accepted.
+		if id := ss.ID(); id != "" && ss.InitializeParams() != nil {
+			live[id] = true
+		}
+	}
+	for id, s := range gc.sessions {
+		if !live[id] {
+			if s.idle != nil {
+				s.idle.Stop()
+			}
+			delete(gc.sessions, id)
+			g.sessions--
+		}
+	}
+	for id := range live {
+		if gc.sessions[id] == nil {
+			s := &httpSession{}
+			gc.sessions[id] = s
+			g.sessions++
+			// Made by an initialize still in flight: it is counted here
+			// now, not there too.
+			if g.pendingInits > 0 {
+				g.pendingInits--
+				g.initsTracked++
+			}
+			g.armSessionLocked(gc, id, s)
+		}
+	}
+	if max := g.opts.MaxSessions; g.sessions < max {
+		g.sessionLogged = false
+	}
+}
+
+// forgetLocked takes gc out of the gateway: new requests for its id find no
+// chat. g.mu is held.
+func (g *Gateway) forgetLocked(gc *gatewayChat) {
+	gc.gone = true
+	if g.chats[gc.chat.id] == gc {
+		delete(g.chats, gc.chat.id)
+	}
+	g.httpChats--
+	if g.httpChats < g.opts.MaxChats {
+		g.chatsLogged = false
+	}
+	for _, s := range gc.sessions {
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+	}
+	g.sessions -= len(gc.sessions)
+	gc.sessions = map[string]*httpSession{}
+	if g.sessions < g.opts.MaxSessions {
+		g.sessionLogged = false
+	}
+	if gc.idle != nil {
+		gc.idle.Stop()
+		gc.idle = nil
+	}
+}
+
+// armChatLocked starts gc's idle wait when no request runs. g.mu is held.
+func (g *Gateway) armChatLocked(gc *gatewayChat) {
+	d := g.opts.ChatIdleTimeout
+	if d <= 0 || gc.active > 0 || gc.gone || g.closed {
+		return
+	}
+	if gc.idle != nil {
+		gc.idle.Stop()
+	}
+	gc.idleGen++
+	gen := gc.idleGen
+	gc.idle = g.h.clock.AfterFunc(d, func() { g.chatIdle(gc, gen, d) })
+}
+
+// armSessionLocked starts a session's idle wait when no request of it
+// runs. g.mu is held.
+func (g *Gateway) armSessionLocked(gc *gatewayChat, sid string, s *httpSession) {
+	d := g.opts.SessionIdleTimeout
+	if d <= 0 || s.active > 0 || g.closed {
+		return
+	}
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	s.gen++
+	gen := s.gen
+	s.idle = g.h.clock.AfterFunc(d, func() { g.sessionIdle(gc, sid, gen, d) })
+}
+
+// chatIdle closes a chat that had no request for d: its sessions end, its
+// processes stop as on a reset, and the gateway and the host forget it.
+// It runs in the clock's goroutine and returns once the processes are
+// gone.
+func (g *Gateway) chatIdle(gc *gatewayChat, gen uint64, d time.Duration) {
+	g.mu.Lock()
+	if g.closed || gc.gone || gc.active > 0 || gc.idleGen != gen {
+		g.mu.Unlock()
+		return
+	}
+	g.forgetLocked(gc)
+	g.mu.Unlock()
+	g.h.do(func() {
+		// The processes first: a handler still running (there should be
+		// none) then ends, and closing its session does not wait for it.
+		gc.chat.closeFor(stopReason("the chat was idle for " + formatDuration(d)))
+		for ss := range gc.server.Sessions() {
+			_ = ss.Close()
+		}
+		g.h.log("Information", gc.chat.id, "", "chat %s closed after %s without requests: its sessions ended and its server processes stopped (its workspace stays)", gc.chat.id, formatDuration(d))
+	})
+}
+
+// sessionIdle closes a session that had no request for d.
+func (g *Gateway) sessionIdle(gc *gatewayChat, sid string, gen uint64, d time.Duration) {
+	g.mu.Lock()
+	s := gc.sessions[sid]
+	if g.closed || s == nil || s.gen != gen || s.active > 0 {
+		g.mu.Unlock()
+		return
+	}
+	delete(gc.sessions, sid)
+	g.sessions--
+	if g.sessions < g.opts.MaxSessions {
+		g.sessionLogged = false
+	}
+	g.mu.Unlock()
+	g.h.do(func() {
+		for ss := range gc.server.Sessions() {
+			if ss.ID() == sid {
+				_ = ss.Close()
+			}
+		}
+		g.h.log("Information", gc.chat.id, "", "an MCP session of chat %s closed after %s without requests", gc.chat.id, formatDuration(d))
+	})
+}
+
+// stopTimersLocked stops every idle wait, when the gateway closes. g.mu is
+// held.
+func (g *Gateway) stopTimersLocked() {
+	for _, gc := range g.chats {
+		if gc.idle != nil {
+			gc.idle.Stop()
+			gc.idle = nil
+		}
+		for _, s := range gc.sessions {
+			if s.idle != nil {
+				s.idle.Stop()
+				s.idle = nil
+			}
+		}
+	}
+}
+
+// readBody reads the request body whole, at most maxBodyBytes (413
+// beyond), and at least at minBodyRate after the first BodyTimeout (408
+// otherwise, and the connection is closed): a client cannot hold a
+// connection, and its descriptor, by sending slowly or not at all. The
+// body is put back for the SDK.
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	timeout := g.opts.BodyTimeout
+	if timeout <= 0 {
+		timeout = DefaultBodyTimeout
+	}
+	rc := http.NewResponseController(w)
+	deadline := time.Now().Add(timeout)
+	// A server that cannot set deadlines (not a net/http connection) reads
+	// without one.
+	limited := rc.SetReadDeadline(deadline) == nil
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	var buf bytes.Buffer
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := body.Read(chunk)
+		buf.Write(chunk[:n])
+		if n > 0 && limited {
+			deadline = deadline.Add(time.Duration(n) * time.Second / minBodyRate)
+			_ = rc.SetReadDeadline(deadline)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooBig):
+				g.writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes))
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				w.Header().Set("Connection", "close")
+				g.writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive in time (%s, plus 1s per %d KiB)", formatDuration(timeout), minBodyRate>>10))
+			default:
+				w.Header().Set("Connection", "close")
+				g.writeError(w, http.StatusBadRequest, "the request body could not be read")
+			}
+			return nil, false
+		}
+	}
+	if limited {
+		_ = rc.SetReadDeadline(time.Time{}) // a stream answer may last
+	}
+	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
+	return buf.Bytes(), true
+}
+
+// mcpAuthorized checks the MCP token, if the gateway has one; a request
+// without it gets 401.
+func (g *Gateway) mcpAuthorized(w http.ResponseWriter, r *http.Request) bool {
+	tok := g.opts.MCPToken
+	if tok == "" || bearerMatches(r, tok) {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
+	g.writeError(w, http.StatusUnauthorized, "the MCP endpoints need the header Authorization: Bearer <token> (the token of --mcp-token-env)")
+	return false
+}
+
+// bearerMatches reports whether r carries "Authorization: Bearer <tok>".
+// The comparison takes the same time whatever the sent value: both sides
+// are hashed first, so not even the token's length shows.
+func bearerMatches(r *http.Request, tok string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1 && ok
+}
+
+// writeRPCError answers a JSON-RPC request with an error, as the SDK does
+// for requests it refuses before serving them.
+func writeRPCError(w http.ResponseWriter, code int, id jsonrpc.ID, msg string) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: codeLimit, Message: msg}})
+	if err != nil {
+		data = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"refused"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(data, '\n'))
+}
+
+// formatDuration writes a duration as an operator sets it: 30m, 2h, 90s.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", int64(d/time.Hour))
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", int64(d/time.Minute))
+	}
+	return formatSeconds(d)
+}

@@ -1,0 +1,63 @@
+package runtime
+
+import (
+	"sync"
+	"time"
+)
+
+// callLedger counts, for one server process, the calls in flight and the
+// notifications/cancelled still owed to it. The SDK writes the
+// notification of a cancelled call in the background, after the call has
+// returned; a shutdown that closed stdin at once would lose it, and the
+// server would never hear that the call was cancelled. So the host, when
+// it shuts down, cancels every call and waits (bounded) until each process
+// has no call in flight and nothing owed before it stops the process.
+//
+// A call counts itself in flight (enter) before it is sent and out (leave)
+// after it returned; a call that returned because it was cancelled owes a
+// notification (owe) before it leaves; the connection pays (paid) when it
+// has written one. The SDK may write the notification before the call has
+// returned, so owed may be negative for a moment; it is never negative
+// once no call is in flight.
+type callLedger struct {
+	mu      sync.Mutex
+	calls   int
+	owed    int
+	changed chan struct{} // closed and replaced at every change
+}
+
+func newCallLedger() *callLedger { return &callLedger{changed: make(chan struct{})} }
+
+func (l *callLedger) update(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f()
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+func (l *callLedger) enter() { l.update(func() { l.calls++ }) }
+func (l *callLedger) leave() { l.update(func() { l.calls-- }) }
+func (l *callLedger) owe()   { l.update(func() { l.owed++ }) }
+func (l *callLedger) paid()  { l.update(func() { l.owed-- }) }
+
+// settle waits until no call is in flight and no notification is owed, or
+// until deadline (real time: it waits for the SDK and the pipe, not for a
+// rule). It reports whether the ledger settled.
+func (l *callLedger) settle(deadline time.Time) bool {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	for {
+		l.mu.Lock()
+		done, ch := l.calls <= 0 && l.owed <= 0, l.changed
+		l.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		}
+	}
+}
