@@ -183,18 +183,22 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	if err != nil {
 		return nil, c.redactError(err)
 	}
+	var res *mcp.CallToolResult
 	if tool.Remote {
-		return c.remote.call(ctx, tool, args)
+		res, err = c.remote.call(ctx, tool, args)
+	} else {
+		res, err = c.slots[c.h.byName[tool.Server].index].call(ctx, tool, args)
 	}
-	res, err := c.slots[c.h.byName[tool.Server].index].call(ctx, tool, args)
 	return res, c.redactError(err)
 }
 
-// redactError redacts the message of a *CallError with the chat's secrets
-// (the host's are already out).
+// redactError redacts the message of a *CallError with the chat's known
+// secrets (the host's and its remote servers' headers). It is where a
+// call's error leaves the runtime: the messages are built without
+// redaction, except for parts cut short, which are redacted before the cut.
 func (c *Chat) redactError(err error) error {
 	ce, ok := err.(*CallError)
-	if !ok || c.redactor() == c.h.redactor {
+	if !ok {
 		return err
 	}
 	if red := c.redact(ce.Message); red != ce.Message {
@@ -233,7 +237,7 @@ func (c *Chat) lookup(ctx context.Context, name string) (*Tool, error) {
 		}
 	}
 	return nil, &CallError{Kind: CallUnknownTool, Tool: name,
-		Message: c.h.Redact(fmt.Sprintf("unknown tool %q", name))}
+		Message: fmt.Sprintf("unknown tool %q", name)}
 }
 
 // Restart stops the chat's process of server (its whole process group);
@@ -307,12 +311,10 @@ func (c *Chat) stopAll(why stopReason, final bool) {
 // Status returns the state of each server for this chat, in plan order.
 func (c *Chat) Status() ChatStatus {
 	st := ChatStatus{ID: c.id, Workspace: c.workspace, Servers: make([]ServerStatus, len(c.slots))}
-	remoteOn := c.redactor() != c.h.redactor
 	for i, s := range c.slots {
 		st.Servers[i] = s.status()
-		if remoteOn {
-			st.Servers[i].State, st.Servers[i].LastError = c.redact(st.Servers[i].State), c.redact(st.Servers[i].LastError)
-		}
+		// Where a server's status leaves the runtime.
+		st.Servers[i].State, st.Servers[i].LastError = c.redact(st.Servers[i].State), c.redact(st.Servers[i].LastError)
 	}
 	st.Remote = c.remote.status()
 	return st
@@ -327,17 +329,14 @@ func (c *Chat) Server(name string) (ServerDetail, bool) {
 		return ServerDetail{}, false
 	}
 	d := c.slots[hs.index].detail()
-	if c.redactor() != c.h.redactor {
-		// Redact every string with the chat's secrets too: a stdio server
-		// could quote a remote key. What cannot be redacted is withheld,
-		// never shown as it is.
-		var red ServerDetail
-		if _, err := remote.RedactValue(d, &red, c.redact); err != nil {
-			return withheldDetail(d.ServerStatus), true
-		}
-		d = red
+	// Where details leave the runtime: every string redacted with the
+	// chat's secrets (a stdio server could quote a remote key too). What
+	// cannot be redacted is withheld, never shown as it is.
+	var red ServerDetail
+	if _, err := remote.RedactValue(d, &red, c.redact); err != nil {
+		return withheldDetail(d.ServerStatus), true
 	}
-	return d, true
+	return red, true
 }
 
 // withheldDetail stands for details that could not be redacted: the
@@ -359,7 +358,7 @@ type slot struct {
 	epoch    uint64   // bumped by every stop: starts of an older epoch give up
 	closed   bool     // the chat or host is closed
 	state    string   // StateNotStarted, StateRunning, StateExited, StateFailed
-	lastErr  string   // redacted
+	lastErr  string   // redacted where status leaves the runtime
 	stderr   string   // tail of the last process that ended, redacted
 	inflight int
 	waiting  int // calls waiting for a start in progress
@@ -440,14 +439,14 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 		msg := fmt.Sprintf("MCP server %s: tool %s did not answer within %s (callTimeoutSeconds); the call was cancelled and the server was told so (notifications/cancelled)",
 			name, tool.Name, formatSeconds(timeout))
 		h.log("Warning", s.c.id, name, "%s", msg)
-		return nil, &CallError{Kind: CallTimeout, Server: name, Tool: tool.Name, Message: h.Redact(msg)}
+		return nil, &CallError{Kind: CallTimeout, Server: name, Tool: tool.Name, Message: msg}
 	case ctx.Err() != nil:
 		return nil, s.cancelled(ctx, tool)
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil, &CallError{Kind: CallServerError, Server: name, Tool: tool.Name, Code: we.Code,
-			Message: h.Redact(fmt.Sprintf("MCP server %s: tool %s: %s", name, tool.Name, we.Message))}
+			Message: fmt.Sprintf("MCP server %s: tool %s: %s", name, tool.Name, we.Message)}
 	}
 	// The transport failed: the process died or broke the connection. The
 	// watcher records which; wait for it, or stop the process if the
@@ -464,7 +463,7 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 func (s *slot) cancelled(ctx context.Context, tool *Tool) error {
 	name := s.srv.cfg.Name
 	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
-		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s; the server was told so (notifications/cancelled)", tool.Name, name, cancelCause(ctx)))}
+		Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s; the server was told so (notifications/cancelled)", tool.Name, name, cancelCause(ctx))}
 }
 
 // cancelledBefore is the error of a call cancelled before it was sent:
@@ -472,7 +471,7 @@ func (s *slot) cancelled(ctx context.Context, tool *Tool) error {
 func (s *slot) cancelledBefore(ctx context.Context, tool *Tool, while string) error {
 	name := s.srv.cfg.Name
 	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
-		Message: s.c.h.Redact(fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s %s; it was never sent to the server", tool.Name, name, cancelCause(ctx), while))}
+		Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s %s; it was never sent to the server", tool.Name, name, cancelCause(ctx), while)}
 }
 
 // cancelCause says why a call was cancelled when mcpc did it: "" when the
@@ -491,7 +490,7 @@ func (s *slot) endedError(r *procRun, tool *Tool) error {
 		return &CallError{Kind: CallExited, Server: name, Tool: tool.Name, Message: r.death}
 	}
 	return &CallError{Kind: CallStopped, Server: name, Tool: tool.Name,
-		Message: s.c.h.Redact(fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", name, tool.Name, r.why))}
+		Message: fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", name, tool.Name, r.why)}
 }
 
 // acquire returns the running process, starting one if needed, and counts
@@ -653,7 +652,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	}
 	fail := func(reason, stderr string) {
 		op.release()
-		msg := h.Redact(fmt.Sprintf("MCP server %s failed to start: %s", name, reason))
+		msg := fmt.Sprintf("MCP server %s failed to start: %s", name, reason)
 		s.mu.Lock()
 		s.pending = nil
 		stale := s.epoch != epoch
@@ -663,7 +662,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		s.mu.Unlock()
 		if stale {
 			op.err = &CallError{Kind: CallStopped, Server: name,
-				Message: h.Redact(fmt.Sprintf("MCP server %s was stopped while it started: %s", name, s.lastWhy()))}
+				Message: fmt.Sprintf("MCP server %s was stopped while it started: %s", name, s.lastWhy())}
 			return
 		}
 		h.log("Warning", c.id, name, "%s", msg)
@@ -712,7 +711,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		p.stop()
 		r.finish("")
 		op.err = &CallError{Kind: CallStopped, Server: name,
-			Message: h.Redact(fmt.Sprintf("MCP server %s was stopped while it started: %s", name, why))}
+			Message: fmt.Sprintf("MCP server %s was stopped while it started: %s", name, why)}
 		return
 	}
 	s.run, s.state, s.lastErr = r, StateRunning, ""
@@ -768,7 +767,7 @@ func (s *slot) watch(r *procRun) {
 	r.p.stop()
 	h := s.c.h
 	stderr := h.Redact(r.p.tail.Text())
-	msg := h.Redact(deathMessage(s.srv.cfg.Name, r.p, stderr, s.c.redact))
+	msg := deathMessage(s.srv.cfg.Name, r.p, stderr, s.c.redact)
 	s.mu.Lock()
 	if s.run == r {
 		s.run, s.state, s.lastErr, s.stderr = nil, StateExited, msg, keptStderr(stderr)
@@ -889,8 +888,8 @@ func (s *slot) detail() ServerDetail {
 	h, cfg := s.c.h, s.srv.cfg
 	d := ServerDetail{ServerStatus: s.status(), Discovery: s.srv.snapshot()}
 	spec := Launch(cfg, s.c.workspace, h.env)
-	d.CommandLine = h.Redact(commandLine(spec))
-	d.Cwd = h.Redact(spec.Dir)
+	d.CommandLine = commandLine(spec)
+	d.Cwd = spec.Dir
 	if d.Cwd == "" {
 		d.Cwd = s.c.workspace
 	}
