@@ -62,12 +62,43 @@ func (fs *FileSet) Line(file string, n, col int) (string, int, bool) {
 			return "", 0, false
 		}
 		raw = s
+		if len(raw) > 2*excerptReach {
+			// A long line (minified JSON): redact only the part an excerpt
+			// can show, so that a diagnostic per value costs its window,
+			// not the line.
+			raw, col = fs.window(file, n, raw, col)
+		}
 	case n >= 1 && n <= len(fs.pseudo[file]):
 		raw = fs.pseudo[file][n-1]
 	default:
 		return "", 0, false
 	}
 	return fs.redactor.redactAt(raw, col)
+}
+
+// excerptReach is how many bytes on each side of a column an excerpt may
+// need: the text printer shows at most 480 characters (4 bytes each at
+// most) around the caret; a little more is kept so that it still sees a
+// longer line and marks the cut with "...".
+const excerptReach = 2 << 10
+
+// window cuts line n of file (raw) to excerptReach bytes on each side of
+// column col, plus the longest secret (so that no secret within the window
+// is cut), at character boundaries; it returns the cut text and col in it.
+func (fs *FileSet) window(file string, n int, raw string, col int) (string, int) {
+	at, ok := fs.files[file].LineOffset(n, col)
+	if !ok {
+		return raw, col
+	}
+	reach := excerptReach + fs.redactor.Longest()
+	from, to := max(0, at-reach), min(len(raw), at+reach)
+	for from > 0 && !utf8.RuneStart(raw[from]) {
+		from--
+	}
+	for to < len(raw) && !utf8.RuneStart(raw[to]) {
+		to++
+	}
+	return raw[from:to], utf8.RuneCountInString(raw[from:at]) + 1
 }
 
 // redactAt redacts s and maps the 1-based rune column col of s to the same

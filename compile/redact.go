@@ -225,6 +225,16 @@ func (r *Redactor) Contains(s string) (int, bool) {
 	return spans[0].secret, true
 }
 
+// Longest is the length in bytes of the longest text the redactor
+// replaces (0 when it replaces nothing): a cut that keeps this much more
+// than it shows cannot split a secret inside what it shows.
+func (r *Redactor) Longest() int {
+	if r.Empty() {
+		return 0
+	}
+	return len(r.forms[0].text)
+}
+
 // Empty reports whether there is nothing to redact.
 func (r *Redactor) Empty() bool { return r == nil || len(r.forms) == 0 }
 

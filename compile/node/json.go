@@ -126,6 +126,52 @@ func (ix *LineIndex) Pos(off int) diag.Pos {
 	return diag.Pos{File: ix.file, Line: lo + 1, Column: col}
 }
 
+// LineOffset returns the byte offset, within line n, of 1-based column col
+// (a column past the end of the line gives the line's length), the inverse
+// of Pos. Like Pos it costs O(log lines), whatever the line's length.
+func (ix *LineIndex) LineOffset(n, col int) (int, bool) {
+	if n < 1 || n > len(ix.starts) {
+		return 0, false
+	}
+	start := ix.starts[n-1]
+	end := len(ix.data)
+	if n < len(ix.starts) {
+		end = ix.starts[n] - 1
+	}
+	want := col - 1 // characters before the column
+	if want <= 0 {
+		return 0, true
+	}
+	if ix.marks == nil {
+		return min(want, end-start), true
+	}
+	target := ix.runesBefore(start) + want
+	// The last mark at or before the target, then count on from it.
+	lo, hi := start/markEvery, end/markEvery
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if ix.marks[mid].runes <= target && ix.marks[mid].off <= end {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	off, runes := ix.marks[lo].off, ix.marks[lo].runes
+	if off < start {
+		off, runes = start, ix.runesBefore(start)
+	}
+	for off < end && runes < target {
+		if ix.data[off] < utf8.RuneSelf {
+			off++
+		} else {
+			_, size := utf8.DecodeRune(ix.data[off:end])
+			off += size
+		}
+		runes++
+	}
+	return off - start, true
+}
+
 // Line returns the text of 1-based line n, without its line ending. The
 // text shares memory with the index: the file is copied to a string once,
 // not a line per call, as a report with a diagnostic per value of a

@@ -181,3 +181,30 @@ func allocatedBytes(f func()) uint64 {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
 }
+
+// LineOffset is the inverse of Pos on every column of every line, and
+// clamps a column past the end of a line to its length.
+func TestLineOffsetInvertsPos(t *testing.T) {
+	long := strings.Repeat("aé€😀\xff", 400) // invalid bytes count as characters too
+	for _, data := range []string{"", "abc\ndef", "é\n" + long + "\nx", long, "a\r\nbé\n\n"} {
+		ix := NewLineIndex("f", []byte(data))
+		for n, line := range strings.Split(data, "\n") {
+			runes := utf8.RuneCountInString(line)
+			off := 0
+			for col := 1; col <= runes+3; col++ {
+				want := len(line)
+				if col-1 <= runes {
+					want = off
+				}
+				got, ok := ix.LineOffset(n+1, col)
+				if !ok || got != want {
+					t.Fatalf("%q line %d col %d: %d, want %d", data[:min(len(data), 20)], n+1, col, got, want)
+				}
+				if off < len(line) {
+					_, size := utf8.DecodeRuneInString(line[off:])
+					off += size
+				}
+			}
+		}
+	}
+}
