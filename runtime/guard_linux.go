@@ -70,10 +70,12 @@ func StartGuard(exe string, args []string, log func(string)) (*Guard, error) {
 func (g *Guard) sweep() {
 	children.starting.Lock()
 	defer children.starting.Unlock()
-	procs, _ := listProcs()
-	self := os.Getpid()
+	// The list is read under g.mu: a claim released meanwhile (its process
+	// killed) must not meet a list from before the kill.
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	procs, _ := listProcs()
+	self := os.Getpid()
 	live := map[int]bool{}
 	for _, p := range procs {
 		if p.ppid != self || isOwnChild(p.pid) {

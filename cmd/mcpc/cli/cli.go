@@ -60,7 +60,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && app.Command(args[1]) == nil {
 		var names []string
 		for _, c := range app.Commands {
-			names = append(names, c.Name)
+			if !c.Hidden {
+				names = append(names, c.Name)
+			}
 		}
 		fmt.Fprintf(stderr, "mcpc: unknown command %q; the commands are %s (mcpc --help)\n", args[1], strings.Join(names, ", "))
 		return ExitUsage
@@ -107,6 +109,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			toolsCommand(),
 			remoteCommand(),
 			runCommand(),
+			guardCommand(),
 		},
 	}
 }

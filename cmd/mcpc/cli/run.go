@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ucli "github.com/urfave/cli/v2"
@@ -43,16 +44,33 @@ func levelRank(level string) int {
 	return -1
 }
 
-// shutdownGrace bounds how long HTTP requests in progress may take to end
-// after a signal, before their connections are closed.
-const shutdownGrace = 5 * time.Second
+// Defaults of mcpc run's limits (docs/decisions.md, "The runtime under
+// abuse").
+const (
+	defaultMaxChats       = 256
+	defaultMaxSessions    = 1024
+	defaultMaxProcesses   = 256
+	defaultChatIdle       = 30 * time.Minute
+	defaultSessionIdle    = 30 * time.Minute
+	defaultShutdownGrace  = 5 * time.Second
+	defaultBodyTimeout    = runtime.DefaultBodyTimeout
+	httpReadHeaderTimeout = 10 * time.Second
+	httpIdleTimeout       = 2 * time.Minute
+	minTokenLength        = 16
+	guardCommandName      = "internal-guard"
+)
+
+// runGuard says whether mcpc run starts the process guard (Linux): the
+// mcpc binary re-executed as its watchdog. Tests that call Run in-process
+// turn it off, since the test binary cannot be re-executed as mcpc.
+var runGuard = true
 
 func runCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "run",
 		Usage: "run a plan as an MCP gateway: one chat over stdio, or one chat per /chats/{id}/mcp over HTTP",
 		UsageText: `mcpc run --plan FILE --stdio --workspace DIR [--scope SCOPE] [--env-file FILE] [--env KEY=VALUE]
-   mcpc run --plan FILE --http 127.0.0.1:PORT --workspace-root DIR [--admin-token-env NAME]
+   mcpc run --plan FILE --http 127.0.0.1:PORT --workspace-root DIR [--admin-token-env NAME] [--mcp-token-env NAME]
 
 Each chat gets its own server processes, started by its first call to them;
 ${env:NAME} resolves against mcpc's environment overlaid by --env-file and --env.
@@ -64,15 +82,23 @@ Each chat also connects to the remote servers of its DIR/.volcanic/mcp/servers.j
 named <server>__<tool>; MCP_ENCRYPTION_SECRET (else TELEGRAM_BOT_TOKEN) opens the entries.
 Over HTTP: POST/GET/DELETE /chats/{id}/mcp (Streamable HTTP; id of 1-64 A-Z a-z 0-9 _ -,
 workspace DIR/{id}), GET /status, POST /chats/{id}/reset, POST /chats/{id}/servers/{name}/restart.
-SIGINT, SIGTERM, SIGHUP (the terminal went away) or SIGQUIT stops every server
-process and exits 0.
+A chat and its workspace are created by an initialize request only; chats and sessions
+end after --chat-idle-timeout / --session-idle-timeout without requests (the workspace
+stays), and --max-chats, --max-sessions and --max-processes cap them (503, or a call
+error, naming the limit). Tokens (--admin-token-env, --mcp-token-env) have at least 16
+characters; no server inherits them.
+SIGINT, SIGTERM, SIGHUP (the terminal went away) or SIGQUIT cancels the calls in
+flight (their servers get notifications/cancelled), stops every server process and
+exits 0 within --shutdown-grace. On Linux a guard process kills what is left of the
+servers' process groups if mcpc itself is killed.
 
 Examples:
    mcpc plan --appsettings appsettings.json -o plan.json
    mcpc run --plan plan.json --stdio --workspace /srv/chats/42
    mcpc run --plan plan.json --stdio --workspace /srv/chats/42 --scope 42 --env-file host.env
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats
-   mcpc run --plan plan.json --http 0.0.0.0:8080 --workspace-root /srv/chats --admin-token-env MCPC_ADMIN_TOKEN`,
+   mcpc run --plan plan.json --http 0.0.0.0:8080 --workspace-root /srv/chats --admin-token-env MCPC_ADMIN_TOKEN --mcp-token-env MCPC_MCP_TOKEN
+   mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats --max-chats 64 --chat-idle-timeout 1h`,
 		Flags: flags([]ucli.Flag{
 			&ucli.StringFlag{Name: "plan", Usage: "the plan `FILE` to run (written by mcpc plan -o)"},
 			&ucli.BoolFlag{Name: "stdio", Usage: "serve one chat over standard input and output (needs --workspace)"},
@@ -80,7 +106,15 @@ Examples:
 			&ucli.StringFlag{Name: "scope", Usage: "with --stdio: the chat's session `SCOPE`, which its remote servers (servers.json) are sealed for; without it the chat uses no remote servers"},
 			&ucli.StringFlag{Name: "http", Usage: "serve a chat per /chats/{id}/mcp on `ADDR` (host:port; loopback unless --admin-token-env)"},
 			&ucli.StringFlag{Name: "workspace-root", Usage: "with --http: chat {id} works in `DIR`/{id}, created on first use"},
-			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --http: the host variable `NAME` holding the token that GET /status and POST …/reset, …/restart require; allows a non-loopback address"},
+			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --http: the host variable `NAME` holding the token (16 characters or more) that GET /status and POST …/reset, …/restart require; allows a non-loopback address"},
+			&ucli.StringFlag{Name: "mcp-token-env", Usage: "with --http: the host variable `NAME` holding the bearer token (16 characters or more) every request to /chats/{id}/mcp must carry; without it the MCP endpoints are not authenticated"},
+			&ucli.IntFlag{Name: "max-chats", Value: defaultMaxChats, Usage: "with --http: the most chats served at once; an initialize for one more gets 503 (0: no limit)"},
+			&ucli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "with --http: the most MCP sessions open at once, over all chats; one more gets 503 (0: no limit)"},
+			&ucli.IntFlag{Name: "max-processes", Value: defaultMaxProcesses, Usage: "the most server processes the chats run at once; a call that needs one more fails, naming the limit (0: no limit)"},
+			&ucli.DurationFlag{Name: "chat-idle-timeout", Value: defaultChatIdle, Usage: "with --http: a chat without requests for `DURATION` is closed: its sessions end and its processes stop as on a reset; its workspace stays (0: never)"},
+			&ucli.DurationFlag{Name: "session-idle-timeout", Value: defaultSessionIdle, Usage: "with --http: an MCP session without requests for `DURATION` is closed; the client initializes again (0: never)"},
+			&ucli.DurationFlag{Name: "body-timeout", Value: defaultBodyTimeout, Usage: "with --http: a request body must arrive within `DURATION`, plus 1s per 64 KiB, else 408 and the connection is closed"},
+			&ucli.DurationFlag{Name: "shutdown-grace", Value: defaultShutdownGrace, Usage: "on a stop signal, the calls in flight are cancelled at once and mcpc exits within `DURATION`"},
 			denyListFlag(),
 			&ucli.StringFlag{Name: "builtin-tools", Value: strings.Join(naming.DefaultBuiltins, ","), Usage: "the host's built-in tool `NAMES`, comma-separated (empty: none); a server tool with one of these names is not served"},
 			&ucli.StringFlag{Name: "log-level", Value: "Information", Usage: "lowest `LEVEL` logged on stderr: " + strings.Join(logLevels, "|")},
@@ -102,8 +136,8 @@ func runAction(c *ucli.Context) error {
 		return usageError("run needs exactly one of --stdio (with --workspace DIR) or --http ADDR (with --workspace-root DIR)")
 	case stdio && c.String("workspace") == "":
 		return usageError("--stdio needs --workspace DIR: the chat's workspace")
-	case stdio && (c.String("workspace-root") != "" || c.String("admin-token-env") != ""):
-		return usageError("--workspace-root and --admin-token-env go with --http, not --stdio")
+	case stdio && (c.String("workspace-root") != "" || c.String("admin-token-env") != "" || c.String("mcp-token-env") != ""):
+		return usageError("--workspace-root, --admin-token-env and --mcp-token-env go with --http, not --stdio")
 	case !stdio && c.IsSet("scope"):
 		return usageError("--scope goes with --stdio; over --http the session scope of chat {id} is its id")
 	case stdio && c.IsSet("scope") && c.String("scope") == "":
@@ -112,6 +146,10 @@ func runAction(c *ucli.Context) error {
 		return usageError("--http needs --workspace-root DIR: chat {id} works in DIR/{id}")
 	case !stdio && c.String("workspace") != "":
 		return usageError("--workspace goes with --stdio; with --http use --workspace-root DIR")
+	}
+	limits, err := runLimits(c, stdio)
+	if err != nil {
+		return err
 	}
 	minLevel := levelRank(c.String("log-level"))
 	if minLevel < 0 {
@@ -170,27 +208,54 @@ func runAction(c *ucli.Context) error {
 		hostEnv.Vars[name] = env.Value(name)
 	}
 
-	var token string
-	if name := c.String("admin-token-env"); name != "" {
-		token = hostEnv.Vars[name]
-		if token == "" {
-			return usageError("--admin-token-env %s: %s is not set or empty in the host environment", name, name)
-		}
-		// The gateway's own credential: no server inherits it, whatever its
-		// name (the deny-list knows only the usual secret names).
-		delete(hostEnv.Vars, name)
+	// The gateway's own credentials: no server inherits them, whatever
+	// their names (the deny-list knows only the usual secret names).
+	token, err := takeToken(c, "admin-token-env", hostEnv.Vars)
+	if err != nil {
+		return err
 	}
+	mcpToken, err := takeToken(c, "mcp-token-env", hostEnv.Vars)
+	if err != nil {
+		return err
+	}
+	if token != "" && token == mcpToken {
+		return usageError("--admin-token-env and --mcp-token-env hold the same token: every MCP client could then use the admin endpoints; give each its own")
+	}
+	logw := &lockedWriter{w: c.App.ErrWriter}
 	if addr != "" {
 		if err := checkListenAddr(addr, token != ""); err != nil {
 			return err
 		}
+		if w := listenWarning(addr, mcpToken != ""); w != "" {
+			logw.printf("mcpc: warning: %s\n", w)
+		}
 	}
 
-	logw := &lockedWriter{w: c.App.ErrWriter}
+	// The guard first: it must know every server process group. It closes
+	// after the host (defers run last first).
+	guard := startGuard(logw)
+	closeGuard := func() runtime.GuardReport {
+		if guard == nil {
+			return runtime.GuardReport{}
+		}
+		r := guard.Close()
+		guard = nil
+		return r
+	}
+	// Both close on every way out but one: when the shutdown grace passes,
+	// mcpc exits without waiting, and the guard's watchdog kills what is
+	// left when the pipe closes with mcpc.
+	waitOnExit := true
+	defer func() {
+		if waitOnExit {
+			closeGuard()
+		}
+	}()
 	host, err := runtime.NewHost(plan, runtime.HostOptions{
-		Env:      hostEnv,
-		Builtins: builtinTools(c),
-		Secrets:  []string{token},
+		Env:          hostEnv,
+		Builtins:     builtinTools(c),
+		Secrets:      []string{token, mcpToken},
+		MaxProcesses: limits.maxProcesses,
 		// Every chat's remote servers (servers.json of its workspace). The
 		// secret that opens them is the host environment's.
 		Remote: &runtime.RemoteOptions{Dial: dialOptions()},
@@ -211,27 +276,193 @@ func runAction(c *ucli.Context) error {
 	if err != nil {
 		return &exitError{code: ExitProblems, msg: err.Error()}
 	}
-	defer host.Close()
-	gw := runtime.NewGateway(host, runtime.GatewayOptions{Version: Version, AdminToken: token, WorkspaceRoot: c.String("workspace-root")})
+	defer func() {
+		if waitOnExit {
+			host.Close()
+		}
+	}()
+	gw := runtime.NewGateway(host, runtime.GatewayOptions{Version: Version, AdminToken: token, MCPToken: mcpToken,
+		WorkspaceRoot: c.String("workspace-root"), MaxChats: limits.maxChats, MaxSessions: limits.maxSessions,
+		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout})
 	defer gw.Close()
 
-	// Every signal that ends a gateway by default ends it cleanly: the
-	// servers are stopped first. SIGHUP comes when the terminal or the
-	// session that started mcpc goes away, SIGQUIT from Ctrl-\.
+	// Every signal that ends a gateway by default ends it cleanly. SIGHUP
+	// comes when the terminal or the session that started mcpc goes away,
+	// SIGQUIT from Ctrl-\. The host closes at once: the calls in flight
+	// are cancelled (their servers are told) rather than waited for, and
+	// the servers stop; the sessions and connections end meanwhile.
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
+	sd := &shutdown{grace: limits.grace, done: make(chan struct{})}
+	stopOnSignal := context.AfterFunc(ctx, func() {
+		sd.start()
+		host.Close()
+		close(sd.done)
+	})
 	if stdio {
 		err = serveStdio(ctx, c, host, gw, logw)
 	} else {
-		err = serveHTTP(ctx, addr, host, gw, logw)
+		err = serveHTTP(ctx, addr, host, gw, logw, sd)
 	}
 	if err != nil {
 		return err
 	}
 	gw.Close()
-	host.Close()
-	logw.printf("mcpc: stopped; every server process is gone\n")
+	if stopOnSignal() {
+		host.Close() // no signal: the stdio client went away
+	} else if !sd.wait() {
+		waitOnExit = false
+		left := "server processes may be left"
+		if guard != nil {
+			left = "the guard process kills what is left of the servers' process groups"
+		}
+		logw.printf("mcpc: the shutdown grace (%s) passed before every server process stopped; exiting anyway: %s\n", limits.grace, left)
+		return &exitError{code: ExitInternal}
+	}
+	logw.printf("mcpc: stopped; %s\n", gone(host, closeGuard()))
 	return nil
+}
+
+// shutdown is the time a stop signal gives mcpc run to end.
+type shutdown struct {
+	grace time.Duration
+	once  sync.Once
+	at    time.Time     // when the signal came
+	done  chan struct{} // closed once the host is closed
+}
+
+func (s *shutdown) start() { s.once.Do(func() { s.at = time.Now() }) }
+
+// deadline is when the grace ends.
+func (s *shutdown) deadline() time.Time {
+	s.start()
+	return s.at.Add(s.grace)
+}
+
+// wait waits for the host to be closed until the grace ends; false if it
+// was not.
+func (s *shutdown) wait() bool {
+	t := time.NewTimer(time.Until(s.deadline()))
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// gone says what is left of the servers' processes, for the last line:
+// "every server process is gone" only when that is known.
+func gone(host *runtime.Host, guard runtime.GuardReport) string {
+	if n := len(guard.Survivors); n > 0 {
+		return fmt.Sprintf("%s started by servers left their process group and could not be killed; still running: pids %v", processes(n), guard.Survivors)
+	}
+	switch n := host.Status().EscapedProcesses + guard.Orphans; {
+	case n == 1:
+		return "every server process is gone (1 process had left its server's process group (setsid) and was killed on its own; see above)"
+	case n > 1:
+		return fmt.Sprintf("every server process is gone (%d processes had left their server's process group (setsid) and were killed on their own; see above)", n)
+	}
+	return "every server process is gone"
+}
+
+// processes counts processes in words.
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", n)
+}
+
+// limits are mcpc run's bounds, from its flags.
+type limits struct {
+	maxChats, maxSessions, maxProcesses int
+	chatIdle, sessionIdle, bodyTimeout  time.Duration
+	grace                               time.Duration
+}
+
+// runLimits reads and checks the limit flags.
+func runLimits(c *ucli.Context, stdio bool) (limits, error) {
+	l := limits{maxChats: c.Int("max-chats"), maxSessions: c.Int("max-sessions"), maxProcesses: c.Int("max-processes"),
+		chatIdle: c.Duration("chat-idle-timeout"), sessionIdle: c.Duration("session-idle-timeout"),
+		bodyTimeout: c.Duration("body-timeout"), grace: c.Duration("shutdown-grace")}
+	if stdio {
+		for _, f := range []string{"max-chats", "max-sessions", "chat-idle-timeout", "session-idle-timeout", "body-timeout"} {
+			if c.IsSet(f) {
+				return l, usageError("--%s goes with --http, not --stdio", f)
+			}
+		}
+	}
+	for _, f := range []string{"max-chats", "max-sessions", "max-processes"} {
+		if c.Int(f) < 0 {
+			return l, usageError("--%s %d: use 0 for no limit, or a positive number", f, c.Int(f))
+		}
+	}
+	for _, f := range []string{"chat-idle-timeout", "session-idle-timeout"} {
+		if c.Duration(f) < 0 {
+			return l, usageError("--%s %s: use 0 for never, or a positive duration such as 30m", f, c.Duration(f))
+		}
+	}
+	for _, f := range []string{"body-timeout", "shutdown-grace"} {
+		if c.Duration(f) <= 0 {
+			return l, usageError("--%s %s: give a positive duration, such as 5s", f, c.Duration(f))
+		}
+	}
+	return l, nil
+}
+
+// takeToken reads the token the host variable named by flag holds, and
+// removes it from what servers inherit. A token must have at least
+// minTokenLength characters, not blank.
+func takeToken(c *ucli.Context, flag string, vars map[string]string) (string, error) {
+	name := c.String(flag)
+	if name == "" {
+		if c.IsSet(flag) {
+			return "", usageError("--%s is empty: give the name of the host variable that holds the token", flag)
+		}
+		return "", nil
+	}
+	tok := vars[name]
+	delete(vars, name)
+	switch {
+	case strings.TrimSpace(tok) == "":
+		return "", usageError("--%s %s: %s is not set or blank in the host environment", flag, name, name)
+	case utf8.RuneCountInString(tok) < minTokenLength:
+		return "", usageError("--%s %s: the token in %s is shorter than %d characters; use a long random one (say, openssl rand -hex 32)", flag, name, name, minTokenLength)
+	}
+	return tok, nil
+}
+
+// startGuard starts the process guard where there is one (Linux), and
+// says so on stderr when it cannot.
+func startGuard(logw *lockedWriter) *runtime.Guard {
+	if !runGuard || goruntime.GOOS != "linux" {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		var g *runtime.Guard
+		g, err = runtime.StartGuard(exe, []string{guardCommandName}, func(msg string) { logw.printf("mcpc: warning: %s\n", msg) })
+		if err == nil {
+			return g
+		}
+	}
+	logw.printf("mcpc: warning: no process guard (%v): if mcpc is killed, the servers' child processes may outlive it\n", err)
+	return nil
+}
+
+// guardCommand is the process guard's hidden mode (see runtime.Guard).
+func guardCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:   guardCommandName,
+		Usage:  "internal: the process guard of mcpc run (reads the gateway's pipe on stdin)",
+		Hidden: true,
+		Action: func(c *ucli.Context) error {
+			runtime.RunGuard(c.App.Reader)
+			return nil
+		},
+	}
 }
 
 // stopSignals end mcpc run after every server process is stopped.
@@ -303,12 +534,15 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 }
 
 // serveHTTP serves a chat per /chats/{id}/mcp until a signal arrives.
-func serveHTTP(ctx context.Context, addr string, host *runtime.Host, gw *runtime.Gateway, logw *lockedWriter) error {
+func serveHTTP(ctx context.Context, addr string, host *runtime.Host, gw *runtime.Gateway, logw *lockedWriter, sd *shutdown) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usageError("--http %s: %v", addr, err)
 	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	// Headers within ReadHeaderTimeout, bodies at a minimum rate (the
+	// gateway's BodyTimeout), idle keep-alive connections closed after
+	// IdleTimeout: a client cannot hold a connection by going slow.
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
@@ -320,13 +554,35 @@ func serveHTTP(ctx context.Context, addr string, host *runtime.Host, gw *runtime
 	}
 	logw.printf("mcpc: stopping\n")
 	gw.Close() // ends the MCP sessions, so that their streams let go
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	sctx, cancel := context.WithDeadline(context.Background(), sd.deadline())
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
 	}
 	<-served
 	return nil
+}
+
+// listenWarning is the warning for an address beyond loopback without an
+// MCP token, "" otherwise.
+func listenWarning(addr string, mcpToken bool) string {
+	if mcpToken || loopbackAddr(addr) {
+		return ""
+	}
+	return fmt.Sprintf("--http %s is reachable beyond this machine and the MCP endpoints /chats/{id}/mcp are not authenticated: anyone who reaches the port can use every server; set --mcp-token-env NAME", addr)
+}
+
+// loopbackAddr reports whether addr (host:port) names loopback only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // checkListenAddr refuses a non-loopback address unless an admin token
@@ -336,13 +592,7 @@ func checkListenAddr(addr string, haveToken bool) error {
 	if err != nil {
 		return usageError("--http %q: expected HOST:PORT, such as 127.0.0.1:8080 (%v)", addr, err)
 	}
-	if haveToken {
-		return nil
-	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if haveToken || loopbackAddr(addr) {
 		return nil
 	}
 	shown := host
