@@ -55,5 +55,5 @@ func (h *Host) Processes() int {
 func (s *slot) limitError() *CallError {
 	name := s.srv.cfg.Name
 	msg := fmt.Sprintf("MCP server %s was not started: the host already runs its maximum of %d server processes (mcpc run --max-processes); it starts on a later call, once other processes stopped", name, s.c.h.procs.max)
-	return &CallError{Kind: CallLimit, Server: name, Message: s.c.h.Redact(msg)}
+	return &CallError{Kind: CallLimit, Server: name, Message: msg} // redacted where it leaves (Chat.Call)
 }
