@@ -3,6 +3,7 @@ package compile
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // RedactFragments hides what Redact hides, and also every piece of a
@@ -114,4 +115,47 @@ func TestRedactorContains(t *testing.T) {
 	if _, ok := r.Contains("python3 -m sk-98765"); ok {
 		t.Errorf("a weak value or the inside of a word was found")
 	}
+}
+
+// Whatever the text, Redact leaves no strong secret that stands as a whole
+// token, nor any secret of LongSecretMin bytes or more anywhere; and the
+// text around what it replaced is kept as it was.
+func FuzzRedact(f *testing.F) {
+	secrets := []string{"tok-1234", "ghp_" + strings.Repeat("Ab3", 6), "a1_b2", "python"}
+	r := NewRedactor(secrets)
+	f.Add("run tok-1234 now, tok-12345 and xtok-1234")
+	f.Add("ghp_Ab3Ab3Ab3Ab3Ab3Ab3Ab3 inside" + "ghp_Ab3Ab3Ab3Ab3Ab3Ab3")
+	f.Add("a1_b2a1_b2 a1_b2 python")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := r.Redact(s)
+		if strings.Contains(out, secrets[1]) {
+			t.Fatalf("%q → %q keeps a long secret", s, out)
+		}
+		for _, sec := range secrets[:3] {
+			for from := 0; ; {
+				i := strings.Index(out[from:], sec)
+				if i < 0 {
+					break
+				}
+				start, end := from+i, from+i+len(sec)
+				before, _ := utf8.DecodeLastRuneInString(out[:start])
+				after, _ := utf8.DecodeRuneInString(out[end:])
+				if (start == 0 || !isWordRune(before)) && (end == len(out) || !isWordRune(after)) {
+					t.Fatalf("%q → %q keeps %q as a token", s, out, sec)
+				}
+				from = start + 1
+			}
+		}
+		if strings.Contains(s, Redacted) {
+			return
+		}
+		rest := s
+		for _, part := range strings.Split(out, Redacted) {
+			i := strings.Index(rest, part)
+			if i < 0 {
+				t.Fatalf("%q → %q changed text it did not replace", s, out)
+			}
+			rest = rest[i+len(part):]
+		}
+	})
 }
