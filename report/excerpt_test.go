@@ -3,13 +3,14 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/compile/diag"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 // excerptWhole is how excerpt was written before it had to cope with
@@ -146,13 +147,7 @@ func FuzzExcerpt(f *testing.F) {
 }
 
 // allocatedBytes is how many bytes f allocates.
-func allocatedBytes(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+var allocatedBytes = testservers.AllocatedBytes
 
 // An excerpt of a 10 MB line costs its window, not the line: one warning
 // on such a line once allocated 1.7 GB (a cell per character).

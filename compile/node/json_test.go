@@ -2,10 +2,11 @@ package node
 
 import (
 	"bytes"
-	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 func TestParseJSONPositions(t *testing.T) {
@@ -174,13 +175,7 @@ func TestLineIndexLineDoesNotCopyPerCall(t *testing.T) {
 }
 
 // allocatedBytes is how many bytes f allocates.
-func allocatedBytes(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+var allocatedBytes = testservers.AllocatedBytes
 
 // LineOffset is the inverse of Pos on every column of every line, and
 // clamps a column past the end of a line to its length.

@@ -1,9 +1,20 @@
 package testservers
 
 import (
+	"runtime"
 	"runtime/debug"
 	"strings"
 )
+
+// AllocatedBytes is how many bytes f allocates (on every goroutine: run it
+// where nothing else allocates much).
+func AllocatedBytes(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
 
 // RaceEnabled reports whether the test binary runs under the race
 // detector, which multiplies memory and time: benchmarks do not check
