@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/compile/diag"
-
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
