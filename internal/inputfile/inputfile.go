@@ -143,3 +143,10 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // and is not part of the text, as for the .NET host, which accepts it in
 // JSON and env files alike: positions count from the character after it.
 func TrimBOM(data []byte) []byte { return bytes.TrimPrefix(data, bom) }
+
+// ReadText is Read for a text input (JSON, CUE, an env file): its content
+// without a leading byte order mark.
+func ReadText(path string) ([]byte, error) {
+	data, err := Read(path)
+	return TrimBOM(data), err
+}

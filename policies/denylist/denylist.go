@@ -75,11 +75,11 @@ func Default() *List {
 // file that lists no name and no pattern (empty, only comments, or its
 // fields misspelt), is an error: it would silently deny less than meant.
 func Load(file string) (*List, error) {
-	data, err := inputfile.Read(file)
+	data, err := inputfile.ReadText(file)
 	if err != nil {
 		return nil, err
 	}
-	src, err := parse(file, inputfile.TrimBOM(data))
+	src, err := parse(file, data)
 	if err != nil {
 		return nil, err
 	}

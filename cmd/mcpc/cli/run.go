@@ -172,11 +172,10 @@ func runAction(c *ucli.Context) error {
 	}
 
 	// The plan: refused with positioned diagnostics before anything starts.
-	data, err := inputfile.Read(planFile)
+	data, err := inputfile.ReadText(planFile)
 	if err != nil {
 		return usageError("cannot read --plan %s: %v", planFile, unwrapPath(err))
 	}
-	data = inputfile.TrimBOM(data)
 	plan, ds := compile.ReadPlan(planFile, data)
 	if plan == nil {
 		src := sources{planFile: node.NewLineIndex(planFile, data)}

@@ -115,11 +115,10 @@ func toolsAction(c *ucli.Context) error {
 	// without running a server.
 	var lockFile *toollock.File
 	if c.Bool("check") {
-		data, err := inputfile.Read(c.String("lock"))
+		data, err := inputfile.ReadText(c.String("lock"))
 		if err != nil {
 			return usageError("cannot read %s: %v", c.String("lock"), unwrapPath(err))
 		}
-		data = inputfile.TrimBOM(data)
 		v, err := schema.Acquire()
 		if err != nil {
 			return &exitError{code: ExitInternal, msg: err.Error()}
@@ -446,11 +445,10 @@ func planForTools(c *ucli.Context) (*compile.Plan, *compile.HostEnv, *denylist.L
 		if len(c.StringSlice("appsettings")) > 0 || c.String("agent-dir") != "" {
 			return nil, nil, nil, nil, nil, usageError("--plan replaces --appsettings and --agent-dir: give one or the other")
 		}
-		data, err := inputfile.Read(file)
+		data, err := inputfile.ReadText(file)
 		if err != nil {
 			return nil, nil, nil, nil, nil, usageError("cannot read %s: %v", file, unwrapPath(err))
 		}
-		data = inputfile.TrimBOM(data)
 		deny := denylist.Default()
 		if f := c.String("deny-list"); f != "" {
 			if deny, err = denylist.Load(f); err != nil {
