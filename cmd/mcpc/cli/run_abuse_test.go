@@ -216,6 +216,25 @@ func TestRunKilledKillsServerGroups(t *testing.T) {
 	}
 }
 
+// startEscapingServer runs mcpc run --stdio as a process with one server
+// (tools, and echo among them) that starts a "sleep" in a session of its
+// own (setsid); it returns once a call ran, with the sleep's pid.
+func startEscapingServer(t *testing.T, tools string) (*exec.Cmd, *mcp.ClientSession, *syncBuffer, int) {
+	t.Helper()
+	marker, bin := processTest(t)
+	dir := t.TempDir()
+	escaped := filepath.Join(dir, "escaped.pid")
+	plan := compilePlan(t, map[string]map[string]any{
+		"srv": {"Command": testServer, "Args": []string{"-tools", tools, "-spawn-escaped", escaped}},
+	})
+	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", plan, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	if got := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
+		t.Fatalf("echo %q", got)
+	}
+	return cmd, cs, stderr, readPid(t, escaped)
+}
+
 // A process that leaves its server's process group (setsid) is not
 // claimed gone: stopping the server kills it on its own, and mcpc says
 // so, in the log and in its last line. It used to outlive mcpc, which
@@ -224,18 +243,7 @@ func TestRunEscapedProcessCounted(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("the process tree is read from /proc")
 	}
-	marker, bin := processTest(t)
-	dir := t.TempDir()
-	escaped := filepath.Join(dir, "escaped.pid")
-	plan := compilePlan(t, map[string]map[string]any{
-		"srv": {"Command": testServer, "Args": []string{"-tools", "echo", "-spawn-escaped", escaped}},
-	})
-	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", plan, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
-		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
-	if got := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
-		t.Fatalf("echo %q", got)
-	}
-	pid := readPid(t, escaped)
+	cmd, cs, stderr, pid := startEscapingServer(t, "echo")
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cs.Wait() }()
@@ -266,18 +274,7 @@ func TestRunKilledKillsOrphanThatLeftItsGroup(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("the guard is Linux's")
 	}
-	marker, bin := processTest(t)
-	dir := t.TempDir()
-	escaped := filepath.Join(dir, "escaped.pid")
-	plan := compilePlan(t, map[string]map[string]any{
-		"srv": {"Command": testServer, "Args": []string{"-tools", "echo,crash", "-spawn-escaped", escaped}},
-	})
-	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", plan, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
-		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
-	if got := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
-		t.Fatalf("echo %q", got)
-	}
-	pid := readPid(t, escaped)
+	cmd, cs, stderr, pid := startEscapingServer(t, "echo,crash")
 	callText(t, cs, "crash", map[string]any{"code": 2}) // the server exits; its setsid child stays
 	want := fmt.Sprintf("process %d (sleep) outlived the server that started it, outside its process group (setsid)", pid)
 	waitFor(t, "mcpc reports the orphan", func() bool { return strings.Contains(stderr.String(), want) })
