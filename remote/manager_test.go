@@ -363,16 +363,24 @@ func TestManagerRetrySchedule(t *testing.T) {
 // failuresOf is how many failed attempts the server has behind it since
 // its last success (a test helper).
 func (m *Manager) failuresOf(name string) int {
+	n := -1
+	m.withServer(name, func(s *server) { n = s.failures })
+	return n
+}
+
+// withServer runs f on the server called name, under the manager's and
+// the server's locks (a test helper); not at all when there is none.
+func (m *Manager) withServer(name string, f func(s *server)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.servers {
 		if s.entry.Name == name {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return s.failures
+			f(s)
+			return
 		}
 	}
-	return -1
 }
 
 // A call that fails in the transport is not retried; it drops the
@@ -490,16 +498,9 @@ func TestManagerTimeoutOfADeadServerDrops(t *testing.T) {
 // liveConn returns the connection of the server called name (a test
 // helper).
 func (m *Manager) liveConn(name string) *Conn {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, s := range m.servers {
-		if s.entry.Name == name {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return s.conn
-		}
-	}
-	return nil
+	var c *Conn
+	m.withServer(name, func(s *server) { c = s.conn })
+	return c
 }
 
 // waitFor waits until cond holds (testservers.WaitUntil).
