@@ -191,7 +191,7 @@ func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
 
 // printDiagnostics prints ds in the chosen format.
 func printDiagnostics(c *ucli.Context, w io.Writer, res *compile.Result) error {
-	p, err := report.New(c.String("format"), report.Options{Sources: res.Files, OneLine: c.Bool("oneline"), ToolVersion: Version})
+	p, err := report.New(c.String("format"), report.Options{Sources: res.Files, OneLine: c.Bool("oneline"), ToolVersion: Version, Redact: res.Redactor.Redact})
 	if err != nil {
 		return usageError("--format: %v", err)
 	}
