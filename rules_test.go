@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/compile/rules"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // TestEveryRuleHasGoldenCases is the meta-test: every rule in the registry

@@ -3,6 +3,10 @@
 // configuration as .NET would, checks every entry against the CUE schema,
 // applies the Playwright preset, merges by precedence and checks templates.
 // Problems come back as diagnostics; unreadable inputs as an *InputError.
+//
+// It imports the vocabulary packages (diag, node, schema, plan, redact,
+// policies/denylist, internal/inputfile); the runtime and the CLI import it,
+// never the other way round.
 package compile
 
 import (
@@ -10,10 +14,13 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/plan"
+
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -59,7 +66,7 @@ type Entry struct {
 	Name    string
 	Source  string // host, preset, settings
 	NamePos diag.Pos
-	Origin  Origin
+	Origin  plan.Origin
 	// Node holds the entry's fields under their schema names, typed and
 	// positioned in the user's input.
 	Node *node.Node
@@ -76,23 +83,23 @@ func (e *Entry) Shadowed() bool { return e.Winner != nil }
 // Result is everything one compilation found.
 type Result struct {
 	// Plan is nil when there are errors: the host would refuse to start.
-	Plan        *Plan
+	Plan        *plan.Plan
 	Diagnostics []diag.Diagnostic
 	// Entries are every definition in source order (host, preset, settings).
 	Entries  []*Entry
 	Env      *HostEnv
 	Files    *FileSet
-	Redactor *Redactor
+	Redactor *redact.Redactor
 	// PlaywrightLog is the line the host logs about the preset.
 	PlaywrightLog string
 	AgentDir      string
 	Deny          *denylist.List
-	Sources       []SourceRef
-	draft         *Plan
+	Sources       []plan.SourceRef
+	draft         *plan.Plan
 }
 
 // Draft is the plan built so far even when there are errors, for explain.
-func (r *Result) Draft() *Plan { return r.draft }
+func (r *Result) Draft() *plan.Plan { return r.draft }
 
 // HasErrors reports whether any diagnostic is an error.
 func (r *Result) HasErrors() bool {
@@ -151,7 +158,7 @@ type compiler struct {
 	texts [][]byte
 	// hostSecrets finds the values of deny-listed host variables (named by
 	// hostSecretNames, in the same order) in config values.
-	hostSecrets     *Redactor
+	hostSecrets     *redact.Redactor
 	hostSecretNames []string
 }
 
@@ -194,11 +201,11 @@ func (c *compiler) run() error {
 	entries = append(entries, hostEntries...)
 	if p.enabled {
 		entries = append(entries, p.entry())
-		res.Sources = append(res.Sources, SourceRef{Kind: "preset"})
+		res.Sources = append(res.Sources, plan.SourceRef{Kind: "preset"})
 	}
 	entries = append(entries, settingsEntries...)
 	if c.settingsPath != "" {
-		res.Sources = append(res.Sources, SourceRef{Kind: "settings", Path: c.settingsPath})
+		res.Sources = append(res.Sources, plan.SourceRef{Kind: "settings", Path: c.settingsPath})
 	}
 	res.Entries = entries
 
@@ -206,8 +213,8 @@ func (c *compiler) run() error {
 	for _, e := range entries {
 		c.checkEntry(e)
 	}
-	plan := c.merge(entries)
-	res.draft = plan
+	merged := c.merge(entries)
+	res.draft = merged
 
 	for i := range c.ds {
 		c.ds[i].Message = res.Redactor.Redact(c.ds[i].Message)
@@ -216,10 +223,10 @@ func (c *compiler) run() error {
 	diag.Sort(c.ds)
 	res.Diagnostics = c.ds
 	if !res.HasErrors() {
-		if err := plan.Seal(); err != nil {
+		if err := merged.Seal(); err != nil {
 			return err
 		}
-		res.Plan = plan
+		res.Plan = merged
 	}
 	return nil
 }

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 // RuleEnvFileSyntax reports a line of an --env-file that does not parse.
@@ -56,7 +57,7 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		guess := leadingName(line[keyStart:])
 		hidden := secret(guess)
 		if hidden {
-			masks[lineNo] = line[:keyStart] + guess + " " + Redacted
+			masks[lineNo] = line[:keyStart] + guess + " " + redact.Redacted
 		}
 		eq := strings.IndexByte(line[i:], '=')
 		if eq < 0 {
@@ -109,7 +110,7 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		if hidden {
 			// A secret's value never shows in an excerpt, even one too weak
 			// to redact by value.
-			masks[lineNo] = line[:j] + Redacted
+			masks[lineNo] = line[:j] + redact.Redacted
 		} else {
 			delete(masks, lineNo) // parsed: redaction by value applies
 		}

@@ -5,22 +5,24 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/plan"
+
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
 )
 
 // Explanation says where every field of one server came from.
 type Explanation struct {
 	Name   string           `json:"name"`
 	Source string           `json:"source"` // host, preset, settings
-	Origin Origin           `json:"origin"`
+	Origin plan.Origin      `json:"origin"`
 	Fields []FieldOrigin    `json:"fields"`
 	Others []ExplainedEntry `json:"others"` // the other definitions of the name
 }
 
 // ExplainedEntry is another definition of the same name.
 type ExplainedEntry struct {
-	Origin Origin `json:"origin"`
+	Origin plan.Origin `json:"origin"`
 	// Role is "shadowed" (dropped because this one wins) or "winner".
 	Role string `json:"role"`
 }
@@ -121,7 +123,7 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 	return x, true
 }
 
-func (r *Result) draftServer(name string) *Server {
+func (r *Result) draftServer(name string) *plan.Server {
 	if r.draft == nil {
 		return nil
 	}
@@ -134,7 +136,7 @@ func (r *Result) draftServer(name string) *Server {
 }
 
 // fieldValue is the value a field has in the plan (defaults filled in).
-func fieldValue(s *Server, f string) any {
+func fieldValue(s *plan.Server, f string) any {
 	if s == nil {
 		return nil
 	}
@@ -176,13 +178,4 @@ func (r *Result) Names() []string {
 		}
 	}
 	return out
-}
-
-// CanonicalJSON encodes any value the way plans are encoded.
-func CanonicalJSON(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return canonicalJSON(raw)
 }

@@ -1,11 +1,11 @@
 package compile
 
 import (
-	"strings"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/compile/node"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 // withoutBOM reads files through read and drops a leading UTF-8 byte order
@@ -26,7 +26,7 @@ type FileSet struct {
 	files    map[string]*node.LineIndex
 	pseudo   map[string][]string
 	masked   map[string]map[int]string // lines replaced whole (env files)
-	redactor *Redactor
+	redactor *redact.Redactor
 }
 
 func newFileSet() *FileSet {
@@ -73,7 +73,7 @@ func (fs *FileSet) Line(file string, n, col int) (string, int, bool) {
 	default:
 		return "", 0, false
 	}
-	return fs.redactor.redactAt(raw, col)
+	return fs.redactor.RedactAt(raw, col)
 }
 
 // excerptReach is how many bytes on each side of a column an excerpt may
@@ -99,34 +99,4 @@ func (fs *FileSet) window(file string, n int, raw string, col int) (string, int)
 		to++
 	}
 	return raw[from:to], utf8.RuneCountInString(raw[from:at]) + 1
-}
-
-// redactAt redacts s and maps the 1-based rune column col of s to the same
-// place in the result (a column inside a secret maps to its [REDACTED]).
-func (r *Redactor) redactAt(s string, col int) (string, int, bool) {
-	if r.Empty() {
-		return s, col, true
-	}
-	prefixRunes := col - 1
-	if prefixRunes < 0 {
-		prefixRunes = 0
-	}
-	// Byte offset of the column.
-	off := len(s)
-	for i := range s {
-		if prefixRunes == 0 {
-			off = i
-			break
-		}
-		prefixRunes--
-	}
-	out := r.Redact(s)
-	before := r.Redact(s[:off])
-	// A secret that straddles the column: point at its start.
-	if !strings.HasPrefix(out, before) {
-		for len(before) > 0 && !strings.HasPrefix(out, before) {
-			before = before[:len(before)-1]
-		}
-	}
-	return out, utf8.RuneCountInString(before) + 1, true
 }

@@ -17,7 +17,7 @@ func (w wholeLines) Line(file string, n, col int) (string, int, bool) {
 	if !ok {
 		return "", 0, false
 	}
-	return w.fs.redactor.redactAt(raw, col)
+	return w.fs.redactor.RedactAt(raw, col)
 }
 
 // On a long line FileSet redacts only the window an excerpt can show; the

@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/internal/diagtest"
 )
 
 // Fuzz targets, one per reader. Each asserts: no panic, no error other
@@ -24,29 +23,6 @@ func fakeFS(files map[string][]byte) func(string) ([]byte, error) {
 	}
 }
 
-// checkPositions fails when a diagnostic points outside its input. lines
-// gives the lines of every input, real or pseudo-file.
-func checkPositions(t *testing.T, ds []diag.Diagnostic, lines map[string][]string) {
-	t.Helper()
-	for _, d := range ds {
-		ls, ok := lines[d.File]
-		if !ok {
-			t.Fatalf("diagnostic in unknown file %q: %+v", d.File, d)
-		}
-		if d.Line < 1 || d.Line > len(ls) {
-			t.Fatalf("line %d outside 1..%d: %+v", d.Line, len(ls), d)
-		}
-		if n := utf8.RuneCountInString(ls[d.Line-1]); d.Column < 1 || d.Column > n+1 {
-			t.Fatalf("column %d outside 1..%d of %q: %+v", d.Column, n+1, ls[d.Line-1], d)
-		}
-		if d.Rule == "" || d.Message == "" || (d.Severity != diag.Error && d.Severity != diag.Warning && d.Severity != diag.Info) {
-			t.Fatalf("incomplete diagnostic %+v", d)
-		}
-	}
-}
-
-func fileLines(b []byte) []string { return strings.Split(string(b), "\n") }
-
 func compileFuzz(t *testing.T, opts Options, files map[string][]byte) *Result {
 	t.Helper()
 	opts.ReadFile = fakeFS(files)
@@ -59,12 +35,12 @@ func compileFuzz(t *testing.T, opts Options, files map[string][]byte) *Result {
 	}
 	lines := map[string][]string{}
 	for name, b := range files {
-		lines[name] = fileLines(b)
+		lines[name] = diagtest.Lines(b)
 	}
 	lines[EnvFlagFile] = opts.Env
 	sortedEnv := append([]string(nil), opts.Environ...)
 	lines[ProcessEnvFile] = sortedEnvLines(sortedEnv)
-	checkPositions(t, res.Diagnostics, lines)
+	diagtest.CheckPositions(t, res.Diagnostics, lines)
 	if res.HasErrors() != (res.Plan == nil) {
 		t.Fatalf("plan %v with errors %v", res.Plan != nil, res.HasErrors())
 	}
@@ -142,23 +118,5 @@ func FuzzEnvironment(f *testing.F) {
 		files := map[string][]byte{"appsettings.json": base}
 		compileFuzz(t, Options{CleanEnv: true, Env: env, AppSettings: []string{"appsettings.json"}}, files)
 		compileFuzz(t, Options{Environ: env, AppSettings: []string{"appsettings.json"}}, files)
-	})
-}
-
-// FuzzReadPlan: a plan file never panics the reader, and every problem is
-// positioned inside it.
-func FuzzReadPlan(f *testing.F) {
-	matches, _ := filepath.Glob(filepath.Join("..", "golden", "*.plan.json"))
-	for _, m := range matches {
-		if b, err := os.ReadFile(m); err == nil {
-			f.Add(b)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p, ds := ReadPlan("plan.json", data)
-		if (p == nil) == (len(ds) == 0) {
-			t.Fatalf("plan %v with %d diagnostics", p != nil, len(ds))
-		}
-		checkPositions(t, ds, map[string][]string{"plan.json": fileLines(data)})
 	})
 }

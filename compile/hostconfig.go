@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/plan"
+
+	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -16,7 +18,7 @@ func (c *compiler) readHostEnv() error {
 		vars := processEnvVars(c.opts.Environ)
 		env.addLayer(vars)
 		c.res.Files.addPseudo(ProcessEnvFile, envLines(vars, func(string) bool { return false }))
-		c.res.Sources = append(c.res.Sources, SourceRef{Kind: "environment"})
+		c.res.Sources = append(c.res.Sources, plan.SourceRef{Kind: "environment"})
 	}
 	for _, f := range c.opts.EnvFiles {
 		data, err := c.read(f)
@@ -30,14 +32,14 @@ func (c *compiler) readHostEnv() error {
 		for line, text := range masks {
 			c.res.Files.mask(f, line, text)
 		}
-		c.res.Sources = append(c.res.Sources, SourceRef{Kind: "env-file", Path: f})
+		c.res.Sources = append(c.res.Sources, plan.SourceRef{Kind: "env-file", Path: f})
 	}
 	if len(c.opts.Env) > 0 {
 		vars, ds := entryVars(EnvFlagFile, "env", c.opts.Env, "env-file-syntax")
 		c.ds = append(c.ds, ds...)
 		env.addLayer(vars)
 		c.res.Files.addPseudo(EnvFlagFile, envLines(vars, c.res.Deny.Denied))
-		c.res.Sources = append(c.res.Sources, SourceRef{Kind: "env"})
+		c.res.Sources = append(c.res.Sources, plan.SourceRef{Kind: "env"})
 	}
 	return nil
 }
@@ -46,7 +48,7 @@ func (c *compiler) readHostEnv() error {
 // into one .NET configuration.
 func (c *compiler) readAppSettings() error {
 	c.cfg = newConfig()
-	var fileSources []SourceRef
+	var fileSources []plan.SourceRef
 	for _, f := range c.opts.AppSettings {
 		data, err := c.read(f)
 		if err != nil {
@@ -54,7 +56,7 @@ func (c *compiler) readAppSettings() error {
 		}
 		c.res.Files.add(f, data)
 		c.texts = append(c.texts, data)
-		fileSources = append(fileSources, SourceRef{Kind: "appsettings", Path: f})
+		fileSources = append(fileSources, plan.SourceRef{Kind: "appsettings", Path: f})
 		layer := len(c.layers)
 		c.layers = append(c.layers, layerInfo{kind: "appsettings", path: f})
 		root, d := node.ParseJSON(f, data, true)
@@ -122,12 +124,12 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 
 // hostOrigin is the plan origin of a host server: the layer that first
 // mentions it.
-func (c *compiler) hostOrigin(sn *cfgNode) Origin {
+func (c *compiler) hostOrigin(sn *cfgNode) plan.Origin {
 	info := layerInfo{kind: "appsettings"}
 	if sn.firstLayer >= 0 && sn.firstLayer < len(c.layers) {
 		info = c.layers[sn.firstLayer]
 	}
-	o := Origin{Source: info.kind, Path: sn.keyPos.File, Line: sn.keyPos.Line, Column: sn.keyPos.Column}
+	o := plan.Origin{Source: info.kind, Path: sn.keyPos.File, Line: sn.keyPos.Line, Column: sn.keyPos.Column}
 	if info.kind != "appsettings" {
 		o.Key = c.varAtLine(sn.keyPos) // the variable that first defined the server
 	}

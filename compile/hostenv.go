@@ -4,8 +4,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 // Pseudo-file names of environment sources that have no file of their own.
@@ -111,7 +112,7 @@ func envLines(vars []*EnvVar, secret func(string) bool) []string {
 		}
 		val := v.Value
 		if secret(v.Name) {
-			val = Redacted
+			val = redact.Redacted
 		}
 		lines = append(lines, v.Name+"="+val)
 	}

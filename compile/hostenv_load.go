@@ -1,9 +1,10 @@
 package compile
 
 import (
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 // HostEnvOptions are the sources of a host environment (SPEC §2.1), as the
@@ -43,7 +44,7 @@ func LoadHostEnv(opts HostEnvOptions) (*HostEnv, *FileSet, []diag.Diagnostic, er
 			secrets = append(secrets, c.res.Env.Value(name))
 		}
 	}
-	c.res.Files.redactor = NewRedactor(secrets)
+	c.res.Files.redactor = redact.New(secrets)
 	for i := range c.ds {
 		c.ds[i].Message = c.res.Files.redactor.Redact(c.ds[i].Message)
 		c.ds[i].Suggestion = c.res.Files.redactor.Redact(c.ds[i].Suggestion)

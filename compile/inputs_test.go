@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 const bom = "\uFEFF"
@@ -133,20 +135,17 @@ func TestNULCharacterThroughAnEnvReference(t *testing.T) {
 	}
 }
 
-// Outside env values the host passes ${env:NAME} on literally, and so does
-// the runtime: a nil env leaves it as written (it once blanked it).
-func TestResolveTemplatesKeepsEnvRefsWithoutEnv(t *testing.T) {
-	if got := ResolveTemplates("--ua=${env:UA} ${workspace}/x ${other}", "/w", nil); got != "--ua=${env:UA} /w/x ${other}" {
-		t.Errorf("resolved %q", got)
-	}
-	plan := &Plan{PlanVersion: PlanVersion, Servers: []Server{{Name: "s", Command: "${env:BIN}", Args: []string{"${env:A}"}, Cwd: "${env:HOME}",
+func ptrTo(s string) *string { return &s }
+
+// The resolved view keeps ${env:…} literal outside env values, as the host
+// passes it on, and hides it inside them.
+func TestResolvedViewKeepsEnvRefsOutsideEnv(t *testing.T) {
+	p := &plan.Plan{PlanVersion: plan.Version, Servers: []plan.Server{{Name: "s", Command: "${env:BIN}", Args: []string{"${env:A}"}, Cwd: "${env:HOME}",
 		Env: map[string]*string{"E": ptrTo("${env:A}")}}}}
 	env := newHostEnv()
-	view := Resolve(plan, "/w", env, denylist.Default())
+	view := Resolve(p, "/w", env, denylist.Default())
 	s := view.Servers[0]
-	if s.Command != "${env:BIN}" || s.Args[0] != "${env:A}" || s.Cwd != "${env:HOME}" || s.Env["E"] != Redacted {
+	if s.Command != "${env:BIN}" || s.Args[0] != "${env:A}" || s.Cwd != "${env:HOME}" || s.Env["E"] != redact.Redacted {
 		t.Errorf("resolved view %+v", s)
 	}
 }
-
-func ptrTo(s string) *string { return &s }

@@ -5,22 +5,23 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/plan"
 )
 
 // merge keeps the first definition of each name (host, preset, settings)
 // and builds the plan.
-func (c *compiler) merge(entries []*Entry) *Plan {
-	plan := &Plan{PlanVersion: PlanVersion, Profile: ProfileVolcanic, Sources: c.res.Sources, Servers: []Server{}, Shadowed: []Shadowed{}}
-	if plan.Sources == nil {
-		plan.Sources = []SourceRef{}
+func (c *compiler) merge(entries []*Entry) *plan.Plan {
+	p := &plan.Plan{PlanVersion: plan.Version, Profile: ProfileVolcanic, Sources: c.res.Sources, Servers: []plan.Server{}, Shadowed: []plan.Shadowed{}}
+	if p.Sources == nil {
+		p.Sources = []plan.SourceRef{}
 	}
 	winners := map[string]*Entry{}
 	for _, e := range entries {
 		if w, taken := winners[e.Name]; taken {
 			e.Winner = w
-			plan.Shadowed = append(plan.Shadowed, Shadowed{Name: e.Name, Origin: e.Origin, Winner: w.Origin})
+			p.Shadowed = append(p.Shadowed, plan.Shadowed{Name: e.Name, Origin: e.Origin, Winner: w.Origin})
 			if strings.TrimSpace(e.Name) == "" {
 				continue // server-name-empty already says it
 			}
@@ -31,9 +32,9 @@ func (c *compiler) merge(entries []*Entry) *Plan {
 			continue
 		}
 		winners[e.Name] = e
-		plan.Servers = append(plan.Servers, c.toServer(e))
+		p.Servers = append(p.Servers, c.toServer(e))
 	}
-	return plan
+	return p
 }
 
 func describeSource(e *Entry) string {
@@ -48,9 +49,9 @@ func describeSource(e *Entry) string {
 
 // toServer fills in defaults; values of the wrong type (already reported)
 // count as absent.
-func (c *compiler) toServer(e *Entry) Server {
+func (c *compiler) toServer(e *Entry) plan.Server {
 	n := e.Node
-	s := Server{
+	s := plan.Server{
 		Name: e.Name, Origin: e.Origin, Transport: "stdio",
 		Args: []string{}, Cwd: DefaultCwd, Env: map[string]*string{}, Enabled: true,
 		StartupTimeoutSeconds: DefaultStartupTimeout, CallTimeoutSeconds: DefaultCallTimeout,

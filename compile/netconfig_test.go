@@ -3,6 +3,8 @@ package compile
 import (
 	"reflect"
 	"testing"
+
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 func TestSortKeysFollowsConfigurationKeyComparer(t *testing.T) {
@@ -124,23 +126,8 @@ func TestParseDotenvErrors(t *testing.T) {
 	}
 }
 
-func TestTemplates(t *testing.T) {
-	refs := scanTemplates("${workspace}/x ${env:A_1} ${home} ${env:} ${x")
-	kinds := []int{}
-	for _, r := range refs {
-		kinds = append(kinds, r.kind)
-	}
-	if want := []int{tmplWorkspace, tmplEnv, tmplUnknown, tmplEnv, tmplUnterminated}; !reflect.DeepEqual(kinds, want) {
-		t.Errorf("kinds %v, want %v", kinds, want)
-	}
-	got := ResolveTemplates("${workspace}/é${env:T}-${nope}", "/w", func(n string) string { return "<" + n + ">" })
-	if got != "/w/é<T>-${nope}" {
-		t.Errorf("resolved %q", got)
-	}
-}
-
 func TestRedactorJSONForm(t *testing.T) {
-	r := NewRedactor([]string{`se"cret\x`, "abc", "long-secret-1", "secret-1"})
+	r := redact.New([]string{`se"cret\x`, "abc", "long-secret-1", "secret-1"})
 	if got := r.Redact(`a se"cret\x b`); got != "a [REDACTED] b" {
 		t.Errorf("raw form: %q", got)
 	}

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpc-dev/mcpc/plan"
+
 	"github.com/google/shlex"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
 )
 
 // PresetName is the server the Playwright preset yields.
@@ -282,7 +284,7 @@ func (p *preset) entry() *Entry {
 		{Key: FieldStartup, KeyPos: enabledPos, Value: &node.Node{Kind: node.Number, Pos: enabledPos, Text: "120"}},
 	}}
 	s := p.settings["Enabled"]
-	origin := Origin{Source: "preset", Path: enabledPos.File, Line: enabledPos.Line, Column: enabledPos.Column}
+	origin := plan.Origin{Source: "preset", Path: enabledPos.File, Line: enabledPos.Line, Column: enabledPos.Column}
 	if s.source == "variable" {
 		origin.Key = "PLAYWRIGHT_ENABLED"
 	}

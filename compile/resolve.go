@@ -4,36 +4,11 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/mcpc-dev/mcpc/policies/denylist"
-)
+	"github.com/mcpc-dev/mcpc/plan"
 
-// LaunchEnv computes the environment a server process gets (SPEC §2.4): the
-// host environment minus the deny-list, plus the server's own env with
-// templates resolved, minus the variables its env sets to null. A
-// deny-listed variable reaches the server only through ${env:NAME}.
-// hostEnv maps names to values; the result is sorted KEY=VALUE entries.
-func LaunchEnv(s *Server, workspace string, hostEnv map[string]string, deny *denylist.List) []string {
-	env := map[string]string{}
-	for k, v := range hostEnv {
-		if !deny.Denied(k) {
-			env[k] = v
-		}
-	}
-	lookup := func(name string) string { return hostEnv[name] }
-	for k, v := range s.Env {
-		if v == nil {
-			delete(env, k)
-			continue
-		}
-		env[k] = ResolveTemplates(*v, workspace, lookup)
-	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
+	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/redact"
+)
 
 // ResolvedView is one chat's view of a plan (mcpc plan --resolve): templates
 // resolved for a workspace, ${env:…} values shown as [REDACTED], and of the
@@ -64,32 +39,32 @@ type ResolvedServer struct {
 }
 
 // Resolve builds the resolved view of plan for workspace.
-func Resolve(plan *Plan, workspace string, env *HostEnv, deny *denylist.List) *ResolvedView {
+func Resolve(p *plan.Plan, workspace string, env *HostEnv, deny *denylist.List) *ResolvedView {
 	if abs, err := filepath.Abs(workspace); err == nil {
 		workspace = abs
 	}
-	hidden := func(string) string { return Redacted }
-	view := &ResolvedView{PlanVersion: plan.PlanVersion, Profile: plan.Profile, Digest: plan.Digest, Workspace: workspace, Servers: []ResolvedServer{}}
-	for i := range plan.Servers {
-		s := &plan.Servers[i]
+	hidden := func(string) string { return redact.Redacted }
+	view := &ResolvedView{PlanVersion: p.PlanVersion, Profile: p.Profile, Digest: p.Digest, Workspace: workspace, Servers: []ResolvedServer{}}
+	for i := range p.Servers {
+		s := &p.Servers[i]
 		rs := ResolvedServer{
 			Name: s.Name, Enabled: s.Enabled,
-			Command: ResolveTemplates(s.Command, workspace, nil),
+			Command: plan.Resolve(s.Command, workspace, nil),
 			Args:    make([]string, len(s.Args)),
-			Cwd:     ResolveTemplates(s.Cwd, workspace, nil),
+			Cwd:     plan.Resolve(s.Cwd, workspace, nil),
 			Env:     map[string]string{}, Removed: []string{}, Inherited: []string{}, Withheld: []string{},
 			Parallel: s.Parallel, StartupTimeoutSeconds: s.StartupTimeoutSeconds,
 			CallTimeoutSeconds: s.CallTimeoutSeconds, IdleTimeoutSeconds: s.IdleTimeoutSeconds,
 		}
 		for j, a := range s.Args {
-			rs.Args[j] = ResolveTemplates(a, workspace, nil)
+			rs.Args[j] = plan.Resolve(a, workspace, nil)
 		}
 		for k, v := range s.Env {
 			if v == nil {
 				rs.Removed = append(rs.Removed, k)
 				continue
 			}
-			rs.Env[k] = ResolveTemplates(*v, workspace, hidden)
+			rs.Env[k] = plan.Resolve(*v, workspace, hidden)
 		}
 		for _, name := range env.Names() {
 			if _, own := s.Env[name]; own {

@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 var envRefRE = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -30,14 +31,14 @@ func (c *compiler) learnSecrets() {
 		}
 		secrets = append(secrets, v.Value)
 		c.hostSecretNames = append(c.hostSecretNames, name)
-		if WeakSecret(v.Value) {
+		if redact.Weak(v.Value) {
 			c.ds = append(c.ds, diag.At(v.ValuePos, diag.Warning, "secret-weak",
 				fmt.Sprintf("the value of %s is too weak to redact: a word this short or plain is ordinary text, so mcpc leaves it in output as it is", name),
 				fmt.Sprintf("give %s a real secret (12 characters or more, not only letters)", name)))
 		}
 	}
 	// What a config value must not hold: the values of host secrets.
-	c.hostSecrets = NewRedactor(secrets)
+	c.hostSecrets = redact.New(secrets)
 	refs := map[string]bool{}
 	for _, t := range c.texts {
 		for _, m := range envRefRE.FindAllSubmatch(t, -1) {
@@ -55,7 +56,7 @@ func (c *compiler) learnSecrets() {
 		secrets = append(secrets, res.Env.Value(name))
 	}
 	sort.Strings(secrets)
-	res.Redactor = NewRedactor(secrets)
+	res.Redactor = redact.New(secrets)
 	res.Files.redactor = res.Redactor
 }
 

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpc-dev/mcpc/plan"
+
 	"github.com/agnivade/levenshtein"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -74,7 +76,7 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 		}
 		subject := fmt.Sprintf("server %q", m.Key)
 		e := &Entry{Name: m.Key, Source: "settings", NamePos: m.KeyPos, Node: m.Value, naming: settingsNaming,
-			Origin: Origin{Source: "settings", Path: path, Line: m.KeyPos.Line, Column: m.KeyPos.Column}}
+			Origin: plan.Origin{Source: "settings", Path: path, Line: m.KeyPos.Line, Column: m.KeyPos.Column}}
 		entries = append(entries, e)
 		c.checks = append(c.checks, checkJob{def: schema.Server, data: m.Value, subject: subject, naming: settingsNaming})
 	}

@@ -5,59 +5,10 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/plan"
 )
-
-// Template kinds found in a value.
-const (
-	tmplWorkspace = iota
-	tmplEnv
-	tmplUnknown
-	tmplUnterminated
-)
-
-// tmplRef is one ${…} in a string; start and end are rune offsets.
-type tmplRef struct {
-	kind       int
-	start, end int
-	body       string // between ${ and }
-	name       string // NAME of ${env:NAME}
-}
-
-// scanTemplates finds every ${…} in s. There is no escape syntax: every
-// "${" starts a reference.
-func scanTemplates(s string) []tmplRef {
-	var out []tmplRef
-	rs := []rune(s)
-	for i := 0; i+1 < len(rs); i++ {
-		if rs[i] != '$' || rs[i+1] != '{' {
-			continue
-		}
-		end := -1
-		for j := i + 2; j < len(rs); j++ {
-			if rs[j] == '}' {
-				end = j
-				break
-			}
-		}
-		if end < 0 {
-			out = append(out, tmplRef{kind: tmplUnterminated, start: i, end: len(rs), body: string(rs[i+2:])})
-			break
-		}
-		body := string(rs[i+2 : end])
-		r := tmplRef{kind: tmplUnknown, start: i, end: end + 1, body: body}
-		switch {
-		case body == "workspace":
-			r.kind = tmplWorkspace
-		case strings.HasPrefix(body, "env:"):
-			r.kind, r.name = tmplEnv, body[len("env:"):]
-		}
-		out = append(out, r)
-		i = end
-	}
-	return out
-}
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -87,27 +38,27 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 	if n == nil || n.Kind != node.String {
 		return
 	}
-	for _, r := range scanTemplates(n.Text) {
-		pos := textPos(n, r.start)
-		switch r.kind {
-		case tmplUnterminated:
+	for _, r := range plan.Templates(n.Text) {
+		pos := textPos(n, r.Start)
+		switch r.Kind {
+		case plan.TemplateUnterminated:
 			t.ds = append(t.ds, diag.At(pos, diag.Error, "unknown-variable",
 				fmt.Sprintf("%s: %s has \"${\" without a closing \"}\"; the host passes it on literally", t.subject, field),
 				"close it: ${workspace} or ${env:NAME}"))
-		case tmplUnknown:
+		case plan.TemplateUnknown:
 			sugg := "the only variables are ${workspace} and ${env:NAME}"
-			switch strings.ToLower(strings.TrimSpace(r.body)) {
+			switch strings.ToLower(strings.TrimSpace(r.Body)) {
 			case "workspace", "workspacefolder", "workspace_dir", "workspacedir", "cwd", "pwd":
 				sugg = "did you mean ${workspace}?"
 			}
-			if strings.HasPrefix(strings.ToLower(r.body), "env.") || strings.HasPrefix(strings.ToLower(r.body), "env:") {
-				sugg = fmt.Sprintf("did you mean ${env:%s}?", r.body[4:])
+			if strings.HasPrefix(strings.ToLower(r.Body), "env.") || strings.HasPrefix(strings.ToLower(r.Body), "env:") {
+				sugg = fmt.Sprintf("did you mean ${env:%s}?", r.Body[4:])
 			}
 			t.ds = append(t.ds, diag.At(pos, diag.Error, "unknown-variable",
-				fmt.Sprintf("%s: %s uses ${%s}, which the host does not know and passes on literally", t.subject, field, r.body), sugg))
-		case tmplEnv:
+				fmt.Sprintf("%s: %s uses ${%s}, which the host does not know and passes on literally", t.subject, field, r.Body), sugg))
+		case plan.TemplateEnv:
 			if !envValue {
-				sugg := fmt.Sprintf("pass it in env (\"%s\": \"${env:%s}\") and let the server read the variable", r.name, r.name)
+				sugg := fmt.Sprintf("pass it in env (\"%s\": \"${env:%s}\") and let the server read the variable", r.Name, r.Name)
 				if strings.HasPrefix(strings.ToLower(field), "command") {
 					sugg = "write the program's name or path; ${env:…} is not expanded in command"
 				}
@@ -115,30 +66,30 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 					sugg = t.outsideHint
 				}
 				t.ds = append(t.ds, diag.At(pos, diag.Error, "env-ref-outside-env",
-					fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.name, field), sugg))
+					fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.Name, field), sugg))
 				continue
 			}
-			if !validEnvName(r.name) {
+			if !validEnvName(r.Name) {
 				t.ds = append(t.ds, diag.At(pos, diag.Error, "env-name-invalid",
-					fmt.Sprintf("%s: ${env:%s} does not name a variable: a name is letters, digits and _, not starting with a digit", t.subject, r.name),
-					fmt.Sprintf("did you mean ${env:%s}?", suggestEnvName(r.name))))
+					fmt.Sprintf("%s: ${env:%s} does not name a variable: a name is letters, digits and _, not starting with a digit", t.subject, r.Name),
+					fmt.Sprintf("did you mean ${env:%s}?", suggestEnvName(r.Name))))
 				continue
 			}
 			if t.env != nil {
-				v, ok := t.env.Lookup(r.name)
+				v, ok := t.env.Lookup(r.Name)
 				switch {
 				case !ok:
 					t.ds = append(t.ds, diag.At(pos, diag.Warning, "env-ref-unset",
-						fmt.Sprintf("%s: %s is not set in the host environment, so %s gets an empty value", t.subject, r.name, field),
-						fmt.Sprintf("set %s for the host (--env-file or --env when checking)", r.name)))
+						fmt.Sprintf("%s: %s is not set in the host environment, so %s gets an empty value", t.subject, r.Name, field),
+						fmt.Sprintf("set %s for the host (--env-file or --env when checking)", r.Name)))
 				case v.Value == "":
 					t.ds = append(t.ds, diag.At(pos, diag.Warning, "env-ref-unset",
-						fmt.Sprintf("%s: %s is set but empty in the host environment (%s), so %s gets an empty value", t.subject, r.name, v.Pos, field),
-						fmt.Sprintf("give %s a value", r.name)))
+						fmt.Sprintf("%s: %s is set but empty in the host environment (%s), so %s gets an empty value", t.subject, r.Name, v.Pos, field),
+						fmt.Sprintf("give %s a value", r.Name)))
 				case strings.IndexByte(v.Value, 0) >= 0:
 					t.ds = append(t.ds, diag.At(pos, diag.Error, RuleNULCharacter,
-						fmt.Sprintf("%s: %s contains a NUL character (%s), which %s would get; no process can be started with it, so the host cannot start the server", t.subject, r.name, v.ValuePos, field),
-						"remove it from "+r.name))
+						fmt.Sprintf("%s: %s contains a NUL character (%s), which %s would get; no process can be started with it, so the host cannot start the server", t.subject, r.Name, v.ValuePos, field),
+						"remove it from "+r.Name))
 				}
 			}
 		}
@@ -151,56 +102,13 @@ func (t *templateChecker) checkEnvRefs(n *node.Node, field string) {
 	if n == nil || n.Kind != node.String {
 		return
 	}
-	for _, r := range scanTemplates(n.Text) {
-		if r.kind == tmplEnv {
-			t.ds = append(t.ds, diag.At(textPos(n, r.start), diag.Error, "env-ref-outside-env",
-				fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.name, field),
+	for _, r := range plan.Templates(n.Text) {
+		if r.Kind == plan.TemplateEnv {
+			t.ds = append(t.ds, diag.At(textPos(n, r.Start), diag.Error, "env-ref-outside-env",
+				fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.Name, field),
 				"write the text itself: a prompt section is put into the system prompt as written"))
 		}
 	}
-}
-
-// ResolveTemplates replaces ${workspace} with workspace and ${env:NAME} with
-// env(NAME). Anything else is left as written, as the host does; so is
-// ${env:NAME} when env is nil: outside env values (command, args, cwd) the
-// host passes it on literally.
-func ResolveTemplates(s, workspace string, env func(string) string) string {
-	refs := scanTemplates(s)
-	if len(refs) == 0 {
-		return s
-	}
-	rs := []rune(s)
-	var b strings.Builder
-	last := 0
-	for _, r := range refs {
-		b.WriteString(string(rs[last:r.start]))
-		switch r.kind {
-		case tmplWorkspace:
-			b.WriteString(workspace)
-		case tmplEnv:
-			if env != nil {
-				b.WriteString(env(r.name))
-			} else {
-				b.WriteString(string(rs[r.start:r.end]))
-			}
-		default:
-			b.WriteString(string(rs[r.start:r.end]))
-		}
-		last = r.end
-	}
-	b.WriteString(string(rs[last:]))
-	return b.String()
-}
-
-// EnvRefs returns the NAMEs of every ${env:NAME} in s.
-func EnvRefs(s string) []string {
-	var out []string
-	for _, r := range scanTemplates(s) {
-		if r.kind == tmplEnv {
-			out = append(out, r.name)
-		}
-	}
-	return out
 }
 
 // suggestEnvName turns name into a valid variable name.

@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/redact"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpc-dev/mcpc/compile"
 )
 
 // Timeouts of SPEC §4.
@@ -85,7 +85,7 @@ type Conn struct {
 	ht      *headerTransport
 	cancel  context.CancelFunc
 	dead    chan struct{}
-	red     *compile.Redactor // the secrets of the server's headers
+	red     *redact.Redactor // the secrets of the server's headers
 	opts    DialOptions
 	// owned is the transport this connection made for itself (when
 	// DialOptions.Transport is nil); Close closes its idle connections so
@@ -162,7 +162,7 @@ func abandon(cancel context.CancelFunc, done <-chan dialResult) {
 	}()
 }
 
-func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOptions, red *compile.Redactor) (*Conn, error) {
+func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOptions, red *redact.Redactor) (*Conn, error) {
 	u, err := url.Parse(s.URL)
 	if problem, _, _ := CheckURL(s.URL); err != nil || problem != "" {
 		return nil, &Failure{Reason: "the url " + problem}
@@ -504,7 +504,7 @@ func (b *releaseOnClose) Close() error {
 
 // classify turns an error of the SDK into a Failure, preferring what the
 // HTTP layer saw (a status, a network error) to the SDK's words.
-func (t *headerTransport) classify(err error, kind, rawURL string, red *compile.Redactor, since int) *Failure {
+func (t *headerTransport) classify(err error, kind, rawURL string, red *redact.Redactor, since int) *Failure {
 	t.mu.Lock()
 	status, ctype, terr := t.status, t.ctype, t.err
 	if t.seq <= since {
@@ -585,7 +585,7 @@ func netFailure(err error) *Failure {
 // 32 bytes of a value it cannot read, which may cut a key a server echoes);
 // only then is the message cut to maxMessage bytes (cutting first could
 // leave the start of a secret, which no longer matches).
-func cleanMessage(msg, rawURL string, red *compile.Redactor) string {
+func cleanMessage(msg, rawURL string, red *redact.Redactor) string {
 	if rawURL != "" {
 		msg = strings.ReplaceAll(msg, rawURL, URLWithoutQuery(rawURL))
 		if u, err := url.Parse(rawURL); err == nil && u.RawQuery != "" {

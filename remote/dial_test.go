@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
 
@@ -180,8 +180,8 @@ func TestEchoedKeyPieces(t *testing.T) {
 			t.Errorf("%s: %v", body, err)
 			continue
 		}
-		for i := 0; i+compile.FragmentMin <= len(key); i++ {
-			if strings.Contains(f.Reason, key[i:i+compile.FragmentMin]) {
+		for i := 0; i+redact.FragmentMin <= len(key); i++ {
+			if strings.Contains(f.Reason, key[i:i+redact.FragmentMin]) {
 				t.Errorf("%s: the reason shows a piece of the key: %s", body, f.Reason)
 				break
 			}

@@ -8,6 +8,9 @@
 // An entry that is invalid or does not open is skipped and reported, never
 // used, and never rewritten. No header value, token or host secret is ever
 // put in a diagnostic, an error, a reason or a status.
+//
+// It imports diag, node, schema, redact, naming and internal/inputfile; never
+// compile or runtime.
 package remote
 
 import (
@@ -21,8 +24,8 @@ import (
 
 	"github.com/tailscale/hujson"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 )
 
 // validSealed is base64 of 28 zero bytes: well-formed, opens with nothing.

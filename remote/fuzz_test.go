@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 )
 
 // FuzzServersJSON: any servers.json is read without a panic; every

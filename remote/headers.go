@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 // Headers are the HTTP headers sent with every request to one remote server:
@@ -178,12 +178,12 @@ func Bearer(token string) (Headers, error) {
 
 // Redactor returns a redactor for the secrets of every given header set, in
 // every form of SecretForms.
-func Redactor(sets ...Headers) *compile.Redactor {
+func Redactor(sets ...Headers) *redact.Redactor {
 	var all []string
 	for _, h := range sets {
 		for _, v := range h.Secrets() {
 			all = append(all, SecretForms(v)...)
 		}
 	}
-	return compile.NewRedactor(all)
+	return redact.New(all)
 }

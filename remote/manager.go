@@ -11,9 +11,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/naming"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 // Retry schedule of an unreachable server (SPEC §4): before a listing, once
@@ -155,7 +155,7 @@ type Manager struct {
 	skipped     []Skipped
 	fileProblem string
 	secrets     map[string]bool
-	redactor    *compile.Redactor
+	redactor    *redact.Redactor
 	tools       map[string]toolRef // visible name → server and tool, from the last listing
 	locks       map[string]chan struct{}
 }
@@ -193,7 +193,7 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.Scope == "" {
 		return nil, errors.New("remote: no session scope")
 	}
-	m := &Manager{opts: opts, secrets: map[string]bool{}, redactor: compile.NewRedactor(nil), tools: map[string]toolRef{}, locks: map[string]chan struct{}{}}
+	m := &Manager{opts: opts, secrets: map[string]bool{}, redactor: redact.New(nil), tools: map[string]toolRef{}, locks: map[string]chan struct{}{}}
 	if opts.Secret != "" {
 		k, err := NewKey(opts.Secret)
 		if err != nil {
@@ -295,7 +295,7 @@ func (m *Manager) reload() {
 	for v := range m.secrets {
 		all = append(all, SecretForms(v)...)
 	}
-	m.redactor = compile.NewRedactor(all)
+	m.redactor = redact.New(all)
 	var gone []*server
 	for _, s := range old {
 		kept := false

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 )
 
 // Sealing (SPEC §3): sealed = base64(nonce(12) ‖ AES-256-GCM(plaintext) ‖ tag)

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 

@@ -1,6 +1,6 @@
 package report
 
-import "github.com/mcpc-dev/mcpc/compile/diag"
+import "github.com/mcpc-dev/mcpc/diag"
 
 // mapSources is a diag.Sources over fixed text.
 type mapSources map[string]map[int]string

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 )
 
 // jsonPrinter prints an indented JSON array with one object per diagnostic.

@@ -3,6 +3,8 @@
 // JSON, SARIF 2.1.0 or GitHub Actions workflow commands. Every printer sorts a
 // copy of its input with diag.Sort, so the same diagnostics always give
 // byte-identical output, and builds the whole output before writing it once.
+//
+// It imports only diag and rules.
 package report
 
 import (
@@ -12,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/rules"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Printer writes a report of diagnostics to w. It does not modify ds.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/rules"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 func render(t *testing.T, format string, opts Options, ds []diag.Diagnostic) string {

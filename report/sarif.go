@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 )
 
 // textPrinter prints one header line per diagnostic,

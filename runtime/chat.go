@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
 )
 
@@ -106,7 +106,7 @@ type Chat struct {
 	remote    *chatRemote // nil without HostOptions.Remote
 	// red redacts the chat's results, errors and status: the host's known
 	// secrets and the header values of the chat's remote servers.
-	red atomic.Pointer[compile.Redactor]
+	red atomic.Pointer[redact.Redactor]
 }
 
 func newChat(h *Host, id, workspace, scope string) *Chat {
@@ -122,7 +122,7 @@ func newChat(h *Host, id, workspace, scope string) *Chat {
 }
 
 // redactor returns what the chat's results are redacted with.
-func (c *Chat) redactor() *compile.Redactor { return c.red.Load() }
+func (c *Chat) redactor() *redact.Redactor { return c.red.Load() }
 
 // redact replaces every known secret of the chat in s with [REDACTED].
 func (c *Chat) redact(s string) string { return c.red.Load().Redact(s) }

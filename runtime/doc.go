@@ -1,10 +1,10 @@
-// Package runtime runs a frozen plan (package compile) for an agent host:
+// Package runtime runs a frozen plan (package plan) for an agent host:
 // SPEC §2.4 and §4 for stdio MCP servers.
 //
 // A [Host] runs one plan. It discovers each enabled server's tools once
 // ([Discover], in a temporary workspace, shared by every chat that asks at
 // the same time), names them as the agent sees them (SPEC §2.5, package
-// compile/naming), and keeps one [Chat] per conversation. A chat is an id
+// naming), and keeps one [Chat] per conversation. A chat is an id
 // and a workspace; it gets its own process per server, started by its first
 // call to that server, in its workspace, with the environment of SPEC §2.4.
 // A [Gateway] serves a host's chats over MCP (`mcpc run`).
@@ -79,4 +79,7 @@
 // letting cancel notifications out at shutdown) and the body deadline (a
 // deadline on the connection) are real time: they wait for the operating
 // system.
+//
+// It imports plan, naming, node, redact, remote and policies/denylist; never
+// compile: a runtime runs a plan without the compiler (layers_test.go).
 package runtime

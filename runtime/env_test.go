@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 // Canary secrets: one plain, one that changes when JSON-escaped.
@@ -73,10 +73,10 @@ func TestEnvironmentAndRedaction(t *testing.T) {
 		t.Errorf("PLAIN=%q WS=%q", vars["PLAIN"], vars["WS"])
 	}
 	// The value did reach the server, and comes back redacted.
-	if vars["GH"] != compile.Redacted || vars["REF"] != compile.Redacted {
+	if vars["GH"] != redact.Redacted || vars["REF"] != redact.Redacted {
 		t.Errorf("GH=%q REF=%q, want the secret, redacted", vars["GH"], vars["REF"])
 	}
-	if got := call("env", map[string]any{"name": "GH"}); got != compile.Redacted {
+	if got := call("env", map[string]any{"name": "GH"}); got != redact.Redacted {
 		t.Errorf("env GH = %q", got)
 	}
 	// Only the server that references it gets it.
@@ -96,7 +96,7 @@ func TestEnvironmentAndRedaction(t *testing.T) {
 	seen.Write(b)
 	sc, _ := res.StructuredContent.(map[string]any)
 	env, _ := sc["env"].(map[string]any)
-	if env["GH"] != compile.Redacted || env["PLAIN"] != "visible" {
+	if env["GH"] != redact.Redacted || env["PLAIN"] != "visible" {
 		t.Errorf("structured content GH=%v PLAIN=%v", env["GH"], env["PLAIN"])
 	}
 	if !strings.Contains(text(t, res), `"GH":"[REDACTED]"`) {

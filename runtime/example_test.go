@@ -8,8 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
+	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/runtime"
 )
 
@@ -19,13 +19,13 @@ func ExampleHost() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Normally: plan, diags := compile.ReadPlan("plan.json", data)
-	plan := &compile.Plan{PlanVersion: compile.PlanVersion, Profile: "volcanic", Servers: []compile.Server{{
+	// Normally: p, diags := plan.Read("plan.json", data)
+	p := &plan.Plan{PlanVersion: plan.Version, Profile: "volcanic", Servers: []plan.Server{{
 		Name: "files", Command: server, Args: []string{"-tools", "echo,read"}, Cwd: "${workspace}",
 		Enabled: true, Transport: "stdio", StderrLevel: "Warning",
 		StartupTimeoutSeconds: 60, CallTimeoutSeconds: 120, IdleTimeoutSeconds: 1800,
 	}}}
-	host, err := runtime.NewHost(plan, runtime.HostOptions{
+	host, err := runtime.NewHost(p, runtime.HostOptions{
 		// The host environment: servers inherit it minus the deny-list.
 		Env: runtime.EnvFromList([]string{"PATH=" + os.Getenv("PATH")}, nil),
 	})

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/plan"
 )
 
 // faultHost is a host with one test server that misbehaves at start when
 // its chat's workspace holds a fault file (discovery, in a fresh temporary
 // workspace, is unaffected). It returns the chat too.
-func faultHost(t *testing.T, opts HostOptions, edit func(*compile.Server)) (*Host, *Chat) {
+func faultHost(t *testing.T, opts HostOptions, edit func(*plan.Server)) (*Host, *Chat) {
 	t.Helper()
 	dir := t.TempDir()
 	s := testServer("faulty", "-tools", "echo,stderr-flood,garbage", "-fault-file", "fault",
@@ -100,7 +100,7 @@ func TestFaultExitAtStart(t *testing.T) {
 func TestFaultHangPastStartupTimeout(t *testing.T) {
 	marker := noLeaks(t)
 	clock := newFakeClock()
-	_, c := faultHost(t, HostOptions{Env: testEnv(marker), Clock: clock}, func(s *compile.Server) { s.StartupTimeoutSeconds = 20 })
+	_, c := faultHost(t, HostOptions{Env: testEnv(marker), Clock: clock}, func(s *plan.Server) { s.StartupTimeoutSeconds = 20 })
 	setFault(t, c, "hang")
 	done := make(chan error, 1)
 	go func() {
@@ -173,7 +173,7 @@ func TestStderrLevelNone(t *testing.T) {
 		if strings.HasPrefix(e.Message, "flood line") {
 			logged.Add(1)
 		}
-	}}, func(s *compile.Server) { s.StderrLevel = "None" })
+	}}, func(s *plan.Server) { s.StderrLevel = "None" })
 	if _, err := c.Call(context.Background(), "stderr-flood", map[string]any{"n": 10}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
+	"github.com/mcpc-dev/mcpc/plan"
 )
 
 // fakeClock is a Clock that moves only when a test advances it. Timers
@@ -157,8 +157,8 @@ func markedProcesses(marker string) []int {
 const patientSeconds = int(testservers.Patient / time.Second)
 
 // testServer is a plan server running the Go test server with args.
-func testServer(name string, args ...string) compile.Server {
-	return compile.Server{
+func testServer(name string, args ...string) plan.Server {
+	return plan.Server{
 		Name: name, Command: testBin, Args: args, Cwd: "${workspace}",
 		Enabled: true, Env: map[string]*string{}, Transport: "stdio",
 		StartupTimeoutSeconds: patientSeconds, CallTimeoutSeconds: patientSeconds, IdleTimeoutSeconds: 1800,
@@ -166,8 +166,8 @@ func testServer(name string, args ...string) compile.Server {
 	}
 }
 
-func testPlan(servers ...compile.Server) *compile.Plan {
-	return &compile.Plan{PlanVersion: compile.PlanVersion, Profile: "volcanic", Servers: servers}
+func testPlan(servers ...plan.Server) *plan.Plan {
+	return &plan.Plan{PlanVersion: plan.Version, Profile: "volcanic", Servers: servers}
 }
 
 // testEnv is a host environment with PATH, the leak marker and vars.
@@ -176,9 +176,9 @@ func testEnv(marker string, vars ...string) HostEnv {
 }
 
 // newTestHost builds a host that is closed at the end of the test.
-func newTestHost(t testing.TB, plan *compile.Plan, opts HostOptions) *Host {
+func newTestHost(t testing.TB, p *plan.Plan, opts HostOptions) *Host {
 	t.Helper()
-	h, err := NewHost(plan, opts)
+	h, err := NewHost(p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

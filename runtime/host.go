@@ -14,9 +14,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/naming"
+	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
 )
 
@@ -85,9 +86,9 @@ type LogEntry struct {
 //
 // Example:
 //
-//	plan, ds := compile.ReadPlan("plan.json", data)
-//	if plan == nil { … print ds … }
-//	host, err := runtime.NewHost(plan, runtime.HostOptions{
+//	p, ds := plan.Read("plan.json", data)
+//	if p == nil { … print ds … }
+//	host, err := runtime.NewHost(p, runtime.HostOptions{
 //		Env: runtime.EnvFromList(os.Environ(), nil),
 //	})
 //	if err != nil { … }
@@ -98,11 +99,11 @@ type LogEntry struct {
 //	res, err := chat.Call(ctx, tools[0].Name, json.RawMessage(`{"text":"hi"}`))
 //	chat.Reset() // "/new": stop this chat's processes
 type Host struct {
-	plan     *compile.Plan
+	plan     *plan.Plan
 	opts     HostOptions
 	clock    Clock
 	env      HostEnv
-	redactor *compile.Redactor
+	redactor *redact.Redactor
 	// secretForms are the forms of the host's known secrets, from which a
 	// chat with remote servers builds its own redactor.
 	secretForms []string
@@ -137,20 +138,20 @@ type Host struct {
 	remoteSecret  string          // opens sealed entries; "" if the host has none
 	remoteHTTP    *http.Transport // shared by the chats' connections; nil if given
 	rmu           sync.Mutex
-	remoteSecrets map[string]bool                  // header values opened by any chat
-	remoteRed     atomic.Pointer[compile.Redactor] // redacts them in log lines
+	remoteSecrets map[string]bool                 // header values opened by any chat
+	remoteRed     atomic.Pointer[redact.Redactor] // redacts them in log lines
 }
 
-// NewHost builds a host for plan. Nothing starts until a chat lists or
+// NewHost builds a host for the plan. Nothing starts until a chat lists or
 // calls tools.
-func NewHost(plan *compile.Plan, opts HostOptions) (*Host, error) {
-	if plan == nil {
+func NewHost(p *plan.Plan, opts HostOptions) (*Host, error) {
+	if p == nil {
 		return nil, errors.New("runtime: no plan")
 	}
-	if plan.PlanVersion != compile.PlanVersion {
-		return nil, fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", plan.PlanVersion, compile.PlanVersion)
+	if p.PlanVersion != plan.Version {
+		return nil, fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", p.PlanVersion, plan.Version)
 	}
-	h := &Host{plan: plan, opts: opts, clock: opts.Clock, env: opts.Env, retry: opts.DiscoveryRetry,
+	h := &Host{plan: p, opts: opts, clock: opts.Clock, env: opts.Env, retry: opts.DiscoveryRetry,
 		byName: map[string]*hostServer{}, chats: map[string]*Chat{}, closeDone: make(chan struct{})}
 	if h.clock == nil {
 		h.clock = RealClock{}
@@ -166,8 +167,8 @@ func NewHost(plan *compile.Plan, opts HostOptions) (*Host, error) {
 		h.env.Vars = map[string]string{}
 	}
 	secrets := append([]string(nil), opts.Secrets...)
-	for i := range plan.Servers {
-		s := &plan.Servers[i]
+	for i := range p.Servers {
+		s := &p.Servers[i]
 		if s.Transport != "" && s.Transport != "stdio" {
 			return nil, fmt.Errorf("runtime: server %q: transport %q is not run by this runtime (stdio only)", s.Name, s.Transport)
 		}
@@ -195,11 +196,11 @@ func NewHost(plan *compile.Plan, opts HostOptions) (*Host, error) {
 			h.remoteHTTP = newRemoteTransport()
 		}
 	}
-	h.redactor = compile.NewRedactor(forms)
+	h.redactor = redact.New(forms)
 	h.secretForms = forms
 	h.maxForm = longestForm(forms)
 	h.remoteSecrets = map[string]bool{}
-	h.remoteRed.Store(compile.NewRedactor(nil))
+	h.remoteRed.Store(redact.New(nil))
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.table = &toolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
 	return h, nil
@@ -524,7 +525,7 @@ const (
 type hostServer struct {
 	h     *Host
 	index int
-	cfg   *compile.Server
+	cfg   *plan.Server
 
 	mu            sync.Mutex
 	state         string

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 )
 
@@ -13,7 +13,7 @@ import (
 // filled in everywhere, and env values resolve ${env:NAME}.
 func TestLaunchKeepsEnvRefsOutsideEnv(t *testing.T) {
 	v := "${env:A}-${workspace}"
-	s := &compile.Server{Name: "s", Command: "${env:BIN}", Args: []string{"--a=${env:A}", "${workspace}/x"}, Cwd: "/c/${env:A}",
+	s := &plan.Server{Name: "s", Command: "${env:BIN}", Args: []string{"--a=${env:A}", "${workspace}/x"}, Cwd: "/c/${env:A}",
 		Env: map[string]*string{"E": &v}}
 	spec := Launch(s, "/w", HostEnv{Vars: map[string]string{"A": "1", "BIN": "b"}, Deny: denylist.Default()})
 	if spec.Command != "${env:BIN}" || !reflect.DeepEqual(spec.Args, []string{"--a=${env:A}", "/w/x"}) || spec.Dir != "/c/${env:A}" {

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 )
 
@@ -36,7 +36,7 @@ func EnvFromList(entries []string, deny *denylist.List) HostEnv {
 
 // Secrets returns the known secret values of a server's launch: the values
 // of deny-listed host variables and of its ${env:…} resolutions.
-func (h HostEnv) Secrets(s *compile.Server) []string {
+func (h HostEnv) Secrets(s *plan.Server) []string {
 	var out []string
 	for k, v := range h.Vars {
 		if h.Deny.Denied(k) {
@@ -48,7 +48,7 @@ func (h HostEnv) Secrets(s *compile.Server) []string {
 			if v == nil {
 				continue
 			}
-			for _, name := range compile.EnvRefs(*v) {
+			for _, name := range plan.EnvRefs(*v) {
 				out = append(out, h.Vars[name])
 			}
 		}
@@ -59,8 +59,8 @@ func (h HostEnv) Secrets(s *compile.Server) []string {
 // Launch resolves one plan server for a workspace: templates filled in, the
 // working directory (a relative cwd is taken inside the workspace) and the
 // environment of SPEC §2.4.
-func Launch(s *compile.Server, workspace string, env HostEnv) LaunchSpec {
-	resolve := func(v string) string { return compile.ResolveTemplates(v, workspace, nil) }
+func Launch(s *plan.Server, workspace string, env HostEnv) LaunchSpec {
+	resolve := func(v string) string { return plan.Resolve(v, workspace, nil) }
 	args := make([]string, len(s.Args))
 	for i, a := range s.Args {
 		args[i] = resolve(a)
@@ -74,14 +74,14 @@ func Launch(s *compile.Server, workspace string, env HostEnv) LaunchSpec {
 		Command:        resolve(s.Command),
 		Args:           args,
 		Dir:            dir,
-		Env:            compile.LaunchEnv(s, workspace, env.Vars, env.Deny),
+		Env:            plan.LaunchEnv(s, workspace, env.Vars, env.Deny),
 		StartupTimeout: time.Duration(s.StartupTimeoutSeconds) * time.Second,
 	}
 }
 
 // Targets returns a discovery target for every enabled server of the plan,
 // in plan order.
-func Targets(p *compile.Plan, env HostEnv) []Target {
+func Targets(p *plan.Plan, env HostEnv) []Target {
 	var out []Target
 	for i := range p.Servers {
 		s := &p.Servers[i]

@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
 )
 
@@ -15,7 +15,7 @@ import (
 // its own (remote.RedactJSON), so that a secret a text holds in JSON-escaped
 // form is caught too and the result stays valid JSON. When nothing changed,
 // res is returned as is; a result that cannot be redacted is withheld.
-func redactResult(r *compile.Redactor, res *mcp.CallToolResult) *mcp.CallToolResult {
+func redactResult(r *redact.Redactor, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if r.Empty() || res == nil {
 		return res
 	}
@@ -26,7 +26,7 @@ func redactResult(r *compile.Redactor, res *mcp.CallToolResult) *mcp.CallToolRes
 // with every string redacted: title, description, and the input and output
 // schemas, where a server could put a secret in a default or an example.
 // ok is false when it could not be redacted: the tool is then not offered.
-func redactTool(r *compile.Redactor, def *mcp.Tool, name string) (*mcp.Tool, bool) {
+func redactTool(r *redact.Redactor, def *mcp.Tool, name string) (*mcp.Tool, bool) {
 	if r.Empty() {
 		out := *def
 		out.Name = name

@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/naming"
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
 )
 
@@ -174,7 +174,7 @@ func (r *chatRemote) syncSecrets() {
 	for _, s := range secrets {
 		forms = append(forms, secretForms(s)...)
 	}
-	r.c.red.Store(compile.NewRedactor(forms))
+	r.c.red.Store(redact.New(forms))
 	r.mu.Unlock()
 	r.c.h.addRemoteSecrets(secrets)
 }
@@ -460,7 +460,7 @@ func (h *Host) addRemoteSecrets(secrets []string) {
 	}
 	sort.Strings(forms)
 	h.remoteMaxForm.Store(int64(longestForm(forms)))
-	h.remoteRed.Store(compile.NewRedactor(forms))
+	h.remoteRed.Store(redact.New(forms))
 }
 
 // secretSpan returns the length of the longest text that redactLog

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/redact"
 )
 
 // What runs is exactly what the host would run (SPEC §2.4): a secret that
@@ -45,7 +46,7 @@ func TestSecretBindingLaunchesExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(canon), pat) || strings.Contains(string(canon), compile.Redacted) {
+	if strings.Contains(string(canon), pat) || strings.Contains(string(canon), redact.Redacted) {
 		t.Fatalf("the plan holds the secret or a redaction:\n%s", canon)
 	}
 	s := res.Plan.Servers[0]
@@ -73,7 +74,7 @@ func TestSecretBindingLaunchesExactly(t *testing.T) {
 		t.Errorf("the server received another value: %s, want %s", got, want)
 	}
 	// Output is redacted; the binding variable itself is withheld.
-	if got := call("env", "GITHUB_PERSONAL_ACCESS_TOKEN"); got != compile.Redacted {
+	if got := call("env", "GITHUB_PERSONAL_ACCESS_TOKEN"); got != redact.Redacted {
 		t.Errorf("the secret in a result: %q", got)
 	}
 	if got := call("env-sha256", "Mcp__Servers__gh__Env__GITHUB_PERSONAL_ACCESS_TOKEN"); got != "unset" {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/plan"
 )
 
 // The test binary doubles as an MCP server over stdio that handles a
@@ -74,7 +74,7 @@ func runSelfServer() {
 
 // selfServer is a plan server running the self server, with SECRET from
 // the host variable SELF_TOKEN (deny-listed, so a known secret).
-func selfServer(name string, env map[string]string) compile.Server {
+func selfServer(name string, env map[string]string) plan.Server {
 	s := testServer(name)
 	self, err := os.Executable()
 	if err != nil {

@@ -5,6 +5,8 @@
 // A Validator compiles the schemas once. CUE values are not safe to share
 // between goroutines, so each goroutine that validates needs its own
 // Validator.
+//
+// It imports diag and node (and CUE); never compile, whose input it checks.
 package schema
 
 import (
@@ -22,8 +24,8 @@ import (
 	"cuelang.org/go/cue/token"
 	"github.com/agnivade/levenshtein"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
 )
 
 //go:embed *.cue

@@ -4,6 +4,8 @@
 // description is how a compromised server smuggles new instructions to the
 // agent, so `mcpc tools --lock FILE --check` reports every added, removed or
 // changed tool, positioned in the lock file.
+//
+// It imports diag, node, schema and plan.
 package toollock
 
 import (
@@ -15,9 +17,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -319,6 +321,6 @@ func quoteAll(args []string) []string {
 }
 
 // ObservedFrom makes the Observed of a plan server.
-func ObservedFrom(s *compile.Server, serverName, serverVersion string, tools []ObservedTool) Observed {
+func ObservedFrom(s *plan.Server, serverName, serverVersion string, tools []ObservedTool) Observed {
 	return Observed{Server: s.Name, Command: s.Command, Args: s.Args, ServerName: serverName, ServerVersion: serverVersion, Tools: tools}
 }

@@ -3,6 +3,8 @@
 // which a file of the same shape given with --deny-list adds (or which it
 // replaces, when it says replace: true). The sealing keys are denied in
 // every case.
+//
+// It imports only internal/inputfile.
 package denylist
 
 import (

@@ -1,5 +1,7 @@
 // Package cli is mcpc's command line: flags → library call → printer → exit
 // code. It holds no logic of its own, so tests call Run in-process.
+//
+// It may import every package of mcpc; none imports it.
 package cli
 
 import (
@@ -13,8 +15,8 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/report"
 )

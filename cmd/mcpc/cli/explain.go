@@ -8,6 +8,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/plan"
 )
 
 func explainCommand() *ucli.Command {
@@ -45,7 +46,7 @@ Example:
 				return usageError("no server named %q; servers: %s", name, strings.Join(res.Names(), ", "))
 			}
 			if format == "json" {
-				out, err := compile.CanonicalJSON(x)
+				out, err := plan.CanonicalJSON(x)
 				if err != nil {
 					return err
 				}

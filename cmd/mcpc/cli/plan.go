@@ -7,6 +7,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/plan"
 )
 
 func planCommand() *ucli.Command {
@@ -42,7 +43,7 @@ Examples:
 			}
 			var out []byte
 			if c.Bool("resolve") {
-				out, err = compile.CanonicalJSON(compile.Resolve(res.Plan, c.String("workspace"), res.Env, res.Deny))
+				out, err = plan.CanonicalJSON(compile.Resolve(res.Plan, c.String("workspace"), res.Env, res.Deny))
 			} else {
 				out, err = res.Plan.Canonical()
 			}
@@ -66,7 +67,7 @@ Examples:
 
 // inputsOf lists every file a command read: its file flags and the
 // sources of the plan.
-func inputsOf(c *ucli.Context, sources []compile.SourceRef) []string {
+func inputsOf(c *ucli.Context, sources []plan.SourceRef) []string {
 	var inputs []string
 	for _, f := range []string{"appsettings", "env-file"} {
 		inputs = append(inputs, c.StringSlice(f)...)

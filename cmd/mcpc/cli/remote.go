@@ -13,8 +13,9 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/report"
 )
@@ -178,7 +179,7 @@ type remoteEnv struct {
 	workspace string
 	scope     string
 	env       *compile.HostEnv
-	redactor  *compile.Redactor // deny-listed host values
+	redactor  *redact.Redactor // deny-listed host values
 }
 
 func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
@@ -209,7 +210,7 @@ func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
 			secrets = append(secrets, env.Value(name))
 		}
 	}
-	re := &remoteEnv{workspace: ws, scope: scope, env: env, redactor: compile.NewRedactor(secrets)}
+	re := &remoteEnv{workspace: ws, scope: scope, env: env, redactor: redact.New(secrets)}
 	if len(ds) > 0 {
 		for i := range ds {
 			ds[i].Message = re.redactor.Redact(ds[i].Message)

@@ -6,8 +6,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/rules"
+	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 func rulesCommand() *ucli.Command {
@@ -35,7 +35,7 @@ Example:
 				for _, r := range all {
 					rows = append(rows, row{r.ID, string(r.Severity), r.Description, r.Example})
 				}
-				out, err := compile.CanonicalJSON(rows)
+				out, err := plan.CanonicalJSON(rows)
 				if err != nil {
 					return err
 				}

@@ -21,10 +21,11 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/naming"
-	"github.com/mcpc-dev/mcpc/compile/node"
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/naming"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/report"
@@ -176,8 +177,8 @@ func runAction(c *ucli.Context) error {
 	if err != nil {
 		return usageError("cannot read --plan %s: %v", planFile, unwrapPath(err))
 	}
-	plan, ds := compile.ReadPlan(planFile, data)
-	if plan == nil {
+	p, ds := plan.Read(planFile, data)
+	if p == nil {
 		src := sources{planFile: node.NewLineIndex(planFile, data)}
 		if err := printRunDiagnostics(c, src, ds); err != nil {
 			return err
@@ -250,7 +251,7 @@ func runAction(c *ucli.Context) error {
 			closeGuard()
 		}
 	}()
-	host, err := runtime.NewHost(plan, runtime.HostOptions{
+	host, err := runtime.NewHost(p, runtime.HostOptions{
 		Env:          hostEnv,
 		Builtins:     builtinTools(c),
 		Secrets:      []string{token, mcpToken},

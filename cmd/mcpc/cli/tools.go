@@ -16,10 +16,12 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/compile/diag"
-	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/naming"
+	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/report"
 	"github.com/mcpc-dev/mcpc/runtime"
@@ -90,13 +92,13 @@ func toolsAction(c *ucli.Context) error {
 	case workspace == "" && c.IsSet("scope"):
 		return usageError("--scope goes with --workspace DIR: the chat workspace whose remote servers to list")
 	}
-	plan, env, deny, sources, ds, err := planForTools(c)
+	pl, env, deny, sources, ds, err := planForTools(c)
 	if err != nil {
 		return err
 	}
 	stderr := c.App.ErrWriter
 	// The known secrets of the launches, once they are known.
-	redactor := compile.NewRedactor(nil)
+	redactor := redact.New(nil)
 	printDiags := func(ds []diag.Diagnostic) error {
 		if sources == nil {
 			sources = withFile(nil, "", nil)
@@ -104,7 +106,7 @@ func toolsAction(c *ucli.Context) error {
 		p, _ := report.New("text", report.Options{Sources: sources, Redact: redactor.Redact})
 		return p.Print(stderr, ds)
 	}
-	if plan == nil {
+	if pl == nil {
 		if err := printDiags(ds); err != nil {
 			return err
 		}
@@ -138,14 +140,14 @@ func toolsAction(c *ucli.Context) error {
 
 	hostEnv := runtime.HostEnv{Vars: env.Map(), Deny: deny}
 	var secrets []string
-	for i := range plan.Servers {
-		secrets = append(secrets, hostEnv.Secrets(&plan.Servers[i])...)
+	for i := range pl.Servers {
+		secrets = append(secrets, hostEnv.Secrets(&pl.Servers[i])...)
 	}
-	redactor = compile.NewRedactor(secrets)
+	redactor = redact.New(secrets)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer stop()
-	targets := runtime.Targets(plan, hostEnv)
+	targets := runtime.Targets(pl, hostEnv)
 	opts := runtime.DiscoverOptions{Concurrency: c.Int("concurrency"), Redact: redactor.Redact}
 	if !c.Bool("quiet") {
 		opts.Progress = progressPrinter(stderr, len(targets))
@@ -170,8 +172,8 @@ func toolsAction(c *ucli.Context) error {
 	}
 	var lists []naming.ServerTools
 	failed := map[string]bool{}
-	for i := range plan.Servers {
-		s := &plan.Servers[i]
+	for i := range pl.Servers {
+		s := &pl.Servers[i]
 		if d := byName[s.Name]; d != nil && d.Err == nil {
 			st := naming.ServerTools{Server: s.Name, Prefix: s.ToolPrefix}
 			for _, t := range d.Tools {
@@ -185,8 +187,8 @@ func toolsAction(c *ucli.Context) error {
 	next := 0
 	var rows []toolRow
 	var observed []toollock.Observed
-	for i := range plan.Servers {
-		s := &plan.Servers[i]
+	for i := range pl.Servers {
+		s := &pl.Servers[i]
 		d := byName[s.Name]
 		if d == nil {
 			continue // disabled
@@ -265,7 +267,7 @@ func toolsAction(c *ucli.Context) error {
 			if err != nil {
 				return &exitError{code: ExitInternal, msg: err.Error()}
 			}
-			if err := refuseInput("--lock", lockPath, inputsOf(c, plan.Sources)); err != nil {
+			if err := refuseInput("--lock", lockPath, inputsOf(c, pl.Sources)); err != nil {
 				return err
 			}
 			if err := writeAtomic(lockPath, out); err != nil {
@@ -305,7 +307,7 @@ type remoteRows struct {
 // the stdio tools). A server that cannot be reached is server-start-failed
 // at its entry, as a stdio server that does not start; the problems of
 // servers.json itself are its rules (remote-*), as validate reports them.
-func listRemoteTools(ctx context.Context, c *ucli.Context, env *compile.HostEnv, workspace, scope string, taken map[string]bool, host *compile.Redactor) (*remoteRows, error) {
+func listRemoteTools(ctx context.Context, c *ucli.Context, env *compile.HostEnv, workspace, scope string, taken map[string]bool, host *redact.Redactor) (*remoteRows, error) {
 	out := &remoteRows{}
 	quiet := c.Bool("quiet")
 	stderr := c.App.ErrWriter
@@ -440,7 +442,7 @@ func countVisible(rows []toolRow) int {
 
 // planForTools compiles the sources, or reads --plan and builds the host
 // environment from the env flags.
-func planForTools(c *ucli.Context) (*compile.Plan, *compile.HostEnv, *denylist.List, diag.Sources, []diag.Diagnostic, error) {
+func planForTools(c *ucli.Context) (*plan.Plan, *compile.HostEnv, *denylist.List, diag.Sources, []diag.Diagnostic, error) {
 	if file := c.String("plan"); file != "" {
 		if len(c.StringSlice("appsettings")) > 0 || c.String("agent-dir") != "" {
 			return nil, nil, nil, nil, nil, usageError("--plan replaces --appsettings and --agent-dir: give one or the other")
@@ -463,8 +465,8 @@ func planForTools(c *ucli.Context) (*compile.Plan, *compile.HostEnv, *denylist.L
 		if err != nil {
 			return nil, nil, nil, nil, nil, usageError("%v", err)
 		}
-		plan, pds := compile.ReadPlan(file, data)
-		return plan, env, deny, withFile(files, file, data), append(eds, pds...), nil
+		p, pds := plan.Read(file, data)
+		return p, env, deny, withFile(files, file, data), append(eds, pds...), nil
 	}
 	res, err := compileFromFlags(c)
 	if err != nil {
@@ -500,7 +502,7 @@ func writeToolRows(w io.Writer, format string, rows []toolRow) error {
 		for i := range rows {
 			rows[i].Description = "" // the table of names; descriptions are in the lock's hashes
 		}
-		out, err := compile.CanonicalJSON(rows)
+		out, err := plan.CanonicalJSON(rows)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package compile
+package redact
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 // secret that a decoder's error quotes; shorter pieces and other text stay.
 func TestRedactFragments(t *testing.T) {
 	secret := "CANARY-frag-" + strings.Repeat("Jk4p", 20)
-	r := NewRedactor([]string{secret, "sh0rt"})
+	r := New([]string{secret, "sh0rt"})
 	for _, c := range []struct{ in, want string }{
 		{"whole: " + secret + ".", "whole: [REDACTED]."},
 		{`cannot unmarshal "{\"x\":\"` + secret[:32] + `..." into string`, `cannot unmarshal "{\"x\":\"[REDACTED]..." into string`},
@@ -36,7 +36,7 @@ func TestRedactFragments(t *testing.T) {
 // Whatever the text, no FragmentMin-byte piece of a secret is left.
 func FuzzRedactFragments(f *testing.F) {
 	secret := "sk-Fuzz-" + strings.Repeat("a1B2", 8) + "-end"
-	r := NewRedactor([]string{secret})
+	r := New([]string{secret})
 	f.Add("before " + secret[3:20] + " after")
 	f.Add(secret[:9] + secret[9:18] + "x" + secret[20:])
 	f.Add(strings.Repeat("a1B2", 20))
@@ -55,7 +55,7 @@ func FuzzRedactFragments(f *testing.F) {
 // wherever they stand; weak values are not redacted at all.
 func TestRedactWholeTokens(t *testing.T) {
 	long := "ghp_" + strings.Repeat("A1b2", 6) // 28 bytes: anywhere
-	r := NewRedactor([]string{"py7hon", "other", "python", "true", long, "x1"})
+	r := New([]string{"py7hon", "other", "python", "true", long, "x1"})
 	for _, c := range []struct{ in, want string }{
 		{"run py7hon now", "run [REDACTED] now"},
 		{"py7hon3 and py7hon_x and xpy7hon", "py7hon3 and py7hon_x and xpy7hon"},
@@ -80,8 +80,8 @@ func TestWeakSecret(t *testing.T) {
 		"ab12": false, "changemeplease": false, "hunter2": false, "py7hon": false, "ghp_abc": false,
 		"пароль": true, " a1 ": true,
 	} {
-		if got := WeakSecret(s); got != want {
-			t.Errorf("WeakSecret(%q) = %v, want %v", s, got, want)
+		if got := Weak(s); got != want {
+			t.Errorf("Weak(%q) = %v, want %v", s, got, want)
 		}
 	}
 }
@@ -90,7 +90,7 @@ func TestWeakSecret(t *testing.T) {
 // time (a server's stderr) hides every line of it.
 func TestRedactMultiLineSecret(t *testing.T) {
 	key := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----\n"
-	r := NewRedactor([]string{key})
+	r := New([]string{key})
 	if got := r.Redact("key: " + key); got != "key: [REDACTED]" {
 		t.Errorf("whole key: %q", got)
 	}
@@ -108,7 +108,7 @@ func TestRedactMultiLineSecret(t *testing.T) {
 }
 
 func TestRedactorContains(t *testing.T) {
-	r := NewRedactor([]string{"python", "tok-1234-abcd", "sk-9876"})
+	r := New([]string{"python", "tok-1234-abcd", "sk-9876"})
 	if i, ok := r.Contains("--key tok-1234-abcd"); !ok || i != 1 {
 		t.Errorf("Contains = %d, %v", i, ok)
 	}
@@ -118,11 +118,11 @@ func TestRedactorContains(t *testing.T) {
 }
 
 // Whatever the text, Redact leaves no strong secret that stands as a whole
-// token, nor any secret of LongSecretMin bytes or more anywhere; and the
+// token, nor any secret of LongMin bytes or more anywhere; and the
 // text around what it replaced is kept as it was.
 func FuzzRedact(f *testing.F) {
 	secrets := []string{"tok-1234", "ghp_" + strings.Repeat("Ab3", 6), "a1_b2", "python"}
-	r := NewRedactor(secrets)
+	r := New(secrets)
 	f.Add("run tok-1234 now, tok-12345 and xtok-1234")
 	f.Add("ghp_Ab3Ab3Ab3Ab3Ab3Ab3Ab3 inside" + "ghp_Ab3Ab3Ab3Ab3Ab3Ab3")
 	f.Add("a1_b2a1_b2 a1_b2 python")

@@ -1,4 +1,8 @@
-package compile
+// Package redact hides known secret values in mcpc's output (messages,
+// tool results, logs, status), matching whole tokens. It is a leaf: it imports
+// only the standard library. Redaction applies to output only; what a server
+// receives is never redacted.
+package redact
 
 import (
 	"encoding/json"
@@ -18,10 +22,10 @@ const Redacted = "[REDACTED]"
 //     before and after it must not continue a word (letters, digits, _),
 //     so "python" never turns "python3" into "[REDACTED]3" and a secret
 //     "other" leaves "another" alone.
-//   - A secret of LongSecretMin bytes or more is redacted wherever it
+//   - A secret of LongMin bytes or more is redacted wherever it
 //     stands, also inside a longer word: such a value is not ordinary text,
 //     and there hiding it matters more than the word around it.
-//   - A weak value (WeakSecret: shorter than minSecretLen, or a single word
+//   - A weak value (Weak: shorter than minSecretLen, or a single word
 //     of letters shorter than 12 characters, such as "python" or "true") is
 //     not redacted at all: it is ordinary text, and redacting it would
 //     mangle messages without protecting anything. The compiler warns about
@@ -38,15 +42,15 @@ const (
 	minSecretLen = 4
 	// weakWordLen: a value of letters only, shorter than this, is a word.
 	weakWordLen = 12
-	// LongSecretMin is the length from which a secret is redacted also
+	// LongMin is the length from which a secret is redacted also
 	// inside a longer word.
-	LongSecretMin = 16
+	LongMin = 16
 )
 
-// WeakSecret reports whether a secret value is too weak to redact: shorter
+// Weak reports whether a secret value is too weak to redact: shorter
 // than 4 characters, or letters only and shorter than 12 (a dictionary-like
 // word). Such values are left in output as they are.
-func WeakSecret(s string) bool {
+func Weak(s string) bool {
 	n := utf8.RuneCountInString(strings.TrimSpace(s))
 	if n < minSecretLen {
 		return true
@@ -76,7 +80,7 @@ type Redactor struct {
 // or one line of a multi-line secret.
 type secretForm struct {
 	text string
-	// secret is the index of the secret (in NewRedactor's argument) that
+	// secret is the index of the secret (in New's argument) that
 	// this form stands for.
 	secret int
 	// anywhere: long enough to redact inside a word too.
@@ -86,19 +90,19 @@ type secretForm struct {
 	wordStart, wordEnd bool
 }
 
-// NewRedactor builds a redactor for the given secret values. Weak values
-// (WeakSecret) are left out.
-func NewRedactor(secrets []string) *Redactor {
+// New builds a redactor for the given secret values. Weak values
+// (Weak) are left out.
+func New(secrets []string) *Redactor {
 	seen := map[string]bool{}
 	var forms []secretForm
 	add := func(s string, idx int) {
-		if WeakSecret(s) || seen[s] {
+		if Weak(s) || seen[s] {
 			return
 		}
 		seen[s] = true
 		first, _ := utf8.DecodeRuneInString(s)
 		last, _ := utf8.DecodeLastRuneInString(s)
-		forms = append(forms, secretForm{text: s, secret: idx, anywhere: len(s) >= LongSecretMin,
+		forms = append(forms, secretForm{text: s, secret: idx, anywhere: len(s) >= LongMin,
 			wordStart: isWordRune(first), wordEnd: isWordRune(last)})
 	}
 	for i, s := range secrets {
@@ -216,7 +220,7 @@ func (r *Redactor) Redact(s string) string {
 }
 
 // Contains reports whether s holds a known secret (as Redact would find
-// it), and which: the index into the values NewRedactor was given.
+// it), and which: the index into the values New was given.
 func (r *Redactor) Contains(s string) (int, bool) {
 	spans := r.find(s)
 	if len(spans) == 0 {
@@ -283,4 +287,34 @@ func (r *Redactor) buildPieces() {
 			r.pieces[f.text[j:j+FragmentMin]] = struct{}{}
 		}
 	}
+}
+
+// RedactAt redacts s and maps the 1-based rune column col of s to the same
+// place in the result (a column inside a secret maps to its [REDACTED]).
+func (r *Redactor) RedactAt(s string, col int) (string, int, bool) {
+	if r.Empty() {
+		return s, col, true
+	}
+	prefixRunes := col - 1
+	if prefixRunes < 0 {
+		prefixRunes = 0
+	}
+	// Byte offset of the column.
+	off := len(s)
+	for i := range s {
+		if prefixRunes == 0 {
+			off = i
+			break
+		}
+		prefixRunes--
+	}
+	out := r.Redact(s)
+	before := r.Redact(s[:off])
+	// A secret that straddles the column: point at its start.
+	if !strings.HasPrefix(out, before) {
+		for len(before) > 0 && !strings.HasPrefix(out, before) {
+			before = before[:len(before)-1]
+		}
+	}
+	return out, utf8.RuneCountInString(before) + 1, true
 }

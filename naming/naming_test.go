@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in golden/naming")
 
 // goldenDir is golden/naming at the repository root.
-var goldenDir = filepath.Join("..", "..", "golden", "naming")
+var goldenDir = filepath.Join("..", "golden", "naming")
 
 // checkGolden compares v, as canonical JSON, with golden/naming/<name>.json,
 // or rewrites that file with -update.
@@ -41,7 +41,7 @@ func checkGolden(t *testing.T, name string, v any) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./compile/naming -update to create it)", err)
+		t.Fatalf("%v (run go test ./naming -update to create it)", err)
 	}
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Errorf("%s differs from the golden file (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, buf.Bytes(), want)

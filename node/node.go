@@ -2,12 +2,14 @@
 // file, a JSONC file, the bound host configuration) becomes before the schema
 // checks it. Each value and each object key remembers where it stands in the
 // user's input, so every later diagnostic can point there.
+//
+// It imports only diag.
 package node
 
 import (
 	"strconv"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 )
 
 // Kind is the JSON kind of a Node.

@@ -45,6 +45,8 @@
 // named <server>__<tool> (Prefix is ignored), sanitized and cut the same way,
 // and a name that some other tool already has — also of the same server — is
 // skipped (tool-name-collision) instead of getting a suffix.
+//
+// It is a leaf: it imports only the standard library.
 package naming
 
 import (

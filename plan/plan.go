@@ -1,4 +1,12 @@
-package compile
+// Package plan is the frozen launch plan (SPEC §6), the contract between the
+// compiler and the runtime: its types, its canonical JSON and digest, reading
+// a plan file back, and what a runtime needs to launch from it (the ${…}
+// templates of its values and the environment a server gets). The compiler
+// writes plans; the runtime reads them and never imports the compiler.
+//
+// It may import diag, node, schema (to validate a plan file) and
+// policies/denylist, never compile, runtime or the CLI.
+package plan
 
 import (
 	"bytes"
@@ -8,8 +16,8 @@ import (
 	"fmt"
 )
 
-// PlanVersion is the version of the plan format this mcpc writes and reads.
-const PlanVersion = 1
+// Version is the version of the plan format this mcpc writes and reads.
+const Version = 1
 
 // Plan is the frozen launch plan (SPEC §6): what a runtime starts, in merge
 // order, with every default filled in. Env values and cwd stay templates, so
@@ -127,4 +135,13 @@ func (p *Plan) Seal() error {
 	sum := sha256.Sum256(b)
 	p.Digest = "sha256:" + hex.EncodeToString(sum[:])
 	return nil
+}
+
+// CanonicalJSON encodes any value the way plans are encoded.
+func CanonicalJSON(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return canonicalJSON(raw)
 }

@@ -1,12 +1,14 @@
 // Package rules is the registry of every rule mcpc reports: its id, default
 // severity, one-line description and a documented example. Every rule is
 // listed here explicitly, in one place; nothing registers itself.
+//
+// It imports only diag.
 package rules
 
 import (
 	"sort"
 
-	"github.com/mcpc-dev/mcpc/compile/diag"
+	"github.com/mcpc-dev/mcpc/diag"
 )
 
 // Rule describes one check.

@@ -1,6 +1,6 @@
 package rules
 
-import "github.com/mcpc-dev/mcpc/compile/diag"
+import "github.com/mcpc-dev/mcpc/diag"
 
 // registry lists every rule. docs/rules.md documents the same list; a test
 // checks that the two agree and that every rule has golden cases.

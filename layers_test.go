@@ -1,0 +1,116 @@
+package mcpc_test
+
+import (
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mcpc-dev/mcpc/"
+
+// mayImport is the import direction of mcpc's packages: for each package, the
+// packages of this module it may import (outside its tests). Each package's
+// doc comment says the same in words. Shared vocabulary (diagnostics,
+// positioned values, tool names, redaction, the plan) sits in leaf packages,
+// so dependencies point one way: the CLI uses everything, the runtime runs a
+// plan without the compiler, and nothing imports the CLI.
+var mayImport = map[string][]string{
+	// Leaves: the standard library (and CUE or the MCP SDK) only.
+	"diag":               {},
+	"naming":             {},
+	"redact":             {},
+	"internal/inputfile": {},
+
+	"node":              {"diag"},
+	"rules":             {"diag"},
+	"policies/denylist": {"internal/inputfile"},
+	"schema":            {"diag", "node"},
+	"plan":              {"diag", "node", "schema", "policies/denylist"},
+
+	"compile":  {"diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
+	"report":   {"diag", "rules"},
+	"toollock": {"diag", "node", "schema", "plan"},
+	"remote":   {"diag", "node", "schema", "redact", "naming", "internal/inputfile"},
+	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist"},
+
+	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "naming", "node", "plan", "policies/denylist",
+		"redact", "remote", "report", "rules", "runtime", "schema", "toollock"},
+	"cmd/mcpc": {"cmd/mcpc/cli"},
+
+	// Test support: imported by tests only.
+	"internal/testservers":        {},
+	"internal/diagtest":           {"diag"},
+	"remote/remotetest":           {},
+	"fixtures/servers/testserver": {},
+}
+
+// testOnly are packages that only tests may import.
+var testOnly = []string{"internal/testservers", "internal/diagtest", "remote/remotetest"}
+
+// TestImportDirection guards the direction of dependencies: every package is
+// in the table above, imports only what the table allows, and the runtime
+// does not depend on the compiler, even indirectly.
+func TestImportDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		if fields[0] == strings.TrimSuffix(module, "/") {
+			continue // the root package holds only tests
+		}
+		seen[pkg] = true
+		allowed, ok := mayImport[pkg]
+		if !ok {
+			t.Errorf("package %s is not in mayImport: add it with the packages it may import, and say so in its doc comment", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			imp = strings.TrimPrefix(imp, module)
+			for _, only := range testOnly {
+				if imp == only {
+					t.Errorf("%s imports %s, which only tests may import", pkg, imp)
+				}
+			}
+			if !contains(allowed, imp) {
+				t.Errorf("%s imports %s; it may import only %v", pkg, imp, allowed)
+			}
+		}
+	}
+	var stale []string
+	for pkg := range mayImport {
+		if !seen[pkg] {
+			stale = append(stale, pkg)
+		}
+	}
+	sort.Strings(stale)
+	for _, pkg := range stale {
+		t.Errorf("mayImport names %s, which does not exist any more", pkg)
+	}
+
+	deps, err := exec.Command("go", "list", "-deps", "./runtime").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(deps)) {
+		if dep == module+"compile" || dep == module+"cmd/mcpc/cli" {
+			t.Errorf("the runtime depends on %s: it must run a plan without the compiler", dep)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
