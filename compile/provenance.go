@@ -1,0 +1,75 @@
+package compile
+
+import (
+	"strconv"
+
+	"github.com/mcpc-dev/mcpc/diag"
+)
+
+// Locate maps a path into the plan (keys and list indices from its root, as
+// policies report them: "servers", 2, "args", 1) to the place in the sources
+// that set that value, so that a finding about the plan points where the
+// operator fixes it. A value the sources did not write (a default, a value
+// the preset computed) maps to the nearest enclosing value they did write,
+// and at worst to where the server is defined; a path outside the servers
+// maps to the first source.
+func (r *Result) Locate(path []any) diag.Pos {
+	fallback := r.firstSource()
+	p := r.draft
+	if r.Plan != nil {
+		p = r.Plan
+	}
+	if p == nil || len(path) < 2 || path[0] != "servers" {
+		return fallback
+	}
+	i, ok := path[1].(int)
+	if !ok || i < 0 || i >= len(p.Servers) {
+		return fallback
+	}
+	s := &p.Servers[i]
+	var e *Entry
+	for _, x := range r.Entries {
+		if x.Name == s.Name && !x.Shadowed() {
+			e = x
+			break
+		}
+	}
+	origin := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
+	if origin.Line == 0 {
+		origin = fallback
+	}
+	if e == nil || e.Node == nil {
+		return origin
+	}
+	keys := make([]string, 0, len(path)-2)
+	for _, step := range path[2:] {
+		switch v := step.(type) {
+		case string:
+			keys = append(keys, v)
+		case int:
+			keys = append(keys, strconv.Itoa(v))
+		default:
+			return origin
+		}
+	}
+	if len(keys) > 0 && keys[0] == "name" && e.NamePos.Line > 0 {
+		return e.NamePos
+	}
+	for n := len(keys); n > 0; n-- {
+		if _, v := e.Node.Lookup(keys[:n]); v != nil && v.Pos.Line > 0 {
+			return v.Pos
+		}
+	}
+	return origin
+}
+
+// firstSource is the start of the first source file read, where a finding
+// about the deployment as a whole points.
+func (r *Result) firstSource() diag.Pos {
+	for _, s := range r.Sources {
+		if s.Path != "" {
+			return diag.Pos{File: s.Path, Line: 1, Column: 1}
+		}
+	}
+	return diag.Pos{File: "(deployment)", Line: 1, Column: 1}
+}

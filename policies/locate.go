@@ -1,0 +1,46 @@
+package policies
+
+import (
+	"strconv"
+
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+)
+
+// Locator maps a path into the plan to the place that set the value:
+// compile.Result.Locate for a deployment's sources, PlanFile for a plan read
+// from a file.
+type Locator func(path []any) diag.Pos
+
+// PlanFile locates paths in a plan file itself (mcpc lint --plan): at the
+// value the path names, or the nearest enclosing value the file has.
+func PlanFile(root *node.Node) Locator {
+	return func(path []any) diag.Pos {
+		keys := make([]string, 0, len(path))
+		for _, step := range path {
+			switch v := step.(type) {
+			case string:
+				keys = append(keys, v)
+			case int:
+				keys = append(keys, strconv.Itoa(v))
+			}
+		}
+		for n := len(keys); n > 0; n-- {
+			if _, v := root.Lookup(keys[:n]); v != nil {
+				return v.Pos
+			}
+		}
+		return root.Pos
+	}
+}
+
+// Diagnostics turns violations into diagnostics at the places loc finds.
+func Diagnostics(vs []Violation, loc Locator) []diag.Diagnostic {
+	out := make([]diag.Diagnostic, 0, len(vs))
+	for _, v := range vs {
+		d := diag.At(loc(v.Path), v.Severity, v.Rule, v.Message, v.Suggestion)
+		out = append(out, d)
+	}
+	diag.Sort(out)
+	return out
+}

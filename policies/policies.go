@@ -1,0 +1,419 @@
+// Package policies evaluates policy packs: CUE files of declarative rules over
+// a compiled plan (SPEC §7–8, `mcpc lint --policy DIR`). A pack is a
+// directory of .cue files of one CUE package. mcpc fills the field `input`
+// with the plan, exactly as `mcpc plan` prints it (SPEC §6), and reads the
+// pack's `rules`: each rule is one declaration with its id (the field name),
+// severity, one-line description, example, and `deny`, the list of its
+// violations, each with the plan path it is about, a message and optionally a
+// suggestion:
+//
+//	package team
+//
+//	import "list"
+//
+//	input: _
+//	launchers: ["npx", "uvx", "docker"]
+//
+//	rules: "team-launcher": {
+//		severity:    "error"
+//		description: "Servers start only through an approved launcher."
+//		example:     "\"command\": \"/tmp/run.sh\""
+//		deny: [for i, s in input.servers if !list.Contains(launchers, s.command) {
+//			path:       ["servers", i, "command"]
+//			message:    "server \(s.name) starts with \(s.command), which is not an approved launcher"
+//			suggestion: "start it with one of \(launchers)"
+//		}]
+//	}
+//
+// The packs shipped with mcpc are embedded (Builtin): baseline and strict. A
+// violation's path is mapped back to the source that set the value by a
+// Locator (the compiler's provenance, or the plan file itself), so its
+// diagnostic points where the operator fixes it.
+//
+// It imports diag, node, rules and internal/inputfile (and CUE).
+package policies
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+	cuejson "cuelang.org/go/encoding/json"
+
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/rules"
+)
+
+//go:embed baseline/*.cue strict/*.cue
+var builtin embed.FS
+
+// BuiltinNames are the packs shipped with mcpc, in the order they run.
+var BuiltinNames = []string{"baseline", "strict"}
+
+// RulePolicyInvalid reports a pack that cannot be used: CUE that does not
+// compile, a rule without its declaration, a rule id taken twice, or a pack
+// that fails to evaluate on a plan.
+const RulePolicyInvalid = "policy-invalid"
+
+// maxPackBytes bounds one file of a pack, as every input file is bounded.
+const maxPackBytes = 1 << 20
+
+// ruleID is the form of a rule id: kebab-case, as every rule of mcpc.
+var ruleID = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// Pack is one policy pack: its CUE source, compiled when it is evaluated.
+// A Pack is immutable and may be evaluated from several goroutines: each
+// evaluation builds its own CUE context (CUE values are not shared across
+// goroutines).
+type Pack struct {
+	Name  string
+	files []packFile
+	rules []rules.Rule
+}
+
+type packFile struct {
+	name string
+	src  []byte
+}
+
+// Rules returns the pack's rule declarations, sorted by id.
+func (p *Pack) Rules() []rules.Rule { return append([]rules.Rule(nil), p.rules...) }
+
+// Violation is one finding of a pack's rule: the plan path it is about (keys
+// and list indices, from the plan's root), what is wrong and what to do.
+type Violation struct {
+	Rule       string
+	Severity   diag.Severity
+	Path       []any
+	Message    string
+	Suggestion string
+}
+
+// Builtin returns the packs shipped with mcpc, in BuiltinNames order.
+func Builtin() ([]*Pack, error) {
+	var out []*Pack
+	taken := builtinRuleIDs()
+	for _, name := range BuiltinNames {
+		p, ds := loadFS(builtin, name, name, taken)
+		if len(ds) > 0 {
+			return nil, fmt.Errorf("policies: built-in pack %s: %s:%d:%d: %s", name, ds[0].File, ds[0].Line, ds[0].Column, ds[0].Message)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Load reads the pack in dir (its .cue files, not its subdirectories). A pack
+// that does not compile or whose rules are not complete declarations comes
+// back as diagnostics positioned in its files, and a nil pack.
+func Load(dir string) (*Pack, []diag.Diagnostic) {
+	entries, err := readDir(dir)
+	if err != nil {
+		return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid,
+			Message: "cannot read the policy pack: " + err.Error(), Suggestion: "give --policy a directory of .cue files"}}
+	}
+	p := &Pack{Name: path.Base(dir)}
+	for _, name := range entries {
+		file := path.Join(dir, name)
+		data, err := inputfile.ReadMax(file, maxPackBytes)
+		data = inputfile.TrimBOM(data)
+		if err != nil {
+			return nil, []diag.Diagnostic{{File: file, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid,
+				Message: "cannot read the policy file: " + err.Error()}}
+		}
+		p.files = append(p.files, packFile{name: file, src: data})
+	}
+	if len(p.files) == 0 {
+		return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid,
+			Message: "the policy pack has no .cue file", Suggestion: "a pack is a directory of .cue files that declare rules: {…}"}}
+	}
+	taken := builtinRuleIDs()
+	packs, err := Builtin()
+	if err != nil {
+		return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid, Message: err.Error()}}
+	}
+	for _, b := range packs {
+		for _, r := range b.rules {
+			taken[r.ID] = true
+		}
+	}
+	if ds := p.declare(taken); len(ds) > 0 {
+		return nil, ds
+	}
+	return p, nil
+}
+
+// builtinRuleIDs are the ids of mcpc's own rules, which no pack may reuse.
+func builtinRuleIDs() map[string]bool {
+	taken := map[string]bool{}
+	for _, r := range rules.All() {
+		taken[r.ID] = true
+	}
+	return taken
+}
+
+func loadFS(fsys fs.FS, dir, name string, taken map[string]bool) (*Pack, []diag.Diagnostic) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid, Message: err.Error()}}
+	}
+	p := &Pack{Name: name}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".cue") {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid, Message: err.Error()}}
+		}
+		p.files = append(p.files, packFile{name: "policies/" + dir + "/" + e.Name(), src: b})
+	}
+	return p, p.declare(taken)
+}
+
+// build compiles the pack's files into one CUE value in a fresh context.
+func (p *Pack) build() (cue.Value, []diag.Diagnostic) {
+	ctx := cuecontext.New()
+	var v cue.Value
+	for i, f := range p.files {
+		file, err := parser.ParseFile(f.name, f.src, parser.ParseComments)
+		if err != nil {
+			return cue.Value{}, cueDiagnostics(err, f.name, "the policy file is not valid CUE")
+		}
+		fv := ctx.BuildFile(file)
+		if err := fv.Err(); err != nil {
+			return cue.Value{}, cueDiagnostics(err, f.name, "the policy file does not compile")
+		}
+		if i == 0 {
+			v = fv
+		} else {
+			v = v.Unify(fv)
+		}
+	}
+	if err := v.Err(); err != nil {
+		return cue.Value{}, cueDiagnostics(err, p.files[0].name, "the policy files of the pack conflict")
+	}
+	return v, nil
+}
+
+// declare reads the rule declarations (everything of each rule but deny,
+// which needs an input) and checks them. taken holds the rule ids already in
+// use; declare adds the pack's own.
+func (p *Pack) declare(taken map[string]bool) []diag.Diagnostic {
+	v, ds := p.build()
+	if ds != nil {
+		return ds
+	}
+	rs := v.LookupPath(cue.ParsePath("rules"))
+	at := func(x cue.Value) (string, int, int) { return position(x.Pos(), p.files[0].name) }
+	if !rs.Exists() {
+		file, line, col := at(v)
+		return []diag.Diagnostic{{File: file, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
+			Message: "the policy pack declares no rules", Suggestion: `declare them as rules: "my-rule": {severity: "error", description: "…", example: "…", deny: [...]}`}}
+	}
+	iter, err := rs.Fields()
+	if err != nil {
+		return cueDiagnostics(err, p.files[0].name, "rules is not a struct of rule declarations")
+	}
+	for iter.Next() {
+		id, rv := iter.Selector().Unquoted(), iter.Value()
+		file, line, col := at(rv)
+		bad := func(msg, sugg string) {
+			ds = append(ds, diag.Diagnostic{File: file, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
+				Message: fmt.Sprintf("rule %s: %s", id, msg), Suggestion: sugg})
+		}
+		if !ruleID.MatchString(id) {
+			bad("a rule id is kebab-case (a-z, 0-9, single dashes)", "rename it, e.g. "+suggestID(id))
+			continue
+		}
+		if taken[id] {
+			bad("the id is taken by a built-in rule or a rule of another pack", "give the rule an id of its own, e.g. with a team prefix")
+			continue
+		}
+		taken[id] = true
+		var decl struct {
+			Severity    *string `json:"severity"`
+			Description *string `json:"description"`
+			Example     *string `json:"example"`
+		}
+		if err := rv.Decode(&decl); err != nil {
+			bad("its declaration does not decode: "+firstLine(err), "")
+			continue
+		}
+		switch {
+		case decl.Severity == nil || (*decl.Severity != "error" && *decl.Severity != "warning" && *decl.Severity != "info"):
+			bad(`severity must be "error", "warning" or "info"`, `severity: "warning"`)
+		case decl.Description == nil || strings.TrimSpace(*decl.Description) == "":
+			bad("it has no description", `description: "what the rule checks, in one line"`)
+		case decl.Example == nil || strings.TrimSpace(*decl.Example) == "":
+			bad("it has no example", `example: "a value the rule reports"`)
+		case !rv.LookupPath(cue.ParsePath("deny")).Exists():
+			bad("it has no deny list", "deny: [for i, s in input.servers if … {path: [\"servers\", i], message: \"…\"}]")
+		default:
+			p.rules = append(p.rules, rules.Rule{ID: id, Severity: diag.Severity(*decl.Severity),
+				Description: *decl.Description, Example: *decl.Example})
+		}
+	}
+	sort.Slice(p.rules, func(i, j int) bool { return p.rules[i].ID < p.rules[j].ID })
+	diag.Sort(ds)
+	return ds
+}
+
+// Evaluate runs the pack's rules on a plan (its canonical JSON) and returns
+// the violations, sorted by rule and path. A rule that fails to evaluate
+// (an error in its comprehension, a violation without a path or message)
+// is a diagnostic that names the rule and points into the pack.
+func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
+	v, ds := p.build()
+	if ds != nil {
+		return nil, ds
+	}
+	expr, err := cuejson.Extract("plan.json", planJSON)
+	if err != nil {
+		return nil, []diag.Diagnostic{{File: p.files[0].name, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid,
+			Message: "the plan does not convert to CUE: " + firstLine(err)}}
+	}
+	v = v.FillPath(cue.ParsePath("input"), v.Context().BuildExpr(expr))
+	var out []Violation
+	for _, r := range p.rules {
+		rv := v.LookupPath(cue.MakePath(cue.Str("rules"), cue.Str(r.ID), cue.Str("deny")))
+		var found []struct {
+			Path       []any   `json:"path"`
+			Message    *string `json:"message"`
+			Suggestion string  `json:"suggestion"`
+		}
+		file, line, col := position(rv.Pos(), p.files[0].name)
+		fail := func(msg string) {
+			ds = append(ds, diag.Diagnostic{File: file, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
+				Message: fmt.Sprintf("policy %s (pack %s) fails to evaluate: %s", r.ID, p.Name, msg),
+				Suggestion: "check the rule against a plan: mcpc plan -o plan.json shows its input"})
+		}
+		if err := rv.Decode(&found); err != nil {
+			if e := cueerrors.Errors(err); len(e) > 0 {
+				if f, l, c := position(e[0].Position(), ""); f != "" {
+					file, line, col = f, l, c
+				}
+			}
+			fail(firstLine(err))
+			continue
+		}
+		for _, f := range found {
+			if f.Message == nil || *f.Message == "" || len(f.Path) == 0 {
+				fail("a violation needs a path (a list of keys and indices into the plan) and a message")
+				break
+			}
+			if !pathSteps(f.Path) {
+				fail(fmt.Sprintf("path %v: each step is a key (a string) or a list index (an integer)", f.Path))
+				break
+			}
+			out = append(out, Violation{Rule: r.ID, Severity: r.Severity, Path: f.Path, Message: *f.Message, Suggestion: f.Suggestion})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Rule != out[j].Rule {
+			return out[i].Rule < out[j].Rule
+		}
+		return fmt.Sprint(out[i].Path...) < fmt.Sprint(out[j].Path...)
+	})
+	diag.Sort(ds)
+	return out, ds
+}
+
+// position turns a CUE position into a diagnostic's file, line and column;
+// fallback names the file when CUE has none.
+func position(pos token.Pos, fallback string) (string, int, int) {
+	if !pos.IsValid() || pos.Filename() == "" {
+		return fallback, 1, 1
+	}
+	return pos.Filename(), pos.Line(), pos.Column()
+}
+
+// cueDiagnostics turns CUE errors into diagnostics in the pack's files.
+func cueDiagnostics(err error, file, what string) []diag.Diagnostic {
+	var ds []diag.Diagnostic
+	for _, e := range cueerrors.Errors(err) {
+		f, line, col := position(e.Position(), file)
+		format, args := e.Msg()
+		ds = append(ds, diag.Diagnostic{File: f, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
+			Message: what + ": " + fmt.Sprintf(format, args...)})
+	}
+	if len(ds) == 0 {
+		ds = append(ds, diag.Diagnostic{File: file, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid, Message: what + ": " + firstLine(err)})
+	}
+	diag.Sort(ds)
+	return ds
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// suggestID turns an id into kebab-case.
+func suggestID(id string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(id) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		s = "team-" + s
+	}
+	return strings.TrimSuffix(s, "-")
+}
+
+// readDir lists the .cue files of dir, sorted, after checking that dir is a
+// directory.
+func readDir(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".cue") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// pathSteps turns the steps of a decoded path into strings and ints, and
+// reports whether every step is one of those.
+func pathSteps(path []any) bool {
+	for i, step := range path {
+		switch v := step.(type) {
+		case string, int:
+		case int64:
+			path[i] = int(v)
+		case float64:
+			if v != float64(int(v)) {
+				return false
+			}
+			path[i] = int(v)
+		default:
+			return false
+		}
+	}
+	return true
+}
