@@ -296,7 +296,7 @@ func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
 		file, line, col := position(rv.Pos(), p.files[0].name)
 		fail := func(msg string) {
 			ds = append(ds, diag.Diagnostic{File: file, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
-				Message: fmt.Sprintf("policy %s (pack %s) fails to evaluate: %s", r.ID, p.Name, msg),
+				Message:    fmt.Sprintf("policy %s (pack %s) fails to evaluate: %s", r.ID, p.Name, msg),
 				Suggestion: "check the rule against a plan: mcpc plan -o plan.json shows its input"})
 		}
 		if err := rv.Decode(&found); err != nil {
