@@ -27,7 +27,7 @@ var mayImport = map[string][]string{
 	"policies/denylist": {"internal/inputfile"},
 	"schema":            {"diag", "node"},
 	"plan":              {"diag", "node", "schema", "policies/denylist"},
-	"policies":          {"diag", "node", "rules", "internal/inputfile"},
+	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
 	"compile":  {"diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"report":   {"diag", "rules"},

@@ -30,7 +30,11 @@
 // Locator (the compiler's provenance, or the plan file itself), so its
 // diagnostic points where the operator fixes it.
 //
-// It imports diag, node, rules and internal/inputfile (and CUE).
+// Rules that CUE cannot express (the file system, PATH, the tool lock) are Go
+// values of type Check, one per file named after the rule (GoRules).
+//
+// It imports diag, node, rules, plan, toollock and internal/inputfile (and
+// CUE).
 package policies
 
 import (
@@ -90,11 +94,13 @@ type packFile struct {
 // Rules returns the pack's rule declarations, sorted by id.
 func (p *Pack) Rules() []rules.Rule { return append([]rules.Rule(nil), p.rules...) }
 
-// Violation is one finding of a pack's rule: the plan path it is about (keys
-// and list indices, from the plan's root), what is wrong and what to do.
+// Violation is one finding of a rule: the path it is about (keys and list
+// indices from the root of the plan, or of the tool lock when InLock), what
+// is wrong and what to do.
 type Violation struct {
 	Rule       string
 	Severity   diag.Severity
+	InLock     bool
 	Path       []any
 	Message    string
 	Suggestion string
@@ -320,14 +326,47 @@ func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
 			out = append(out, Violation{Rule: r.ID, Severity: r.Severity, Path: f.Path, Message: *f.Message, Suggestion: f.Suggestion})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Rule != out[j].Rule {
-			return out[i].Rule < out[j].Rule
-		}
-		return fmt.Sprint(out[i].Path...) < fmt.Sprint(out[j].Path...)
-	})
+	sortViolations(out)
 	diag.Sort(ds)
 	return out, ds
+}
+
+// sortViolations orders violations by rule, then file, then path.
+func sortViolations(vs []Violation) {
+	sort.SliceStable(vs, func(i, j int) bool {
+		if vs[i].Rule != vs[j].Rule {
+			return vs[i].Rule < vs[j].Rule
+		}
+		if vs[i].InLock != vs[j].InLock {
+			return !vs[i].InLock
+		}
+		return comparePath(vs[i].Path, vs[j].Path) < 0
+	})
+}
+
+// comparePath orders paths step by step: indices numerically, keys as
+// strings, an index before a key, a prefix before the longer path.
+func comparePath(a, b []any) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		ai, aInt := a[i].(int)
+		bi, bInt := b[i].(int)
+		switch {
+		case aInt && bInt:
+			if ai != bi {
+				return ai - bi
+			}
+		case aInt != bInt:
+			if aInt {
+				return -1
+			}
+			return 1
+		default:
+			if c := strings.Compare(fmt.Sprint(a[i]), fmt.Sprint(b[i])); c != 0 {
+				return c
+			}
+		}
+	}
+	return len(a) - len(b)
 }
 
 // position turns a CUE position into a diagnostic's file, line and column;

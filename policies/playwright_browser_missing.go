@@ -1,0 +1,57 @@
+package policies
+
+import (
+	"fmt"
+
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/rules"
+)
+
+// playwrightBrowserMissing: the Playwright preset is on, but the browser it
+// asks for is not on the target. The host starts; the first browser_* call
+// fails (the seed's "Deployment requirements").
+var playwrightBrowserMissing = Check{
+	Rule: rules.Rule{ID: "playwright-browser-missing", Severity: diag.Warning,
+		Description: "The Playwright preset is enabled but its browser is not on the target (no Playwright build of it, no --executable-path that exists, no system Chrome or Edge for those channels): the first browser call fails.",
+		Example:     `PLAYWRIGHT_ENABLED=true on a machine without npx playwright install chromium`},
+	Run: func(in *Input) []Violation {
+		var out []Violation
+		for i, s := range in.Plan.Servers {
+			if s.Name != "playwright" || s.Origin.Source != "preset" || !s.Enabled {
+				continue
+			}
+			browser, exe, exeAt := "chrome", "", -1
+			for j := 0; j+1 < len(s.Args); j++ {
+				switch s.Args[j] {
+				case "--browser":
+					browser = s.Args[j+1]
+				case "--executable-path":
+					exe, exeAt = s.Args[j+1], j+1
+				}
+			}
+			if exe != "" {
+				if in.Target.Exists != nil && !in.Target.Exists(exe) {
+					out = append(out, Violation{Path: []any{"servers", i, "args", exeAt},
+						Message:    fmt.Sprintf("the Playwright preset runs the browser %s, which does not exist on this machine", exe),
+						Suggestion: "install the browser there (Debian: apt-get install chromium), or correct --executable-path"})
+				}
+				continue
+			}
+			if in.Target.Browsers == nil || in.Target.Browsers(browser) {
+				continue
+			}
+			out = append(out, Violation{Path: []any{"servers", i, "args"},
+				Message:    fmt.Sprintf("the Playwright preset asks for the browser %s, which is not installed on the target", browser),
+				Suggestion: browserHint(browser)})
+		}
+		return out
+	},
+}
+
+func browserHint(browser string) string {
+	switch browser {
+	case "chrome", "msedge":
+		return "install " + browser + " on the target, or set PLAYWRIGHT_BROWSER=chromium and install it with npx playwright install --with-deps chromium"
+	}
+	return "run npx playwright install --with-deps " + browser + " from the pinned @playwright/mcp (PLAYWRIGHT_BROWSERS_PATH is honoured), or pass --executable-path in PLAYWRIGHT_EXTRA_ARGS"
+}
