@@ -39,6 +39,7 @@ const (
 	Playwright = "#Playwright"
 	PlanFile   = "#Plan"
 	LockFile   = "#Lock"
+	Deployment = "#Deployment"
 )
 
 // Rule ids this package reports itself; constraint rules come from the
@@ -90,7 +91,7 @@ func New() (*Validator, error) {
 		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
 	}
 	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}}
-	for _, d := range []string{Server, Settings, Mcp, Playwright, PlanFile, LockFile, "#Remote", "#RemoteServer"} {
+	for _, d := range []string{Server, Settings, Mcp, Playwright, PlanFile, LockFile, Deployment, "#Remote", "#RemoteServer"} {
 		def := root.LookupPath(cue.ParsePath(d))
 		if err := def.Err(); err != nil {
 			return nil, fmt.Errorf("schema definition %s: %w", d, err)
@@ -188,6 +189,15 @@ func (v *Validator) Check(def string, data *node.Node, subject string, name Nami
 	return out
 }
 
+// readerOf names who reads a file of the definition def, and so ignores a
+// field it does not know.
+func readerOf(def string) string {
+	if def == Deployment {
+		return "mcpc"
+	}
+	return "the host"
+}
+
 // dataPath turns the path of a CUE error into the keys of the data: CUE
 // quotes a label that is not an identifier ("s-1", "A-B", "0"), the data
 // holds it as written. A key that starts with a quote is quoted too, so a
@@ -228,7 +238,7 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 			sugg = fmt.Sprintf("did you mean %q?", lastName(name, append(append([]string(nil), parentPath...), best)))
 		}
 		return diag.At(pos, diag.Warning, RuleUnknownField,
-			fmt.Sprintf("%sunknown field %q is ignored by the host", prefix, last), sugg)
+			fmt.Sprintf("%sunknown field %q is ignored by %s", prefix, last, readerOf(def)), sugg)
 	}
 	shown := name(path)
 	want := field.IncompleteKind()
