@@ -30,6 +30,7 @@ var mayImport = map[string][]string{
 	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
 	"compile":  {"diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
+	"lint":     {"compile", "policies", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "naming", "internal/inputfile"},
