@@ -31,7 +31,7 @@ var mayImport = map[string][]string{
 	"compile":  {"diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
-	"remote":   {"diag", "node", "schema", "redact", "naming", "internal/inputfile"},
+	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist"},
 
 	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "naming", "node", "plan", "policies/denylist",
