@@ -33,7 +33,7 @@ var mayImport = map[string][]string{
 	"lint":     {"compile", "policies", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
-	"remote":   {"diag", "node", "schema", "redact", "naming", "internal/inputfile"},
+	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist"},
 
 	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "naming", "node", "plan", "policies/denylist",

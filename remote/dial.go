@@ -56,7 +56,8 @@ func (o DialOptions) list() time.Duration {
 	return ListTimeout
 }
 
-// Failure is why a remote server could not be reached or used. Reason is
+// Failure is why a remote server could not be reached or used, from Dial,
+// ListTools or Call: the one error type of a connection. Reason is
 // what mcpc shows ("401 (Unauthorized)", "no answer within 15s",
 // "connection refused", …): it never holds a header value, a token, or the
 // URL's query.
@@ -64,8 +65,17 @@ type Failure struct {
 	Reason string
 	// Status is the HTTP status the server answered with, 0 if none.
 	Status int
-	// Timeout is set when the server did not answer in time.
+	// Timeout is set when the server did not answer in time (a call that
+	// ran out of time was cancelled: the server was told).
 	Timeout bool
+	// ServerError is set when the server answered a call with a JSON-RPC
+	// error; Code is its code. Reason is then the server's message.
+	ServerError bool
+	Code        int64
+	// Lost is set when the connection failed during a call: it is unusable
+	// (the caller drops it), and the call may or may not have run on the
+	// server.
+	Lost bool
 	// fallback: a Streamable HTTP attempt that says the server may speak
 	// the older SSE transport instead.
 	fallback bool
@@ -151,15 +161,16 @@ type dialResult struct {
 	err     error
 }
 
-// abandon gives up a handshake: its requests end at once, and a session
-// that still comes out of it is closed in the background.
+// abandon gives up a handshake: its requests end at once (the connection's
+// context is cancelled), and a session that still comes out of it is
+// closed. It waits for both, so that nothing of the handshake outlives
+// Dial: the caller's goroutine accounting (a runtime's Host.Close) covers
+// it.
 func abandon(cancel context.CancelFunc, done <-chan dialResult) {
 	cancel()
-	go func() {
-		if r := <-done; r.session != nil {
-			r.session.Close()
-		}
-	}()
+	if r := <-done; r.session != nil {
+		r.session.Close()
+	}
 }
 
 func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOptions, red *redact.Redactor) (*Conn, error) {
@@ -273,26 +284,10 @@ func (c *Conn) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	}
 }
 
-// CallError is the error of a failed tool call. Its message is redacted.
-type CallError struct {
-	Msg string
-	// Transport is set when the connection failed during the call: the
-	// connection is unusable (the caller drops it), and the call may or may
-	// not have run on the server.
-	Transport bool
-	// Timeout is set when the call ran out of time (it was cancelled).
-	Timeout bool
-	// Server is set when the server answered with a JSON-RPC error; Code
-	// is its code.
-	Server bool
-	Code   int64
-}
-
-func (e *CallError) Error() string { return e.Msg }
-
 // Call calls the server's tool name with args, for at most timeout (0:
 // CallTimeout). Cancelling ctx, or the timeout, sends
-// notifications/cancelled. The result is redacted. It never retries.
+// notifications/cancelled. The result is redacted. It never retries. The
+// error is a *Failure: ServerError, Timeout or Lost tell them apart.
 func (c *Conn) Call(ctx context.Context, name string, args any, timeout time.Duration) (*mcp.CallToolResult, error) {
 	if timeout <= 0 {
 		timeout = CallTimeout
@@ -306,20 +301,20 @@ func (c *Conn) Call(ctx context.Context, name string, args any, timeout time.Dur
 	}
 	switch {
 	case ctx.Err() != nil:
-		return nil, &CallError{Msg: "the call was cancelled"}
+		return nil, &Failure{Reason: "the call was cancelled"}
 	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
-		return nil, &CallError{Msg: "no answer within " + formatDuration(timeout) + "; the call was cancelled", Timeout: true}
+		return nil, &Failure{Reason: "no answer within " + formatDuration(timeout) + "; the call was cancelled", Timeout: true}
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && !localCode(we.Code) {
-		return nil, &CallError{Msg: c.red.Redact(we.Message), Server: true, Code: we.Code}
+		return nil, &Failure{Reason: c.red.Redact(we.Message), ServerError: true, Code: we.Code}
 	}
 	f := c.ht.classify(err, c.Transport, c.Server.URL, c.red, seq)
 	reason := f.Reason
 	if strings.HasPrefix(reason, "protocol error: ") {
 		reason = "the connection was lost: " + strings.TrimPrefix(reason, "protocol error: ")
 	}
-	return nil, &CallError{Msg: reason, Transport: true}
+	return nil, &Failure{Reason: reason, Lost: true}
 }
 
 // localCode reports whether a JSON-RPC error code is one the SDK makes up

@@ -1,16 +1,18 @@
-// Package remote is a chat's remote MCP servers (SPEC §3, §4):
-// <workspace>/.volcanic/mcp/servers.json read with positions and validated
-// into diagnostics, the sealed headers (HKDF-SHA256 → AES-256-GCM, bound to
-// the chat's scope and every visible field), atomic edits that keep other
-// entries byte for byte, probing a server, and a per-chat connection
-// [Manager] that a runtime embeds.
+// Package remote is the file of a chat's remote MCP servers and the
+// connection to one of them (SPEC §3): <workspace>/.volcanic/mcp/servers.json
+// read with positions and validated into diagnostics, the sealed headers
+// (HKDF-SHA256 → AES-256-GCM, bound to the chat's scope and every visible
+// field), atomic edits that keep other entries byte for byte, and dialing
+// one server (Dial, Probe: what `mcpc remote add` tries before it saves).
+// The per-chat connections (connecting in the background, retries, naming,
+// calls) are the runtime's RemoteServers.
 //
 // An entry that is invalid or does not open is skipped and reported, never
 // used, and never rewritten. No header value, token or host secret is ever
 // put in a diagnostic, an error, a reason or a status.
 //
-// It imports diag, node, schema, redact, naming and internal/inputfile; never
-// compile or runtime.
+// It imports diag, node, schema, redact and internal/inputfile; never
+// naming, compile or runtime.
 package remote
 
 import (
@@ -83,6 +85,20 @@ type Server struct {
 	// every tool.
 	Tools []string
 	Auth  string
+}
+
+// Equal reports whether s and o are the same server: every visible field,
+// the allowlist's null and order included.
+func (s Server) Equal(o Server) bool {
+	if s.Name != o.Name || s.URL != o.URL || s.Transport != o.Transport || s.Auth != o.Auth || (s.Tools == nil) != (o.Tools == nil) || len(s.Tools) != len(o.Tools) {
+		return false
+	}
+	for i := range s.Tools {
+		if s.Tools[i] != o.Tools[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Entry is one element of servers, as read.

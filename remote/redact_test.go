@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
@@ -79,32 +81,9 @@ func TestResultRedactedPerString(t *testing.T) {
 	}
 }
 
-// Tool definitions are redacted in every string, input schemas included: a
-// server can put the key it was sent in a default.
-func TestToolSchemasRedacted(t *testing.T) {
-	ws := t.TempDir()
-	key := "CANARY-schema-3c2b1a"
-	srv := remotetest.Start(t, remotetest.Options{Transport: "http", Tools: []string{"lookup"}, Schema: map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"key": map[string]any{"type": "string", "default": key, "examples": []any{"Bearer " + key}},
-		},
-	}})
-	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL, Tools: []string{"lookup"}}, Headers{"X-Key": key})
-	m := newManager(t, ws, nil, nil)
-	m.Start()
-	l := list(t, m)
-	if len(l.Tools) != 1 {
-		t.Fatalf("tools %+v", l.Tools)
-	}
-	def, _ := json.Marshal(l.Tools[0].Def)
-	if strings.Contains(string(def), key) || !strings.Contains(string(def), `"default":"[REDACTED]"`) || l.Tools[0].Def.Name != "s__lookup" {
-		t.Errorf("definition %s", def)
-	}
-	// The tool as listed is kept as it is, to call it by its own name.
-	if l.Tools[0].Tool.Name != "lookup" {
-		t.Errorf("tool %+v", l.Tools[0].Tool)
-	}
+func resultText(r *mcp.CallToolResult) string {
+	b, _ := json.Marshal(r)
+	return string(b)
 }
 
 // bigServer answers the MCP handshake over Streamable HTTP with

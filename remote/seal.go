@@ -105,6 +105,9 @@ func (k *Key) Seal(scope string, s Server, headers Headers) (string, error) {
 	return base64.StdEncoding.EncodeToString(out), nil
 }
 
+// NotOpenReason is why an entry that does not open is skipped.
+const NotOpenReason = "does not open: it was written or edited without the host secret, copied from another chat, or sealed with another secret; add it again with mcpc remote add"
+
 // Open decrypts the sealed part of entry s of the chat scope. Any change to
 // a visible field, the scope, the secret or the sealed bytes gives
 // ErrNotOpen; a sealed value that is not base64 of at least a nonce and a

@@ -60,7 +60,7 @@ func unwrapPath(err error) error {
 // I/O error.
 func Load(workspace string) (*File, error) {
 	path := Path(workspace)
-	data, exists, err := readLimited(workspace)
+	data, exists, err := ReadFile(workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,10 @@ func Load(workspace string) (*File, error) {
 	return Parse(path, data), nil
 }
 
-func readLimited(workspace string) (data []byte, exists bool, err error) {
+// ReadFile returns the content of servers.json of workspace, without a
+// byte order mark, and whether it exists (a missing file is no error). The
+// error is Load's: a link, not a regular file, too big, or an I/O error.
+func ReadFile(workspace string) (data []byte, exists bool, err error) {
 	if err := checkNoLinks(workspace); err != nil {
 		return nil, false, err
 	}
@@ -143,7 +146,7 @@ func WriteFile(workspace string, old, data []byte, existed bool) error {
 	if testHookTempWritten != nil {
 		testHookTempWritten(tmp)
 	}
-	now, stillExists, err := readLimited(workspace)
+	now, stillExists, err := ReadFile(workspace)
 	if err != nil {
 		return err
 	}

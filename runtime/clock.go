@@ -9,7 +9,9 @@ import "time"
 //   - idleTimeoutSeconds, after which a chat's idle process stops,
 //   - callTimeoutSeconds, after which a call is cancelled,
 //   - startupTimeoutSeconds, within which a process must answer,
-//   - a gateway's ChatIdleTimeout and SessionIdleTimeout.
+//   - a gateway's ChatIdleTimeout and SessionIdleTimeout,
+//   - the 1, 2, 4 … 15 minutes after which an unreachable remote server is
+//     tried again (RemoteServers).
 //
 // Tests pass a clock they advance by hand, so that these rules are checked
 // without waiting for them and without depending on the machine's speed.

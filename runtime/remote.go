@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -19,20 +18,22 @@ import (
 )
 
 // Remote servers of a chat (SPEC §3 and the remote part of §4): each chat
-// with a session scope owns a remote.Manager over the servers.json of its
-// workspace. It starts connecting when the chat is created; the chat's
+// with a session scope owns a RemoteServers set over the servers.json of
+// its workspace, on the host's clock and under its goroutine tracking. It starts connecting when the chat is created; the chat's
 // listings (Chat.Tools, tools/list through a Gateway) wait for the first
 // connects, retry unreachable servers that are due, and re-read
 // servers.json, so that `mcpc remote add|remove|tools` take effect without
 // a restart. Remote tools come after the stdio tools; a stdio tool (or a
 // built-in) wins a name both want.
 
-// RemoteOptions enable the chats' remote servers (HostOptions.Remote). The
-// zero value uses SPEC's timeouts and the host environment's secret.
+// RemoteOptions enable the chats' remote servers (HostOptions.Remote), or
+// configure a set of remote servers of its own (NewRemoteServers). The
+// zero value uses SPEC's timeouts and, in a host, the host environment's
+// secret.
 type RemoteOptions struct {
-	// Secret opens the sealed entries; "" means the host environment's
-	// MCP_ENCRYPTION_SECRET, else TELEGRAM_BOT_TOKEN. Without a secret every
-	// entry is skipped, with that reason.
+	// Secret opens the sealed entries; in a host, "" means the host
+	// environment's MCP_ENCRYPTION_SECRET, else TELEGRAM_BOT_TOKEN. Without
+	// a secret every entry is skipped, with that reason.
 	Secret string
 	// Dial tunes the connections (handshake and list timeouts, client
 	// version, HTTP transport). A nil Dial.Transport means one transport for
@@ -41,58 +42,9 @@ type RemoteOptions struct {
 	// CallTimeout bounds one remote call; 0 means remote.CallTimeout (120 s).
 	CallTimeout time.Duration
 	// RetryBase and RetryMax override the retry schedule of an unreachable
-	// server (0: 1 and 15 minutes). The schedule runs on HostOptions.Clock.
+	// server (0: DefaultRemoteRetryBase and DefaultRemoteRetryMax). In a
+	// host, the schedule runs on HostOptions.Clock.
 	RetryBase, RetryMax time.Duration
-}
-
-// RemoteStatus is a chat's remote servers in status output. Every text is
-// redacted; headers show by name only.
-type RemoteStatus struct {
-	// Scope is the chat's session scope, which every sealed entry is bound
-	// to ("" when the chat has none).
-	Scope string `json:"scope,omitempty"`
-	// Disabled says why the chat uses no remote servers ("" when it does).
-	Disabled string `json:"disabled,omitempty"`
-	// File is the chat's servers.json.
-	File    string               `json:"file,omitempty"`
-	Servers []RemoteServerStatus `json:"servers"`
-	Skipped []RemoteSkipped      `json:"skipped,omitempty"`
-	// FileProblem is set when servers.json as a whole cannot be used.
-	FileProblem string `json:"fileProblem,omitempty"`
-}
-
-// RemoteServerStatus is one remote server of a chat.
-type RemoteServerStatus struct {
-	Name string `json:"name"`
-	// URL is the server's URL without query (a query may hold a key).
-	URL string `json:"url"`
-	// Transport as configured (auto, http, sse); Connected the one in use.
-	Transport string `json:"transport"`
-	Connected string `json:"connected,omitempty"`
-	// State: "connecting", "connected · N tools" or "unavailable: <reason>".
-	State string `json:"state"`
-	// Tools counts the agent-visible tools it contributes; ToolNames are
-	// their names.
-	Tools     int      `json:"tools"`
-	ToolNames []string `json:"toolNames"`
-	// HeaderNames are the names of the headers sent; never their values.
-	HeaderNames []string `json:"headerNames"`
-	// Allowlist is the entry's tools; null allows every tool. Missing are
-	// allowlisted tools the server does not offer.
-	Allowlist     []string  `json:"allowlist"`
-	Missing       []string  `json:"missing,omitempty"`
-	ServerName    string    `json:"serverName,omitempty"`
-	ServerVersion string    `json:"serverVersion,omitempty"`
-	RetryAt       time.Time `json:"retryAt,omitzero"` // when an unavailable server is tried again
-}
-
-// RemoteSkipped is an entry of servers.json that is not used: invalid, or
-// it does not open (written without the host secret, copied from another
-// chat, or sealed with another secret).
-type RemoteSkipped struct {
-	Name     string `json:"name,omitempty"`
-	Position string `json:"position"` // file:line:column
-	Reason   string `json:"reason"`
 }
 
 // noScopeReason is why a chat without a session scope has no remote
@@ -103,7 +55,7 @@ const noScopeReason = "the chat has no session scope, which sealed entries are b
 type chatRemote struct {
 	c        *Chat
 	scope    string
-	m        *remote.Manager // nil: disabled
+	m        *RemoteServers // nil: disabled
 	disabled string
 
 	mu       sync.Mutex
@@ -130,14 +82,13 @@ func newChatRemote(c *Chat, scope string) *chatRemote {
 	if dial.Transport == nil {
 		dial.Transport = h.remoteHTTP
 	}
-	m, err := remote.NewManager(remote.Options{
-		Workspace: c.workspace, Scope: scope, Secret: h.remoteSecret, Now: h.clock.Now, Dial: dial,
-		CallTimeout: ro.CallTimeout, RetryBase: ro.RetryBase, RetryMax: ro.RetryMax,
-	})
+	ro.Dial = dial
+	m, err := newRemoteServers(c.workspace, scope, h.remoteSecret, *ro, h.clock, h)
 	if err != nil {
 		r.disabled = h.Redact(err.Error())
 		return r
 	}
+	m.log = func(server, msg string) { h.log("Warning", c.id, server, "%s", msg) }
 	r.m = m
 	return r
 }
@@ -200,7 +151,7 @@ func (r *chatRemote) find(name string) *Tool {
 	return r.byName[name]
 }
 
-// refresh lists the remote tools (see remote.Manager.List), naming them
+// refresh lists the remote tools (see RemoteServers.List), naming them
 // against the built-ins and the stdio tools of table, and makes the result
 // the chat's remote tools.
 func (r *chatRemote) refresh(ctx context.Context, table *toolTable) error {
@@ -239,7 +190,7 @@ func (r *chatRemote) refresh(ctx context.Context, table *toolTable) error {
 // later listing was applied already. A tool whose definition did not change
 // keeps its *Tool, so that a gateway does not register it again (which
 // would notify the clients).
-func (r *chatRemote) apply(seq uint64, l *remote.Listing) {
+func (r *chatRemote) apply(seq uint64, l *RemoteListing) {
 	c := r.c
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -250,26 +201,25 @@ func (r *chatRemote) apply(seq uint64, l *remote.Listing) {
 	old := r.byName
 	list := make([]*Tool, 0, len(l.Tools))
 	byName := make(map[string]*Tool, len(l.Tools))
-	for i := range l.Tools {
-		lt := &l.Tools[i]
+	for _, lt := range l.Tools {
 		if reason := unservable(lt.Def); reason != "" {
-			key := "unservable:" + lt.Server + "\x00" + lt.Tool.Name
+			key := "unservable:" + lt.Server + "\x00" + lt.ServerTool
 			if r.logged[key] == "" {
 				r.logged[key] = reason
-				c.h.log("Warning", c.id, lt.Server, "tool %q of remote server %q is not served: %s", lt.Tool.Name, lt.Server, reason)
+				c.h.log("Warning", c.id, lt.Server, "tool %q of remote server %q is not served: %s", lt.ServerTool, lt.Server, reason)
 			}
 			continue
 		}
 		def, ok := redactTool(c.redactor(), lt.Def, lt.Def.Name)
 		if !ok {
-			key := "unredactable:" + lt.Server + "\x00" + lt.Tool.Name
+			key := "unredactable:" + lt.Server + "\x00" + lt.ServerTool
 			if r.logged[key] == "" {
 				r.logged[key] = "x"
-				c.h.log("Warning", c.id, lt.Server, "tool %q of remote server %q is not served: its definition could not be checked for secrets", lt.Tool.Name, lt.Server)
+				c.h.log("Warning", c.id, lt.Server, "tool %q of remote server %q is not served: its definition could not be checked for secrets", lt.ServerTool, lt.Server)
 			}
 			continue
 		}
-		t := &Tool{Name: lt.Name, Server: lt.Server, ServerTool: lt.Tool.Name, Def: def, Remote: true}
+		t := &Tool{Name: lt.Name, Server: lt.Server, ServerTool: lt.ServerTool, Def: def, Remote: true}
 		if prev := old[t.Name]; prev != nil && sameTool(prev, t) {
 			t = prev
 		}
@@ -300,7 +250,7 @@ func sameTool(a, b *Tool) bool {
 // logListing logs what changed since the last listing: servers that
 // connected or became unavailable, skipped entries, a file that cannot be
 // used, naming warnings.
-func (r *chatRemote) logListing(l *remote.Listing) {
+func (r *chatRemote) logListing(l *RemoteListing) {
 	c := r.c
 	h := c.h
 	type entry struct{ level, server, msg string }
@@ -314,16 +264,16 @@ func (r *chatRemote) logListing(l *remote.Listing) {
 		out = append(out, e)
 	}
 	for _, s := range l.Servers {
-		switch s.State {
-		case remote.StateConnected:
-			note("server:"+s.Name, s.String(), entry{"Information", s.Name,
-				fmt.Sprintf("remote server %s (%s) %s over %s", s.Name, s.URL, s.String(), transportName(s.Connected))})
-		case remote.StateUnavailable:
+		switch s.Phase {
+		case RemoteConnected:
+			note("server:"+s.Name, s.State, entry{"Information", s.Name,
+				fmt.Sprintf("remote server %s (%s) %s over %s", s.Name, s.URL, s.State, transportName(s.Connected))})
+		case RemoteUnavailable:
 			retry := ""
-			if !s.NextRetry.IsZero() {
-				retry = fmt.Sprintf("; the first listing after %s tries it again", formatSeconds(max(s.NextRetry.Sub(h.clock.Now()).Round(time.Second), 0)))
+			if !s.RetryAt.IsZero() {
+				retry = fmt.Sprintf("; the first listing after %s tries it again", formatSeconds(max(s.RetryAt.Sub(h.clock.Now()).Round(time.Second), 0)))
 			}
-			note("server:"+s.Name, s.String(), entry{"Warning", s.Name,
+			note("server:"+s.Name, s.State, entry{"Warning", s.Name,
 				fmt.Sprintf("remote server %s (%s) is unavailable: %s%s", s.Name, s.URL, s.Reason, retry)})
 		}
 	}
@@ -332,8 +282,8 @@ func (r *chatRemote) logListing(l *remote.Listing) {
 		if name == "" {
 			name = "(no name)"
 		}
-		note("skipped:"+s.Pos.String(), name+"\x00"+s.Reason, entry{"Warning", s.Name,
-			fmt.Sprintf("remote server entry %s at %s is skipped: %s", name, s.Pos, s.Reason)})
+		note("skipped:"+s.Position, name+"\x00"+s.Reason, entry{"Warning", s.Name,
+			fmt.Sprintf("remote server entry %s at %s is skipped: %s", name, s.Position, s.Reason)})
 	}
 	if l.FileProblem != "" {
 		note("file", l.FileProblem, entry{"Warning", "",
@@ -362,38 +312,22 @@ func transportName(t string) string {
 	return t
 }
 
-// call calls a remote tool of the chat. Failures are *CallError: a
-// JSON-RPC error of the server is CallServerError with its code; a
-// connection that failed, a server that is unavailable or was removed is
-// CallUnavailable; a call that ran out of time is CallTimeout.
+// call calls a remote tool of the chat (see RemoteServers.Call; the
+// errors are *CallError), and redacts the result with the chat's secrets.
 func (r *chatRemote) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolResult, error) {
-	c := r.c
 	res, err := r.m.Call(ctx, tool.Name, args)
 	if err == nil {
-		return redactResult(c.redactor(), res), nil
+		return redactResult(r.c.redactor(), res), nil
 	}
-	if c.h.isClosed() {
+	if r.c.h.isClosed() {
 		return nil, ErrHostClosed
 	}
-	ce := &CallError{Kind: CallUnavailable, Server: tool.Server, Tool: tool.Name, Remote: true, Message: c.redact(err.Error())}
-	var re *remote.CallError
-	if errors.As(err, &re) {
-		switch {
-		case re.Server:
-			ce.Kind, ce.Code = CallServerError, re.Code
-		case re.Timeout:
-			ce.Kind = CallTimeout
-		case ctx.Err() != nil:
-			ce.Kind = CallCancelled
-		}
-		if re.Transport || re.Timeout {
-			c.h.log("Warning", c.id, tool.Server, "%s", ce.Message)
-		}
-	}
-	return nil, ce
+	return nil, err
 }
 
-// status is the chat's remote part of its status.
+// status is the chat's remote part of its status: the servers as the set
+// sees them, with the tools the chat serves, every text redacted with the
+// chat's secrets.
 func (r *chatRemote) status() *RemoteStatus {
 	if r == nil {
 		return nil
@@ -411,22 +345,17 @@ func (r *chatRemote) status() *RemoteStatus {
 		names[t.Server] = append(names[t.Server], t.Name)
 	}
 	for _, s := range servers {
-		rs := RemoteServerStatus{
-			Name: s.Name, URL: c.redact(s.URL), Transport: s.Transport, Connected: s.Connected,
-			State: c.redact(s.String()), Tools: len(names[s.Name]), ToolNames: names[s.Name],
-			HeaderNames: s.HeaderNames, Allowlist: s.Allowlist, Missing: s.Missing,
-			ServerName: c.redact(s.ServerName), ServerVersion: c.redact(s.ServerVersion), RetryAt: s.NextRetry,
+		s.ToolNames = names[s.Name]
+		if s.ToolNames == nil {
+			s.ToolNames = []string{}
 		}
-		if rs.ToolNames == nil {
-			rs.ToolNames = []string{}
-		}
-		if rs.HeaderNames == nil {
-			rs.HeaderNames = []string{}
-		}
-		st.Servers = append(st.Servers, rs)
+		s.Tools = len(s.ToolNames)
+		s.URL, s.State, s.Reason = c.redact(s.URL), c.redact(s.State), c.redact(s.Reason)
+		s.ServerName, s.ServerVersion = c.redact(s.ServerName), c.redact(s.ServerVersion)
+		st.Servers = append(st.Servers, s)
 	}
 	for _, s := range skipped {
-		st.Skipped = append(st.Skipped, RemoteSkipped{Name: s.Name, Position: c.redact(s.Pos.String()), Reason: c.redact(s.Reason)})
+		st.Skipped = append(st.Skipped, RemoteSkipped{Name: s.Name, Position: c.redact(s.Position), Reason: c.redact(s.Reason)})
 	}
 	st.FileProblem = c.redact(problem)
 	return st

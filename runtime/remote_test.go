@@ -430,3 +430,96 @@ func TestRemoteNeedsAScope(t *testing.T) {
 		t.Errorf("a host without remotes: %s", jsonText(c.Status()))
 	}
 }
+
+// heldRequests is an HTTP transport for remote connections that holds
+// every request hold picks until the request itself ends, and counts those
+// in flight.
+type heldRequests struct {
+	base     http.RoundTripper
+	hold     func(*http.Request) bool
+	inFlight atomic.Int32
+	arrived  chan struct{} // one value per held request
+}
+
+// isDelete picks the end of a Streamable HTTP session, which closing a
+// connection sends.
+func isDelete(req *http.Request) bool { return req.Method == http.MethodDelete }
+
+// isHandshake picks the first request of a connection: its initialize.
+func isHandshake(req *http.Request) bool {
+	return req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == ""
+}
+
+func (t *heldRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.hold(req) {
+		return t.base.RoundTrip(req)
+	}
+	t.inFlight.Add(1)
+	defer t.inFlight.Add(-1)
+	t.arrived <- struct{}{}
+	<-req.Context().Done()
+	return nil, req.Context().Err()
+}
+
+// Host.Close waits for the chat's remote work: a connection that a call
+// dropped is closed in the background, and that close (its session's
+// DELETE, here held until the SDK gives it up) has ended when Host.Close
+// returns, not later.
+func TestRemoteWorkEndsBeforeHostClose(t *testing.T) {
+	marker := noLeaks(t)
+	ws := t.TempDir()
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	addRemote(t, ws, "c1", remote.Server{Name: "s", URL: srv.URL, Transport: "http"}, remote.Headers{})
+	held := &heldRequests{base: newRemoteTransport(), hold: isDelete, arrived: make(chan struct{}, 10)}
+	h := heldRemoteHost(t, marker, held)
+	defer h.Close()
+	chat, err := h.Chat("c1", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chat.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The server drops the connection mid-call: the chat drops it too and
+	// closes it in the background, which ends its session with a DELETE.
+	if _, err := chat.Call(context.Background(), "s__drop", nil); err == nil {
+		t.Fatal("drop succeeded")
+	}
+	testservers.Recv(t, "the DELETE of the dropped connection", held.arrived)
+	h.Close()
+	if n := held.inFlight.Load(); n != 0 {
+		t.Errorf("Host.Close returned while %d close(s) of the chat's remote connections still ran", n)
+	}
+}
+
+// Host.Close waits for a connect in progress: a chat connects in the
+// background, and its handshake, held here until it is given up, has
+// ended when Host.Close returns.
+func TestRemoteConnectEndsBeforeHostClose(t *testing.T) {
+	marker := noLeaks(t)
+	ws := t.TempDir()
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	addRemote(t, ws, "c1", remote.Server{Name: "s", URL: srv.URL, Transport: "http"}, remote.Headers{})
+	held := &heldRequests{base: newRemoteTransport(), hold: isHandshake, arrived: make(chan struct{}, 10)}
+	h := heldRemoteHost(t, marker, held)
+	if _, err := h.Chat("c1", ws); err != nil {
+		t.Fatal(err)
+	}
+	testservers.Recv(t, "the handshake of the chat's remote server", held.arrived)
+	h.Close()
+	if n := held.inFlight.Load(); n != 0 {
+		t.Errorf("Host.Close returned while %d handshake(s) of the chat's remote servers still ran", n)
+	}
+}
+
+// heldRemoteHost is a host with remote servers whose connections go
+// through held.
+func heldRemoteHost(t *testing.T, marker string, held *heldRequests) *Host {
+	t.Helper()
+	dial := patientDial
+	dial.Transport = held
+	return newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{
+		Env:    testEnv(marker, "MCP_ENCRYPTION_SECRET="+remoteSecret),
+		Remote: &RemoteOptions{Dial: dial},
+	})
+}

@@ -69,3 +69,65 @@ type ServerDetail struct {
 	Starts        int             `json:"starts"` // processes started for this chat
 	Discovery     DiscoveryStatus `json:"discovery"`
 }
+
+// RemoteStatus is a chat's remote servers in status output. Every text is
+// redacted; headers show by name only.
+type RemoteStatus struct {
+	// Scope is the chat's session scope, which every sealed entry is bound
+	// to ("" when the chat has none).
+	Scope string `json:"scope,omitempty"`
+	// Disabled says why the chat uses no remote servers ("" when it does).
+	Disabled string `json:"disabled,omitempty"`
+	// File is the chat's servers.json.
+	File    string               `json:"file,omitempty"`
+	Servers []RemoteServerStatus `json:"servers"`
+	Skipped []RemoteSkipped      `json:"skipped,omitempty"`
+	// FileProblem is set when servers.json as a whole cannot be used.
+	FileProblem string `json:"fileProblem,omitempty"`
+}
+
+// RemoteServerStatus is one remote server of a chat: in its status, in a
+// RemoteListing and from RemoteServers.Status. It holds header names,
+// never values.
+type RemoteServerStatus struct {
+	Name string `json:"name"`
+	// URL is the server's URL without query (a query may hold a key).
+	URL string `json:"url"`
+	// Transport as configured (auto, http, sse); Connected the one in use
+	// ("http" or "sse") while connected.
+	Transport string `json:"transport"`
+	Connected string `json:"connected,omitempty"`
+	// State is the status column: "connecting", "connected · N tools" (N
+	// the ServerTools) or "unavailable: <reason>".
+	State string `json:"state"`
+	// Phase and Reason are State for programs (State shows both): where
+	// the connection stands, and why the server is unavailable ("401
+	// (Unauthorized)", "no answer within 15s", …).
+	Phase  RemoteState `json:"-"`
+	Reason string      `json:"-"`
+	// Tools counts the agent-visible tools it contributes; ToolNames are
+	// their names (in a chat: the ones it serves).
+	Tools     int      `json:"tools"`
+	ToolNames []string `json:"toolNames"`
+	// ServerTools are the server's own names of the tools in use: offered
+	// and allowed, in its listing order.
+	ServerTools []string `json:"-"`
+	// HeaderNames are the names of the headers sent; never their values.
+	HeaderNames []string `json:"headerNames"`
+	// Allowlist is the entry's tools; null allows every tool. Missing are
+	// allowlisted tools the server does not offer.
+	Allowlist     []string  `json:"allowlist"`
+	Missing       []string  `json:"missing,omitempty"`
+	ServerName    string    `json:"serverName,omitempty"`
+	ServerVersion string    `json:"serverVersion,omitempty"`
+	RetryAt       time.Time `json:"retryAt,omitzero"` // when an unavailable server is tried again
+}
+
+// RemoteSkipped is an entry of servers.json that is not used: invalid, or
+// it does not open (written without the host secret, copied from another
+// chat, or sealed with another secret).
+type RemoteSkipped struct {
+	Name     string `json:"name,omitempty"` // as written ("" when it has none)
+	Position string `json:"position"`       // file:line:column
+	Reason   string `json:"reason"`
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/runtime"
 )
 
 // remoteDial tunes the connections of `mcpc remote`; tests shorten it.
@@ -310,7 +311,7 @@ func remoteList(c *ucli.Context) error {
 		return err
 	}
 	secret, _, _ := remote.Secret(re.env.Value)
-	m, err := remote.NewManager(remote.Options{Workspace: re.workspace, Scope: re.scope, Secret: secret, Dial: dialOptions()})
+	m, err := runtime.NewRemoteServers(re.workspace, re.scope, runtime.RemoteOptions{Secret: secret, Dial: dialOptions()})
 	if err != nil {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
@@ -340,7 +341,7 @@ func remoteList(c *ucli.Context) error {
 		if s.Transport == remote.TransportAuto && s.Connected != "" {
 			transport += " (" + s.Connected + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.URL, transport, red(s.String()))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.URL, transport, red(s.State))
 	}
 	tw.Flush()
 	for _, s := range l.Servers {
@@ -358,7 +359,7 @@ func remoteList(c *ucli.Context) error {
 		if len(s.Missing) > 0 {
 			fmt.Fprintf(w, "  not offered by the server: %s\n", strings.Join(s.Missing, ", "))
 		}
-		if s.State == remote.StateConnected {
+		if s.Phase == runtime.RemoteConnected {
 			tools := "none"
 			if len(active[s.Name]) > 0 {
 				tools = strings.Join(active[s.Name], ", ")
@@ -376,7 +377,7 @@ func remoteList(c *ucli.Context) error {
 			if name == "" {
 				name = "(no name)"
 			}
-			fmt.Fprintf(w, "  %s: %s: %s\n", s.Pos, name, red(s.Reason))
+			fmt.Fprintf(w, "  %s: %s: %s\n", s.Position, name, red(s.Reason))
 		}
 	}
 	for _, warn := range l.Warnings {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
+	"github.com/mcpc-dev/mcpc/runtime"
 )
 
 const (
@@ -125,7 +126,7 @@ func TestRemoteCommandsEndToEnd(t *testing.T) {
 	}
 
 	// The runtime side: what `mcpc run` embeds for a chat.
-	m, err := remote.NewManager(remote.Options{Workspace: ws, Scope: "chat-1", Secret: remoteSecret})
+	m, err := runtime.NewRemoteServers(ws, "chat-1", runtime.RemoteOptions{Secret: remoteSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -340,7 +340,7 @@ func listRemoteTools(ctx context.Context, c *ucli.Context, env *compile.HostEnv,
 			}
 		}
 	}
-	m, err := remote.NewManager(remote.Options{Workspace: workspace, Scope: scope, Secret: secret, Dial: dialOptions()})
+	m, err := runtime.NewRemoteServers(workspace, scope, runtime.RemoteOptions{Secret: secret, Dial: dialOptions()})
 	if err != nil {
 		return nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
@@ -364,8 +364,8 @@ func listRemoteTools(ctx context.Context, c *ucli.Context, env *compile.HostEnv,
 	// listing made it (naming.Assign), to give each tool its rule.
 	var groups []naming.ServerTools
 	for _, s := range l.Servers {
-		if s.State == remote.StateConnected {
-			groups = append(groups, naming.ServerTools{Server: s.Name, Tools: s.Tools, Remote: true})
+		if s.Phase == runtime.RemoteConnected {
+			groups = append(groups, naming.ServerTools{Server: s.Name, Tools: s.ServerTools, Remote: true})
 		}
 	}
 	named := map[string][]naming.Result{}
@@ -374,7 +374,7 @@ func listRemoteTools(ctx context.Context, c *ucli.Context, env *compile.HostEnv,
 	}
 	registered := map[string]string{} // server + "\x00" + tool → visible name
 	for _, t := range l.Tools {
-		registered[t.Server+"\x00"+t.Tool.Name] = t.Name
+		registered[t.Server+"\x00"+t.ServerTool] = t.Name
 	}
 	for _, s := range l.Servers {
 		pos := diag.Pos{File: f.Path}
@@ -382,12 +382,12 @@ func listRemoteTools(ctx context.Context, c *ucli.Context, env *compile.HostEnv,
 			pos = es[0].Pos
 		}
 		if !quiet {
-			fmt.Fprintf(stderr, "  %s (remote): %s\n", s.Name, red(s.String()))
+			fmt.Fprintf(stderr, "  %s (remote): %s\n", s.Name, red(s.State))
 		}
-		if s.State != remote.StateConnected {
+		if s.Phase != runtime.RemoteConnected {
 			reason := red(s.Reason)
 			if reason == "" {
-				reason = string(s.State)
+				reason = string(s.Phase)
 			}
 			rule := RuleServerStartFailed
 			out.rows = append(out.rows, toolRow{Server: s.Name, Rule: &rule, Message: reason})

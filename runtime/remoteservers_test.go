@@ -1,4 +1,4 @@
-package remote
+package runtime
 
 import (
 	"context"
@@ -15,70 +15,31 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
+	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 )
 
-const (
-	testSecret = "host-secret-for-tests"
-	testScope  = "chat-1"
-)
+// Tests of a set of remote servers on its own (RemoteServers), as `mcpc
+// remote list` and `mcpc tools` use it; remote_test.go has them in a chat.
 
-// clock is a settable clock for the retry schedule.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+const testScope = "chat-1"
 
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)} }
+// notOpening is a sealed value of the right shape that opens for no entry.
+const notOpening = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// addEntry seals and saves an entry, as mcpc remote add does.
-func addEntry(t *testing.T, ws, scope string, s Server, h Headers) {
+// newRemoteSet returns a set of remote servers of its own for workspace ws
+// and testScope, on clock c (nil: the real clock), with patient dialing;
+// mod changes its options. The test closes it.
+func newRemoteSet(t *testing.T, ws string, c Clock, mod func(*RemoteOptions)) *RemoteServers {
 	t.Helper()
-	if s.Auth == "" {
-		s.Auth = AuthHeaders
-	}
-	if s.Transport == "" {
-		s.Transport = TransportAuto
-	}
-	f, err := Load(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealed, err := mustKey(t, testSecret).Seal(scope, s, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := f.WithEntry(s, sealed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFile(ws, f.Data, data, f.Exists); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func newManager(t *testing.T, ws string, c *clock, mod func(*Options)) *Manager {
-	t.Helper()
-	opts := Options{Workspace: ws, Scope: testScope, Secret: testSecret, Dial: patient}
-	if c != nil {
-		opts.Now = c.Now
-	}
+	opts := RemoteOptions{Secret: remoteSecret, Dial: patientDial}
 	if mod != nil {
 		mod(&opts)
 	}
-	m, err := NewManager(opts)
+	if c == nil {
+		c = RealClock{}
+	}
+	m, err := newRemoteServers(ws, testScope, opts.Secret, opts, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +47,7 @@ func newManager(t *testing.T, ws string, c *clock, mod func(*Options)) *Manager 
 	return m
 }
 
-func list(t *testing.T, m *Manager) *Listing {
+func list(t *testing.T, m *RemoteServers) *RemoteListing {
 	t.Helper()
 	l, err := m.List(context.Background(), nil)
 	if err != nil {
@@ -95,7 +56,7 @@ func list(t *testing.T, m *Manager) *Listing {
 	return l
 }
 
-func visible(l *Listing) string {
+func visible(l *RemoteListing) string {
 	var out []string
 	for _, tool := range l.Tools {
 		out = append(out, tool.Name)
@@ -103,56 +64,56 @@ func visible(l *Listing) string {
 	return strings.Join(out, ",")
 }
 
-func statusOf(l *Listing, name string) ServerStatus {
+func statusOf(l *RemoteListing, name string) RemoteServerStatus {
 	for _, s := range l.Servers {
 		if s.Name == name {
 			return s
 		}
 	}
-	return ServerStatus{}
+	return RemoteServerStatus{}
 }
 
-func resultText(r *mcp.CallToolResult) string {
+func resultJSON(r *mcp.CallToolResult) string {
 	b, _ := json.Marshal(r)
 	return string(b)
 }
 
-func TestManagerConnectsListsAndCalls(t *testing.T) {
+func TestRemoteServersConnectsListsAndCalls(t *testing.T) {
 	ws := t.TempDir()
-	notes := remotetest.Start(t, remotetest.Options{Transport: "http", Token: canaryToken})
+	notes := remotetest.Start(t, remotetest.Options{Transport: "http", Token: remoteCanary})
 	wiki := remotetest.Start(t, remotetest.Options{Transport: "sse", Tools: []string{"a.b"}})
-	bearer, _ := Bearer(canaryToken)
-	addEntry(t, ws, testScope, Server{Name: "notes", URL: notes.URL + "?key=q", Tools: []string{"echo", "whoami", "fail", "missing"}}, bearer)
-	addEntry(t, ws, testScope, Server{Name: "wiki", URL: wiki.URL}, Headers{"X-Team": "team-" + canaryToken})
-	m := newManager(t, ws, nil, nil)
+	bearerKey, _ := remote.Bearer(remoteCanary)
+	addRemote(t, ws, testScope, remote.Server{Name: "notes", URL: notes.URL + "?key=q", Tools: []string{"echo", "whoami", "fail", "missing"}}, bearerKey)
+	addRemote(t, ws, testScope, remote.Server{Name: "wiki", URL: wiki.URL}, remote.Headers{"X-Team": "team-" + remoteCanary})
+	m := newRemoteSet(t, ws, nil, nil)
 	m.Start()
 	l := list(t, m)
 	if got := visible(l); got != "notes__echo,notes__fail,notes__whoami,wiki__a_b,wiki__drop,wiki__echo,wiki__fail,wiki__slow,wiki__whoami" {
 		t.Errorf("tools %s", got)
 	}
 	ns, wsStatus := statusOf(l, "notes"), statusOf(l, "wiki")
-	if ns.String() != "connected · 3 tools" || ns.Connected != "http" || ns.URL != strings.TrimSuffix(notes.URL, "?key=q") || strings.Join(ns.HeaderNames, ",") != "Authorization" || strings.Join(ns.Missing, ",") != "missing" {
+	if ns.State != "connected · 3 tools" || ns.Connected != "http" || ns.URL != strings.TrimSuffix(notes.URL, "?key=q") || strings.Join(ns.HeaderNames, ",") != "Authorization" || strings.Join(ns.Missing, ",") != "missing" {
 		t.Errorf("notes %+v", ns)
 	}
-	if wsStatus.String() != "connected · 6 tools" || wsStatus.Connected != "sse" || wsStatus.Allowlist != nil || wsStatus.ServerVersion != "1.2.3" {
+	if wsStatus.State != "connected · 6 tools" || wsStatus.Connected != "sse" || wsStatus.Allowlist != nil || wsStatus.ServerVersion != "1.2.3" {
 		t.Errorf("wiki %+v", wsStatus)
 	}
 	var warned bool
 	for _, w := range l.Warnings {
-		warned = warned || w.Rule == RuleTools && strings.Contains(w.Message, `"missing"`)
+		warned = warned || w.Rule == remote.RuleTools && strings.Contains(w.Message, `"missing"`)
 	}
 	if !warned || l.PromptSection() != "" {
 		t.Errorf("warnings %v, prompt %q", l.Warnings, l.PromptSection())
 	}
 	for _, tool := range l.Tools {
-		if tool.Name == "wiki__a_b" && (tool.Tool.Name != "a.b" || tool.Server != "wiki" || tool.Def.Name != "wiki__a_b" || tool.Def.Description != "test tool a.b") {
+		if tool.Name == "wiki__a_b" && (tool.ServerTool != "a.b" || tool.Server != "wiki" || tool.Def.Name != "wiki__a_b" || tool.Def.Description != "test tool a.b") {
 			t.Errorf("%+v", tool)
 		}
 	}
 
 	res, err := m.Call(context.Background(), "notes__echo", map[string]any{"text": "hello"})
-	if err != nil || resultText(res) != `{"content":[{"type":"text","text":"hello"}]}` {
-		t.Fatalf("echo: %v %s", err, resultText(res))
+	if err != nil || resultJSON(res) != `{"content":[{"type":"text","text":"hello"}]}` {
+		t.Fatalf("echo: %v %s", err, resultJSON(res))
 	}
 	// A server that echoes the key: header values and the credential after
 	// Bearer are redacted in text and structured content.
@@ -161,16 +122,16 @@ func TestManagerConnectsListsAndCalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out := resultText(res); strings.Contains(out, "CANARY") || !strings.Contains(out, "[REDACTED]") {
+		if out := resultJSON(res); strings.Contains(out, "CANARY") || !strings.Contains(out, "[REDACTED]") {
 			t.Errorf("%s: %s", name, out)
 		}
 	}
 	_, err = m.Call(context.Background(), "notes__fail", map[string]any{"text": "x"})
 	var ce *CallError
-	if !errors.As(err, &ce) || !ce.Server || strings.Contains(err.Error(), "CANARY") || !strings.Contains(err.Error(), "remote server notes: ") || !strings.Contains(err.Error(), "[REDACTED]") {
+	if !errors.As(err, &ce) || ce.Kind != CallServerError || strings.Contains(err.Error(), "CANARY") || !strings.Contains(err.Error(), "remote server notes: ") || !strings.Contains(err.Error(), "[REDACTED]") {
 		t.Errorf("fail: %v", err)
 	}
-	if m.Redact("Bearer "+canaryToken) != "[REDACTED]" || m.Redact(canaryToken) != "[REDACTED]" || m.Redact("team-"+canaryToken) != "[REDACTED]" {
+	if m.Redact("Bearer "+remoteCanary) != "[REDACTED]" || m.Redact(remoteCanary) != "[REDACTED]" || m.Redact("team-"+remoteCanary) != "[REDACTED]" {
 		t.Error("Redact")
 	}
 	if _, err := m.Call(context.Background(), "notes__slow", nil); err == nil {
@@ -181,21 +142,21 @@ func TestManagerConnectsListsAndCalls(t *testing.T) {
 	}
 }
 
-func TestManagerFirstListingWaitsAndShowsReasons(t *testing.T) {
+func TestRemoteServersFirstListingWaitsAndShowsReasons(t *testing.T) {
 	ws := t.TempDir()
 	good := remotetest.Start(t, remotetest.Options{Transport: "http"})
-	locked := remotetest.Start(t, remotetest.Options{Transport: "http", Token: canaryToken})
+	locked := remotetest.Start(t, remotetest.Options{Transport: "http", Token: remoteCanary})
 	meet := newRendezvous()
 	p, q := meet.server(t), meet.server(t)
-	addEntry(t, ws, testScope, Server{Name: "good", URL: good.URL}, Headers{})
-	addEntry(t, ws, testScope, Server{Name: "p", URL: p}, Headers{})
-	addEntry(t, ws, testScope, Server{Name: "locked", URL: locked.URL}, Headers{"Authorization": "Bearer wrong-" + canaryToken})
-	addEntry(t, ws, testScope, Server{Name: "gone", URL: remotetest.Refused(t)}, Headers{})
-	addEntry(t, ws, testScope, Server{Name: "q", URL: q}, Headers{})
-	m := newManager(t, ws, newClock(), nil)
+	addRemote(t, ws, testScope, remote.Server{Name: "good", URL: good.URL}, remote.Headers{})
+	addRemote(t, ws, testScope, remote.Server{Name: "p", URL: p}, remote.Headers{})
+	addRemote(t, ws, testScope, remote.Server{Name: "locked", URL: locked.URL}, remote.Headers{"Authorization": "Bearer wrong-" + remoteCanary})
+	addRemote(t, ws, testScope, remote.Server{Name: "gone", URL: remotetest.Refused(t)}, remote.Headers{})
+	addRemote(t, ws, testScope, remote.Server{Name: "q", URL: q}, remote.Headers{})
+	m := newRemoteSet(t, ws, newFakeClock(), nil)
 	m.Start()
 	st, _, _ := m.Status()
-	if len(st) != 5 || st[1].String() != "connecting" || st[4].String() != "connecting" {
+	if len(st) != 5 || st[1].State != "connecting" || st[4].State != "connecting" {
 		t.Fatalf("right after Start: %v", st)
 	}
 	// p and q answer only once both were asked: had the connects run one
@@ -210,7 +171,7 @@ func TestManagerFirstListingWaitsAndShowsReasons(t *testing.T) {
 		"gone":   "unavailable: connection refused",
 	}
 	for name, w := range want {
-		if got := statusOf(l, name).String(); got != w {
+		if got := statusOf(l, name).State; got != w {
 			t.Errorf("%s: %q, want %q", name, got, w)
 		}
 	}
@@ -276,13 +237,13 @@ func (r *rendezvous) arrive() {
 
 // A server that never answers is unavailable "no answer within" the
 // handshake timeout, in the listing and in the prompt section.
-func TestManagerHandshakeTimeout(t *testing.T) {
+func TestRemoteServersHandshakeTimeout(t *testing.T) {
 	ws := t.TempDir()
-	addEntry(t, ws, testScope, Server{Name: "never", URL: remotetest.NeverAnswers(t)}, Headers{})
-	m := newManager(t, ws, newClock(), func(o *Options) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
+	addRemote(t, ws, testScope, remote.Server{Name: "never", URL: remotetest.NeverAnswers(t)}, remote.Headers{})
+	m := newRemoteSet(t, ws, newFakeClock(), func(o *RemoteOptions) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
 	m.Start()
 	l := list(t, m)
-	if got := statusOf(l, "never").String(); got != "unavailable: no answer within 400ms" {
+	if got := statusOf(l, "never").State; got != "unavailable: no answer within 400ms" {
 		t.Errorf("never: %q", got)
 	}
 	if p := l.PromptSection(); !strings.Contains(p, "- never is unavailable: no answer within 400ms\n") {
@@ -296,25 +257,25 @@ func TestManagerHandshakeTimeout(t *testing.T) {
 // An unreachable server is retried before later listings, 1, 2, 4, 8, 15
 // minutes after each failure (a settable clock), and comes back when it
 // answers.
-func TestManagerRetrySchedule(t *testing.T) {
+func TestRemoteServersRetrySchedule(t *testing.T) {
 	ws := t.TempDir()
 	// A port where nothing listens yet; the server starts there later.
 	l0, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := l0.Addr().String()
 	l0.Close()
-	addEntry(t, ws, testScope, Server{Name: "late", URL: "http://" + addr + "/mcp"}, Headers{})
-	c := newClock()
-	m := newManager(t, ws, c, nil)
+	addRemote(t, ws, testScope, remote.Server{Name: "late", URL: "http://" + addr + "/mcp"}, remote.Headers{})
+	c := newFakeClock()
+	m := newRemoteSet(t, ws, c, nil)
 	attempts := func() int { return m.failuresOf("late") }
 
 	l := list(t, m)
-	if s := statusOf(l, "late"); s.String() != "unavailable: connection refused" || !s.NextRetry.Equal(c.Now().Add(time.Minute)) {
+	if s := statusOf(l, "late"); s.State != "unavailable: connection refused" || !s.RetryAt.Equal(c.Now().Add(time.Minute)) {
 		t.Fatalf("%+v", s)
 	}
 	var delays []time.Duration
 	for i := 0; i < 6; i++ {
 		before := attempts()
-		next := statusOf(list(t, m), "late").NextRetry
+		next := statusOf(list(t, m), "late").RetryAt
 		if attempts() != before {
 			t.Fatalf("retried before its time")
 		}
@@ -350,30 +311,32 @@ func TestManagerRetrySchedule(t *testing.T) {
 	late.Listener = ln
 	late.Start()
 	defer late.Close()
-	if s := statusOf(list(t, m), "late"); s.State != StateUnavailable {
+	if s := statusOf(list(t, m), "late"); s.Phase != RemoteUnavailable {
 		t.Fatalf("retried before its time: %v", s)
 	}
 	c.Advance(15 * time.Minute)
 	l = list(t, m)
-	if s := statusOf(l, "late"); s.String() != "connected · 5 tools" || visible(l) == "" {
+	if s := statusOf(l, "late"); s.State != "connected · 5 tools" || visible(l) == "" {
 		t.Errorf("after the server came up: %v", s)
 	}
 }
 
 // failuresOf is how many failed attempts the server has behind it since
 // its last success (a test helper).
-func (m *Manager) failuresOf(name string) int {
+func (m *RemoteServers) failuresOf(name string) int {
 	n := -1
-	m.withServer(name, func(s *server) { n = s.failures })
+	m.withServer(name, func(s *remoteServer) { n = s.failures })
 	return n
 }
 
-// withServer runs f on the server called name, under the manager's and
-// the server's locks (a test helper); not at all when there is none.
-func (m *Manager) withServer(name string, f func(s *server)) {
+// withServer runs f on the server called name, under the server's lock (a
+// test helper); not at all when there is none. The set's lock is not held
+// meanwhile: a server takes it under its own (background).
+func (m *RemoteServers) withServer(name string, f func(s *remoteServer)) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, s := range m.servers {
+	servers := append([]*remoteServer(nil), m.servers...)
+	m.mu.Unlock()
+	for _, s := range servers {
 		if s.entry.Name == name {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -385,20 +348,20 @@ func (m *Manager) withServer(name string, f func(s *server)) {
 
 // A call that fails in the transport is not retried; it drops the
 // connection and the next call reconnects.
-func TestManagerTransportFailureDropsTheConnection(t *testing.T) {
+func TestRemoteServersTransportFailureDropsTheConnection(t *testing.T) {
 	for _, transport := range []string{"http", "sse"} {
 		t.Run(transport, func(t *testing.T) {
 			ws := t.TempDir()
 			srv := remotetest.Start(t, remotetest.Options{Transport: transport})
-			addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL, Transport: transport}, Headers{})
-			m := newManager(t, ws, nil, nil)
+			addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL, Transport: transport}, remote.Headers{})
+			m := newRemoteSet(t, ws, nil, nil)
 			list(t, m)
 			if srv.Initialized.Load() != 1 {
 				t.Fatalf("handshakes %d", srv.Initialized.Load())
 			}
 			_, err := m.Call(context.Background(), "s__drop", nil)
 			var ce *CallError
-			if !errors.As(err, &ce) || !ce.Transport || !strings.Contains(err.Error(), "the next call reconnects") || !strings.Contains(err.Error(), "not retried") {
+			if !errors.As(err, &ce) || ce.Kind != CallUnavailable || !strings.Contains(err.Error(), "the next call reconnects") || !strings.Contains(err.Error(), "not retried") {
 				t.Fatalf("drop: %v", err)
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -406,7 +369,7 @@ func TestManagerTransportFailureDropsTheConnection(t *testing.T) {
 				t.Errorf("drop was called %d times: a failed call is never retried", srv.Calls("drop"))
 			}
 			res, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "again"})
-			if err != nil || !strings.Contains(resultText(res), "again") {
+			if err != nil || !strings.Contains(resultJSON(res), "again") {
 				t.Fatalf("after the drop: %v", err)
 			}
 			if srv.Initialized.Load() != 2 {
@@ -421,12 +384,12 @@ func TestManagerTransportFailureDropsTheConnection(t *testing.T) {
 	}
 }
 
-func TestManagerCallTimeoutCancelsAndDrops(t *testing.T) {
+func TestRemoteServersCallTimeoutCancelsAndDrops(t *testing.T) {
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
-	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
-	m := newManager(t, ws, nil, nil)
-	if CallTimeout != 120*time.Second {
+	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL}, remote.Headers{})
+	m := newRemoteSet(t, ws, nil, nil)
+	if remote.CallTimeout != 120*time.Second {
 		t.Fatal("the default call timeout is not 120s")
 	}
 	list(t, m)
@@ -436,7 +399,7 @@ func TestManagerCallTimeoutCancelsAndDrops(t *testing.T) {
 	_, err := m.Call(context.Background(), "s__slow", map[string]any{"ms": 600000})
 	m.opts.CallTimeout = testservers.Patient
 	var ce *CallError
-	if !errors.As(err, &ce) || !ce.Timeout || err.Error() != "remote server s: no answer within 300ms; the call was cancelled" {
+	if !errors.As(err, &ce) || ce.Kind != CallTimeout || err.Error() != "remote server s: no answer within 300ms; the call was cancelled" {
 		t.Fatalf("%v", err)
 	}
 	waitFor(t, func() bool { return srv.Cancelled("slow") == 1 })
@@ -465,42 +428,32 @@ func TestManagerCallTimeoutCancelsAndDrops(t *testing.T) {
 
 // A server that stops answering altogether: the call times out, the ping
 // after it fails, the connection is dropped and the next call reconnects.
-func TestManagerTimeoutOfADeadServerDrops(t *testing.T) {
+func TestRemoteServersTimeoutOfADeadServerDrops(t *testing.T) {
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
-	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
-	m := newManager(t, ws, nil, nil)
+	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL}, remote.Headers{})
+	m := newRemoteSet(t, ws, nil, nil)
 	list(t, m)
 	// From now on the server accepts requests and never answers: the call
 	// and the ping after it get short timeouts, which end them the same way
 	// on any machine.
 	srv.Hang.Store(true)
 	m.opts.CallTimeout = 300 * time.Millisecond
-	m.liveConn("s").opts.ListTimeout = 300 * time.Millisecond
+	m.opts.Dial.ListTimeout = 300 * time.Millisecond
 	if _, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "x"}); err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
 		t.Fatalf("%v", err)
 	}
 	m.opts.CallTimeout = testservers.Patient
 	waitFor(t, func() bool {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		s := m.servers[0]
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.conn == nil
+		dropped := false
+		m.withServer("s", func(s *remoteServer) { dropped = s.conn == nil })
+		return dropped
 	})
+	m.opts.Dial.ListTimeout = testservers.Patient
 	srv.Hang.Store(false)
 	if _, err := m.Call(context.Background(), "s__echo", map[string]any{"text": "x"}); err != nil || srv.Initialized.Load() != 2 {
 		t.Errorf("after the drop: %v, handshakes %d", err, srv.Initialized.Load())
 	}
-}
-
-// liveConn returns the connection of the server called name (a test
-// helper).
-func (m *Manager) liveConn(name string) *Conn {
-	var c *Conn
-	m.withServer(name, func(s *server) { c = s.conn })
-	return c
 }
 
 // waitFor waits until cond holds (testservers.WaitUntil).
@@ -510,12 +463,12 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 // Calls of one tool run one at a time; different tools run side by side.
-func TestManagerOneCallAtATimePerTool(t *testing.T) {
+func TestRemoteServersOneCallAtATimePerTool(t *testing.T) {
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
-	addEntry(t, ws, testScope, Server{Name: "a", URL: srv.URL}, Headers{})
-	addEntry(t, ws, testScope, Server{Name: "b", URL: srv.URL}, Headers{})
-	m := newManager(t, ws, nil, nil)
+	addRemote(t, ws, testScope, remote.Server{Name: "a", URL: srv.URL}, remote.Headers{})
+	addRemote(t, ws, testScope, remote.Server{Name: "b", URL: srv.URL}, remote.Headers{})
+	m := newRemoteSet(t, ws, nil, nil)
 	list(t, m)
 	var wg sync.WaitGroup
 	for i := 0; i < 3; i++ {
@@ -548,28 +501,28 @@ func TestManagerOneCallAtATimePerTool(t *testing.T) {
 
 // Entries that are invalid or do not open are skipped, reported, and their
 // servers are never contacted.
-func TestManagerSkipsEntriesThatDoNotOpen(t *testing.T) {
+func TestRemoteServersSkipsEntriesThatDoNotOpen(t *testing.T) {
 	ws := t.TempDir()
 	good := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	evil := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	copied := remotetest.Start(t, remotetest.Options{Transport: "http"})
-	addEntry(t, ws, testScope, Server{Name: "good", URL: good.URL}, Headers{"Authorization": "Bearer " + canaryToken})
-	addEntry(t, ws, "chat-other", Server{Name: "copied", URL: copied.URL}, Headers{})
-	f, _ := Load(ws)
+	addRemote(t, ws, testScope, remote.Server{Name: "good", URL: good.URL}, remote.Headers{"Authorization": "Bearer " + remoteCanary})
+	addRemote(t, ws, "chat-other", remote.Server{Name: "copied", URL: copied.URL}, remote.Headers{})
+	f, _ := remote.Load(ws)
 	// The agent redirects good's entry to its own server, and writes an
 	// entry of its own.
 	data := strings.Replace(string(f.Data), good.URL, evil.URL, 1)
-	data = strings.Replace(data, "\n  ]", ",\n    "+string(RenderEntry(Server{Name: "mine", URL: evil.URL, Transport: "auto", Auth: "headers"}, validSealed))+",\n    {\"name\": \"BAD\"}\n  ]", 1)
-	if err := WriteFile(ws, f.Data, []byte(data), true); err != nil {
+	data = strings.Replace(data, "\n  ]", ",\n    "+string(remote.RenderEntry(remote.Server{Name: "mine", URL: evil.URL, Transport: "auto", Auth: "headers"}, notOpening))+",\n    {\"name\": \"BAD\"}\n  ]", 1)
+	if err := remote.WriteFile(ws, f.Data, []byte(data), true); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, ws, nil, nil)
+	m := newRemoteSet(t, ws, nil, nil)
 	l := list(t, m)
 	if len(l.Servers) != 0 || len(l.Tools) != 0 || len(l.Skipped) != 4 {
 		t.Fatalf("servers %v, skipped %v", l.Servers, l.Skipped)
 	}
 	for _, s := range l.Skipped[:3] {
-		if s.Reason != NotOpenReason {
+		if s.Reason != remote.NotOpenReason {
 			t.Errorf("%s: %s", s.Name, s.Reason)
 		}
 	}
@@ -583,7 +536,7 @@ func TestManagerSkipsEntriesThatDoNotOpen(t *testing.T) {
 		t.Errorf("prompt:\n%s", p)
 	}
 	// Without the secret nothing opens.
-	m2 := newManager(t, ws, nil, func(o *Options) { o.Secret = "" })
+	m2 := newRemoteSet(t, ws, nil, func(o *RemoteOptions) { o.Secret = "" })
 	if l := list(t, m2); len(l.Skipped) != 4 || !strings.Contains(l.Skipped[0].Reason, "MCP_ENCRYPTION_SECRET") {
 		t.Errorf("%v", l.Skipped)
 	}
@@ -591,28 +544,28 @@ func TestManagerSkipsEntriesThatDoNotOpen(t *testing.T) {
 
 // servers.json is re-read before each listing: added servers connect,
 // removed ones disconnect, unchanged ones keep their connection.
-func TestManagerReloadsServersJSON(t *testing.T) {
+func TestRemoteServersReloadsServersJSON(t *testing.T) {
 	ws := t.TempDir()
 	a := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	b := remotetest.Start(t, remotetest.Options{Transport: "http"})
-	m := newManager(t, ws, nil, nil)
+	m := newRemoteSet(t, ws, nil, nil)
 	if l := list(t, m); len(l.Servers) != 0 || l.FileProblem != "" {
 		t.Fatalf("no file: %+v", l)
 	}
-	addEntry(t, ws, testScope, Server{Name: "a", URL: a.URL}, Headers{})
+	addRemote(t, ws, testScope, remote.Server{Name: "a", URL: a.URL}, remote.Headers{})
 	if l := list(t, m); visible(l) != "a__drop,a__echo,a__fail,a__slow,a__whoami" {
 		t.Fatalf("after add: %s", visible(l))
 	}
-	addEntry(t, ws, testScope, Server{Name: "b", URL: b.URL, Tools: []string{"echo"}}, Headers{})
+	addRemote(t, ws, testScope, remote.Server{Name: "b", URL: b.URL, Tools: []string{"echo"}}, remote.Headers{})
 	if l := list(t, m); visible(l) != "a__drop,a__echo,a__fail,a__slow,a__whoami,b__echo" {
 		t.Fatalf("after the second add: %s", visible(l))
 	}
 	if a.Initialized.Load() != 1 {
 		t.Errorf("a reconnected (%d handshakes) though its entry did not change", a.Initialized.Load())
 	}
-	f, _ := Load(ws)
+	f, _ := remote.Load(ws)
 	data, _, _ := f.Without("a")
-	WriteFile(ws, f.Data, data, true)
+	remote.WriteFile(ws, f.Data, data, true)
 	l := list(t, m)
 	if visible(l) != "b__echo" {
 		t.Fatalf("after remove: %s", visible(l))
@@ -620,18 +573,18 @@ func TestManagerReloadsServersJSON(t *testing.T) {
 	if _, err := m.Call(context.Background(), "a__echo", nil); err == nil {
 		t.Error("a removed server's tool was called")
 	}
-	f, _ = Load(ws)
-	WriteFile(ws, f.Data, []byte("{broken"), true)
+	f, _ = remote.Load(ws)
+	remote.WriteFile(ws, f.Data, []byte("{broken"), true)
 	if l := list(t, m); len(l.Tools) != 0 || !strings.Contains(l.FileProblem, "invalid JSON") {
 		t.Errorf("broken file: %+v", l)
 	}
 }
 
-func TestManagerNamesAgainstTakenNames(t *testing.T) {
+func TestRemoteServersNamesAgainstTakenNames(t *testing.T) {
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http", Tools: []string{"x y", "x_y", strings.Repeat("long", 20)}})
-	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
-	m := newManager(t, ws, nil, nil)
+	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL}, remote.Headers{})
+	m := newRemoteSet(t, ws, nil, nil)
 	l, err := m.List(context.Background(), func(name string) bool { return name == "s__echo" })
 	if err != nil {
 		t.Fatal(err)
@@ -652,11 +605,11 @@ func TestManagerNamesAgainstTakenNames(t *testing.T) {
 	}
 }
 
-func TestManagerClose(t *testing.T) {
+func TestRemoteServersClose(t *testing.T) {
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "sse"})
-	addEntry(t, ws, testScope, Server{Name: "s", URL: srv.URL}, Headers{})
-	m := newManager(t, ws, nil, nil)
+	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL}, remote.Headers{})
+	m := newRemoteSet(t, ws, nil, nil)
 	list(t, m)
 	m.Close()
 	if _, err := m.Call(context.Background(), "s__echo", nil); err == nil {
@@ -665,7 +618,35 @@ func TestManagerClose(t *testing.T) {
 	if _, err := m.List(context.Background(), nil); err == nil {
 		t.Error("list after Close")
 	}
-	if _, err := NewManager(Options{Workspace: ws}); err == nil {
+	if _, err := NewRemoteServers(ws, "", RemoteOptions{}); err == nil {
 		t.Error("no scope accepted")
+	}
+}
+
+// Tool definitions are redacted in every string, input schemas included: a
+// server can put the key it was sent in a default.
+func TestRemoteToolSchemasRedacted(t *testing.T) {
+	ws := t.TempDir()
+	key := "CANARY-schema-3c2b1a"
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http", Tools: []string{"lookup"}, Schema: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"key": map[string]any{"type": "string", "default": key, "examples": []any{"Bearer " + key}},
+		},
+	}})
+	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL, Tools: []string{"lookup"}}, remote.Headers{"X-Key": key})
+	m := newRemoteSet(t, ws, nil, nil)
+	m.Start()
+	l := list(t, m)
+	if len(l.Tools) != 1 {
+		t.Fatalf("tools %+v", l.Tools)
+	}
+	def, _ := json.Marshal(l.Tools[0].Def)
+	if strings.Contains(string(def), key) || !strings.Contains(string(def), `"default":"[REDACTED]"`) || l.Tools[0].Def.Name != "s__lookup" {
+		t.Errorf("definition %s", def)
+	}
+	// The tool as listed is kept as it is, to call it by its own name.
+	if l.Tools[0].ServerTool != "lookup" {
+		t.Errorf("tool %+v", l.Tools[0])
 	}
 }
