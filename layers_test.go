@@ -28,13 +28,16 @@ var mayImport = map[string][]string{
 	"schema":            {"diag", "node"},
 	"plan":              {"diag", "node", "schema", "policies/denylist"},
 
+	// MCP's stdio line transports, beside which others (websocket) go.
+	"internal/transport": {"node"},
+
 	"compile":  {"diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "naming", "internal/inputfile"},
-	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist"},
+	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 
-	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "naming", "node", "plan", "policies/denylist",
+	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "internal/transport", "naming", "node", "plan", "policies/denylist",
 		"redact", "remote", "report", "rules", "runtime", "schema", "toollock"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

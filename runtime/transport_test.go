@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/transport"
+)
+
+// The runtime through its transports (package transport): a gateway
+// served over LineTransport, and a server process over PipeConn.
+
+// A gateway serves a chat over LineTransport to the SDK's own client.
+func TestLineTransportGateway(t *testing.T) {
+	marker := noLeaks(t)
+	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
+	chat, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
+	gw := NewGateway(h, GatewayOptions{Version: "test"})
+	defer gw.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: inR, Writer: outW})
+		outW.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over lines"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if got := text(t, res); got != "over lines" {
+		t.Errorf("echo: %q", got)
+	}
+	cs.Close() // closes inW: the gateway's input ends
+	if err := <-served; err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		t.Errorf("serve: %v", err)
+	}
+	inR.Close()
+}
+
+// Messages far larger than the read buffer go through whole, both ways.
+func TestLargeMessages(t *testing.T) {
+	marker := noLeaks(t)
+	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
+	c, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
+	big := strings.Repeat("0123456789abcdef", 3<<16) // 3 MiB
+	res, err := c.Call(context.Background(), "echo", map[string]any{"text": big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); got != big {
+		t.Errorf("echo of 3 MiB came back as %d bytes", len(got))
+	}
+}
