@@ -29,14 +29,17 @@ var mayImport = map[string][]string{
 	"plan":              {"diag", "node", "schema", "policies/denylist"},
 	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
+	// MCP's stdio line transports, beside which others (websocket) go.
+	"internal/transport": {"node"},
+
 	"compile":  {"diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"lint":     {"compile", "policies", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
-	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist"},
+	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 
-	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "naming", "node", "plan", "policies/denylist",
+	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "internal/transport", "naming", "node", "plan", "policies/denylist",
 		"redact", "remote", "report", "rules", "runtime", "schema", "toollock"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/transport"
 )
 
 // Chats served over HTTP, as a gateway bounds them: a chat, its workspace
@@ -89,7 +91,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
 // initializeRequest reports whether body is one JSON-RPC initialize
 // request, and its id.
 func initializeRequest(body []byte) (jsonrpc.ID, bool) {
-	msg, err := decodeWire(bytes.TrimSpace(body))
+	msg, err := transport.DecodeMessage(bytes.TrimSpace(body))
 	if err != nil {
 		return jsonrpc.ID{}, false
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/transport"
 )
 
 // groupTransport starts the command of an mcp.CommandTransport and
@@ -26,19 +28,20 @@ type groupTransport struct {
 	proc   *os.Process // nil until started
 	killed bool        // the group was sent SIGKILL
 	conn   *watchedConn
-	pipes  *pipeConn
+	pipes  *transport.PipeConn
 }
 
 func (t *groupTransport) Connect(context.Context) (mcp.Connection, error) {
 	// The command as mcp.CommandTransport would start it, over a faster
-	// connection (see pipeConn); TerminateDuration is its grace period.
+	// connection (see transport.PipeConn); TerminateDuration is its grace
+	// period.
 	pc, err := t.connectPipes()
 	var conn mcp.Connection
 	t.mu.Lock()
 	t.proc = t.inner.Command.Process
 	if pc != nil {
 		t.pipes = pc
-		t.conn = &watchedConn{Connection: pc}
+		t.conn = &watchedConn{Connection: pc, onCancelSent: t.onCancelSent}
 		conn = t.conn
 	}
 	t.mu.Unlock()
@@ -46,6 +49,44 @@ func (t *groupTransport) Connect(context.Context) (mcp.Connection, error) {
 		t.started()
 	}
 	return conn, err
+}
+
+// connectPipes starts the command with its stdin and stdout on pipes and
+// returns the connection over them. The runtime keeps the process's
+// lifecycle: it registers the child (startChild), tells the guard about
+// its group, reaps it (unregistering it) the moment it exits, and kills its
+// group when the grace period is over; the connection decides when.
+func (t *groupTransport) connectPipes() (*transport.PipeConn, error) {
+	cmd := t.inner.Command
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	// Our own pipe for stdout: its read end is pollable, so that closing it
+	// unblocks a pending Read.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		stdin.Close()
+		return nil, err
+	}
+	cmd.Stdout = pw
+	if err := startChild(cmd); err != nil {
+		pr.Close()
+		pw.Close()
+		stdin.Close()
+		return nil, err
+	}
+	pw.Close() // the child has its copy
+	guardGroupStarted(cmd.Process.Pid)
+	return transport.NewPipeConn(stdin, pr, transport.Process{
+		Wait: func() error {
+			err := cmd.Wait()
+			unregisterChild(cmd)
+			return err
+		},
+		Kill:  t.KillGroup,
+		Grace: t.inner.TerminateDuration,
+	}), nil
 }
 
 // Close closes the connection to the process, if there is one: the process
@@ -112,12 +153,25 @@ func (t *groupTransport) ReadError() error {
 	return c.readErr
 }
 
-// watchedConn records the first read error of a connection.
+// watchedConn records the first read error of a connection, and tells
+// onCancelSent, if set, of each notifications/cancelled written to it (see
+// callLedger).
 type watchedConn struct {
 	mcp.Connection
+	onCancelSent func()
 
 	mu      sync.Mutex
 	readErr error
+}
+
+func (c *watchedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if c.onCancelSent != nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/cancelled" {
+			c.onCancelSent()
+		}
+	}
+	return err
 }
 
 func (c *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -138,4 +192,11 @@ func (c *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func closedErr(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed)
+}
+
+// shownError is the text of err as mcpc shows it: redacted first, then cut
+// to transport.MaxErrorText bytes. Cutting first could leave the start of a
+// secret that no longer matches, and so is never redacted.
+func shownError(err error, redact func(string) string) string {
+	return transport.CutText(redact(err.Error()), transport.MaxErrorText)
 }

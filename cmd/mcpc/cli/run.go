@@ -23,6 +23,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/naming"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/plan"
@@ -509,7 +510,7 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 	// The process's own stdin only: what follows changes the process.
 	in := c.App.Reader
 	if f, ok := in.(*os.File); ok && f == os.Stdin {
-		if pf, done, ok := runtime.PollableInput(f, os.Stdout, os.Stderr); ok {
+		if pf, done, ok := transport.PollableInput(f, os.Stdout, os.Stderr); ok {
 			defer done()
 			in = pf
 			// One chat's gateway works in short bursts, one message at a
@@ -525,7 +526,7 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 			}
 		}
 	}
-	t := &runtime.LineTransport{Reader: in, Writer: c.App.Writer}
+	t := &transport.LineTransport{Reader: in, Writer: c.App.Writer}
 	err = gw.ServeTransport(ctx, chat, t)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		logw.printf("mcpc: the stdio session ended: %s\n", host.Redact(err.Error()))

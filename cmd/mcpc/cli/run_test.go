@@ -494,7 +494,7 @@ func TestRunStdioProcessLines(t *testing.T) {
 			t.Errorf("%s\nanswered %s\nwant %s", ex.line, got, ex.want)
 		}
 	}
-	// mcpc reads its stdin through the poller (runtime.PollableInput): the
+	// mcpc reads its stdin through the poller (transport.PollableInput): the
 	// pipe is non-blocking while it runs.
 	if goruntime.GOOS == "linux" {
 		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/0", cmd.Process.Pid))

@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/mcpc-dev/mcpc/node"
 )
 
-// decodeWire decodes one JSON-RPC 2.0 message exactly as
+// DecodeMessage decodes one JSON-RPC 2.0 message exactly as
 // jsonrpc.DecodeMessage does, with the same JSON decoder and the same flags:
 // keys match exactly ("Method" is not "method"), "jsonrpc" must be "2.0",
 // a message with a "method" key is a request (a notification without an
@@ -27,9 +27,9 @@ import (
 // garbage. A gateway decodes two messages per proxied call, and
 // BenchmarkRunStdioAddedLatency showed that allocation, and the collections
 // it causes, as the largest part of the latency mcpc run adds. json.Parse
-// of the same library needs no buffer. FuzzDecodeWire checks that both
+// of the same library needs no buffer. FuzzDecodeMessage checks that both
 // decoders agree.
-func decodeWire(data []byte) (jsonrpc.Message, error) {
+func DecodeMessage(data []byte) (jsonrpc.Message, error) {
 	// The SDK's limit, checked first: json.Parse recurses per level, and a
 	// line of a few MB of brackets would overflow the stack, which ends the
 	// process.
@@ -141,8 +141,8 @@ type wireDecode struct {
 // response.
 var errNoID = errors.New("the message has neither a method nor an id")
 
-// decodeWireBatch decodes a JSON array of JSON-RPC messages.
-func decodeWireBatch(line []byte) ([]jsonrpc.Message, error) {
+// decodeBatch decodes a JSON array of JSON-RPC messages.
+func decodeBatch(line []byte) ([]jsonrpc.Message, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func decodeWireBatch(line []byte) ([]jsonrpc.Message, error) {
 	}
 	msgs := make([]jsonrpc.Message, len(raws))
 	for i, raw := range raws {
-		m, err := decodeWire(raw)
+		m, err := DecodeMessage(raw)
 		if err != nil {
 			return nil, err
 		}

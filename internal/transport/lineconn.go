@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"bufio"
@@ -17,10 +17,10 @@ import (
 // one JSON-RPC message per line, as the MCP stdio transport does; mcpc run
 // --stdio serves its chat with it on its own stdin and stdout:
 //
-//	err := gw.ServeTransport(ctx, chat, &runtime.LineTransport{Reader: os.Stdin, Writer: os.Stdout})
+//	err := gw.ServeTransport(ctx, chat, &transport.LineTransport{Reader: os.Stdin, Writer: os.Stdout})
 //
 // It differs from mcp.IOTransport in three ways. It parses each message
-// once, without the SDK decoder's 32 KiB buffer per parse (see decodeWire),
+// once, without the SDK decoder's 32 KiB buffer per parse (see DecodeMessage),
 // which is most of what a gateway spends on a proxied call. A line that is
 // not a JSON-RPC message gets a JSON-RPC error response (-32700 parse error,
 // -32600 invalid request) and the session goes on, where the SDK ends it.
@@ -76,7 +76,7 @@ func (c *lineConn) readLoop(r *bufio.Reader) {
 		var refused *jsonrpc.Error
 		if line[0] == '[' {
 			refused = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "JSON-RPC batches are not supported (MCP removed them in 2025-06-18): send one message per line"}
-		} else if msg, err = decodeWire(line); err != nil {
+		} else if msg, err = DecodeMessage(line); err != nil {
 			refused = invalidMessage(err)
 		}
 		if refused != nil {
@@ -100,15 +100,15 @@ func (c *lineConn) readLoop(r *bufio.Reader) {
 	}
 }
 
-// invalidMessage is the JSON-RPC error answering a line that decodeWire
+// invalidMessage is the JSON-RPC error answering a line that DecodeMessage
 // refused: a parse error if the line is not JSON, else an invalid request.
 // Its text is cut, since it may quote the line.
 func invalidMessage(err error) *jsonrpc.Error {
 	var syntax *json.SyntaxError
 	if errors.As(err, &syntax) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + cutText(err.Error(), maxErrorText)}
+		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + CutText(err.Error(), MaxErrorText)}
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + cutText(err.Error(), maxErrorText)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + CutText(err.Error(), MaxErrorText)}
 }
 
 // writeError writes an error response with a null id.

@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"bufio"
@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -17,55 +16,52 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// connectPipes starts the command with its stdin and stdout on pipes and
-// returns a pipeConn over them. The process is reaped as soon as it exits
-// (see waitProcess).
-func (t *groupTransport) connectPipes() (*pipeConn, error) {
-	cmd := t.inner.Command
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	// Our own pipe for stdout: its read end is pollable, so that closing it
-	// unblocks a pending Read.
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		stdin.Close()
-		return nil, err
-	}
-	cmd.Stdout = pw
-	if err := startChild(cmd); err != nil {
-		pr.Close()
-		pw.Close()
-		stdin.Close()
-		return nil, err
-	}
-	pw.Close() // the child has its copy
-	guardGroupStarted(cmd.Process.Pid)
-	c := &pipeConn{cmd: cmd, stdin: stdin, out: messageWriter{w: stdin}, onCancelSent: t.onCancelSent, stdout: pr, r: bufio.NewReaderSize(pr, 64<<10),
-		grace: t.inner.TerminateDuration, kill: t.KillGroup,
+// Process is what a PipeConn needs of the process at the other end of its
+// pipes. Whoever started the process (the runtime) provides it and keeps
+// the process's lifecycle: it registers, reaps and kills the process; the
+// connection only decides when.
+type Process struct {
+	// Wait waits for the process to exit, reaps it and returns how it
+	// ended, as exec.Cmd.Wait does. NewPipeConn calls it at once, in a
+	// goroutine of its own, so that the process is reaped the moment it
+	// exits, whatever holds its pipes.
+	Wait func() error
+	// Kill ends the process for good (the runtime kills its process
+	// group). Close calls it when the process has not exited Grace after
+	// its stdin was closed; Wait must return soon after.
+	Kill func()
+	// Grace is how long Close waits, after closing stdin, for the process
+	// to exit by itself.
+	Grace time.Duration
+}
+
+// NewPipeConn returns the connection to a started process over its stdin
+// and the read end of its stdout. stdout must be a pipe mcpc created itself
+// (os.Pipe: its read end is pollable, so that closing it unblocks a pending
+// Read), of which the child has its own copy of the write end. The
+// connection owns both pipes and closes them.
+func NewPipeConn(stdin io.WriteCloser, stdout *os.File, p Process) *PipeConn {
+	c := &PipeConn{proc: p, stdin: stdin, out: messageWriter{w: stdin}, stdout: stdout, r: bufio.NewReaderSize(stdout, 64<<10),
 		exited: make(chan struct{}), waited: make(chan struct{}), readEnded: make(chan struct{}), closing: make(chan struct{})}
 	go c.waitProcess()
-	return c, nil
+	return c
 }
 
 // stdoutDrainLimit is how long, after the server process exited, its stdout
 // may take to end by itself (the answers it wrote last are still read)
 // before mcpc stops reading it: a descendant that inherited stdout would
 // otherwise keep the session, and every call, waiting for a process that is
-// gone. Real time: it waits for the operating system (see Clock).
+// gone. Real time: it waits for the operating system.
 const stdoutDrainLimit = 500 * time.Millisecond
 
-// waitProcess reaps the process the moment it exits, whatever holds its
-// pipes, and records how it ended. If stdout has not ended stdoutDrainLimit
-// later, a descendant holds it open: the read end is closed, which ends the
-// session as the end of stdout would, so that the death is reported. It
-// ends once the process is reaped and stdout ended or was let go; Close
-// waits for it.
-func (c *pipeConn) waitProcess() {
+// waitProcess has the process reaped the moment it exits and records how
+// it ended. If stdout has not ended stdoutDrainLimit later, a descendant
+// holds it open: the read end is closed, which ends the session as the end
+// of stdout would, so that the death is reported. It ends once the process
+// is reaped and stdout ended or was let go; Close waits for it.
+func (c *PipeConn) waitProcess() {
 	defer close(c.waited)
-	c.waitErr = c.cmd.Wait()
-	unregisterChild(c.cmd)
+	c.waitErr = c.proc.Wait()
 	close(c.exited)
 	t := time.NewTimer(stdoutDrainLimit)
 	defer t.Stop()
@@ -77,28 +73,24 @@ func (c *pipeConn) waitProcess() {
 	}
 }
 
-// pipeConn is the MCP connection to a server process over its stdin and
+// PipeConn is the MCP connection to a server process over its stdin and
 // stdout: newline-delimited JSON-RPC, what mcp.CommandTransport speaks.
 //
 // Why not mcp.CommandTransport's connection: it reads in a goroutine of its
 // own, and parses every message three times (first as a batch array, which
 // fails, then as one message, then its method), and each parse of the SDK
-// allocates a buffer of 32 KiB (see decodeWire). A gateway does this for every answer of every call; reading the
-// pipe in Read itself and parsing once cuts the CPU mcpc run spends per
-// proxied call (BenchmarkRunStdioAddedLatency). mcpc owns the pipe, so
-// Close unblocks a pending Read, which is why the SDK needs its goroutine
-// for stdin but not here.
-type pipeConn struct {
-	cmd    *exec.Cmd
+// allocates a buffer of 32 KiB (see DecodeMessage). A gateway does this for
+// every answer of every call; reading the pipe in Read itself and parsing
+// once cuts the CPU mcpc run spends per proxied call
+// (BenchmarkRunStdioAddedLatency). mcpc owns the pipe, so Close unblocks a
+// pending Read, which is why the SDK needs its goroutine for stdin but not
+// here.
+type PipeConn struct {
+	proc   Process
 	stdin  io.WriteCloser
 	stdout *os.File
 	r      *bufio.Reader
 	queue  []jsonrpc.Message // the rest of a batch; Read is never concurrent
-	grace  time.Duration
-	kill   func()
-	// onCancelSent, if set, is called after each notifications/cancelled
-	// was written (see callLedger).
-	onCancelSent func()
 
 	out       messageWriter // stdin
 	closeOnce sync.Once
@@ -115,7 +107,7 @@ type pipeConn struct {
 // maxMessage bounds one message from a server, as the SDK does by default.
 const maxMessage = mcp.DefaultMaxLineLength
 
-func (c *pipeConn) Read(context.Context) (jsonrpc.Message, error) {
+func (c *PipeConn) Read(context.Context) (jsonrpc.Message, error) {
 	if len(c.queue) > 0 {
 		m := c.queue[0]
 		c.queue = c.queue[1:]
@@ -132,11 +124,11 @@ func (c *pipeConn) Read(context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		if line[0] != '[' {
-			return decodeWire(line)
+			return DecodeMessage(line)
 		}
 		// A server's batch: its requests are answered one by one, since
 		// mcpc's client never sends batches itself.
-		msgs, err := decodeWireBatch(line)
+		msgs, err := decodeBatch(line)
 		if err != nil {
 			return nil, err
 		}
@@ -146,34 +138,28 @@ func (c *pipeConn) Read(context.Context) (jsonrpc.Message, error) {
 }
 
 // endRead records that reading stdout ended.
-func (c *pipeConn) endRead() {
+func (c *PipeConn) endRead() {
 	if c.readEnded != nil {
 		c.readOnce.Do(func() { close(c.readEnded) })
 	}
 }
 
-func (c *pipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	err := c.out.writeMessage(ctx, msg)
-	if c.onCancelSent != nil {
-		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == "notifications/cancelled" {
-			c.onCancelSent()
-		}
-	}
-	return err
+func (c *PipeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	return c.out.writeMessage(ctx, msg)
 }
 
 // Close closes stdin, which is how MCP asks a stdio server to exit, waits
-// up to the grace period for the process to exit, then kills its process
-// group; it returns once the process is reaped, and unblocks a pending
-// Read.
-func (c *pipeConn) Close() error {
+// up to the grace period for the process to exit, then kills it
+// (Process.Kill); it returns once the process is reaped, with how it ended,
+// and unblocks a pending Read. It may be called many times.
+func (c *PipeConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.stdin.Close() // safe beside a Write, which then fails
-		t := time.NewTimer(c.grace)
+		t := time.NewTimer(c.proc.Grace)
 		select {
 		case <-c.exited:
 		case <-t.C:
-			c.kill()
+			c.proc.Kill()
 			<-c.exited
 		}
 		t.Stop()
@@ -185,7 +171,7 @@ func (c *pipeConn) Close() error {
 	return c.closeErr
 }
 
-func (c *pipeConn) SessionID() string { return "" }
+func (c *PipeConn) SessionID() string { return "" }
 
 // readLine returns the next line of r without its newline, in a buffer of
 // its own (a decoded message may keep parts of it), at most maxMessage
@@ -216,20 +202,14 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// maxErrorText bounds the shown text of a decoding error, which may quote
-// input.
-const maxErrorText = 300
+// MaxErrorText bounds the shown text of a decoding error, which may quote
+// input. The runtime cuts what it shows of a server's protocol errors to
+// the same length, after redacting them.
+const MaxErrorText = 300
 
-// shownError is the text of err as mcpc shows it: redacted first, then cut
-// to maxErrorText bytes. Cutting first could leave the start of a secret
-// that no longer matches, and so is never redacted.
-func shownError(err error, redact func(string) string) string {
-	return cutText(redact(err.Error()), maxErrorText)
-}
-
-// cutText cuts s to at most n bytes, on a character boundary, and marks the
+// CutText cuts s to at most n bytes, on a character boundary, and marks the
 // cut with "…". Only ever cut text that is already redacted.
-func cutText(s string, n int) string {
+func CutText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +18,7 @@ func TestPipeConnRead(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":{"text":"` + long + `"}}` + "\n" +
 		`[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","method":"notifications/x"}]` + "\r\n" +
 		`{"jsonrpc":"2.0","id":3,"result":{}}` // no newline at the end
-	c := &pipeConn{r: bufio.NewReaderSize(strings.NewReader(input), 64<<10)}
+	c := &PipeConn{r: bufio.NewReaderSize(strings.NewReader(input), 64<<10)}
 	var got []string
 	for {
 		m, err := c.Read(context.Background())
@@ -44,27 +43,12 @@ func TestPipeConnRead(t *testing.T) {
 		t.Errorf("read %q\nwant %q", got, want)
 	}
 
-	bad := &pipeConn{r: bufio.NewReader(strings.NewReader("not json" + strings.Repeat(" x", 100000) + "\n"))}
+	bad := &PipeConn{r: bufio.NewReader(strings.NewReader("not json" + strings.Repeat(" x", 100000) + "\n"))}
 	if _, err := bad.Read(context.Background()); err == nil || err.Error() != "invalid character 'o' in literal null (expecting 'u')" {
 		t.Errorf("garbage: %v", err)
 	}
-	empty := &pipeConn{r: bufio.NewReader(strings.NewReader("[]\n"))}
+	empty := &PipeConn{r: bufio.NewReader(strings.NewReader("[]\n"))}
 	if _, err := empty.Read(context.Background()); err == nil {
 		t.Error("an empty batch decoded without error")
-	}
-}
-
-// Messages far larger than the read buffer go through whole, both ways.
-func TestLargeMessages(t *testing.T) {
-	marker := noLeaks(t)
-	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
-	c, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
-	big := strings.Repeat("0123456789abcdef", 3<<16) // 3 MiB
-	res, err := c.Call(context.Background(), "echo", map[string]any{"text": big})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := text(t, res); got != big {
-		t.Errorf("echo of 3 MiB came back as %d bytes", len(got))
 	}
 }

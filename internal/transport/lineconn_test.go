@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"bufio"
@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A line that is not a JSON-RPC message gets an error response with a null
@@ -107,7 +105,7 @@ func TestLineTransport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := decodeWire([]byte(line)); err != nil || len(line) < len(long) {
+		if _, err := DecodeMessage([]byte(line)); err != nil || len(line) < len(long) {
 			t.Errorf("a written line (%d bytes) is not one message: %v", len(line), err)
 		}
 	}
@@ -149,37 +147,4 @@ func TestLineTransportEnd(t *testing.T) {
 		}
 		conn.Close()
 	}
-}
-
-// A gateway serves a chat over LineTransport to the SDK's own client.
-func TestLineTransportGateway(t *testing.T) {
-	marker := noLeaks(t)
-	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
-	chat, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
-	gw := NewGateway(h, GatewayOptions{Version: "test"})
-	defer gw.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- gw.ServeTransport(context.Background(), chat, &LineTransport{Reader: inR, Writer: outW})
-		outW.Close()
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over lines"}})
-	if err != nil || res.IsError {
-		t.Fatalf("call: %v %+v", err, res)
-	}
-	if got := text(t, res); got != "over lines" {
-		t.Errorf("echo: %q", got)
-	}
-	cs.Close() // closes inW: the gateway's input ends
-	if err := <-served; err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		t.Errorf("serve: %v", err)
-	}
-	inR.Close()
 }

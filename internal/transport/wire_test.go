@@ -1,4 +1,4 @@
-package runtime
+package transport
 
 import (
 	"bytes"
@@ -49,9 +49,9 @@ var wireSeeds = []string{
 
 // Nesting beyond the SDK's limit is refused before parsing: a few MB of
 // brackets used to overflow the decoder's stack, which no recover catches.
-func TestDecodeWireDepth(t *testing.T) {
+func TestDecodeMessageDepth(t *testing.T) {
 	deep := `{"jsonrpc":"2.0","id":1,"method":"x","params":` + strings.Repeat("[", 3_000_000) + strings.Repeat("]", 3_000_000) + `}`
-	if _, err := decodeWire([]byte(deep)); err == nil || !strings.Contains(err.Error(), "exceeded maximum nesting depth of 1000") {
+	if _, err := DecodeMessage([]byte(deep)); err == nil || !strings.Contains(err.Error(), "exceeded maximum nesting depth of 1000") {
 		t.Errorf("3 000 000 levels: %v", err)
 	}
 	if _, err := jsonrpc.DecodeMessage([]byte(deep)); err == nil {
@@ -60,7 +60,7 @@ func TestDecodeWireDepth(t *testing.T) {
 }
 
 // Both decoders accept the same messages and decode them alike.
-func TestDecodeWireMatchesSDK(t *testing.T) {
+func TestDecodeMessageMatchesSDK(t *testing.T) {
 	for _, s := range wireSeeds {
 		if msg := compareDecoders([]byte(s)); msg != "" {
 			t.Errorf("%s: %s", s, msg)
@@ -68,7 +68,7 @@ func TestDecodeWireMatchesSDK(t *testing.T) {
 	}
 }
 
-func FuzzDecodeWire(f *testing.F) {
+func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range wireSeeds {
 		f.Add([]byte(s))
 	}
@@ -79,19 +79,19 @@ func FuzzDecodeWire(f *testing.F) {
 	})
 }
 
-// compareDecoders returns how decodeWire and jsonrpc.DecodeMessage differ
+// compareDecoders returns how DecodeMessage and jsonrpc.DecodeMessage differ
 // on data, or "".
 func compareDecoders(data []byte) string {
 	want, wantErr := jsonrpc.DecodeMessage(data)
-	got, gotErr := decodeWire(data)
+	got, gotErr := DecodeMessage(data)
 	if wantErr == nil && gotErr != nil && strings.Contains(gotErr.Error(), "after top-level value") {
 		// The SDK's decoder stops after the first value and ignores the
 		// rest; its transports then reject a line with more in it, as
-		// decodeWire does at once.
+		// DecodeMessage does at once.
 		return ""
 	}
 	if (wantErr == nil) != (gotErr == nil) {
-		return fmt.Sprintf("SDK error %v, decodeWire error %v", wantErr, gotErr)
+		return fmt.Sprintf("SDK error %v, DecodeMessage error %v", wantErr, gotErr)
 	}
 	if wantErr != nil {
 		return ""
@@ -135,7 +135,7 @@ func jsonCompact(dst *bytes.Buffer, raw []byte) error { return json.Compact(dst,
 // No decoding error quotes a value of the message: a server that echoes a
 // secret in the wrong place must not get a part of it shown, which
 // redaction of the whole secret would miss.
-func TestDecodeWireErrorsQuoteNothing(t *testing.T) {
+func TestDecodeMessageErrorsQuoteNothing(t *testing.T) {
 	secret := "CANARY-wire-" + strings.Repeat("Zq9x", 20)
 	for _, m := range []string{
 		`{"jsonrpc":%q,"id":1,"result":{}}`,
@@ -153,7 +153,7 @@ func TestDecodeWireErrorsQuoteNothing(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":%q`,
 	} {
 		line := fmt.Sprintf(m, secret)
-		_, err := decodeWire([]byte(line))
+		_, err := DecodeMessage([]byte(line))
 		if err == nil {
 			t.Errorf("%s: decoded", line)
 			continue

@@ -1,0 +1,35 @@
+// Package transport holds mcpc's own MCP transports: newline-delimited
+// JSON-RPC over a stdio pair, the MCP stdio transport. [LineTransport]
+// serves the gateway's chat on mcpc run's stdin and stdout; [PipeConn] is
+// the connection to a server process over its stdin and stdout pipes;
+// [PollableInput] puts a blocking stdin in Go's network poller;
+// [DecodeMessage] decodes one JSON-RPC message as the SDK does.
+//
+// Why not the go-sdk's IOTransport and CommandTransport: the latency target
+// of mcpc run --stdio (under 200 µs added to a proxied call,
+// BenchmarkRunStdioAddedLatency in cmd/mcpc/cli). The SDK's decoder
+// allocates a fresh 32 KiB buffer for every value it parses and its
+// transports parse each message three times (batch array, message, method);
+// these parse each message once with json.Parse of the same library
+// (segmentio/encoding), which needs no buffer, and PipeConn reads the pipe
+// in Read itself instead of in a goroutine of its own. That took the added
+// latency from 190–220 µs to 165–185 µs; a pollable stdin and one processor
+// took it to 145–160 µs (means over 6–8 runs on a 2-core machine, a direct
+// round trip being 170–200 µs; docs/decisions.md, "The latency mcpc run
+// --stdio adds"). Being
+// hand-written, the decoder is fuzzed against the SDK's (FuzzDecodeMessage):
+// both accept the same lines and produce the same messages. Its errors name
+// the kind and place of a fault and never quote the message, which may hold
+// a secret a server echoed.
+//
+// A transport owns the connection only: reading, writing and closing the
+// pipes, the batch queue, the error texts, and how long a dead process's
+// stdout may still be read. The process at the other end of a PipeConn is
+// the runtime's: it starts the process, reaps it and kills its process
+// group, and hands the connection those steps as a [Process].
+//
+// Other transports (websocket) belong beside these.
+//
+// It imports node (the nesting-depth check) and no other package of mcpc;
+// the runtime and the CLI import it (layers_test.go).
+package transport

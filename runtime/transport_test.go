@@ -1,0 +1,98 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/transport"
+)
+
+// The runtime through its transports (package transport): a gateway
+// served over LineTransport, and a server process over PipeConn.
+
+// A gateway serves a chat over LineTransport to the SDK's own client.
+func TestLineTransportGateway(t *testing.T) {
+	marker := noLeaks(t)
+	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
+	chat, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
+	gw := NewGateway(h, GatewayOptions{Version: "test"})
+	defer gw.Close()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: inR, Writer: outW})
+		outW.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over lines"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if got := text(t, res); got != "over lines" {
+		t.Errorf("echo: %q", got)
+	}
+	cs.Close() // closes inW: the gateway's input ends
+	if err := <-served; err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		t.Errorf("serve: %v", err)
+	}
+	inR.Close()
+}
+
+// Messages far larger than the read buffer go through whole, both ways.
+func TestLargeMessages(t *testing.T) {
+	marker := noLeaks(t)
+	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
+	c, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
+	big := strings.Repeat("0123456789abcdef", 3<<16) // 3 MiB
+	res, err := c.Call(context.Background(), "echo", map[string]any{"text": big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); got != big {
+		t.Errorf("echo of 3 MiB came back as %d bytes", len(got))
+	}
+}
+
+// The connection to a server process tells the call ledger of each
+// notifications/cancelled written to it, and of nothing else: a shutdown
+// waits for those notifications before it closes stdin (see callLedger).
+func TestWatchedConnCancelHook(t *testing.T) {
+	noLeaks(t)
+	inner, err := (&transport.LineTransport{Reader: strings.NewReader(""), Writer: io.Discard}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Close()
+	paid := 0
+	c := &watchedConn{Connection: inner, onCancelSent: func() { paid++ }}
+	id, _ := jsonrpc.MakeID(float64(4))
+	for _, m := range []struct {
+		msg  jsonrpc.Message
+		paid int
+	}{
+		{&jsonrpc.Request{ID: id, Method: "tools/call"}, 0},
+		{&jsonrpc.Request{Method: "notifications/progress"}, 0},
+		{&jsonrpc.Request{ID: id, Method: "notifications/cancelled"}, 0}, // a call, not a notification
+		{&jsonrpc.Response{ID: id}, 0},
+		{&jsonrpc.Request{Method: "notifications/cancelled", Params: []byte(`{"requestId":4}`)}, 1},
+	} {
+		if err := c.Write(context.Background(), m.msg); err != nil {
+			t.Fatal(err)
+		}
+		if paid != m.paid {
+			t.Errorf("after writing %#v: the hook ran %d times, want %d", m.msg, paid, m.paid)
+		}
+	}
+}
