@@ -62,8 +62,6 @@
 //     resolutions, at least 4 characters, raw or JSON-escaped) become
 //     [REDACTED] in results, errors, stderr tails, status and log entries.
 //
-// # Time
-//
 // # The gateway over HTTP
 //
 // A chat, its workspace and its remote connections are created only by an
