@@ -299,6 +299,12 @@ func hujsonErrorOffset(ix *LineIndex, err error) (int, string) {
 }
 
 func convert(ix *LineIndex, v *hujson.Value) *Node {
+	n := convertValue(ix, v)
+	n.Start, n.End = v.StartOffset, v.EndOffset
+	return n
+}
+
+func convertValue(ix *LineIndex, v *hujson.Value) *Node {
 	pos := ix.Pos(v.StartOffset)
 	switch t := v.Value.(type) {
 	case *hujson.Object:
