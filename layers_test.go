@@ -27,14 +27,15 @@ var mayImport = map[string][]string{
 	"policies/denylist": {"internal/inputfile"},
 	"schema":            {"diag", "node"},
 	"plan":              {"diag", "node", "schema", "policies/denylist"},
+	"craftbot":          {"diag", "node", "schema"},
 
-	"compile":  {"diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
+	"compile":  {"craftbot", "diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "naming", "internal/inputfile"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist"},
 
-	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "naming", "node", "plan", "policies/denylist",
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "internal/inputfile", "naming", "node", "plan", "policies/denylist",
 		"redact", "remote", "report", "rules", "runtime", "schema", "toollock"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
