@@ -323,8 +323,11 @@ func (r *reader) schemaProblem(e *Entry, d diag.Diagnostic) {
 		r.ds = append(r.ds, d)
 		return
 	}
-	if d.Rule == schema.RuleTypeMismatch {
+	switch {
+	case d.Rule == schema.RuleTypeMismatch:
 		d.Rule = RuleEntryInvalid
+	case d.Rule == RuleTransport && d.Suggestion == "":
+		d.Suggestion = `write "stdio" (a local command), "sse" or "websocket" (a url); CraftBot has no other transport`
 	}
 	r.skip(e, d.Pos(), d.Rule, d.Message+"; the host skips this server", d.Suggestion)
 }
@@ -396,8 +399,9 @@ func (r *reader) checkFields(e *Entry) {
 		r.needText(e, FieldCommand, RuleMissingCommand, "a stdio server", `"command": "npx" (the program that runs the server)`)
 		r.ignored(e, FieldURL, "the host launches command for a stdio server and never connects to a url")
 	case TransportSSE, TransportWebsocket:
+		example := map[string]string{TransportSSE: "https://mcp.example.com/sse", TransportWebsocket: "wss://mcp.example.com/ws"}[e.Transport]
 		r.needText(e, FieldURL, RuleMissingURL, map[string]string{TransportSSE: "an sse server", TransportWebsocket: "a websocket server"}[e.Transport],
-			`"url": "https://mcp.example.com/sse" (the server's endpoint)`)
+			`"url": "`+example+`" (the server's endpoint)`)
 		why := fmt.Sprintf("the host connects to url for this %s server and launches nothing", e.Transport)
 		r.ignored(e, FieldCommand, why)
 		r.ignored(e, FieldArgs, why)

@@ -81,7 +81,7 @@ func pathProblem(goos, s string, program bool) string {
 				return "is a macOS path (" + strings.TrimSuffix(root, "/") + ")"
 			}
 		}
-		if appBundleRE.MatchString(s) && (program || strings.ContainsAny(s, "/")) {
+		if appBundleRE.MatchString(s) && (program || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~/")) {
 			return "is inside a macOS application bundle (.app)"
 		}
 	}
