@@ -5,8 +5,9 @@
 // Problems come back as diagnostics; unreadable inputs as an *InputError.
 //
 // It imports the vocabulary packages (diag, node, schema, plan, redact,
-// policies/denylist, internal/inputfile); the runtime and the CLI import it,
-// never the other way round.
+// policies/denylist, internal/inputfile) and craftbot (the reader of
+// mcp_config.json); the runtime and the CLI import it, never the other way
+// round.
 package compile
 
 import (
