@@ -179,6 +179,9 @@ type compiler struct {
 	// hostSecretNames, in the same order) in config values.
 	hostSecrets     *redact.Redactor
 	hostSecretNames []string
+	// secretFrom (craftbot) says where each known secret comes from, in
+	// the order the redactor was given them.
+	secretFrom []string
 }
 
 // checkJob is one schema check, run in parallel with the others.

@@ -1,12 +1,18 @@
 package compile
 
 import (
+	"encoding/json"
+	"fmt"
+	"index/suffixarray"
 	"sort"
+	"strconv"
 
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/schema"
 )
 
 // ProfileCraftbot compiles CraftBot's app/config/mcp_config.json (SPEC §5).
@@ -41,6 +47,7 @@ func (c *compiler) runCraftbot() error {
 	res.Craftbot = cfg
 	res.Sources = []plan.SourceRef{{Kind: "config", Path: path}}
 	c.learnConfigSecrets(path, data, cfg)
+	c.checkConfigSecretLiterals(cfg)
 
 	byEntry := map[*craftbot.Entry]*Entry{}
 	for _, ce := range cfg.Entries {
@@ -71,34 +78,114 @@ func (c *compiler) runCraftbot() error {
 }
 
 // learnConfigSecrets makes the secrets of a craftbot deployment known: the
-// values of deny-listed host variables, and every env value of
-// mcp_config.json, which CraftBot keeps there literally. Messages redact
-// them as usual; excerpts of the file never show any value of env (nor of
-// an unknown field), whatever its length, since a weak password is still a
-// password there.
+// values of deny-listed host variables, and the env values of
+// mcp_config.json, which CraftBot keeps there literally. Excerpts of the
+// file never show any value of env (nor of an unknown field), whatever its
+// length, since a weak password is still a password there: they are hidden
+// by their byte spans. Messages quote only what the file holds outside
+// those spans (names, commands, arguments, urls), so an env value is a
+// known secret for message redaction only when it also stands there, say
+// copied into args: the redactor's cost grows with its secrets, and a
+// catalog of thousands of filled-in credentials must not make every
+// message pay for all of them.
 func (c *compiler) learnConfigSecrets(path string, data []byte, cfg *craftbot.Config) {
-	var secrets []string
+	type secret struct{ value, from string }
+	var known []secret
 	for _, name := range c.res.Env.Names() {
 		if c.res.Deny.Denied(name) {
 			if v := c.res.Env.Value(name); v != "" {
-				secrets = append(secrets, v)
+				known = append(known, secret{v, "the host secret " + name})
 			}
 		}
 	}
-	var spans []span
-	for _, s := range craftbot.SecretSpans(data) {
-		secrets = append(secrets, string(data[s.Start:s.End]))
+	hidden := craftbot.SecretSpans(data)
+	spans := make([]span, 0, len(hidden))
+	visible := append([]byte(nil), data...)
+	for _, s := range hidden {
 		spans = append(spans, span{s.Start, s.End})
+		for i := s.Start; i < s.End; i++ {
+			visible[i] = 0
+		}
+	}
+	index := suffixarray.New(visible)
+	shown := func(v string) bool {
+		if redact.Weak(v) {
+			return false
+		}
+		if len(index.Lookup([]byte(v), 1)) > 0 {
+			return true
+		}
+		b, err := json.Marshal(v) // as the file writes it
+		return err == nil && len(index.Lookup(b[1:len(b)-1], 1)) > 0
+	}
+	seen := map[string]bool{}
+	consider := func(v, from string) {
+		if !seen[v] {
+			seen[v] = true
+			if shown(v) {
+				known = append(known, secret{v, from})
+			}
+		}
 	}
 	for _, e := range cfg.Entries {
 		for _, v := range e.Env {
-			secrets = append(secrets, v.Value) // decoded, as messages would quote it
+			// Decoded, as messages would quote it.
+			consider(v.Value, fmt.Sprintf("env %s of %s", v.Key, e.Subject()))
 		}
 	}
-	sort.Strings(secrets)
+	for _, s := range hidden {
+		consider(string(data[s.Start:s.End]), "a value of env or of an unknown field")
+	}
+	sort.Slice(known, func(i, j int) bool { return known[i].value < known[j].value })
+	secrets := make([]string, len(known))
+	c.secretFrom = make([]string, len(known))
+	for i, k := range known {
+		secrets[i], c.secretFrom[i] = k.value, k.from
+	}
 	c.res.Redactor = redact.New(secrets)
 	c.res.Files.redactor = c.res.Redactor
 	c.res.Files.hide(path, spans)
+}
+
+// checkConfigSecretLiterals reports a known secret (an env value, or a
+// deny-listed host value) copied into what a plan carries literally: the
+// command, an argument, the url or the description of a server that loads.
+// A plan never holds a secret, and a command line shows in ps.
+func (c *compiler) checkConfigSecretLiterals(cfg *craftbot.Config) {
+	if c.res.Redactor.Empty() {
+		return
+	}
+	for _, e := range cfg.Entries {
+		if !e.Loads() {
+			continue
+		}
+		check := func(path []string) {
+			_, v := e.Node.Lookup(path)
+			if v == nil || v.Kind != node.String {
+				return
+			}
+			i, ok := c.res.Redactor.Contains(v.Text)
+			if !ok {
+				return
+			}
+			field := schema.DefaultNaming(path)
+			why := "a plan cannot carry it"
+			if path[0] == craftbot.FieldCommand || path[0] == craftbot.FieldArgs {
+				why += ", and a command line shows in ps"
+			}
+			c.ds = append(c.ds, diag.At(v.Pos, diag.Error, "secret-literal",
+				fmt.Sprintf("%s: %s holds the value of %s; %s", e.Subject(), field, c.secretFrom[i], why),
+				"keep the secret in env only and let the server read it from there"))
+		}
+		check([]string{craftbot.FieldCommand})
+		if args := e.Node.Get(craftbot.FieldArgs); args != nil && args.Kind == node.Array {
+			for i := range args.Elems {
+				check([]string{craftbot.FieldArgs, strconv.Itoa(i)})
+			}
+		}
+		check([]string{craftbot.FieldURL})
+		check([]string{craftbot.FieldDescription})
+	}
 }
 
 // craftbotPlan builds the plan of the entries the host loads, in file
