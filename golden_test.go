@@ -11,7 +11,9 @@ package mcpc_test
 // names whose `mcpc explain` output goes to golden/<case>.explain.txt.
 // A case with a file "cmd" runs that command line instead (see goldenCase). Every case runs with
 // --clean-env and --agent-dir <case>/agent, so nothing of the machine leaks
-// in.
+// in. A case with a file mcp_config.json is a craftbot deployment: it runs
+// with --clean-env --profile craftbot --config <case>/mcp_config.json and,
+// unless its "args" give another, --target-os linux.
 
 import (
 	"bytes"
@@ -63,6 +65,13 @@ func loadCases(t *testing.T) []goldenCase {
 		}
 		dir := filepath.Join("fixtures", e.Name())
 		args := []string{"--clean-env", "--agent-dir", filepath.Join(dir, "agent")}
+		craftbotConfig := filepath.Join(dir, "mcp_config.json")
+		if _, err := os.Stat(craftbotConfig); err == nil {
+			args = []string{"--clean-env", "--profile", "craftbot", "--config", craftbotConfig}
+			if extra, _ := os.ReadFile(filepath.Join(dir, "args")); !strings.Contains(string(extra), "--target-os") {
+				args = append(args, "--target-os", "linux")
+			}
+		}
 		// appsettings.json first, then the others (appsettings.Production.json …)
 		// in name order, as a .NET host layers them.
 		files, _ := filepath.Glob(filepath.Join(dir, "appsettings*.json"))

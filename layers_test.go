@@ -27,19 +27,20 @@ var mayImport = map[string][]string{
 	"policies/denylist": {"internal/inputfile"},
 	"schema":            {"diag", "node"},
 	"plan":              {"diag", "node", "schema", "policies/denylist"},
+	"craftbot":          {"diag", "node", "schema"},
 	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
 	// MCP's stdio line transports, beside which others (websocket) go.
 	"internal/transport": {"node"},
 
-	"compile":  {"diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
+	"compile":  {"craftbot", "diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"lint":     {"compile", "policies", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 
-	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "internal/transport", "naming", "node", "plan", "policies/denylist",
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "internal/inputfile", "internal/transport", "naming", "node", "plan", "policies/denylist",
 		"redact", "remote", "report", "rules", "runtime", "schema", "toollock"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

@@ -5,8 +5,9 @@
 // Problems come back as diagnostics; unreadable inputs as an *InputError.
 //
 // It imports the vocabulary packages (diag, node, schema, plan, redact,
-// policies/denylist, internal/inputfile); the runtime and the CLI import it,
-// never the other way round.
+// policies/denylist, internal/inputfile) and craftbot (the reader of
+// mcp_config.json); the runtime and the CLI import it, never the other way
+// round.
 package compile
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/plan"
 
+	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/node"
@@ -24,8 +26,9 @@ import (
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
-// ProfileVolcanic is the only profile the compiler builds plans for today.
-const ProfileVolcanic = "volcanic"
+// ProfileVolcanic compiles the host configuration, the Playwright preset and
+// the agent's settings.json (SPEC §2).
+const ProfileVolcanic = plan.ProfileVolcanic
 
 // Options are the sources of one deployment (SPEC §8 source flags).
 type Options struct {
@@ -39,6 +42,11 @@ type Options struct {
 	HomeDir     string   // for ~; "" → the host environment's HOME, else the user's home
 	DenyList    *denylist.List
 	ReadFile    func(string) ([]byte, error) // nil: inputfile.Read (a regular file, at most 16 MiB)
+	// Config is mcp_config.json (craftbot); "" → craftbot.DefaultPath.
+	Config string
+	// TargetOS (craftbot: linux, darwin or windows) marks launch paths
+	// invalid there; "" marks none.
+	TargetOS string
 }
 
 // InputError is an input that could not be read at all (exit code 2).
@@ -74,7 +82,11 @@ type Entry struct {
 	Notes map[string]string
 	// Winner is the entry that took the name, when this one is shadowed.
 	Winner *Entry
-	naming schema.Naming
+	// Skip (craftbot) is the rule id of why the host skips this entry; ""
+	// when it loads. A shadowed entry has Winner set too.
+	Skip     string
+	craftbot *craftbot.Entry
+	naming   schema.Naming
 }
 
 // Shadowed reports whether an earlier source took this entry's name.
@@ -82,6 +94,7 @@ func (e *Entry) Shadowed() bool { return e.Winner != nil }
 
 // Result is everything one compilation found.
 type Result struct {
+	Profile string
 	// Plan is nil when there are errors: the host would refuse to start.
 	Plan        *plan.Plan
 	Diagnostics []diag.Diagnostic
@@ -95,7 +108,9 @@ type Result struct {
 	AgentDir      string
 	Deny          *denylist.List
 	Sources       []plan.SourceRef
-	draft         *plan.Plan
+	// Craftbot is mcp_config.json as read (profile craftbot).
+	Craftbot *craftbot.Config
+	draft    *plan.Plan
 }
 
 // Draft is the plan built so far even when there are errors, for explain.
@@ -111,13 +126,13 @@ func (r *Result) HasErrors() bool {
 	return false
 }
 
-// Compile reads and checks every source of a volcanic deployment.
+// Compile reads and checks every source of a deployment of opts.Profile.
 func Compile(opts Options) (*Result, error) {
 	if opts.Profile == "" {
 		opts.Profile = ProfileVolcanic
 	}
-	if opts.Profile != ProfileVolcanic {
-		return nil, fmt.Errorf("profile %q: only %q plans are compiled", opts.Profile, ProfileVolcanic)
+	if opts.Profile != ProfileVolcanic && opts.Profile != ProfileCraftbot {
+		return nil, fmt.Errorf("profile %q: the profiles are %s and %s", opts.Profile, ProfileVolcanic, ProfileCraftbot)
 	}
 	read := opts.ReadFile
 	if read == nil {
@@ -127,14 +142,18 @@ func Compile(opts Options) (*Result, error) {
 	if deny == nil {
 		deny = denylist.Default()
 	}
-	c := &compiler{opts: opts, read: withoutBOM(read), res: &Result{Files: newFileSet(), Deny: deny}}
+	c := &compiler{opts: opts, read: withoutBOM(read), res: &Result{Profile: opts.Profile, Files: newFileSet(), Deny: deny}}
 	v, err := schema.Acquire()
 	if err != nil {
 		return nil, err
 	}
 	defer schema.Release(v)
 	c.v = v
-	if err := c.run(); err != nil {
+	run := c.run
+	if opts.Profile == ProfileCraftbot {
+		run = c.runCraftbot
+	}
+	if err := run(); err != nil {
 		return nil, err
 	}
 	return c.res, nil
@@ -160,6 +179,9 @@ type compiler struct {
 	// hostSecretNames, in the same order) in config values.
 	hostSecrets     *redact.Redactor
 	hostSecretNames []string
+	// secretFrom (craftbot) says where each known secret comes from, in
+	// the order the redactor was given them.
+	secretFrom []string
 }
 
 // checkJob is one schema check, run in parallel with the others.

@@ -39,6 +39,9 @@ type FieldOrigin struct {
 // Explain explains the definition of name that wins (or, when none wins,
 // the first one).
 func (r *Result) Explain(name string) (*Explanation, bool) {
+	if r.Profile == ProfileCraftbot {
+		return r.explainCraftbot(name)
+	}
 	var chosen *Entry
 	for _, e := range r.Entries {
 		if e.Name == name && !e.Shadowed() {
@@ -173,7 +176,7 @@ func fieldValue(s *plan.Server, f string) any {
 func (r *Result) Names() []string {
 	var out []string
 	for _, e := range r.Entries {
-		if !e.Shadowed() {
+		if !e.Shadowed() && e.Skip == "" {
 			out = append(out, e.Name)
 		}
 	}

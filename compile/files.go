@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
@@ -23,14 +25,17 @@ func withoutBOM(read func(string) ([]byte, error)) func(string) ([]byte, error) 
 // line under a diagnostic. It implements diag.Sources; every line it returns
 // has known secret values redacted.
 type FileSet struct {
-	files    map[string]*node.LineIndex
+	files map[string]*node.LineIndex
+	// hidden are byte spans of a file, sorted, that excerpts show as
+	// [REDACTED] whatever they hold (the env values of mcp_config.json).
+	hidden   map[string][]span
 	pseudo   map[string][]string
 	masked   map[string]map[int]string // lines replaced whole (env files)
 	redactor *redact.Redactor
 }
 
 func newFileSet() *FileSet {
-	return &FileSet{files: map[string]*node.LineIndex{}, pseudo: map[string][]string{}, masked: map[string]map[int]string{}}
+	return &FileSet{files: map[string]*node.LineIndex{}, hidden: map[string][]span{}, pseudo: map[string][]string{}, masked: map[string]map[int]string{}}
 }
 
 func (fs *FileSet) add(path string, data []byte) { fs.files[path] = node.NewLineIndex(path, data) }
@@ -62,11 +67,16 @@ func (fs *FileSet) Line(file string, n, col int) (string, int, bool) {
 			return "", 0, false
 		}
 		raw = s
+		from := 0
 		if len(raw) > 2*excerptReach {
 			// A long line (minified JSON): redact only the part an excerpt
 			// can show, so that a diagnostic per value costs its window,
 			// not the line.
-			raw, col = fs.window(file, n, raw, col)
+			raw, col, from = fs.window(file, n, raw, col)
+		}
+		if spans := fs.hidden[file]; len(spans) > 0 {
+			start, _ := fs.files[file].LineStart(n)
+			raw, col = hideSpans(raw, start+from, col, spans)
 		}
 	case n >= 1 && n <= len(fs.pseudo[file]):
 		raw = fs.pseudo[file][n-1]
@@ -84,11 +94,12 @@ const excerptReach = 2 << 10
 
 // window cuts line n of file (raw) to excerptReach bytes on each side of
 // column col, plus the longest secret (so that no secret within the window
-// is cut), at character boundaries; it returns the cut text and col in it.
-func (fs *FileSet) window(file string, n int, raw string, col int) (string, int) {
+// is cut), at character boundaries; it returns the cut text, col in it, and
+// the byte offset in the line where the cut text starts.
+func (fs *FileSet) window(file string, n int, raw string, col int) (string, int, int) {
 	at, ok := fs.files[file].LineOffset(n, col)
 	if !ok {
-		return raw, col
+		return raw, col, 0
 	}
 	reach := excerptReach + fs.redactor.Longest()
 	from, to := max(0, at-reach), min(len(raw), at+reach)
@@ -98,5 +109,63 @@ func (fs *FileSet) window(file string, n int, raw string, col int) (string, int)
 	for to < len(raw) && !utf8.RuneStart(raw[to]) {
 		to++
 	}
-	return raw[from:to], utf8.RuneCountInString(raw[from:at]) + 1
+	return raw[from:to], utf8.RuneCountInString(raw[from:at]) + 1, from
+}
+
+// span is a byte range of a file (end exclusive).
+type span struct{ start, end int }
+
+// hide makes excerpts of path show each span as [REDACTED].
+func (fs *FileSet) hide(path string, spans []span) {
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	fs.hidden[path] = spans
+}
+
+// hideSpans replaces the parts of text (which starts at byte base of its
+// file) that spans cover with [REDACTED], and maps col (1-based, in
+// characters) into the new text; a col inside a hidden part moves to its
+// start.
+func hideSpans(text string, base, col int, spans []span) (string, int) {
+	end := base + len(text)
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].end > base })
+	if i == len(spans) || spans[i].start >= end {
+		return text, col
+	}
+	// The caret's byte offset in text.
+	caret := len(text)
+	for off, c := 0, 1; off <= len(text); c++ {
+		if c == col {
+			caret = off
+			break
+		}
+		if off == len(text) {
+			break
+		}
+		_, size := utf8.DecodeRuneInString(text[off:])
+		off += size
+	}
+	var b strings.Builder
+	newCaret, last := -1, 0
+	for ; i < len(spans) && spans[i].start < end; i++ {
+		from, to := max(spans[i].start-base, last), min(spans[i].end-base, len(text))
+		if from >= to {
+			continue
+		}
+		if newCaret < 0 && caret < to {
+			if caret < from {
+				newCaret = b.Len() + caret - last
+			} else {
+				newCaret = b.Len() + (from - last)
+			}
+		}
+		b.WriteString(text[last:from])
+		b.WriteString(redact.Redacted)
+		last = to
+	}
+	if newCaret < 0 {
+		newCaret = b.Len() + caret - last
+	}
+	b.WriteString(text[last:])
+	out := b.String()
+	return out, utf8.RuneCountInString(out[:newCaret]) + 1
 }

@@ -172,6 +172,14 @@ func (ix *LineIndex) LineOffset(n, col int) (int, bool) {
 	return off - start, true
 }
 
+// LineStart returns the byte offset in the file where 1-based line n starts.
+func (ix *LineIndex) LineStart(n int) (int, bool) {
+	if n < 1 || n > len(ix.starts) {
+		return 0, false
+	}
+	return ix.starts[n-1], true
+}
+
 // Line returns the text of 1-based line n, without its line ending. The
 // text shares memory with the index: the file is copied to a string once,
 // not a line per call, as a report with a diagnostic per value of a
@@ -299,6 +307,12 @@ func hujsonErrorOffset(ix *LineIndex, err error) (int, string) {
 }
 
 func convert(ix *LineIndex, v *hujson.Value) *Node {
+	n := convertValue(ix, v)
+	n.Start, n.End = v.StartOffset, v.EndOffset
+	return n
+}
+
+func convertValue(ix *LineIndex, v *hujson.Value) *Node {
 	pos := ix.Pos(v.StartOffset)
 	switch t := v.Value.(type) {
 	case *hujson.Object:

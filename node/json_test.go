@@ -203,3 +203,32 @@ func TestLineOffsetInvertsPos(t *testing.T) {
 		}
 	}
 }
+
+// TestParseJSONSpans: each value's Start/End cut exactly its text out of the
+// file, comments and whitespace around it excluded.
+func TestParseJSONSpans(t *testing.T) {
+	src := "// c\n{\n  \"a\": [1, \"é\", {\"b\": null}] /* x */,\n  \"ü\": \"x\\\"y\", // trailing\n}\n"
+	n, d := ParseJSON("f.json", []byte(src), true)
+	if d != nil {
+		t.Fatal(d)
+	}
+	for _, c := range []struct {
+		path []string
+		want string
+	}{
+		{nil, "{\n  \"a\": [1, \"é\", {\"b\": null}] /* x */,\n  \"ü\": \"x\\\"y\", // trailing\n}"},
+		{[]string{"a"}, `[1, "é", {"b": null}]`},
+		{[]string{"a", "1"}, `"é"`},
+		{[]string{"a", "2"}, `{"b": null}`},
+		{[]string{"a", "2", "b"}, `null`},
+		{[]string{"ü"}, `"x\"y"`},
+	} {
+		_, v := n.Lookup(c.path)
+		if v == nil {
+			t.Fatalf("%v: not found", c.path)
+		}
+		if got := src[v.Start:v.End]; got != c.want {
+			t.Errorf("%v: span %d..%d is %q, want %q", c.path, v.Start, v.End, got, c.want)
+		}
+	}
+}

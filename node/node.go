@@ -54,6 +54,10 @@ type Node struct {
 	// (1 for a quoted JSON string), so that a position inside the text can
 	// be computed.
 	TextOffset int
+	// Start and End are the value's byte span in the parsed file (End
+	// exclusive), for tools that edit the file in place or hide a value's
+	// text; both are 0 for values that do not come from ParseJSON.
+	Start, End int
 }
 
 // Member is one key of an object, with the key's own position.

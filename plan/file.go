@@ -35,7 +35,11 @@ func Read(file string, data []byte) (*Plan, []diag.Diagnostic) {
 		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RuleInvalid, err.Error(), "")}
 	}
 	defer schema.Release(v)
-	ds := v.Check(schema.PlanFile, root, "plan", nil)
+	def := schema.PlanFile
+	if m := root.Member("profile"); m != nil && m.Value.Kind == node.String && m.Value.Text == ProfileCraftbot {
+		def = schema.CraftbotPlan
+	}
+	ds := v.Check(def, root, "plan", nil)
 	if len(ds) > 0 {
 		for i := range ds {
 			ds[i].Rule = RuleInvalid

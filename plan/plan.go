@@ -19,6 +19,12 @@ import (
 // Version is the version of the plan format this mcpc writes and reads.
 const Version = 1
 
+// The profiles a plan can be of (SPEC §8 --profile).
+const (
+	ProfileVolcanic = "volcanic"
+	ProfileCraftbot = "craftbot"
+)
+
 // Plan is the frozen launch plan (SPEC §6): what a runtime starts, in merge
 // order, with every default filled in. Env values and cwd stay templates, so
 // a plan never holds a resolved secret.
@@ -26,13 +32,30 @@ const Version = 1
 // The fields of the plan's types are declared in the sorted order of their
 // JSON keys, so that encoding/json writes canonical JSON directly (a test
 // checks this against a generic re-encoding).
+//
+// A craftbot plan has fields a volcanic plan has not (autoConnect, skipped;
+// a server's actionSet, description and url) and lacks some it has (cwd,
+// the timeouts, toolPrefix …): Canonical writes it through craftbotPlan,
+// its own view. The craftbot fields are omitempty here, so that a volcanic
+// plan's bytes do not change (docs/decisions.md, "The craftbot profile").
 type Plan struct {
+	// AutoConnect (craftbot): enabled servers connect at startup.
+	AutoConnect *bool       `json:"autoConnect,omitempty"`
 	Digest      string      `json:"digest,omitempty"`
 	PlanVersion int         `json:"planVersion"`
 	Profile     string      `json:"profile"`
 	Servers     []Server    `json:"servers"`
 	Shadowed    []Shadowed  `json:"shadowed"`
+	Skipped     []Skipped   `json:"skipped,omitempty"` // craftbot
 	Sources     []SourceRef `json:"sources"`
+}
+
+// Skipped (craftbot) is an entry the host skips because it fails
+// validation; Rule is the rule id that says why.
+type Skipped struct {
+	Name   string `json:"name"`
+	Origin Origin `json:"origin"`
+	Rule   string `json:"rule"`
 }
 
 // SourceRef is one source the compiler read, in precedence order.
@@ -66,11 +89,17 @@ func (o Origin) String() string {
 }
 
 // Server is one server of the plan.
+//
+// ActionSet, Description and URL belong to craftbot plans (omitted from
+// volcanic ones). In a craftbot plan, Command and Args are literal (the host
+// expands no ${…}), and every Env value is "" or ConfigRef(key).
 type Server struct {
+	ActionSet             string             `json:"actionSet,omitempty"`
 	Args                  []string           `json:"args"`
 	CallTimeoutSeconds    int                `json:"callTimeoutSeconds"`
 	Command               string             `json:"command"`
 	Cwd                   string             `json:"cwd"`
+	Description           string             `json:"description,omitempty"`
 	Enabled               bool               `json:"enabled"`
 	Env                   map[string]*string `json:"env"`
 	IdleTimeoutSeconds    int                `json:"idleTimeoutSeconds"`
@@ -82,6 +111,7 @@ type Server struct {
 	StderrLevel           string             `json:"stderrLevel"`
 	ToolPrefix            string             `json:"toolPrefix"`
 	Transport             string             `json:"transport"`
+	URL                   string             `json:"url,omitempty"`
 }
 
 // Shadowed is a definition dropped because an earlier source defined the
@@ -96,11 +126,15 @@ type Shadowed struct {
 // sorted, no HTML escaping, a trailing newline. Identical plans give
 // identical bytes.
 func (p *Plan) Canonical() ([]byte, error) {
+	var v any = p
+	if p.Profile == ProfileCraftbot {
+		v = p.craftbotView()
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(p); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -36,3 +36,53 @@ func TestPlanEncodesCanonically(t *testing.T) {
 		t.Errorf("plan fields are not declared in sorted key order:\n%s\nvs\n%s", direct, generic)
 	}
 }
+
+// A craftbot plan is written through its own view: canonical (sorted keys),
+// without the volcanic fields, and it reads back with its digest intact.
+func TestCraftbotPlanCanonicalAndReadBack(t *testing.T) {
+	on, ref := true, ConfigRef("GITHUB_TOKEN")
+	empty := ""
+	origin := Origin{Column: 5, Line: 3, Path: "mcp_config.json", Source: "config"}
+	p := &Plan{
+		AutoConnect: &on, PlanVersion: Version, Profile: ProfileCraftbot,
+		Servers: []Server{{
+			ActionSet: "mcp_github", Args: []string{"-y", "x"}, Command: "npx", Description: "d <b>", Enabled: true,
+			Env: map[string]*string{"GITHUB_TOKEN": &ref, "EMPTY": &empty}, Name: "github", Origin: origin, Transport: "stdio",
+		}, {ActionSet: "mcp_sentry", Name: "sentry", Origin: origin, Transport: "sse", URL: "https://s.example.com/sse"}},
+		Shadowed: []Shadowed{{Name: "github", Origin: origin, Winner: origin}},
+		Skipped:  []Skipped{{Name: "bad", Origin: origin, Rule: "cb-transport"}},
+		Sources:  []SourceRef{{Kind: "config", Path: "mcp_config.json"}},
+	}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := p.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	generic, err := CanonicalJSON(p.craftbotView())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(direct, generic) {
+		t.Errorf("craftbot plan fields are not declared in sorted key order:\n%s\nvs\n%s", direct, generic)
+	}
+	for _, volcanicOnly := range []string{"cwd", "toolPrefix", "startupTimeoutSeconds", "stderrLevel", "promptSection", "parallel"} {
+		if bytes.Contains(direct, []byte(`"`+volcanicOnly+`"`)) {
+			t.Errorf("craftbot plan has the volcanic field %s:\n%s", volcanicOnly, direct)
+		}
+	}
+	back, ds := Read("plan.json", direct)
+	if len(ds) > 0 {
+		t.Fatalf("craftbot plan does not read back: %v\n%s", ds, direct)
+	}
+	again, _ := back.Canonical()
+	if !bytes.Equal(again, direct) {
+		t.Errorf("read back differs:\n%s\nvs\n%s", again, direct)
+	}
+	// A craftbot plan edited to carry a null env value is not a plan.
+	edited := bytes.Replace(direct, []byte(`"EMPTY": ""`), []byte(`"EMPTY": null`), 1)
+	if _, ds := Read("plan.json", edited); len(ds) == 0 {
+		t.Errorf("an edited craftbot plan was accepted")
+	}
+}

@@ -40,6 +40,10 @@ const (
 	PlanFile   = "#Plan"
 	LockFile   = "#Lock"
 	Deployment = "#Deployment"
+	// CraftbotConfig is mcp_config.json; CraftbotServer one of its entries.
+	CraftbotConfig = "#CraftbotConfig"
+	CraftbotServer = "#CraftbotServer"
+	CraftbotPlan   = "#CraftbotPlan"
 )
 
 // Rule ids this package reports itself; constraint rules come from the
@@ -91,7 +95,8 @@ func New() (*Validator, error) {
 		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
 	}
 	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}}
-	for _, d := range []string{Server, Settings, Mcp, Playwright, PlanFile, LockFile, Deployment, "#Remote", "#RemoteServer"} {
+	for _, d := range []string{Server, Settings, Mcp, Playwright, PlanFile, LockFile, Deployment, "#Remote", "#RemoteServer",
+		CraftbotConfig, CraftbotServer, CraftbotPlan} {
 		def := root.LookupPath(cue.ParsePath(d))
 		if err := def.Err(); err != nil {
 			return nil, fmt.Errorf("schema definition %s: %w", d, err)

@@ -119,10 +119,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 // sourceFlags are shared by every command that reads a deployment.
 func sourceFlags() []ucli.Flag {
 	return flags([]ucli.Flag{
-		&ucli.StringFlag{Name: "profile", Value: compile.ProfileVolcanic, Usage: "host profile: volcanic"},
-		&ucli.StringSliceFlag{Name: "appsettings", Usage: "host configuration `FILE` (JSON with comments); repeat to layer, later files win"},
-		&ucli.StringFlag{Name: "agent-dir", Usage: "agent `DIR` holding settings.json (default: $VOLCANIC_AGENT_DIR, else ~/.volcanic/agent)"},
-	}, hostEnvFlags(), []ucli.Flag{denyListFlag()})
+		&ucli.StringFlag{Name: "profile", Value: compile.ProfileVolcanic, Usage: "host profile: volcanic|craftbot"},
+		&ucli.StringSliceFlag{Name: "appsettings", Usage: "volcanic: host configuration `FILE` (JSON with comments); repeat to layer, later files win"},
+		&ucli.StringFlag{Name: "agent-dir", Usage: "volcanic: agent `DIR` holding settings.json (default: $VOLCANIC_AGENT_DIR, else ~/.volcanic/agent)"},
+	}, craftbotFlags(), hostEnvFlags(), []ucli.Flag{denyListFlag()})
 }
 
 // hostEnvFlags make the host environment: mcpc's own (unless --clean-env),
@@ -164,8 +164,8 @@ func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
 		CleanEnv:    c.Bool("clean-env"),
 		AgentDir:    c.String("agent-dir"),
 	}
-	if opts.Profile != compile.ProfileVolcanic {
-		return nil, usageError("--profile %s: this mcpc compiles the volcanic profile only", opts.Profile)
+	if err := craftbotOptions(c, &opts); err != nil {
+		return nil, err
 	}
 	if err := checkEnvFlags(c); err != nil {
 		return nil, err

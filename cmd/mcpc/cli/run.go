@@ -186,6 +186,9 @@ func runAction(c *ucli.Context) error {
 		}
 		return &exitError{code: ExitProblems, msg: "nothing started: the plan is not valid (" + report.Summary(ds) + ")"}
 	}
+	if err := volcanicPlanOnly(planFile, p); err != nil {
+		return err
+	}
 
 	// The host environment, as for mcpc plan.
 	envOpts := compile.HostEnvOptions{CleanEnv: c.Bool("clean-env"), EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), DenyList: deny}

@@ -466,6 +466,9 @@ func planForTools(c *ucli.Context) (*plan.Plan, *compile.HostEnv, *denylist.List
 			return nil, nil, nil, nil, nil, usageError("%v", err)
 		}
 		p, pds := plan.Read(file, data)
+		if err := volcanicPlanOnly(file, p); err != nil {
+			return nil, nil, nil, nil, nil, err
+		}
 		return p, env, deny, withFile(files, file, data), append(eds, pds...), nil
 	}
 	res, err := compileFromFlags(c)

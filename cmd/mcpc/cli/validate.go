@@ -5,6 +5,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/report"
 )
 
@@ -37,6 +38,10 @@ Examples:
 			}
 			if err := printReport(c, c.App.Writer, ds, sources, res.Redactor.Redact); err != nil {
 				return err
+			}
+			if res.Profile == compile.ProfileCraftbot {
+				fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", craftbotSummary(res), report.Summary(ds))
+				return exitFor(ds, c.Bool("strict"))
 			}
 			fmt.Fprintln(c.App.ErrWriter, res.PlaywrightLog)
 			if remoteNote != "" {

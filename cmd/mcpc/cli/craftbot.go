@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/plan"
+)
+
+// craftbotFlags are the source flags of the craftbot profile.
+func craftbotFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "config", Usage: "craftbot: the host's mcp_config.json `FILE` (default: " + craftbot.DefaultPath + " under the current directory)"},
+		&ucli.StringFlag{Name: "target-os", Usage: "craftbot: mark launch paths invalid on `OS` (" + strings.Join(craftbot.TargetOSes, "|") + "; default: this machine's)"},
+	}
+}
+
+// craftbotOptions checks the profile and the flags that belong to one
+// profile only, and fills in the craftbot options. A flag of the other
+// profile is refused rather than ignored: an operator who gives it expects
+// it to be read.
+func craftbotOptions(c *ucli.Context, opts *compile.Options) error {
+	switch opts.Profile {
+	case compile.ProfileVolcanic:
+		for _, f := range []string{"config", "target-os"} {
+			if c.IsSet(f) {
+				return usageError("--%s belongs to --profile craftbot", f)
+			}
+		}
+		return nil
+	case compile.ProfileCraftbot:
+	default:
+		return usageError("--profile %s: the profiles are %s and %s", opts.Profile, compile.ProfileVolcanic, compile.ProfileCraftbot)
+	}
+	for _, f := range []string{"appsettings", "agent-dir", "workspace", "scope", "resolve"} {
+		if c.IsSet(f) {
+			return usageError("--%s belongs to --profile volcanic; craftbot reads --config FILE", f)
+		}
+	}
+	if c.Command.Name == "tools" {
+		return usageError("mcpc tools --profile craftbot is not built yet: validate, plan and explain read mcp_config.json")
+	}
+	opts.Config = c.String("config")
+	opts.TargetOS = c.String("target-os")
+	if !c.IsSet("target-os") && craftbot.ValidTargetOS(goruntime.GOOS) {
+		opts.TargetOS = goruntime.GOOS
+	}
+	if c.IsSet("target-os") && !craftbot.ValidTargetOS(opts.TargetOS) {
+		return usageError("--target-os %s: one of %s", opts.TargetOS, strings.Join(craftbot.TargetOSes, ", "))
+	}
+	return nil
+}
+
+// craftbotSummary is validate's last line for the craftbot profile: how many
+// servers load (and how many of them are enabled), how many are skipped.
+func craftbotSummary(res *compile.Result) string {
+	loaded, enabled := 0, 0
+	if p := res.Draft(); p != nil {
+		loaded = len(p.Servers)
+		for _, s := range p.Servers {
+			if s.Enabled {
+				enabled++
+			}
+		}
+	}
+	auto := "on"
+	if res.Craftbot != nil && !res.Craftbot.AutoConnect {
+		auto = "off"
+	}
+	return fmt.Sprintf("%s load (%d enabled, auto_connect %s), %d skipped", plural(loaded, "server"), enabled, auto, len(res.Entries)-loaded)
+}
+
+// exitFor is the exit of a command that printed the report ds.
+func exitFor(ds []diag.Diagnostic, strict bool) error {
+	if code := problemsCode(ds, strict); code != ExitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// volcanicPlanOnly refuses a craftbot plan where a plan is started: the
+// runtime launches volcanic plans (a craftbot plan's env holds references
+// to mcp_config.json, its servers speak sse and websocket too).
+func volcanicPlanOnly(file string, p *plan.Plan) error {
+	if p != nil && p.Profile != plan.ProfileVolcanic {
+		return usageError("--plan %s is a %s plan: this mcpc starts volcanic plans only", file, p.Profile)
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package craftbot
+
+const raceEnabled = false
