@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/report"
 )
@@ -191,15 +190,6 @@ func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
 	return res, nil
 }
 
-// printDiagnostics prints ds in the chosen format.
-func printDiagnostics(c *ucli.Context, w io.Writer, res *compile.Result) error {
-	p, err := report.New(c.String("format"), report.Options{Sources: res.Files, OneLine: c.Bool("oneline"), ToolVersion: Version, Redact: res.Redactor.Redact})
-	if err != nil {
-		return usageError("--format: %v", err)
-	}
-	return p.Print(w, res.Diagnostics)
-}
-
 // problemsCode is the exit code for a set of diagnostics.
 func problemsCode(ds []diag.Diagnostic, strict bool) int {
 	errs, warns, _ := diag.Count(ds)
@@ -265,33 +255,6 @@ func interspersed(app *ucli.App, args []string) []string {
 		out = append(out, positional...)
 	}
 	return out
-}
-
-// moreSources shows excerpts of files the compiler did not read (a lock, a
-// plan) beside those it did.
-type moreSources struct {
-	base  diag.Sources
-	files map[string]*node.LineIndex
-}
-
-func withFile(base diag.Sources, path string, data []byte) *moreSources {
-	m, ok := base.(*moreSources)
-	if !ok {
-		m = &moreSources{base: base, files: map[string]*node.LineIndex{}}
-	}
-	m.files[path] = node.NewLineIndex(path, data)
-	return m
-}
-
-func (m *moreSources) Line(file string, line, col int) (string, int, bool) {
-	if ix, ok := m.files[file]; ok {
-		s, ok := ix.Line(line)
-		return s, col, ok
-	}
-	if m.base == nil {
-		return "", 0, false
-	}
-	return m.base.Line(file, line, col)
 }
 
 // checkEnvFlags refuses an --env that is not KEY=VALUE.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
-	"github.com/mcpc-dev/mcpc/report"
 )
 
 // remoteDial tunes the connections of `mcpc remote`; tests shorten it.
@@ -215,7 +213,7 @@ func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
 		for i := range ds {
 			ds[i].Message = re.redactor.Redact(ds[i].Message)
 		}
-		printRemoteDiagnostics(c.App.ErrWriter, ds, nil)
+		printDiagnostics(c.App.ErrWriter, plainText, ds, nil, nil)
 		if errs, _, _ := diag.Count(ds); errs > 0 {
 			return nil, &exitError{code: ExitUsage, msg: "the host environment has errors"}
 		}
@@ -283,13 +281,8 @@ func (re *remoteEnv) editable(c *ucli.Context, f *remote.File) error {
 	if f.Problem == "" {
 		return nil
 	}
-	printRemoteDiagnostics(c.App.ErrWriter, f.Diagnostics, f.Sources(re.redactor.Redact))
+	printDiagnostics(c.App.ErrWriter, plainText, f.Diagnostics, f.Sources(re.redactor.Redact), nil)
 	return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s is left untouched: fix the problem above or delete the file", f.Path)}
-}
-
-func printRemoteDiagnostics(w io.Writer, ds []diag.Diagnostic, src diag.Sources) {
-	p, _ := report.New("text", report.Options{Sources: src})
-	p.Print(w, ds)
 }
 
 // interrupted returns a context cancelled by Ctrl-C.
@@ -703,30 +696,5 @@ func remoteValidation(c *ucli.Context, res *compile.Result) ([]diag.Diagnostic, 
 	}
 	ds = append(ds, rds...)
 	diag.Sort(ds)
-	return ds, sourcesChain{f.Sources(res.Redactor.Redact), res.Files}, note, nil
-}
-
-// printReport prints ds in the chosen format with src for excerpts, with
-// the known secrets of redact taken out.
-func printReport(c *ucli.Context, w io.Writer, ds []diag.Diagnostic, src diag.Sources, redact func(string) string) error {
-	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version, Redact: redact})
-	if err != nil {
-		return usageError("--format: %v", err)
-	}
-	return p.Print(w, ds)
-}
-
-// sourcesChain asks each source in turn.
-type sourcesChain []diag.Sources
-
-func (s sourcesChain) Line(file string, line, col int) (string, int, bool) {
-	for _, src := range s {
-		if src == nil {
-			continue
-		}
-		if text, c, ok := src.Line(file, line, col); ok {
-			return text, c, true
-		}
-	}
-	return "", 0, false
+	return ds, sourcesOf(f.Sources(res.Redactor.Redact), res.Files), note, nil
 }

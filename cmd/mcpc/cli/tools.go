@@ -92,19 +92,16 @@ func toolsAction(c *ucli.Context) error {
 	case workspace == "" && c.IsSet("scope"):
 		return usageError("--scope goes with --workspace DIR: the chat workspace whose remote servers to list")
 	}
-	pl, env, deny, sources, ds, err := planForTools(c)
+	pl, env, deny, planSources, ds, err := planForTools(c)
 	if err != nil {
 		return err
 	}
+	sources := sourcesOf(planSources)
 	stderr := c.App.ErrWriter
 	// The known secrets of the launches, once they are known.
 	redactor := redact.New(nil)
 	printDiags := func(ds []diag.Diagnostic) error {
-		if sources == nil {
-			sources = withFile(nil, "", nil)
-		}
-		p, _ := report.New("text", report.Options{Sources: sources, Redact: redactor.Redact})
-		return p.Print(stderr, ds)
+		return printDiagnostics(stderr, plainText, ds, sources, redactor.Redact)
 	}
 	if pl == nil {
 		if err := printDiags(ds); err != nil {
@@ -126,7 +123,7 @@ func toolsAction(c *ucli.Context) error {
 			return &exitError{code: ExitInternal, msg: err.Error()}
 		}
 		defer schema.Release(v)
-		sources = withFile(sources, c.String("lock"), data)
+		sources.withFile(c.String("lock"), data)
 		f, lds := toollock.Read(c.String("lock"), data, v)
 		if f == nil {
 			ds = append(ds, lds...)
@@ -242,7 +239,7 @@ func toolsAction(c *ucli.Context) error {
 		rows = append(rows, rr.rows...)
 		ds = append(ds, rr.ds...)
 		if rr.sources != nil {
-			sources = sourcesChain{rr.sources, sources}
+			sources.others = append(sources.others, rr.sources)
 		}
 		remoteCount = rr.servers
 	}
@@ -466,7 +463,7 @@ func planForTools(c *ucli.Context) (*plan.Plan, *compile.HostEnv, *denylist.List
 			return nil, nil, nil, nil, nil, usageError("%v", err)
 		}
 		p, pds := plan.Read(file, data)
-		return p, env, deny, withFile(files, file, data), append(eds, pds...), nil
+		return p, env, deny, sourcesOf(files).withFile(file, data), append(eds, pds...), nil
 	}
 	res, err := compileFromFlags(c)
 	if err != nil {

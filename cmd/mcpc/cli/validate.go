@@ -35,7 +35,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if err := printReport(c, c.App.Writer, ds, sources, res.Redactor.Redact); err != nil {
+			if err := printDiagnostics(c.App.Writer, diagFlags(c), ds, sources, res.Redactor.Redact); err != nil {
 				return err
 			}
 			fmt.Fprintln(c.App.ErrWriter, res.PlaywrightLog)
