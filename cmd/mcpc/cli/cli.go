@@ -209,52 +209,79 @@ func plural(n int, word string) string {
 
 // interspersed moves a command's positional arguments after its flags, so
 // that `mcpc explain github --appsettings a.json` works: urfave/cli stops
-// reading flags at the first positional argument.
+// reading flags at the first positional argument. For a command with
+// subcommands (mcpc remote) the first positional argument names the
+// subcommand, and that subcommand's flags may stand before or after it.
 func interspersed(app *ucli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
-	var cmd *ucli.Command
-	for _, c := range app.Commands {
-		if c.Name == args[1] {
-			cmd = c
-		}
-	}
+	cmd := app.Command(args[1])
 	if cmd == nil {
 		return args
 	}
+	known := cmd.Flags
+	for _, sub := range cmd.Subcommands {
+		known = append(known[:len(known):len(known)], sub.Flags...)
+	}
+	flagArgs, positional := splitArgs(args[2:], known)
+	out := append([]string{}, args[:2]...)
+	if len(cmd.Subcommands) > 0 {
+		if len(positional) == 0 || cmd.Command(positional[0]) == nil {
+			// No subcommand: the command's own action says so, unless
+			// help is asked for.
+			if len(positional) == 0 && hasHelp(flagArgs) {
+				return append(out, "--help")
+			}
+			flagArgs = nil
+		} else {
+			out = append(out, positional[0])
+			positional = positional[1:]
+		}
+	}
+	out = append(out, flagArgs...)
+	if len(positional) > 0 {
+		out = append(out, "--")
+		out = append(out, positional...)
+	}
+	return out
+}
+
+// splitArgs separates flags (with their values) from positional arguments.
+func splitArgs(args []string, known []ucli.Flag) (flagArgs, positional []string) {
 	takesValue := map[string]bool{}
-	for _, f := range cmd.Flags {
+	for _, f := range known {
 		_, isBool := f.(*ucli.BoolFlag)
 		for _, n := range f.Names() {
 			takesValue[n] = !isBool
 		}
 	}
-	out := append([]string{}, args[:2]...)
-	var positional []string
-	rest := args[2:]
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		switch {
 		case a == "--":
-			positional = append(positional, rest[i+1:]...)
-			i = len(rest)
+			return flagArgs, append(positional, args[i+1:]...)
 		case strings.HasPrefix(a, "-") && a != "-":
-			out = append(out, a)
+			flagArgs = append(flagArgs, a)
 			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
-				out = append(out, rest[i+1])
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(args) {
+				flagArgs = append(flagArgs, args[i+1])
 				i++
 			}
 		default:
 			positional = append(positional, a)
 		}
 	}
-	if len(positional) > 0 {
-		out = append(out, "--")
-		out = append(out, positional...)
+	return flagArgs, positional
+}
+
+func hasHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--help" || a == "-h" || a == "-help" {
+			return true
+		}
 	}
-	return out
+	return false
 }
 
 // checkEnvFlags refuses an --env that is not KEY=VALUE.

@@ -49,10 +49,8 @@ func remoteAddFlags() []ucli.Flag {
 	}
 }
 
-// remoteCommand is `mcpc remote list|add|remove|tools`. The shared
-// argument reordering (flags before arguments) knows only top-level
-// commands, so this command takes every subcommand's flags, lets them
-// through unparsed, and runs the subcommand itself.
+// remoteCommand is `mcpc remote list|add|remove|tools`; interspersed lets
+// each subcommand's flags stand before or after its arguments.
 func remoteCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "remote",
@@ -62,17 +60,20 @@ func remoteCommand() *ucli.Command {
 Examples:
    mcpc remote list --workspace /srv/chats/42 --scope 42
    mcpc remote add notes https://mcp.example.com/mcp --workspace /srv/chats/42 --scope 42 < key.txt`,
-		Flags:           flags(remoteFlags(), remoteAddFlags()),
-		SkipFlagParsing: true,
-		HideHelp:        true,
+		HideHelpCommand: true,
+		Subcommands:     remoteSubcommands(),
+		// Runs only when no subcommand is named.
 		Action: func(c *ucli.Context) error {
-			return runRemote(c, c.Args().Slice())
+			if c.NArg() == 0 {
+				return usageError("remote needs a command: list, add, remove or tools (see mcpc remote --help)")
+			}
+			return usageError("remote: unknown command %q: use list, add, remove or tools", c.Args().First())
 		},
 	}
 }
 
 func remoteSubcommands() []*ucli.Command {
-	return []*ucli.Command{
+	subs := []*ucli.Command{
 		{
 			Name:      "list",
 			Usage:     "each server: url without query, transport, status, header names, allowlist, tools; then skipped entries",
@@ -116,60 +117,10 @@ Examples:
 			Action: remoteTools,
 		},
 	}
-}
-
-// runRemote runs the subcommand named by the first argument. args come
-// reordered by interspersed: flags, then "--" and the arguments (the
-// subcommand's name first).
-func runRemote(c *ucli.Context, args []string) error {
-	var flagArgs, positional []string
-	for i, a := range args {
-		if a == "--" {
-			positional = args[i+1:]
-			break
-		}
-		flagArgs = append(flagArgs, a)
+	for _, sub := range subs {
+		sub.HideHelpCommand = true
 	}
-	sub := &ucli.App{
-		Name:                      "mcpc remote",
-		HelpName:                  "mcpc remote",
-		Usage:                     "a chat's remote MCP servers (<workspace>/.volcanic/mcp/servers.json)",
-		UsageText:                 "mcpc remote list|add|remove|tools … --workspace DIR --scope SCOPE\n\nExample:\n   mcpc remote list --workspace /srv/chats/42 --scope 42",
-		Reader:                    c.App.Reader,
-		Writer:                    c.App.Writer,
-		ErrWriter:                 c.App.ErrWriter,
-		HideHelpCommand:           true,
-		HideVersion:               true,
-		DisableSliceFlagSeparator: true,
-		ExitErrHandler:            func(*ucli.Context, error) {},
-		OnUsageError: func(sc *ucli.Context, err error, _ bool) error {
-			return usageError("%v (see mcpc remote %s --help)", err, sc.Command.Name)
-		},
-		Commands: remoteSubcommands(),
-	}
-	if len(positional) == 0 {
-		if hasHelp(flagArgs) {
-			return sub.Run([]string{"mcpc remote", "--help"})
-		}
-		return usageError("remote needs a command: list, add, remove or tools (see mcpc remote --help)")
-	}
-	name := positional[0]
-	if sub.Command(name) == nil {
-		return usageError("remote: unknown command %q: use list, add, remove or tools", name)
-	}
-	full := append([]string{"mcpc remote", name}, flagArgs...)
-	full = append(full, "--")
-	full = append(full, positional[1:]...)
-	return sub.Run(full)
-}
-
-func hasHelp(args []string) bool {
-	for _, a := range args {
-		if a == "--help" || a == "-h" || a == "-help" {
-			return true
-		}
-	}
-	return false
+	return subs
 }
 
 // remoteEnv is what every `mcpc remote` command starts from.
