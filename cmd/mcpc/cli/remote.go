@@ -626,26 +626,23 @@ func remoteValidation(c *ucli.Context, res *compile.Result) ([]diag.Diagnostic, 
 	if !f.Exists {
 		return ds, res.Files, fmt.Sprintf("remote: no %s", f.Path), nil
 	}
-	rds := f.Diagnostics
 	scope := c.String("scope")
-	secret, from, serr := remote.Secret(res.Env.Value)
+	v, err := remote.Validate(f, scope, res.Env.Value)
+	if err != nil {
+		return nil, nil, "", &exitError{code: ExitInternal, msg: err.Error()}
+	}
 	note := fmt.Sprintf("remote: %s in %s", plural(len(f.Entries), "server"), f.Path)
 	switch {
 	case f.Problem != "":
 		note = fmt.Sprintf("remote: %s is not used: fix the error above", f.Path)
-	case serr != nil:
+	case v.NoSecret:
 		note += "; sealed entries not opened: no " + remote.SecretVar + " or " + remote.FallbackSecretVar + " in the host environment"
 	case scope == "":
 		note += "; sealed entries not opened: give --scope SCOPE"
 	default:
-		key, err := remote.NewKey(secret)
-		if err != nil {
-			return nil, nil, "", &exitError{code: ExitInternal, msg: err.Error()}
-		}
-		rds = append(rds, remote.CheckSealed(f, key, scope, from)...)
-		note += fmt.Sprintf("; sealed entries opened with %s for scope %q", from, scope)
+		note += fmt.Sprintf("; sealed entries opened with %s for scope %q", v.OpenedWith, scope)
 	}
-	ds = append(ds, rds...)
+	ds = append(ds, v.Diagnostics...)
 	diag.Sort(ds)
 	return ds, sourcesOf(f.Sources(res.Redactor.Redact), res.Files), note, nil
 }
