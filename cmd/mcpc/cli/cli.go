@@ -284,6 +284,20 @@ func hasHelp(args []string) bool {
 	return false
 }
 
+// loadHostEnv makes the host environment of hostEnvFlags, filtered through
+// deny (nil: the built-in deny-list), as the compiler makes it.
+func loadHostEnv(c *ucli.Context, deny *denylist.List) (*compile.HostEnv, *compile.FileSet, []diag.Diagnostic, error) {
+	opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
+	if !opts.CleanEnv {
+		opts.Environ = environ()
+	}
+	env, files, ds, err := compile.LoadHostEnv(opts)
+	if err != nil {
+		return nil, nil, nil, usageError("%v", err)
+	}
+	return env, files, ds, nil
+}
+
 // checkEnvFlags refuses an --env that is not KEY=VALUE.
 func checkEnvFlags(c *ucli.Context) error {
 	for _, kv := range c.StringSlice("env") {

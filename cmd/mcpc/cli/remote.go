@@ -143,13 +143,9 @@ func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
 	if err := checkEnvFlags(c); err != nil {
 		return nil, err
 	}
-	opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env")}
-	if !opts.CleanEnv {
-		opts.Environ = environ()
-	}
-	env, _, ds, err := compile.LoadHostEnv(opts)
+	env, _, ds, err := loadHostEnv(c, nil)
 	if err != nil {
-		return nil, usageError("%v", err)
+		return nil, err
 	}
 	// Deny-listed host values (the secret among them) are never printed.
 	var secrets []string

@@ -20,7 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/naming"
@@ -185,13 +184,9 @@ func runAction(c *ucli.Context) error {
 	}
 
 	// The host environment, as for mcpc plan.
-	envOpts := compile.HostEnvOptions{CleanEnv: c.Bool("clean-env"), EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), DenyList: deny}
-	if !envOpts.CleanEnv {
-		envOpts.Environ = environ()
-	}
-	env, files, ds, err := compile.LoadHostEnv(envOpts)
+	env, files, ds, err := loadHostEnv(c, deny)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	if len(ds) > 0 {
 		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, files, nil); err != nil {

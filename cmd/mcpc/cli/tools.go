@@ -197,13 +197,9 @@ func planForTools(c *ucli.Context) (*plan.Plan, *compile.HostEnv, *denylist.List
 				return nil, nil, nil, nil, nil, usageError("%v", err)
 			}
 		}
-		opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
-		if !opts.CleanEnv {
-			opts.Environ = environ()
-		}
-		env, files, eds, err := compile.LoadHostEnv(opts)
+		env, files, eds, err := loadHostEnv(c, deny)
 		if err != nil {
-			return nil, nil, nil, nil, nil, usageError("%v", err)
+			return nil, nil, nil, nil, nil, err
 		}
 		p, pds := plan.Read(file, data)
 		return p, env, deny, sourcesOf(files).withFile(file, data), append(eds, pds...), nil
