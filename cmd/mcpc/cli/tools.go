@@ -133,20 +133,12 @@ func toolsAction(c *ucli.Context) error {
 	if err := writeToolRows(c.App.Writer, format, rep.Rows); err != nil {
 		return err
 	}
-	if lockPath := c.String("lock"); lockPath != "" {
-		out, lds, err := rep.Lock(lockPath, lockFile)
+	if c.String("lock") != "" {
+		lds, err := writeLock(c, rep, lockFile, pl)
 		if err != nil {
-			return &exitError{code: ExitInternal, msg: err.Error()}
+			return err
 		}
 		ds = append(ds, lds...)
-		if out != nil {
-			if err := refuseInput("--lock", lockPath, inputsOf(c, pl.Sources)); err != nil {
-				return err
-			}
-			if err := writeAtomic(lockPath, out); err != nil {
-				return usageError("writing %s: %v", lockPath, err)
-			}
-		}
 	}
 	if err := printDiagnostics(stderr, plainText, ds, sources, rep.Redact); err != nil {
 		return err
@@ -162,6 +154,26 @@ func toolsAction(c *ucli.Context) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// writeLock writes the lock of --lock, or with --check (lockFile) returns
+// how the tools differ from it.
+func writeLock(c *ucli.Context, rep *toolreport.Report, lockFile *toollock.File, pl *plan.Plan) ([]diag.Diagnostic, error) {
+	path := c.String("lock")
+	out, ds, err := rep.Lock(path, lockFile)
+	if err != nil {
+		return nil, &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	if out == nil {
+		return ds, nil
+	}
+	if err := refuseInput("--lock", path, inputsOf(c, pl.Sources)); err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(path, out); err != nil {
+		return nil, usageError("writing %s: %v", path, err)
+	}
+	return ds, nil
 }
 
 // readLock reads the lock of --check, with its lines for excerpts.
