@@ -40,8 +40,10 @@ var mayImport = map[string][]string{
 	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 
+	"toolreport": {"diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
+
 	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "internal/inputfile", "internal/transport", "naming", "node", "plan", "policies/denylist",
-		"redact", "remote", "report", "rules", "runtime", "schema", "toollock"},
+		"redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/report"
 )
@@ -191,15 +190,6 @@ func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
 	return res, nil
 }
 
-// printDiagnostics prints ds in the chosen format.
-func printDiagnostics(c *ucli.Context, w io.Writer, res *compile.Result) error {
-	p, err := report.New(c.String("format"), report.Options{Sources: res.Files, OneLine: c.Bool("oneline"), ToolVersion: Version, Redact: res.Redactor.Redact})
-	if err != nil {
-		return usageError("--format: %v", err)
-	}
-	return p.Print(w, res.Diagnostics)
-}
-
 // problemsCode is the exit code for a set of diagnostics.
 func problemsCode(ds []diag.Diagnostic, strict bool) int {
 	errs, warns, _ := diag.Count(ds)
@@ -219,47 +209,37 @@ func plural(n int, word string) string {
 
 // interspersed moves a command's positional arguments after its flags, so
 // that `mcpc explain github --appsettings a.json` works: urfave/cli stops
-// reading flags at the first positional argument.
+// reading flags at the first positional argument. For a command with
+// subcommands (mcpc remote) the first positional argument names the
+// subcommand, and that subcommand's flags may stand before or after it.
 func interspersed(app *ucli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
-	var cmd *ucli.Command
-	for _, c := range app.Commands {
-		if c.Name == args[1] {
-			cmd = c
-		}
-	}
+	cmd := app.Command(args[1])
 	if cmd == nil {
 		return args
 	}
-	takesValue := map[string]bool{}
-	for _, f := range cmd.Flags {
-		_, isBool := f.(*ucli.BoolFlag)
-		for _, n := range f.Names() {
-			takesValue[n] = !isBool
-		}
+	known := cmd.Flags
+	for _, sub := range cmd.Subcommands {
+		known = append(known[:len(known):len(known)], sub.Flags...)
 	}
+	flagArgs, positional := splitArgs(args[2:], known)
 	out := append([]string{}, args[:2]...)
-	var positional []string
-	rest := args[2:]
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a == "--":
-			positional = append(positional, rest[i+1:]...)
-			i = len(rest)
-		case strings.HasPrefix(a, "-") && a != "-":
-			out = append(out, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
-				out = append(out, rest[i+1])
-				i++
+	if len(cmd.Subcommands) > 0 {
+		if len(positional) == 0 || cmd.Command(positional[0]) == nil {
+			// No subcommand: the command's own action says so, unless
+			// help is asked for.
+			if len(positional) == 0 && hasHelp(flagArgs) {
+				return append(out, "--help")
 			}
-		default:
-			positional = append(positional, a)
+			flagArgs = nil
+		} else {
+			out = append(out, positional[0])
+			positional = positional[1:]
 		}
 	}
+	out = append(out, flagArgs...)
 	if len(positional) > 0 {
 		out = append(out, "--")
 		out = append(out, positional...)
@@ -267,31 +247,55 @@ func interspersed(app *ucli.App, args []string) []string {
 	return out
 }
 
-// moreSources shows excerpts of files the compiler did not read (a lock, a
-// plan) beside those it did.
-type moreSources struct {
-	base  diag.Sources
-	files map[string]*node.LineIndex
+// splitArgs separates flags (with their values) from positional arguments.
+func splitArgs(args []string, known []ucli.Flag) (flagArgs, positional []string) {
+	takesValue := map[string]bool{}
+	for _, f := range known {
+		_, isBool := f.(*ucli.BoolFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = !isBool
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return flagArgs, append(positional, args[i+1:]...)
+		case strings.HasPrefix(a, "-") && a != "-":
+			flagArgs = append(flagArgs, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(args) {
+				flagArgs = append(flagArgs, args[i+1])
+				i++
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	return flagArgs, positional
 }
 
-func withFile(base diag.Sources, path string, data []byte) *moreSources {
-	m, ok := base.(*moreSources)
-	if !ok {
-		m = &moreSources{base: base, files: map[string]*node.LineIndex{}}
+func hasHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--help" || a == "-h" || a == "-help" {
+			return true
+		}
 	}
-	m.files[path] = node.NewLineIndex(path, data)
-	return m
+	return false
 }
 
-func (m *moreSources) Line(file string, line, col int) (string, int, bool) {
-	if ix, ok := m.files[file]; ok {
-		s, ok := ix.Line(line)
-		return s, col, ok
+// loadHostEnv makes the host environment of hostEnvFlags, filtered through
+// deny (nil: the built-in deny-list), as the compiler makes it.
+func loadHostEnv(c *ucli.Context, deny *denylist.List) (*compile.HostEnv, *compile.FileSet, []diag.Diagnostic, error) {
+	opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
+	if !opts.CleanEnv {
+		opts.Environ = environ()
 	}
-	if m.base == nil {
-		return "", 0, false
+	env, files, ds, err := compile.LoadHostEnv(opts)
+	if err != nil {
+		return nil, nil, nil, usageError("%v", err)
 	}
-	return m.base.Line(file, line, col)
+	return env, files, ds, nil
 }
 
 // checkEnvFlags refuses an --env that is not KEY=VALUE.

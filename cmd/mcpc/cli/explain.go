@@ -35,10 +35,7 @@ Example:
 			if format != "json" {
 				diagFormat = "text"
 			}
-			if err := c.Set("format", diagFormat); err != nil {
-				return err
-			}
-			if err := printDiagnostics(c, c.App.ErrWriter, res); err != nil {
+			if err := printDiagnostics(c.App.ErrWriter, diagOutput{format: diagFormat, oneLine: c.Bool("oneline")}, res.Diagnostics, res.Files, res.Redactor.Redact); err != nil {
 				return err
 			}
 			x, ok := res.Explain(name)

@@ -35,7 +35,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if err := printDiagnostics(c, c.App.ErrWriter, res); err != nil {
+			if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), res.Diagnostics, res.Files, res.Redactor.Redact); err != nil {
 				return err
 			}
 			if res.Plan == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
-	"github.com/mcpc-dev/mcpc/report"
 	"github.com/mcpc-dev/mcpc/runtime"
 )
 
@@ -52,10 +50,8 @@ func remoteAddFlags() []ucli.Flag {
 	}
 }
 
-// remoteCommand is `mcpc remote list|add|remove|tools`. The shared
-// argument reordering (flags before arguments) knows only top-level
-// commands, so this command takes every subcommand's flags, lets them
-// through unparsed, and runs the subcommand itself.
+// remoteCommand is `mcpc remote list|add|remove|tools`; interspersed lets
+// each subcommand's flags stand before or after its arguments.
 func remoteCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "remote",
@@ -65,17 +61,20 @@ func remoteCommand() *ucli.Command {
 Examples:
    mcpc remote list --workspace /srv/chats/42 --scope 42
    mcpc remote add notes https://mcp.example.com/mcp --workspace /srv/chats/42 --scope 42 < key.txt`,
-		Flags:           flags(remoteFlags(), remoteAddFlags()),
-		SkipFlagParsing: true,
-		HideHelp:        true,
+		HideHelpCommand: true,
+		Subcommands:     remoteSubcommands(),
+		// Runs only when no subcommand is named.
 		Action: func(c *ucli.Context) error {
-			return runRemote(c, c.Args().Slice())
+			if c.NArg() == 0 {
+				return usageError("remote needs a command: list, add, remove or tools (see mcpc remote --help)")
+			}
+			return usageError("remote: unknown command %q: use list, add, remove or tools", c.Args().First())
 		},
 	}
 }
 
 func remoteSubcommands() []*ucli.Command {
-	return []*ucli.Command{
+	subs := []*ucli.Command{
 		{
 			Name:      "list",
 			Usage:     "each server: url without query, transport, status, header names, allowlist, tools; then skipped entries",
@@ -119,60 +118,10 @@ Examples:
 			Action: remoteTools,
 		},
 	}
-}
-
-// runRemote runs the subcommand named by the first argument. args come
-// reordered by interspersed: flags, then "--" and the arguments (the
-// subcommand's name first).
-func runRemote(c *ucli.Context, args []string) error {
-	var flagArgs, positional []string
-	for i, a := range args {
-		if a == "--" {
-			positional = args[i+1:]
-			break
-		}
-		flagArgs = append(flagArgs, a)
+	for _, sub := range subs {
+		sub.HideHelpCommand = true
 	}
-	sub := &ucli.App{
-		Name:                      "mcpc remote",
-		HelpName:                  "mcpc remote",
-		Usage:                     "a chat's remote MCP servers (<workspace>/.volcanic/mcp/servers.json)",
-		UsageText:                 "mcpc remote list|add|remove|tools … --workspace DIR --scope SCOPE\n\nExample:\n   mcpc remote list --workspace /srv/chats/42 --scope 42",
-		Reader:                    c.App.Reader,
-		Writer:                    c.App.Writer,
-		ErrWriter:                 c.App.ErrWriter,
-		HideHelpCommand:           true,
-		HideVersion:               true,
-		DisableSliceFlagSeparator: true,
-		ExitErrHandler:            func(*ucli.Context, error) {},
-		OnUsageError: func(sc *ucli.Context, err error, _ bool) error {
-			return usageError("%v (see mcpc remote %s --help)", err, sc.Command.Name)
-		},
-		Commands: remoteSubcommands(),
-	}
-	if len(positional) == 0 {
-		if hasHelp(flagArgs) {
-			return sub.Run([]string{"mcpc remote", "--help"})
-		}
-		return usageError("remote needs a command: list, add, remove or tools (see mcpc remote --help)")
-	}
-	name := positional[0]
-	if sub.Command(name) == nil {
-		return usageError("remote: unknown command %q: use list, add, remove or tools", name)
-	}
-	full := append([]string{"mcpc remote", name}, flagArgs...)
-	full = append(full, "--")
-	full = append(full, positional[1:]...)
-	return sub.Run(full)
-}
-
-func hasHelp(args []string) bool {
-	for _, a := range args {
-		if a == "--help" || a == "-h" || a == "-help" {
-			return true
-		}
-	}
-	return false
+	return subs
 }
 
 // remoteEnv is what every `mcpc remote` command starts from.
@@ -195,13 +144,9 @@ func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
 	if err := checkEnvFlags(c); err != nil {
 		return nil, err
 	}
-	opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env")}
-	if !opts.CleanEnv {
-		opts.Environ = environ()
-	}
-	env, _, ds, err := compile.LoadHostEnv(opts)
+	env, _, ds, err := loadHostEnv(c, nil)
 	if err != nil {
-		return nil, usageError("%v", err)
+		return nil, err
 	}
 	// Deny-listed host values (the secret among them) are never printed.
 	var secrets []string
@@ -216,7 +161,7 @@ func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
 		for i := range ds {
 			ds[i].Message = re.redactor.Redact(ds[i].Message)
 		}
-		printRemoteDiagnostics(c.App.ErrWriter, ds, nil)
+		printDiagnostics(c.App.ErrWriter, plainText, ds, nil, nil)
 		if errs, _, _ := diag.Count(ds); errs > 0 {
 			return nil, &exitError{code: ExitUsage, msg: "the host environment has errors"}
 		}
@@ -284,13 +229,8 @@ func (re *remoteEnv) editable(c *ucli.Context, f *remote.File) error {
 	if f.Problem == "" {
 		return nil
 	}
-	printRemoteDiagnostics(c.App.ErrWriter, f.Diagnostics, f.Sources(re.redactor.Redact))
+	printDiagnostics(c.App.ErrWriter, plainText, f.Diagnostics, f.Sources(re.redactor.Redact), nil)
 	return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s is left untouched: fix the problem above or delete the file", f.Path)}
-}
-
-func printRemoteDiagnostics(w io.Writer, ds []diag.Diagnostic, src diag.Sources) {
-	p, _ := report.New("text", report.Options{Sources: src})
-	p.Print(w, ds)
 }
 
 // interrupted returns a context cancelled by Ctrl-C.
@@ -683,51 +623,23 @@ func remoteValidation(c *ucli.Context, res *compile.Result) ([]diag.Diagnostic, 
 	if !f.Exists {
 		return ds, res.Files, fmt.Sprintf("remote: no %s", f.Path), nil
 	}
-	rds := f.Diagnostics
 	scope := c.String("scope")
-	secret, from, serr := remote.Secret(res.Env.Value)
+	v, err := remote.Validate(f, scope, res.Env.Value)
+	if err != nil {
+		return nil, nil, "", &exitError{code: ExitInternal, msg: err.Error()}
+	}
 	note := fmt.Sprintf("remote: %s in %s", plural(len(f.Entries), "server"), f.Path)
 	switch {
 	case f.Problem != "":
 		note = fmt.Sprintf("remote: %s is not used: fix the error above", f.Path)
-	case serr != nil:
+	case v.NoSecret:
 		note += "; sealed entries not opened: no " + remote.SecretVar + " or " + remote.FallbackSecretVar + " in the host environment"
 	case scope == "":
 		note += "; sealed entries not opened: give --scope SCOPE"
 	default:
-		key, err := remote.NewKey(secret)
-		if err != nil {
-			return nil, nil, "", &exitError{code: ExitInternal, msg: err.Error()}
-		}
-		rds = append(rds, remote.CheckSealed(f, key, scope, from)...)
-		note += fmt.Sprintf("; sealed entries opened with %s for scope %q", from, scope)
+		note += fmt.Sprintf("; sealed entries opened with %s for scope %q", v.OpenedWith, scope)
 	}
-	ds = append(ds, rds...)
+	ds = append(ds, v.Diagnostics...)
 	diag.Sort(ds)
-	return ds, sourcesChain{f.Sources(res.Redactor.Redact), res.Files}, note, nil
-}
-
-// printReport prints ds in the chosen format with src for excerpts, with
-// the known secrets of redact taken out.
-func printReport(c *ucli.Context, w io.Writer, ds []diag.Diagnostic, src diag.Sources, redact func(string) string) error {
-	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version, Redact: redact})
-	if err != nil {
-		return usageError("--format: %v", err)
-	}
-	return p.Print(w, ds)
-}
-
-// sourcesChain asks each source in turn.
-type sourcesChain []diag.Sources
-
-func (s sourcesChain) Line(file string, line, col int) (string, int, bool) {
-	for _, src := range s {
-		if src == nil {
-			continue
-		}
-		if text, c, ok := src.Line(file, line, col); ok {
-			return text, c, true
-		}
-	}
-	return "", 0, false
+	return ds, sourcesOf(f.Sources(res.Redactor.Redact), res.Files), note, nil
 }

@@ -319,3 +319,22 @@ func TestRemoteLeavesBrokenFilesAlone(t *testing.T) {
 		}
 	}
 }
+
+// mcpc remote without a known subcommand is a usage error that names the
+// subcommands, whatever flags come with it.
+func TestRemoteNeedsAKnownCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"remote"}, "remote needs a command: list, add, remove or tools"},
+		{[]string{"remote", "--workspace", "x", "--scope", "s"}, "remote needs a command"},
+		{[]string{"remote", "bogus", "--workspace", "x"}, `remote: unknown command "bogus": use list, add, remove or tools`},
+		{[]string{"remote", "--workspace", "x", "bogus", "list"}, `unknown command "bogus"`},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d\n%s%s", tc.args, code, stdout, stderr)
+		}
+	}
+}

@@ -20,12 +20,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/naming"
-	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/remote"
@@ -180,8 +178,7 @@ func runAction(c *ucli.Context) error {
 	}
 	p, ds := plan.Read(planFile, data)
 	if p == nil {
-		src := sources{planFile: node.NewLineIndex(planFile, data)}
-		if err := printRunDiagnostics(c, src, ds); err != nil {
+		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, sourcesOf().withFile(planFile, data), nil); err != nil {
 			return err
 		}
 		return &exitError{code: ExitProblems, msg: "nothing started: the plan is not valid (" + report.Summary(ds) + ")"}
@@ -191,16 +188,12 @@ func runAction(c *ucli.Context) error {
 	}
 
 	// The host environment, as for mcpc plan.
-	envOpts := compile.HostEnvOptions{CleanEnv: c.Bool("clean-env"), EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), DenyList: deny}
-	if !envOpts.CleanEnv {
-		envOpts.Environ = environ()
-	}
-	env, files, ds, err := compile.LoadHostEnv(envOpts)
+	env, files, ds, err := loadHostEnv(c, deny)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	if len(ds) > 0 {
-		if err := printRunDiagnostics(c, files, ds); err != nil {
+		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, files, nil); err != nil {
 			return err
 		}
 		if errs, _, _ := diag.Count(ds); errs > 0 {
@@ -604,27 +597,6 @@ func checkListenAddr(addr string, haveToken bool) error {
 		shown = "every interface"
 	}
 	return usageError("--http %s: without --admin-token-env, mcpc binds to loopback only, not %s; use 127.0.0.1:PORT, or put a token in a variable and pass --admin-token-env NAME", addr, shown)
-}
-
-// printRunDiagnostics prints diagnostics on stderr in --format.
-func printRunDiagnostics(c *ucli.Context, src diag.Sources, ds []diag.Diagnostic) error {
-	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version})
-	if err != nil {
-		return usageError("--format: %v", err)
-	}
-	return p.Print(c.App.ErrWriter, ds)
-}
-
-// sources shows lines of files read whole (the plan) under diagnostics.
-type sources map[string]*node.LineIndex
-
-func (s sources) Line(file string, n, col int) (string, int, bool) {
-	ix := s[file]
-	if ix == nil {
-		return "", 0, false
-	}
-	line, ok := ix.Line(n)
-	return line, col, ok
 }
 
 // lockedWriter serializes log lines from many goroutines.

@@ -3,13 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -21,16 +20,12 @@ import (
 	"github.com/mcpc-dev/mcpc/naming"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
-	"github.com/mcpc-dev/mcpc/redact"
-	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/report"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/schema"
 	"github.com/mcpc-dev/mcpc/toollock"
+	"github.com/mcpc-dev/mcpc/toolreport"
 )
-
-// RuleServerStartFailed reports a server whose tools could not be listed.
-const RuleServerStartFailed = "server-start-failed"
 
 func toolsCommand() *ucli.Command {
 	return &ucli.Command{
@@ -64,16 +59,6 @@ Examples:
 	}
 }
 
-// toolRow is one line of the output.
-type toolRow struct {
-	Server      string  `json:"server"`
-	Tool        *string `json:"tool"` // the server's own name; null for a server that failed
-	Name        *string `json:"name"` // the visible name; null when not registered
-	Rule        *string `json:"rule"` // the rule explaining a drop or a change
-	Message     string  `json:"message,omitempty"`
-	Description string  `json:"description,omitempty"`
-}
-
 func toolsAction(c *ucli.Context) error {
 	if c.NArg() > 0 {
 		return usageError("tools takes no arguments, got %q", c.Args().First())
@@ -97,40 +82,22 @@ func toolsAction(c *ucli.Context) error {
 		return err
 	}
 	stderr := c.App.ErrWriter
-	// The known secrets of the launches, once they are known.
-	redactor := redact.New(nil)
-	printDiags := func(ds []diag.Diagnostic) error {
-		if sources == nil {
-			sources = withFile(nil, "", nil)
-		}
-		p, _ := report.New("text", report.Options{Sources: sources, Redact: redactor.Redact})
-		return p.Print(stderr, ds)
-	}
 	if pl == nil {
-		if err := printDiags(ds); err != nil {
+		if err := printDiagnostics(stderr, plainText, ds, sources, nil); err != nil {
 			return err
 		}
 		return &exitError{code: ExitProblems, msg: "no plan: fix the errors above"}
 	}
-
 	// The lock is read before anything starts: a broken lock is reported
 	// without running a server.
 	var lockFile *toollock.File
 	if c.Bool("check") {
-		data, err := inputfile.ReadText(c.String("lock"))
+		f, lds, err := readLock(c.String("lock"), sources)
 		if err != nil {
-			return usageError("cannot read %s: %v", c.String("lock"), unwrapPath(err))
+			return err
 		}
-		v, err := schema.Acquire()
-		if err != nil {
-			return &exitError{code: ExitInternal, msg: err.Error()}
-		}
-		defer schema.Release(v)
-		sources = withFile(sources, c.String("lock"), data)
-		f, lds := toollock.Read(c.String("lock"), data, v)
 		if f == nil {
-			ds = append(ds, lds...)
-			if err := printDiags(ds); err != nil {
+			if err := printDiagnostics(stderr, plainText, append(ds, lds...), sources, nil); err != nil {
 				return err
 			}
 			return &exitError{code: ExitProblems}
@@ -138,152 +105,50 @@ func toolsAction(c *ucli.Context) error {
 		lockFile = f
 	}
 
-	hostEnv := runtime.HostEnv{Vars: env.Map(), Deny: deny}
-	var secrets []string
-	for i := range pl.Servers {
-		secrets = append(secrets, hostEnv.Secrets(&pl.Servers[i])...)
-	}
-	redactor = redact.New(secrets)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
-	targets := runtime.Targets(pl, hostEnv)
-	opts := runtime.DiscoverOptions{Concurrency: c.Int("concurrency"), Redact: redactor.Redact}
-	if !c.Bool("quiet") {
-		opts.Progress = progressPrinter(stderr, len(targets))
+	opts := toolreport.Options{Plan: pl, Env: runtime.HostEnv{Vars: env.Map(), Deny: deny}, Builtins: builtinTools(c), Concurrency: c.Int("concurrency")}
+	if workspace != "" {
+		opts.Remote = &toolreport.Remote{Workspace: workspace, Scope: scope, Dial: dialOptions()}
 	}
-	found := runtime.Discover(ctx, targets, opts)
+	if !c.Bool("quiet") {
+		opts.Watch = progressPrinter(stderr, scope)
+	}
+	rep, err := toolreport.Make(ctx, opts)
 	if ctx.Err() != nil {
 		return &exitError{code: ExitProblems, msg: "interrupted: every server was stopped"}
 	}
-
-	byName := map[string]*runtime.Discovery{}
-	for i := range found {
-		byName[found[i].Server] = &found[i]
+	var ie *toolreport.InputError
+	switch {
+	case errors.As(err, &ie):
+		return usageError("%s", ie.Error())
+	case err != nil:
+		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
-	builtins := naming.DefaultBuiltins
-	if c.IsSet("builtin-tools") {
-		builtins = []string{}
-		for _, b := range strings.Split(c.String("builtin-tools"), ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				builtins = append(builtins, b)
-			}
-		}
-	}
-	var lists []naming.ServerTools
-	failed := map[string]bool{}
-	for i := range pl.Servers {
-		s := &pl.Servers[i]
-		if d := byName[s.Name]; d != nil && d.Err == nil {
-			st := naming.ServerTools{Server: s.Name, Prefix: s.ToolPrefix}
-			for _, t := range d.Tools {
-				st.Tools = append(st.Tools, t.Name)
-			}
-			lists = append(lists, st)
-		}
-	}
-	// Assign returns one result per listed tool, in the order of lists.
-	results := naming.Assign(lists, naming.Options{Builtins: builtins})
-	next := 0
-	var rows []toolRow
-	var observed []toollock.Observed
-	for i := range pl.Servers {
-		s := &pl.Servers[i]
-		d := byName[s.Name]
-		if d == nil {
-			continue // disabled
-		}
-		pos := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
-		if d.Err != nil {
-			failed[s.Name] = true
-			rule := RuleServerStartFailed
-			rows = append(rows, toolRow{Server: s.Name, Rule: &rule, Message: d.Reason})
-			ds = append(ds, diag.At(pos, diag.Error, RuleServerStartFailed,
-				fmt.Sprintf("server %q did not list its tools: %s", s.Name, d.Reason),
-				"run its command by hand in an empty directory to see why; it contributes no tools"))
-			continue
-		}
-		var tools []toollock.ObservedTool
-		for _, t := range d.Tools {
-			r := results[next]
-			next++
-			row := toolRow{Server: s.Name, Tool: ptr(t.Name), Description: redactor.Redact(t.Description)}
-			if r.Name != "" {
-				row.Name = ptr(r.Name)
-			}
-			if r.Rule != "" {
-				row.Rule, row.Message = ptr(r.Rule), redactor.Redact(r.Message)
-				ds = append(ds, diag.At(pos, diag.Warning, r.Rule, r.Message, r.Suggestion))
-			}
-			rows = append(rows, row)
-			tools = append(tools, toollock.ObservedTool{Name: t.Name, VisibleName: r.Name, Description: t.Description, InputSchema: t.InputSchema})
-		}
-		observed = append(observed, toollock.ObservedFrom(s, d.ServerName, d.ServerVersion, tools))
+	ds = append(ds, rep.Diagnostics...)
+	if rep.Sources != nil {
+		sources.others = append(sources.others, rep.Sources)
 	}
 
-	remoteCount := 0
-	if workspace != "" {
-		taken := map[string]bool{}
-		for _, b := range builtins {
-			taken[b] = true
-		}
-		for _, r := range results {
-			if r.Name != "" {
-				taken[r.Name] = true
-			}
-		}
-		rr, err := listRemoteTools(ctx, c, env, workspace, scope, taken, redactor)
+	if err := writeToolRows(c.App.Writer, format, rep.Rows); err != nil {
+		return err
+	}
+	if c.String("lock") != "" {
+		lds, err := writeLock(c, rep, lockFile, pl)
 		if err != nil {
 			return err
 		}
-		if ctx.Err() != nil {
-			return &exitError{code: ExitProblems, msg: "interrupted: every server was stopped"}
-		}
-		rows = append(rows, rr.rows...)
-		ds = append(ds, rr.ds...)
-		if rr.sources != nil {
-			sources = sourcesChain{rr.sources, sources}
-		}
-		remoteCount = rr.servers
+		ds = append(ds, lds...)
 	}
-
-	if err := writeToolRows(c.App.Writer, format, rows); err != nil {
-		return err
-	}
-
-	if lockPath := c.String("lock"); lockPath != "" {
-		lock, err := toollock.Build(observed)
-		if err != nil {
-			return &exitError{code: ExitInternal, msg: err.Error()}
-		}
-		if lockFile != nil {
-			ds = append(ds, lockFile.Check(lock, failed)...)
-		} else if len(failed) > 0 {
-			ds = append(ds, diag.At(diag.Pos{File: lockPath}, diag.Error, RuleServerStartFailed,
-				fmt.Sprintf("the lock was not written: %d server(s) did not list their tools", len(failed)),
-				"fix the servers above, then write the lock again"))
-		} else {
-			out, err := toollock.Encode(lock)
-			if err != nil {
-				return &exitError{code: ExitInternal, msg: err.Error()}
-			}
-			if err := refuseInput("--lock", lockPath, inputsOf(c, pl.Sources)); err != nil {
-				return err
-			}
-			if err := writeAtomic(lockPath, out); err != nil {
-				return usageError("writing %s: %v", lockPath, err)
-			}
-		}
-	}
-	if err := printDiags(ds); err != nil {
+	if err := printDiagnostics(stderr, plainText, ds, sources, rep.Redact); err != nil {
 		return err
 	}
 	if !c.Bool("quiet") {
-		servers := plural(len(found), "server")
+		servers := plural(rep.Servers, "server")
 		if workspace != "" {
-			servers += ", " + plural(remoteCount, "remote server")
+			servers += ", " + plural(rep.RemoteServers, "remote server")
 		}
-		fmt.Fprintf(stderr, "%s, %d tools visible: %s\n", servers, countVisible(rows), report.Summary(ds))
+		fmt.Fprintf(stderr, "%s, %d tools visible: %s\n", servers, rep.Visible(), report.Summary(ds))
 	}
 	if code := problemsCode(ds, c.Bool("strict")); code != ExitOK {
 		return &exitError{code: code}
@@ -291,158 +156,45 @@ func toolsAction(c *ucli.Context) error {
 	return nil
 }
 
-func ptr(s string) *string { return &s }
-
-// remoteRows is what the remote servers of a workspace add to mcpc tools.
-type remoteRows struct {
-	rows    []toolRow
-	ds      []diag.Diagnostic
-	sources diag.Sources
-	servers int // entries in use (connected or not)
-}
-
-// listRemoteTools connects the remote servers of workspace sealed for scope
-// (handshake and tools/list, as a chat does), and returns a row per allowed
-// tool, named as a chat names it against the names in taken (built-ins and
-// the stdio tools). A server that cannot be reached is server-start-failed
-// at its entry, as a stdio server that does not start; the problems of
-// servers.json itself are its rules (remote-*), as validate reports them.
-func listRemoteTools(ctx context.Context, c *ucli.Context, env *compile.HostEnv, workspace, scope string, taken map[string]bool, host *redact.Redactor) (*remoteRows, error) {
-	out := &remoteRows{}
-	quiet := c.Bool("quiet")
-	stderr := c.App.ErrWriter
-	f, err := remote.Load(workspace)
-	if err != nil {
-		return nil, usageError("%s", host.Redact(err.Error()))
-	}
-	if !f.Exists {
-		if !quiet {
-			fmt.Fprintf(stderr, "remote: no %s\n", f.Path)
-		}
-		return out, nil
-	}
-	out.ds = append(out.ds, f.Diagnostics...)
-	secret, from, serr := remote.Secret(env.Value)
-	if f.Problem == "" {
-		if serr == nil {
-			key, err := remote.NewKey(secret)
-			if err != nil {
-				return nil, &exitError{code: ExitInternal, msg: err.Error()}
-			}
-			out.ds = append(out.ds, remote.CheckSealed(f, key, scope, from)...)
-		} else {
-			for _, e := range f.Entries {
-				if e.Valid() {
-					out.ds = append(out.ds, diag.At(e.SealedPos, diag.Error, remote.RuleSealed,
-						fmt.Sprintf("%s: the sealed part cannot be opened: the host environment has no %s or %s; the host skips it", e.Label(), remote.SecretVar, remote.FallbackSecretVar),
-						"give the host secret with --env-file or --env "+remote.SecretVar+"=…"))
-				}
-			}
-		}
-	}
-	m, err := runtime.NewRemoteServers(workspace, scope, runtime.RemoteOptions{Secret: secret, Dial: dialOptions()})
+// writeLock writes the lock of --lock, or with --check (lockFile) returns
+// how the tools differ from it.
+func writeLock(c *ucli.Context, rep *toolreport.Report, lockFile *toollock.File, pl *plan.Plan) ([]diag.Diagnostic, error) {
+	path := c.String("lock")
+	out, ds, err := rep.Lock(path, lockFile)
 	if err != nil {
 		return nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
-	defer m.Close()
-	m.Start()
-	if !quiet {
-		st, _, _ := m.Status()
-		fmt.Fprintf(stderr, "connecting %s of %s (scope %q)…\n", plural(len(st), "remote server"), f.Path, scope)
+	if out == nil {
+		return ds, nil
 	}
-	l, err := m.List(ctx, func(name string) bool { return taken[name] })
-	if err != nil {
-		return out, nil // interrupted: the caller sees ctx
+	if err := refuseInput("--lock", path, inputsOf(c, pl.Sources)); err != nil {
+		return nil, err
 	}
-	// Every text of this part is redacted here: the host's secrets and the
-	// header values of the entries that opened.
-	red := func(s string) string { return host.Redact(m.Redact(s)) }
-	out.sources = f.Sources(red)
-	out.servers = len(l.Servers)
-
-	// The naming of every connected server's allowed tools, as the chat's
-	// listing made it (naming.Assign), to give each tool its rule.
-	var groups []naming.ServerTools
-	for _, s := range l.Servers {
-		if s.Phase == runtime.RemoteConnected {
-			groups = append(groups, naming.ServerTools{Server: s.Name, Tools: s.ServerTools, Remote: true})
-		}
+	if err := writeAtomic(path, out); err != nil {
+		return nil, usageError("writing %s: %v", path, err)
 	}
-	named := map[string][]naming.Result{}
-	for _, r := range naming.Assign(groups, naming.Options{Builtins: []string{}}) {
-		named[r.Server] = append(named[r.Server], r)
-	}
-	registered := map[string]string{} // server + "\x00" + tool → visible name
-	for _, t := range l.Tools {
-		registered[t.Server+"\x00"+t.ServerTool] = t.Name
-	}
-	for _, s := range l.Servers {
-		pos := diag.Pos{File: f.Path}
-		if es := f.Find(s.Name); len(es) > 0 {
-			pos = es[0].Pos
-		}
-		if !quiet {
-			fmt.Fprintf(stderr, "  %s (remote): %s\n", s.Name, red(s.State))
-		}
-		if s.Phase != runtime.RemoteConnected {
-			reason := red(s.Reason)
-			if reason == "" {
-				reason = string(s.Phase)
-			}
-			rule := RuleServerStartFailed
-			out.rows = append(out.rows, toolRow{Server: s.Name, Rule: &rule, Message: reason})
-			out.ds = append(out.ds, diag.At(pos, diag.Error, RuleServerStartFailed,
-				fmt.Sprintf("remote server %q did not list its tools: %s", s.Name, reason),
-				fmt.Sprintf("check its url and key: mcpc remote list --workspace %s --scope %s; it contributes no tools", workspace, scope)))
-			continue
-		}
-		for _, name := range s.Missing {
-			out.ds = append(out.ds, diag.At(pos, diag.Warning, remote.RuleTools,
-				red(fmt.Sprintf("remote server %q does not offer the allowlisted tool %q", s.Name, name)),
-				fmt.Sprintf("mcpc remote tools %s --workspace %s --scope %s shows the tools it offers", s.Name, workspace, scope)))
-		}
-		for _, r := range named[s.Name] {
-			row := toolRow{Server: s.Name, Tool: ptr(red(r.Tool))}
-			visible, ok := registered[s.Name+"\x00"+r.Tool]
-			switch {
-			case ok:
-				row.Name = ptr(visible)
-				if r.Rule != "" {
-					row.Rule, row.Message = ptr(r.Rule), red(r.Message)
-					out.ds = append(out.ds, diag.At(pos, diag.Warning, r.Rule, red(r.Message), red(r.Suggestion)))
-				}
-			case r.Registered():
-				// Named, then skipped: a built-in or a stdio tool has the name.
-				msg := red(fmt.Sprintf("tool %q of remote server %q is skipped: the name %q is already used by another tool", r.Tool, s.Name, r.Name))
-				row.Rule, row.Message = ptr(naming.RuleCollision), msg
-				out.ds = append(out.ds, diag.At(pos, diag.Warning, naming.RuleCollision, msg, "add the remote server under another name"))
-			default:
-				row.Rule, row.Message = ptr(r.Rule), red(r.Message)
-				out.ds = append(out.ds, diag.At(pos, diag.Warning, r.Rule, red(r.Message), red(r.Suggestion)))
-			}
-			out.rows = append(out.rows, row)
-		}
-	}
-	for i := range out.ds {
-		out.ds[i].Message = red(out.ds[i].Message)
-		out.ds[i].Suggestion = red(out.ds[i].Suggestion)
-	}
-	return out, nil
+	return ds, nil
 }
 
-func countVisible(rows []toolRow) int {
-	n := 0
-	for _, r := range rows {
-		if r.Name != nil {
-			n++
-		}
+// readLock reads the lock of --check, with its lines for excerpts.
+func readLock(path string, sources *excerpts) (*toollock.File, []diag.Diagnostic, error) {
+	data, err := inputfile.ReadText(path)
+	if err != nil {
+		return nil, nil, usageError("cannot read %s: %v", path, unwrapPath(err))
 	}
-	return n
+	v, err := schema.Acquire()
+	if err != nil {
+		return nil, nil, &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	defer schema.Release(v)
+	sources.withFile(path, data)
+	f, ds := toollock.Read(path, data, v)
+	return f, ds, nil
 }
 
 // planForTools compiles the sources, or reads --plan and builds the host
 // environment from the env flags.
-func planForTools(c *ucli.Context) (*plan.Plan, *compile.HostEnv, *denylist.List, diag.Sources, []diag.Diagnostic, error) {
+func planForTools(c *ucli.Context) (*plan.Plan, *compile.HostEnv, *denylist.List, *excerpts, []diag.Diagnostic, error) {
 	if file := c.String("plan"); file != "" {
 		if len(c.StringSlice("appsettings")) > 0 || c.String("agent-dir") != "" {
 			return nil, nil, nil, nil, nil, usageError("--plan replaces --appsettings and --agent-dir: give one or the other")
@@ -457,49 +209,53 @@ func planForTools(c *ucli.Context) (*plan.Plan, *compile.HostEnv, *denylist.List
 				return nil, nil, nil, nil, nil, usageError("%v", err)
 			}
 		}
-		opts := compile.HostEnvOptions{EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
-		if !opts.CleanEnv {
-			opts.Environ = environ()
-		}
-		env, files, eds, err := compile.LoadHostEnv(opts)
+		env, files, eds, err := loadHostEnv(c, deny)
 		if err != nil {
-			return nil, nil, nil, nil, nil, usageError("%v", err)
+			return nil, nil, nil, nil, nil, err
 		}
 		p, pds := plan.Read(file, data)
 		if err := volcanicPlanOnly(file, p); err != nil {
 			return nil, nil, nil, nil, nil, err
 		}
-		return p, env, deny, withFile(files, file, data), append(eds, pds...), nil
+		return p, env, deny, sourcesOf(files).withFile(file, data), append(eds, pds...), nil
 	}
 	res, err := compileFromFlags(c)
 	if err != nil {
 		return nil, nil, nil, nil, nil, err
 	}
-	return res.Plan, res.Env, res.Deny, res.Files, res.Diagnostics, nil
+	return res.Plan, res.Env, res.Deny, sourcesOf(res.Files), res.Diagnostics, nil
 }
 
 // progressPrinter shows, on stderr, which server starts and how long each
-// took, so that a slow or hanging server is visible while it happens.
-func progressPrinter(w io.Writer, n int) func(runtime.ProgressEvent) {
+// took, so that a slow or hanging server is visible while it happens; then
+// the remote servers of the chat of scope.
+func progressPrinter(w io.Writer, scope string) toolreport.Watch {
 	var mu sync.Mutex
-	fmt.Fprintf(w, "starting %s…\n", plural(n, "server"))
-	return func(e runtime.ProgressEvent) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e.Phase {
-		case runtime.PhaseStarted:
-			fmt.Fprintf(w, "  %s: starting\n", e.Server)
-		case runtime.PhaseDone:
-			fmt.Fprintf(w, "  %s: %s in %s\n", e.Server, plural(e.Tools, "tool"), e.Elapsed.Round(time.Millisecond))
-		case runtime.PhaseFailed:
-			fmt.Fprintf(w, "  %s: failed after %s: %s\n", e.Server, e.Elapsed.Round(time.Millisecond), e.Reason)
-		}
+	return toolreport.Watch{
+		Starting: func(n int) { fmt.Fprintf(w, "starting %s…\n", plural(n, "server")) },
+		Server: func(e runtime.ProgressEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch e.Phase {
+			case runtime.PhaseStarted:
+				fmt.Fprintf(w, "  %s: starting\n", e.Server)
+			case runtime.PhaseDone:
+				fmt.Fprintf(w, "  %s: %s in %s\n", e.Server, plural(e.Tools, "tool"), e.Elapsed.Round(time.Millisecond))
+			case runtime.PhaseFailed:
+				fmt.Fprintf(w, "  %s: failed after %s: %s\n", e.Server, e.Elapsed.Round(time.Millisecond), e.Reason)
+			}
+		},
+		NoRemoteFile: func(path string) { fmt.Fprintf(w, "remote: no %s\n", path) },
+		Connecting: func(path string, n int) {
+			fmt.Fprintf(w, "connecting %s of %s (scope %q)…\n", plural(n, "remote server"), path, scope)
+		},
+		RemoteServer: func(name, status string) { fmt.Fprintf(w, "  %s (remote): %s\n", name, status) },
 	}
 }
 
-func writeToolRows(w io.Writer, format string, rows []toolRow) error {
+func writeToolRows(w io.Writer, format string, rows []toolreport.Row) error {
 	if rows == nil {
-		rows = []toolRow{}
+		rows = []toolreport.Row{}
 	}
 	if format == "json" {
 		for i := range rows {

@@ -36,7 +36,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if err := printReport(c, c.App.Writer, ds, sources, res.Redactor.Redact); err != nil {
+			if err := printDiagnostics(c.App.Writer, diagFlags(c), ds, sources, res.Redactor.Redact); err != nil {
 				return err
 			}
 			if res.Profile == compile.ProfileCraftbot {
