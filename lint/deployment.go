@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/bmatcuk/doublestar/v4"
@@ -272,4 +273,46 @@ func closestID(id string, known []string) string {
 		}
 	}
 	return best
+}
+
+// InitFile is the mcpc.cue that `mcpc lint --init` writes for d's profile
+// and sources: those, an empty rule configuration with how to fill it, and
+// the baseline pack.
+func InitFile(d Deployment) string {
+	var b strings.Builder
+	q := func(s string) string { x, _ := json.Marshal(s); return string(x) }
+	list := func(xs []string) string {
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = q(x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	b.WriteString("// mcpc.cue: the deployment mcpc lint checks. Paths are relative to this file.\n")
+	b.WriteString("// Written by mcpc lint --init; see docs/policies.md and mcpc rules.\n")
+	fmt.Fprintf(&b, "profile: %s\n\n", q(d.Profile))
+	b.WriteString("sources: {\n")
+	if len(d.Sources.AppSettings) > 0 {
+		fmt.Fprintf(&b, "\tappsettings: %s\n", list(d.Sources.AppSettings))
+	}
+	if len(d.Sources.EnvFiles) > 0 {
+		fmt.Fprintf(&b, "\tenvFiles: %s\n", list(d.Sources.EnvFiles))
+	}
+	if len(d.Sources.Env) > 0 {
+		fmt.Fprintf(&b, "\tenv: %s\n", list(d.Sources.Env))
+	}
+	if d.Sources.CleanEnv {
+		b.WriteString("\tcleanEnv: true\n")
+	}
+	for _, f := range []struct{ name, value string }{{"agentDir", d.Sources.AgentDir}, {"config", d.Sources.Config}, {"denyList", d.Sources.DenyList}} {
+		if f.value != "" {
+			fmt.Fprintf(&b, "\t%s: %s\n", f.name, q(f.value))
+		}
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// Severity per rule id: \"off\", \"info\", \"warning\" or \"error\".\nrules: {}\n\n")
+	b.WriteString("// Findings to ignore, each with its reason:\n// ignores: [{path: \"appsettings.json\", rule: \"unknown-field\", reason: \"the host reads Logging\"}]\nignores: []\n\n")
+	b.WriteString("// Where the deployment runs: os, the PATH of an image, the clients whose tool limits apply,\n// and the tool lock (mcpc tools --lock FILE) the tool rules read.\ntarget: {}\n\n")
+	b.WriteString("policies: packs: [\"baseline\"]\n")
+	return b.String()
 }

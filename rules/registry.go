@@ -124,4 +124,11 @@ var registry = []Rule{
 		Example: `"auth": "oauth"`},
 	{ID: "remote-sealed", Severity: diag.Error, Description: "A remote server's sealed part is not valid, or (with the host secret and --scope) does not open: the entry was written or edited without the secret, copied from another chat, or sealed with another secret. The host skips it.",
 		Example: `an entry copied from the servers.json of another chat`},
+	// mcpc lint's own inputs: mcpc.cue and policy packs.
+	{ID: "deployment-invalid", Severity: diag.Error, Description: "mcpc.cue does not fit its schema (an unknown field, a wrong type, a severity other than off, info, warning, error), names a rule that does not exist, or has an ignore without a reason or with a broken glob. mcpc lint stops (exit 2).",
+		Example: `rules: "pakage-unpinned": "off"`},
+	{ID: "cue-syntax", Severity: diag.Error, Description: "A CUE input (mcpc.cue) does not parse, or does not evaluate to data (a conflict, a value left open such as string).",
+		Example: `profile: string`},
+	{ID: "policy-invalid", Severity: diag.Error, Description: "A policy pack cannot be used: its CUE does not compile, a rule lacks severity, description, example or deny, an id is taken twice, or a rule fails to evaluate on the plan. The message names the rule.",
+		Example: `rules: "team-x": {severity: "fatal", …}`},
 }

@@ -104,6 +104,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 		},
 		Commands: []*ucli.Command{
 			validateCommand(),
+			lintCommand(),
 			planCommand(),
 			explainCommand(),
 			rulesCommand(),
@@ -155,6 +156,15 @@ func flags(groups ...[]ucli.Flag) []ucli.Flag {
 
 // compileFromFlags runs the compiler on the command's source flags.
 func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
+	opts, err := optionsFromFlags(c)
+	if err != nil {
+		return nil, err
+	}
+	return compileWith(opts)
+}
+
+// optionsFromFlags turns the command's source flags into compiler options.
+func optionsFromFlags(c *ucli.Context) (compile.Options, error) {
 	opts := compile.Options{
 		Profile:     c.String("profile"),
 		AppSettings: c.StringSlice("appsettings"),
@@ -164,10 +174,10 @@ func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
 		AgentDir:    c.String("agent-dir"),
 	}
 	if err := craftbotOptions(c, &opts); err != nil {
-		return nil, err
+		return opts, err
 	}
 	if err := checkEnvFlags(c); err != nil {
-		return nil, err
+		return opts, err
 	}
 	if !opts.CleanEnv {
 		opts.Environ = environ()
@@ -175,10 +185,16 @@ func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
 	if f := c.String("deny-list"); f != "" {
 		l, err := denylist.Load(f)
 		if err != nil {
-			return nil, usageError("%v", err)
+			return opts, usageError("%v", err)
 		}
 		opts.DenyList = l
 	}
+	return opts, nil
+}
+
+// compileWith runs the compiler; an input it cannot read is a usage error
+// (exit 2).
+func compileWith(opts compile.Options) (*compile.Result, error) {
 	res, err := compile.Compile(opts)
 	if err != nil {
 		var ie *compile.InputError
