@@ -35,8 +35,9 @@ var mayImport = map[string][]string{
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "naming", "internal/inputfile"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist"},
+	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
-	"cmd/mcpc/cli": {"compile", "diag", "internal/inputfile", "naming", "node", "plan", "policies/denylist",
+	"cmd/mcpc/cli": {"compile", "diag", "importer", "internal/inputfile", "naming", "node", "plan", "policies/denylist",
 		"redact", "remote", "report", "rules", "runtime", "schema", "toollock"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
