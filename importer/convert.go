@@ -252,7 +252,16 @@ func (c *converter) convertText(v *node.Node, text, subject, where string) (stri
 	}
 	var b strings.Builder
 	ok := true
-	for _, p := range pieces {
+	for i, p := range pieces {
+		if p.kind != tLiteral && repeated(pieces[:i], p) {
+			// The same template again in one value: same output, one report.
+			if p.kind == tSeparator {
+				b.WriteString("/")
+			} else if p.kind == tWorkspace && c.opts.To == Volcanic {
+				b.WriteString("${workspace}")
+			}
+			continue
+		}
 		switch p.kind {
 		case tLiteral:
 			b.WriteString(p.text)
@@ -311,4 +320,14 @@ func clip(s string) string {
 		return s[:24] + "…"
 	}
 	return s
+}
+
+// repeated reports whether p already occurs in earlier.
+func repeated(earlier []piece, p piece) bool {
+	for _, q := range earlier {
+		if q.text == p.text {
+			return true
+		}
+	}
+	return false
 }

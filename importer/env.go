@@ -162,7 +162,11 @@ func (c *converter) volcanicEnvTemplates(m node.Member, pieces []piece, subject 
 	whole := len(pieces) == 1
 	var b strings.Builder
 	ok := true
-	for _, p := range pieces {
+	for i, p := range pieces {
+		if p.kind != tLiteral && repeated(pieces[:i], p) {
+			b.WriteString(c.volcanicRepeat(p, key))
+			continue
+		}
 		switch p.kind {
 		case tLiteral:
 			b.WriteString(p.text)
@@ -189,10 +193,7 @@ func (c *converter) volcanicEnvTemplates(m node.Member, pieces []piece, subject 
 				c.info(v.Pos, CodeTemplate, fmt.Sprintf("%s: %s in %s became %s, the host variable %s", subject, p.text, where, ref, p.name))
 			}
 		case tInput:
-			host := key
-			if !whole {
-				host = envVarFor(p.name)
-			}
+			host := c.inputVar(p.name, key, whole)
 			b.WriteString("${env:" + host + "}")
 			c.warn(v.Pos, CodeEnvToFill, fmt.Sprintf("%s: %s in %s is %s; volcanic cannot ask for a value: it became ${env:%s}", subject, p.text, where, c.inputWords(p.name), host),
 				fmt.Sprintf("set %s in the host environment", host))
@@ -218,7 +219,7 @@ func (c *converter) craftbotEnvTemplates(m node.Member, pieces []piece, subject 
 			c.secret(v, p.def)
 		}
 		c.warn(v.Pos, CodeDefaultLost, fmt.Sprintf("%s: %s in %s became its default: CraftBot does not read %s from its environment", subject, p.shown(), where, p.name),
-			fmt.Sprintf("change it with /mcp env <name> %s VALUE", key))
+			fmt.Sprintf("to change it: /mcp env %s %s VALUE", sanitizeName(c.current, c.opts.To), key))
 		d := p.def
 		return &d, true
 	}
@@ -287,4 +288,35 @@ func (c *converter) headerNames(n *node.Node, subject string) []string {
 		}
 	}
 	return names
+}
+
+// inputVar is the host variable that stands for a VS Code input: one per
+// input in the whole file, named after the env key of its first use as a
+// whole value ("GITHUB_TOKEN": "${input:token}"), else after the input id.
+func (c *converter) inputVar(id, key string, whole bool) string {
+	if v, ok := c.inputVars[id]; ok {
+		return v
+	}
+	v := envVarFor(id)
+	if whole {
+		v = key
+	}
+	c.inputVars[id] = v
+	return v
+}
+
+// volcanicRepeat is the output of a template already reported in the same
+// value.
+func (c *converter) volcanicRepeat(p piece, key string) string {
+	switch p.kind {
+	case tSeparator:
+		return "/"
+	case tWorkspace:
+		return "${workspace}"
+	case tEnv:
+		return "${env:" + p.name + "}"
+	case tInput:
+		return "${env:" + c.inputVar(p.name, key, false) + "}"
+	}
+	return ""
 }

@@ -127,7 +127,7 @@ func Import(file string, data []byte, opts Options) (*Result, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	c := &converter{opts: opts, file: file, deny: denylist.Default(), res: &Result{}, secretVars: map[string]string{}}
+	c := &converter{opts: opts, file: file, deny: denylist.Default(), res: &Result{}, secretVars: map[string]string{}, inputVars: map[string]string{}}
 	root, d := node.ParseJSON(file, data, c.allowsComments())
 	if d != nil {
 		c.res.Diagnostics = append(c.res.Diagnostics, *d)

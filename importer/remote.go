@@ -30,11 +30,13 @@ func (c *converter) remote(s *source, e *entry, subject, transport string) bool 
 			scheme = strings.TrimSuffix(p, "://")
 		}
 	}
-	if scheme == "" {
+	templated := strings.HasPrefix(raw, "${") && c.opts.To == Volcanic // guidance only: the user fills it in
+	if scheme == "" && !templated {
 		c.fail(u.Pos, CodeShape, fmt.Sprintf("%s: url must be an absolute http(s) or ws(s) URL", subject), `write "url": "https://mcp.example.com/mcp"`)
 		return false
 	}
 	shown, hidden := displayURL(raw)
+	shown = c.shownTemplates(shown)
 	if hidden {
 		c.secret(u, raw)
 	}
@@ -92,7 +94,6 @@ func displayURL(raw string) (string, bool) {
 // remoteGuidance reports a remote server for volcanic: the command that
 // adds it to a chat, with header names and never their values.
 func (c *converter) remoteGuidance(s *source, subject, transport, scheme, shown string, hidden bool, headers []node.Member) {
-	c.res.Remote++
 	file := "settings.json"
 	if c.opts.Form == FormAppSettings {
 		file = "Mcp section"
@@ -102,6 +103,7 @@ func (c *converter) remoteGuidance(s *source, subject, transport, scheme, shown 
 		c.warn(s.namePos, CodeRemote, msg, "volcanic connects to remote servers over Streamable HTTP or SSE only; ask the server's provider for an http(s) endpoint")
 		return
 	}
+	c.res.Remote++
 	name := c.remoteName(s.name)
 	cmd := []string{"mcpc remote add", name, shellQuote(shown)}
 	switch transport {
@@ -167,7 +169,7 @@ func (c *converter) remoteName(name string) string {
 			b.WriteByte('-')
 		}
 	}
-	base := strings.Trim(b.String(), "-")
+	base := strings.Trim(collapseDashes(b.String()), "-")
 	if base == "" {
 		base = "remote"
 	}
@@ -216,4 +218,25 @@ func (c *converter) craftbotRemote(s *source, e *entry, u *node.Node, subject, t
 	}
 	e.url = raw
 	return true
+}
+
+func collapseDashes(s string) string {
+	for strings.Contains(s, "--") {
+		s = strings.ReplaceAll(s, "--", "-")
+	}
+	return s
+}
+
+// shownTemplates rewrites the templates of s as a report may quote them
+// (without defaults, which are values).
+func (c *converter) shownTemplates(s string) string {
+	var b strings.Builder
+	for _, p := range c.split(s) {
+		if p.kind == tLiteral {
+			b.WriteString(p.text)
+		} else {
+			b.WriteString(p.shown())
+		}
+	}
+	return b.String()
 }

@@ -15,6 +15,8 @@ type converter struct {
 	deny   *denylist.List
 	res    *Result
 	inputs map[string]input // VS Code's inputs, by id
+	// inputVars are the host variables that stand for VS Code inputs.
+	inputVars map[string]string
 	// current is the source name of the server being converted.
 	current string
 	// secretVars are the host variables that literal credentials moved

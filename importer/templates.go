@@ -79,8 +79,10 @@ func (c *converter) classify(t string) piece {
 			p.kind, p.name = tEnv, body[len("env:"):]
 		case c.opts.From == VSCode && strings.HasPrefix(body, "input:"):
 			p.kind, p.name = tInput, body[len("input:"):]
-		case body == "userHome" || body == "workspaceFolderBasename":
-			p.why = "a path of the editor's machine"
+		case body == "userHome":
+			p.why = "the editor user's home directory"
+		case body == "workspaceFolderBasename":
+			p.why = "the name of the editor's workspace folder"
 		case strings.HasPrefix(body, "config:") || strings.HasPrefix(body, "command:"):
 			p.why = "a value of the editor itself"
 		default:
