@@ -93,7 +93,7 @@ func remoteNote(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return ", " + importPlural(n, "remote server") + " left for mcpc remote add"
+	return ", " + importPlural(n, "remote server") + " to add with mcpc remote add"
 }
 
 func importPlural(n int, word string) string {
