@@ -39,11 +39,12 @@ var mayImport = map[string][]string{
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
+	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
 	"toolreport": {"diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
-	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "internal/inputfile", "internal/transport", "naming", "node", "plan", "policies/denylist",
-		"redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/inputfile", "internal/transport", "lint", "naming", "node", "plan",
+		"policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.

@@ -112,6 +112,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			remoteCommand(),
 			runCommand(),
 			guardCommand(),
+			importCommand(),
 		},
 	}
 }
