@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/lint"
 	"github.com/mcpc-dev/mcpc/rules"
 )
 
@@ -14,7 +15,7 @@ import (
 // has a case that triggers it (fixtures/rule-<id>/, its golden shows the
 // rule) and a near-miss (fixtures/rule-<id>-ok/) that stays clean.
 func TestEveryRuleHasGoldenCases(t *testing.T) {
-	for _, r := range rules.All() {
+	for _, r := range allRules(t) {
 		trigger, err := os.ReadFile(filepath.Join("golden", "rule-"+r.ID+".txt"))
 		if err != nil {
 			t.Errorf("rule %s has no trigger case: %v", r.ID, err)
@@ -30,7 +31,7 @@ func TestEveryRuleHasGoldenCases(t *testing.T) {
 		if !strings.Contains(string(near), "\nexit 0\n") {
 			t.Errorf("rule %s: the near-miss golden/rule-%s-ok.txt does not exit 0", r.ID, r.ID)
 		}
-		for _, other := range rules.All() {
+		for _, other := range allRules(t) {
 			if strings.Contains(string(near), "["+other.ID+"]") {
 				t.Errorf("rule %s: the near-miss golden/rule-%s-ok.txt reports %s", r.ID, r.ID, other.ID)
 			}
@@ -41,7 +42,7 @@ func TestEveryRuleHasGoldenCases(t *testing.T) {
 	for _, d := range dirs {
 		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(d), "rule-"), "-ok")
 		found := false
-		for _, r := range rules.All() {
+		for _, r := range allRules(t) {
 			if id == r.ID || strings.HasPrefix(id, r.ID+"-") {
 				found = true
 			}
@@ -59,13 +60,24 @@ func TestRulesDoc(t *testing.T) {
 	b.WriteString("# Rules\n\n")
 	b.WriteString("Every diagnostic mcpc prints carries one of these rule ids. `mcpc rules` prints the same list.\n")
 	b.WriteString("Each rule has golden cases: `fixtures/rule-<id>/` triggers it, `fixtures/rule-<id>-ok/` is a near-miss that stays clean.\n")
-	b.WriteString("This file is generated from `compile/rules/registry.go` by `go test . -update`.\n\n")
+	b.WriteString("This file is generated from `rules/registry.go`, `policies/*.go` and the packs in `policies/` by `go test . -update`.\n\n")
 	b.WriteString("| id | severity | description |\n|---|---|---|\n")
-	for _, r := range rules.All() {
+	for _, r := range allRules(t) {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", r.ID, r.ID, r.Severity, r.Description)
 	}
-	for _, r := range rules.All() {
+	for _, r := range allRules(t) {
 		fmt.Fprintf(&b, "\n## %s\n\n%s (%s)\n\nExample:\n\n```\n%s\n```\n", r.ID, r.Description, r.Severity, r.Example)
 	}
 	compareGolden(t, filepath.Join("docs", "rules.md"), b.String())
+}
+
+// allRules are the rules mcpc rules lists: the registry, the Go deployment
+// rules and the rules of the built-in policy packs.
+func allRules(t *testing.T) []rules.Rule {
+	t.Helper()
+	all, err := lint.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }

@@ -259,6 +259,9 @@ func (p *Pack) declare(taken map[string]bool) []diag.Diagnostic {
 		}
 		switch {
 		case decl.Severity == nil || (*decl.Severity != "error" && *decl.Severity != "warning" && *decl.Severity != "info"):
+			if sv := rv.LookupPath(cue.ParsePath("severity")); sv.Exists() {
+				file, line, col = at(sv)
+			}
 			bad(`severity must be "error", "warning" or "info"`, `severity: "warning"`)
 		case decl.Description == nil || strings.TrimSpace(*decl.Description) == "":
 			bad("it has no description", `description: "what the rule checks, in one line"`)
@@ -383,6 +386,12 @@ func cueDiagnostics(err error, file, what string) []diag.Diagnostic {
 	var ds []diag.Diagnostic
 	for _, e := range cueerrors.Errors(err) {
 		f, line, col := position(e.Position(), file)
+		for _, p := range cueerrors.Positions(e) {
+			if p.IsValid() && p.Filename() != "" {
+				f, line, col = position(p, file)
+				break
+			}
+		}
 		format, args := e.Msg()
 		ds = append(ds, diag.Diagnostic{File: f, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
 			Message: what + ": " + fmt.Sprintf(format, args...)})

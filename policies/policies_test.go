@@ -14,6 +14,9 @@ import (
 
 // server is one plan server for the tests: the defaults of a stdio entry.
 func server(name, command string, args ...string) map[string]any {
+	if args == nil {
+		args = []string{} // as in every plan
+	}
 	return map[string]any{"name": name, "command": command, "args": args, "enabled": true, "transport": "stdio",
 		"env": map[string]any{}, "idleTimeoutSeconds": 1800, "callTimeoutSeconds": 120, "startupTimeoutSeconds": 60,
 		"cwd": "${workspace}", "parallel": false, "promptSection": nil, "stderrLevel": "Warning", "toolPrefix": ""}
@@ -59,6 +62,10 @@ func TestBuiltinRules(t *testing.T) {
 		{"baseline", "package-unpinned", server("gh", "npx", "-y", "@scope/server-x@1.2.3"), ""},
 		{"baseline", "package-unpinned", server("gh", "npx", "-y", "@scope/server-x@2025.9.1-beta.1"), ""},
 		{"baseline", "package-unpinned", server("gh", "npx", "./local/server.js"), ""},
+		{"baseline", "package-unpinned", server("gh", "npx"), ""},
+		{"baseline", "package-unpinned", server("d", "docker", "run"), ""},
+		{"baseline", "package-unpinned", server("f", "uvx"), ""},
+		{"strict", "launcher-allowed", server("x", "/opt/run.sh"), "servers 0 command"},
 		{"baseline", "package-unpinned", server("f", "uvx", "mcp-server-fetch"), "servers 0 args 0"},
 		{"baseline", "package-unpinned", server("f", "uvx", "--from", "mcp-server-fetch", "fetch"), "servers 0 args 1"},
 		{"baseline", "package-unpinned", server("f", "uvx", "mcp-server-fetch==2025.4.7"), ""},

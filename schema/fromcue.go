@@ -162,8 +162,11 @@ func cueErrors(err error, file, what string) []diag.Diagnostic {
 	var ds []diag.Diagnostic
 	for _, e := range cueerrors.Errors(err) {
 		pos := diag.Pos{File: file, Line: 1, Column: 1}
-		if p := e.Position(); p.IsValid() && p.Filename() == file {
-			pos = posOf(p)
+		for _, p := range append([]token.Pos{e.Position()}, cueerrors.Positions(e)...) {
+			if p.IsValid() && p.Filename() == file {
+				pos = posOf(p)
+				break
+			}
 		}
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)

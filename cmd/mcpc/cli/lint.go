@@ -406,7 +406,14 @@ func dropped(a lint.Applied) string {
 
 // deploymentError prints the problems of mcpc.cue or of a policy pack and
 // stops: lint does not guess what a broken configuration meant.
-func deploymentError(c *ucli.Context, ds []diag.Diagnostic, src diag.Sources) error {
+func deploymentError(c *ucli.Context, ds []diag.Diagnostic, src *excerpts) error {
+	for _, d := range ds {
+		if _, ok := src.files[d.File]; !ok {
+			if data, err := inputfile.ReadText(d.File); err == nil {
+				src.withFile(d.File, data)
+			}
+		}
+	}
 	if err := printDiagnostics(c.App.Writer, diagFlags(c), ds, src, nil); err != nil {
 		return err
 	}

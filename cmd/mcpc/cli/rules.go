@@ -6,8 +6,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/mcpc-dev/mcpc/lint"
 	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/rules"
 )
 
 func rulesCommand() *ucli.Command {
@@ -22,7 +22,10 @@ Example:
 			&ucli.StringFlag{Name: "format", Value: "text", Usage: "text|json"},
 		},
 		Action: func(c *ucli.Context) error {
-			all := rules.All()
+			all, err := lint.Rules()
+			if err != nil {
+				return &exitError{code: ExitInternal, msg: err.Error()}
+			}
 			switch c.String("format") {
 			case "json":
 				type row struct {
