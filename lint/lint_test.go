@@ -90,9 +90,10 @@ ignores: [{path: "agent/*.json", rule: "tool-prefix-chars", reason: "legacy agen
 	}
 }
 
-// The example deployment: the compiler's checks, the baseline pack (the
-// time server's uvx package is not pinned, reported on its host.env line)
-// and the Go rules against a PATH without uvx.
+// The example deployment: the compiler's checks, the baseline pack (an
+// --env entry that unpins the time server's package, reported on its line)
+// and the Go rules against a PATH without uvx (reported on the host.env line
+// that names the command).
 func TestRunExample(t *testing.T) {
 	dir := "../examples/volcanic/"
 	packs, ds := (*Deployment)(nil).LoadPacks(nil)
@@ -106,7 +107,8 @@ func TestRunExample(t *testing.T) {
 		}
 	}
 	rep, err := Run(Options{
-		Compile: compile.Options{CleanEnv: true, AppSettings: []string{dir + "appsettings.json"}, EnvFiles: []string{dir + "host.env"}, AgentDir: dir + "agent"},
+		Compile: compile.Options{CleanEnv: true, AppSettings: []string{dir + "appsettings.json"}, EnvFiles: []string{dir + "host.env"}, AgentDir: dir + "agent",
+			Env: []string{"Mcp__Servers__time__Args__0=mcp-server-time"}},
 		Packs:   packs,
 		Target:  policies.ImageTarget("linux", bin, nil),
 	})
@@ -115,7 +117,7 @@ func TestRunExample(t *testing.T) {
 	}
 	got := shown(rep.Diagnostics)
 	for _, want := range []string{
-		dir + "host.env:7:29 warning package-unpinned server time runs mcp-server-time with uvx without a version",
+		compile.EnvFlagFile + ":1:29 warning package-unpinned server time runs mcp-server-time with uvx without a version",
 		dir + "host.env:6:29 error runtime-missing server time starts uvx, which is not on the target's PATH",
 	} {
 		if !strings.Contains(got, want) {

@@ -58,6 +58,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	app := newApp(stdin, stdout, stderr)
+	briefUsageErrors(app.Commands, "mcpc")
 	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && app.Command(args[1]) == nil {
 		var names []string
 		for _, c := range app.Commands {
@@ -114,6 +115,31 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			guardCommand(),
 			importCommand(),
 		},
+	}
+}
+
+// briefUsageErrors makes a wrong flag print one line and the command's
+// usage line, instead of the command's whole help (urfave/cli's default for
+// a command without OnUsageError): the error is what the operator needs,
+// and --help is one flag away.
+func briefUsageErrors(cmds []*ucli.Command, parent string) {
+	for _, cmd := range cmds {
+		name := parent + " " + cmd.Name
+		usage := cmd.UsageText
+		if i := strings.IndexByte(usage, '\n'); i >= 0 {
+			usage = usage[:i]
+		}
+		if usage == "" {
+			usage = name + " [options]"
+		}
+		if cmd.OnUsageError == nil {
+			cmd.OnUsageError = func(_ *ucli.Context, err error, _ bool) error {
+				msg := strings.Replace(err.Error(), "flag provided but not defined: -", "unknown flag --", 1)
+				msg = strings.Replace(msg, "flag needs an argument: -", "flag needs an argument: --", 1)
+				return usageError("%s (%s --help)\nusage: %s", msg, name, usage)
+			}
+		}
+		briefUsageErrors(cmd.Subcommands, name)
 	}
 }
 
