@@ -109,8 +109,8 @@ func TestRunExample(t *testing.T) {
 	rep, err := Run(Options{
 		Compile: compile.Options{CleanEnv: true, AppSettings: []string{dir + "appsettings.json"}, EnvFiles: []string{dir + "host.env"}, AgentDir: dir + "agent",
 			Env: []string{"Mcp__Servers__time__Args__0=mcp-server-time"}},
-		Packs:   packs,
-		Target:  policies.ImageTarget("linux", bin, nil),
+		Packs:  packs,
+		Target: policies.ImageTarget("linux", bin, nil),
 	})
 	if err != nil {
 		t.Fatal(err)
