@@ -1,5 +1,7 @@
 // Command mcpc compiles, validates and lints the MCP-server configuration of
 // agent hosts. All logic lives in packages; see cmd/mcpc/cli.
+//
+// It imports only cmd/mcpc/cli.
 package main
 
 import (

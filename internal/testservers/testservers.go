@@ -2,6 +2,8 @@
 // test server of fixtures/servers/testserver, built once per test binary,
 // and the npm server @modelcontextprotocol/server-everything installed by
 // `npm ci` (package.json at the repository root).
+//
+// Only tests import it; it imports no package of mcpc.
 package testservers
 
 import (

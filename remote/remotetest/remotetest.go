@@ -7,6 +7,8 @@
 // text and the Authorization header); slow {ms} (sleeps, or until the call
 // is cancelled); drop (closes every client connection of the server mid-call,
 // then waits); and the names in Options.Tools, which answer their own name.
+//
+// Only tests import it; it imports no package of mcpc.
 package remotetest
 
 import (
