@@ -34,7 +34,7 @@ var mayImport = map[string][]string{
 	"internal/transport": {"node"},
 
 	"compile":  {"craftbot", "diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
-	"lint":     {"compile", "policies", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
+	"lint":     {"compile", "craftbot", "policies", "policies/denylist", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},

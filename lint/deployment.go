@@ -5,8 +5,8 @@
 // golangci-lint does. The deployment is described by mcpc.cue (Deployment),
 // found upward from the directory being checked.
 //
-// It imports compile, policies, schema, toollock, plan, node, diag, rules,
-// policies/denylist and internal/inputfile.
+// It imports compile, craftbot, policies, policies/denylist, schema,
+// toollock, node, diag, rules and internal/inputfile.
 package lint
 
 import (

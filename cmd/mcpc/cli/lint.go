@@ -1,22 +1,19 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"sort"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/lint"
-	"github.com/mcpc-dev/mcpc/policies"
-	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/report"
 	"github.com/mcpc-dev/mcpc/rules"
 )
@@ -43,19 +40,11 @@ Examples:
 			&ucli.BoolFlag{Name: "init", Usage: "write mcpc.cue for the sources found in DIR (default: the current directory)"},
 			&ucli.StringSliceFlag{Name: "policy", Usage: "a team's policy pack `DIR` (CUE files declaring rules); repeatable"},
 			&ucli.StringFlag{Name: "path", Usage: "the target's `PATH` when it is not this machine (an image): commands are looked up there"},
-			&ucli.StringSliceFlag{Name: "client", Usage: "a target client whose tool limits apply (" + clientNames() + "); repeatable"},
+			&ucli.StringSliceFlag{Name: "client", Usage: "a target client whose tool limits apply (" + lint.ClientNames() + "); repeatable"},
 			&ucli.StringFlag{Name: "lock", Usage: "the tool lock `FILE` (from mcpc tools --lock) the tool rules read"},
 		}),
 		Action: lintAction,
 	}
-}
-
-func clientNames() string {
-	var names []string
-	for _, c := range policies.ClientLimits {
-		names = append(names, c.Name)
-	}
-	return strings.Join(names, "|")
 }
 
 // sourceFlagNames are the flags that describe a deployment's sources; each
@@ -112,15 +101,19 @@ func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
 			return nil, deploymentError(c, ds, src)
 		}
 	}
-	opts, err := lintSources(c, d, dir)
+	flags, err := lintFlags(c)
 	if err != nil {
 		return nil, err
+	}
+	opts, err := lint.CompileOptions(d, dir, flags)
+	if err != nil {
+		return nil, inputErr(err)
 	}
 	packs, pds := d.LoadPacks(c.StringSlice("policy"))
 	if len(pds) > 0 {
 		return nil, deploymentError(c, pds, src)
 	}
-	known, err := knownRules(packs)
+	known, err := lint.KnownRules(packs)
 	if err != nil {
 		return nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
@@ -129,13 +122,13 @@ func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
 			return nil, deploymentError(c, ds, src)
 		}
 	}
-	target, lockFile, err := lintTarget(c, d, opts)
+	target, lockFile, err := lint.TargetOf(d, flags, opts)
 	if err != nil {
-		return nil, err
+		return nil, inputErr(err)
 	}
 	rep, err := lint.Run(lint.Options{Compile: opts, Deployment: d, Packs: packs, Target: target, LockFile: lockFile})
 	if err != nil {
-		return nil, compileError(err)
+		return nil, inputErr(err)
 	}
 	src.others = append(src.others, rep.Result.Files)
 	for file, data := range rep.Files {
@@ -157,209 +150,34 @@ func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
 	return rep.Diagnostics, nil
 }
 
-// lintSources are the compiler options of one deployment: mcpc.cue's
-// sources, each overridden by its source flag when that is given (a flag
-// wins over the file, as on every command), else the appsettings files a
-// .NET host would read in dir. Nothing to check is a usage error: a lint
-// that checked nothing must not pass.
-func lintSources(c *ucli.Context, d *lint.Deployment, dir string) (compile.Options, error) {
-	opts := compile.Options{Profile: compile.ProfileVolcanic}
-	if d != nil {
-		s := d.Sources
-		if d.Profile != "" {
-			opts.Profile = d.Profile
+// lintFlags are the command line's say about a deployment.
+func lintFlags(c *ucli.Context) (lint.Flags, error) {
+	f := lint.Flags{Set: map[string]bool{}, Path: c.String("path"), HasPath: c.IsSet("path"),
+		Clients: c.StringSlice("client"), Lock: c.String("lock"), TargetOS: c.String("target-os"), Environ: environ()}
+	given := false
+	for _, name := range sourceFlagNames {
+		f.Set[name] = c.IsSet(name)
+		given = given || f.Set[name]
+	}
+	if given {
+		opts, err := optionsFromFlags(c)
+		if err != nil {
+			return f, err
 		}
-		opts.AppSettings, opts.EnvFiles, opts.Env, opts.CleanEnv, opts.AgentDir, opts.Config =
-			s.AppSettings, s.EnvFiles, s.Env, s.CleanEnv, s.AgentDir, s.Config
-		if s.DenyList != "" {
-			l, err := denylist.Load(s.DenyList)
-			if err != nil {
-				return opts, usageError("%s: denyList: %v", d.File, err)
-			}
-			opts.DenyList = l
-		}
+		f.Sources = opts
 	}
-	flagged, err := optionsFromFlags(c)
-	if err != nil {
-		return opts, err
-	}
-	if c.IsSet("profile") {
-		opts.Profile = flagged.Profile
-	}
-	for _, f := range []struct {
-		flag string
-		set  func()
-	}{
-		{"appsettings", func() { opts.AppSettings = flagged.AppSettings }},
-		{"env-file", func() { opts.EnvFiles = flagged.EnvFiles }},
-		{"env", func() { opts.Env = flagged.Env }},
-		{"clean-env", func() { opts.CleanEnv = flagged.CleanEnv }},
-		{"agent-dir", func() { opts.AgentDir = flagged.AgentDir }},
-		{"config", func() { opts.Config = flagged.Config }},
-		{"deny-list", func() { opts.DenyList = flagged.DenyList }},
-	} {
-		if c.IsSet(f.flag) {
-			f.set()
-		}
-	}
-	if opts.Profile == compile.ProfileCraftbot {
-		if opts.Config == "" {
-			opts.Config = filepath.Join(dir, craftbot.DefaultPath)
-		}
-		opts.TargetOS = targetOS(c, d)
-	} else if len(opts.AppSettings) == 0 {
-		opts.AppSettings = dotnetAppSettings(dir)
-		if len(opts.AppSettings) == 0 && opts.AgentDir == "" {
-			return opts, usageError("lint %s: nothing to check: no appsettings.json in %s, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir, dir)
-		}
-	}
-	if opts.AgentDir != "" {
-		if fi, err := os.Stat(opts.AgentDir); err != nil || !fi.IsDir() {
-			return opts, usageError("agent dir %s does not exist", opts.AgentDir)
-		}
-	}
-	opts.Environ = nil
-	if !opts.CleanEnv {
-		opts.Environ = environ()
-	}
-	return opts, nil
+	return f, nil
 }
 
-// dotnetAppSettings are the appsettings files a .NET host reads in dir:
-// appsettings.json, then appsettings.<Environment>.json (DOTNET_ENVIRONMENT,
-// else ASPNETCORE_ENVIRONMENT), those that exist.
-func dotnetAppSettings(dir string) []string {
-	var out []string
-	candidates := []string{filepath.Join(dir, "appsettings.json")}
-	env := os.Getenv("DOTNET_ENVIRONMENT")
-	if env == "" {
-		env = os.Getenv("ASPNETCORE_ENVIRONMENT")
-	}
-	if env != "" {
-		candidates = append(candidates, filepath.Join(dir, "appsettings."+env+".json"))
-	}
-	for _, f := range candidates {
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func targetOS(c *ucli.Context, d *lint.Deployment) string {
-	switch {
-	case c.IsSet("target-os"):
-		return c.String("target-os")
-	case d != nil && d.Target.OS != "":
-		return d.Target.OS
-	}
-	return goruntime.GOOS
-}
-
-// lintTarget describes where the deployment runs, and the lock to read.
-func lintTarget(c *ucli.Context, d *lint.Deployment, opts compile.Options) (policies.Target, string, error) {
-	goos := targetOS(c, d)
-	if !craftbot.ValidTargetOS(goos) {
-		return policies.Target{}, "", usageError("--target-os %s: one of %s", goos, strings.Join(craftbot.TargetOSes, ", "))
-	}
-	clients := c.StringSlice("client")
-	lockFile := c.String("lock")
-	path, image := c.String("path"), c.IsSet("path")
-	if d != nil {
-		if len(clients) == 0 {
-			clients = d.Target.Clients
-		}
-		if lockFile == "" {
-			lockFile = d.Target.Lock
-		}
-		if !image && d.Target.Path != "" {
-			path, image = d.Target.Path, true
-			path = joinPathList(d.Dir, path, goos)
-		}
-	}
-	for _, name := range clients {
-		if !validClient(name) {
-			return policies.Target{}, "", usageError("--client %s: one of %s", name, clientNames())
-		}
-	}
-	if image || goos != goruntime.GOOS {
-		return policies.ImageTarget(goos, path, clients), lockFile, nil
-	}
-	env, _, _, err := hostEnvOf(opts)
-	if err != nil {
-		return policies.Target{}, "", err
-	}
-	path = env["PATH"]
-	if _, ok := env["PATH"]; !ok {
-		// A described host environment without PATH (--clean-env) is not
-		// how a host runs: its commands are found on this machine's PATH.
-		path = os.Getenv("PATH")
-	}
-	return policies.LocalTarget(path, env, clients), lockFile, nil
-}
-
-func validClient(name string) bool {
-	for _, c := range policies.ClientLimits {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// joinPathList makes the relative directories of a PATH relative to dir.
-func joinPathList(dir, path, goos string) string {
-	sep := string(os.PathListSeparator)
-	if goos == "windows" {
-		sep = ";"
-	}
-	parts := strings.Split(path, sep)
-	for i, p := range parts {
-		if p != "" && !filepath.IsAbs(p) {
-			parts[i] = filepath.Join(dir, p)
-		}
-	}
-	return strings.Join(parts, sep)
-}
-
-// hostEnvOf is the host environment the deployment's servers inherit from,
-// as a map: the PATH they look commands up on.
-func hostEnvOf(opts compile.Options) (map[string]string, *compile.FileSet, []diag.Diagnostic, error) {
-	env, files, ds, err := compile.LoadHostEnv(compile.HostEnvOptions{CleanEnv: opts.CleanEnv, Environ: opts.Environ, EnvFiles: opts.EnvFiles, Env: opts.Env})
-	if err != nil {
-		return nil, nil, nil, compileError(err)
-	}
-	return env.Map(), files, ds, nil
-}
-
-// compileError maps an error of the compiler to an exit.
-func compileError(err error) error {
-	if _, ok := err.(*compile.InputError); ok {
+// inputErr maps an error of the lint library to an exit: an input it cannot
+// use is a usage error (2), anything else internal (3).
+func inputErr(err error) error {
+	var ie *lint.InputError
+	var ce *compile.InputError
+	if errors.As(err, &ie) || errors.As(err, &ce) {
 		return usageError("%v", err)
 	}
 	return &exitError{code: ExitInternal, msg: err.Error()}
-}
-
-// knownRules are the rules a deployment may name: mcpc's and those of the
-// packs it runs.
-func knownRules(packs []*policies.Pack) ([]rules.Rule, error) {
-	all, err := lint.Rules()
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for _, r := range all {
-		seen[r.ID] = true
-	}
-	for _, p := range packs {
-		for _, r := range p.Rules() {
-			if !seen[r.ID] {
-				all = append(all, r)
-				seen[r.ID] = true
-			}
-		}
-	}
-	return all, nil
 }
 
 func ruleIDs(rs []rules.Rule) []string {
@@ -484,40 +302,11 @@ func initSources(c *ucli.Context, dir string) (lint.Deployment, error) {
 		}
 		return d, nil
 	}
-	if fi, err := os.Stat(filepath.Join(dir, craftbot.DefaultPath)); err == nil && fi.Mode().IsRegular() {
-		d.Profile = compile.ProfileCraftbot
-		d.Sources.Config = filepath.ToSlash(craftbot.DefaultPath)
-		return d, nil
+	found, err := lint.Detect(dir)
+	if err != nil {
+		return found, inputErr(err)
 	}
-	d.Profile = compile.ProfileVolcanic
-	matches, _ := filepath.Glob(filepath.Join(dir, "appsettings*.json"))
-	sort.Slice(matches, func(i, j int) bool {
-		bi, bj := filepath.Base(matches[i]) == "appsettings.json", filepath.Base(matches[j]) == "appsettings.json"
-		if bi != bj {
-			return bi
-		}
-		return matches[i] < matches[j]
-	})
-	for _, f := range matches {
-		d.Sources.AppSettings = append(d.Sources.AppSettings, rel(f))
-	}
-	envs, _ := filepath.Glob(filepath.Join(dir, "*.env"))
-	if fi, err := os.Stat(filepath.Join(dir, ".env")); err == nil && fi.Mode().IsRegular() {
-		envs = append([]string{filepath.Join(dir, ".env")}, envs...)
-	}
-	for _, f := range envs {
-		d.Sources.EnvFiles = append(d.Sources.EnvFiles, rel(f))
-	}
-	for _, agent := range []string{"agent", filepath.Join(".volcanic", "agent")} {
-		if fi, err := os.Stat(filepath.Join(dir, agent, "settings.json")); err == nil && fi.Mode().IsRegular() {
-			d.Sources.AgentDir = filepath.ToSlash(agent)
-			break
-		}
-	}
-	if len(d.Sources.AppSettings) == 0 && d.Sources.AgentDir == "" {
-		return d, usageError("lint --init %s: no sources found (appsettings*.json, agent/settings.json, %s); give them with the source flags", dir, craftbot.DefaultPath)
-	}
-	return d, nil
+	return found, nil
 }
 
 func describeInit(d lint.Deployment) string {
