@@ -37,7 +37,9 @@ type InputError struct{ Msg string }
 
 func (e *InputError) Error() string { return e.Msg }
 
-func inputError(format string, args ...any) error { return &InputError{Msg: fmt.Sprintf(format, args...)} }
+func inputError(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // CompileOptions are the compiler options of the deployment in dir: the
 // sources of mcpc.cue (d, nil when there is none), each overridden by its
