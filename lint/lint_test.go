@@ -125,3 +125,43 @@ func TestRunExample(t *testing.T) {
 		}
 	}
 }
+
+// A source flag overrides the same source of mcpc.cue, field by field; the
+// others stay as the file says.
+func TestCompileOptionsFlagsOverrideTheFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "agent"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, ds := Parse(filepath.Join(dir, "mcpc.cue"), []byte(`sources: {appsettings: ["a.json"], envFiles: ["h.env"], agentDir: "agent", cleanEnv: true}`))
+	if len(ds) > 0 {
+		t.Fatal(shown(ds))
+	}
+	opts, err := CompileOptions(d, dir, Flags{Set: map[string]bool{"env-file": true}, Sources: compile.Options{EnvFiles: []string{"other.env"}}, Environ: []string{"A=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.AppSettings[0] != filepath.Join(dir, "a.json") || opts.EnvFiles[0] != "other.env" || !opts.CleanEnv || opts.Environ != nil {
+		t.Fatalf("%+v", opts)
+	}
+	opts, err = CompileOptions(d, dir, Flags{Set: map[string]bool{"clean-env": true}, Environ: []string{"A=1"}})
+	if err != nil || opts.CleanEnv || len(opts.Environ) != 1 {
+		t.Fatalf("clean-env false from the flag: %+v %v", opts, err)
+	}
+	// No file, no flags, no appsettings: nothing to check.
+	if _, err := CompileOptions(nil, t.TempDir(), Flags{}); err == nil || !strings.Contains(err.Error(), "nothing to check") {
+		t.Fatalf("got %v", err)
+	}
+	// appsettings.json and appsettings.<Environment>.json of the directory.
+	empty := t.TempDir()
+	for _, f := range []string{"appsettings.json", "appsettings.Staging.json", "appsettings.Production.json"} {
+		if err := os.WriteFile(filepath.Join(empty, f), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"ASPNETCORE_ENVIRONMENT": "Staging"}
+	opts, err = CompileOptions(nil, empty, Flags{Getenv: func(k string) string { return env[k] }})
+	if err != nil || len(opts.AppSettings) != 2 || filepath.Base(opts.AppSettings[1]) != "appsettings.Staging.json" {
+		t.Fatalf("%+v %v", opts.AppSettings, err)
+	}
+}
