@@ -143,3 +143,26 @@ func TestCIWorkflowCommands(t *testing.T) {
 		t.Errorf("pre-commit hook %s in examples/volcanic: exit %d\n%s%s", entry[1], code, stdout, stderr)
 	}
 }
+
+// validate without any source flag checks the deployment of the current
+// directory (its mcpc.cue), and says when there is nothing to check.
+func TestValidateWithoutFlags(t *testing.T) {
+	home := t.TempDir()
+	saved := environ
+	environ = func() []string { return []string{"HOME=" + home} }
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { environ = saved; os.Chdir(wd) })
+	empty := t.TempDir()
+	if err := os.Chdir(empty); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "validate"); code != ExitUsage || !strings.Contains(stderr, "nothing to check") {
+		t.Errorf("empty dir: exit %d: %s", code, stderr)
+	}
+	write(t, empty, "conf/appsettings.json", `{"Mcp": {"Servers": {"x": {"Command": "npx", "Args": ["-y", "server-x@1.0.0"], "comand": "typo"}}}}`)
+	write(t, empty, "mcpc.cue", `sources: appsettings: ["conf/appsettings.json"]`)
+	code, stdout, stderr := run(t, "validate", "--oneline")
+	if code != ExitOK || !strings.Contains(stdout, "conf/appsettings.json:1:80: warning") || !strings.Contains(stderr, "1 server") {
+		t.Errorf("with mcpc.cue: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
