@@ -40,7 +40,7 @@ var mayImport = map[string][]string{
 	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 
-	"toolreport": {"diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
+	"toolreport": {"craftbot", "diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
 	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "internal/inputfile", "internal/transport", "naming", "node", "plan", "policies/denylist",
 		"redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},

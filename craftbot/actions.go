@@ -265,3 +265,19 @@ func Assign(servers []ServerTools, builtins []string) []Registered {
 	}
 	return out
 }
+
+// EnvValue is the value of env key of the server the host loads under
+// name, as the file holds it: what the server is launched with. ok is
+// false when no such server or key is there.
+func (c *Config) EnvValue(name, key string) (value string, ok bool) {
+	e := c.Lookup(name)
+	if e == nil {
+		return "", false
+	}
+	for _, v := range e.Env {
+		if v.Key == key {
+			return v.Value, true
+		}
+	}
+	return "", false
+}
