@@ -41,7 +41,7 @@ var mayImport = map[string][]string{
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
-	"toolreport": {"diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
+	"toolreport": {"craftbot", "diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
 	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/inputfile", "internal/transport", "lint", "naming", "node", "plan",
 		"policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},

@@ -105,6 +105,13 @@ var registry = []Rule{
 		Example: `"command": "/Applications/Things3.app/Contents/MacOS/things-mcp" with --target-os linux`},
 	{ID: "cb-duplicate-key", Severity: diag.Warning, Description: "An object of mcp_config.json has the same key twice; the host's JSON reader keeps the last one, so the earlier one is lost.",
 		Example: `{"name": "fs", "name": "files", …}`},
+	// Craftbot actions (mcpc tools --profile craftbot).
+	{ID: "cb-action-collision", Severity: diag.Warning, Description: "Two tools become the same action name mcp_<server>_<tool> (servers whose names and tool names run into each other, or a server listing a name twice); CraftBot's registry holds one action per name, so one of them is lost.",
+		Example: `server "a_b" lists "c" and server "a" lists "b_c": both become mcp_a_b_c`},
+	{ID: "cb-action-builtin", Severity: diag.Warning, Description: "A tool's action name mcp_<server>_<tool> is the name of one of the host's built-in or integration actions (--builtin-actions); one of them is lost.",
+		Example: `--builtin-actions mcp_github_search and server "github" lists "search"`},
+	{ID: "cb-action-name", Severity: diag.Warning, Description: "A tool's action name is not 1 to 64 characters of A-Z a-z 0-9 _ - (the tool name holds a dot, a space, … or is empty, or the name is too long): function-calling APIs refuse it, so a task that selects the action set fails.",
+		Example: `tool "admin.users.list" of server "ops" becomes mcp_ops_admin.users.list`},
 	// Remote servers (<workspace>/.volcanic/mcp/servers.json; validate --workspace).
 	{ID: "remote-version", Severity: diag.Error, Description: "servers.json has a version other than 1, or none; the file is not used and mcpc remote does not edit it.",
 		Example: `{"version": 2, "servers": []}`},

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"fmt"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/mcpc-dev/mcpc/plan"
@@ -90,6 +92,65 @@ func Targets(p *plan.Plan, env HostEnv) []Target {
 		}
 		out = append(out, Target{Server: s.Name, Spec: func(workspace string) (LaunchSpec, error) {
 			return Launch(s, workspace, env), nil
+		}})
+	}
+	return out
+}
+
+// ConfigLookup returns the value of the env key of server in the config
+// file a craftbot plan refers to (plan.ConfigRef); ok is false when the
+// file has no such value (any more).
+type ConfigLookup func(server, key string) (value string, ok bool)
+
+// CraftbotLaunch resolves one stdio server of a craftbot plan as CraftBot
+// launches it: command and args literal (the host expands no ${…}), the
+// host environment without its deny-listed variables, and the entry's env,
+// whose values the plan holds as references to the config file: each is
+// read through config, exactly as written there.
+func CraftbotLaunch(s *plan.Server, env HostEnv, config ConfigLookup) (LaunchSpec, error) {
+	vars := map[string]string{}
+	for k, v := range env.Vars {
+		if !env.Deny.Denied(k) {
+			vars[k] = v
+		}
+	}
+	for k, v := range s.Env {
+		switch {
+		case v == nil:
+			delete(vars, k)
+		case *v == "":
+			vars[k] = ""
+		case plan.IsConfigRef(k, *v):
+			val, ok := config(s.Name, k)
+			if !ok {
+				return LaunchSpec{}, fmt.Errorf("env %s refers to the config file, which no longer gives server %q a value for it", k, s.Name)
+			}
+			vars[k] = val
+		default:
+			return LaunchSpec{}, fmt.Errorf("env %s is neither empty nor %s: not a craftbot plan's value", k, plan.ConfigRef(k))
+		}
+	}
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return LaunchSpec{Server: s.Name, Command: s.Command, Args: append([]string{}, s.Args...), Env: out,
+		StartupTimeout: time.Duration(s.StartupTimeoutSeconds) * time.Second}, nil
+}
+
+// CraftbotTargets returns a discovery target for every enabled stdio
+// server of a craftbot plan, in plan order (sse and websocket servers are
+// connected to, not launched).
+func CraftbotTargets(p *plan.Plan, env HostEnv, config ConfigLookup) []Target {
+	var out []Target
+	for i := range p.Servers {
+		s := &p.Servers[i]
+		if !s.Enabled || s.Transport != "stdio" {
+			continue
+		}
+		out = append(out, Target{Server: s.Name, Spec: func(string) (LaunchSpec, error) {
+			return CraftbotLaunch(s, env, config)
 		}})
 	}
 	return out

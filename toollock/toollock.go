@@ -48,6 +48,9 @@ type Server struct {
 	ServerName    string   `json:"serverName"`
 	ServerVersion string   `json:"serverVersion"`
 	Tools         []Tool   `json:"tools"`
+	// URL (a craftbot sse or websocket server, without its query) is where
+	// the server was connected to; absent for a launched server.
+	URL string `json:"url,omitempty"`
 }
 
 // Tool is one tool as the server listed it.
@@ -66,6 +69,8 @@ type Observed struct {
 	ServerName    string
 	ServerVersion string
 	Tools         []ObservedTool
+	// URL is the endpoint of a server connected to, without its query.
+	URL string
 }
 
 // ObservedTool is one listed tool; VisibleName is "" when it is not
@@ -82,7 +87,7 @@ func Build(observed []Observed) (*Lock, error) {
 	l := &Lock{LockVersion: Version, Servers: []Server{}}
 	for _, o := range observed {
 		s := Server{Args: append([]string{}, o.Args...), Command: o.Command, Name: o.Server,
-			Package: PackageOf(o.Command, o.Args), ServerName: o.ServerName, ServerVersion: o.ServerVersion, Tools: []Tool{}}
+			Package: PackageOf(o.Command, o.Args), ServerName: o.ServerName, ServerVersion: o.ServerVersion, Tools: []Tool{}, URL: o.URL}
 		for _, t := range o.Tools {
 			schemaSum, err := SchemaSum(t.InputSchema)
 			if err != nil {
@@ -253,6 +258,9 @@ func (f *File) Check(now *Lock, skip map[string]bool) []diag.Diagnostic {
 		if ls.Command != s.Command || strings.Join(ls.Args, "\x00") != strings.Join(s.Args, "\x00") {
 			report(f.pos("servers", i, "command"), "server %q: the launch command changed from %s to %s", s.Name, cmdline(ls.Command, ls.Args), cmdline(s.Command, s.Args))
 		}
+		if ls.URL != s.URL {
+			report(f.pos("servers", i, "name"), "server %q: the url changed from %s to %s", s.Name, shownURL(ls.URL), shownURL(s.URL))
+		}
 		if ls.ServerName != s.ServerName || ls.ServerVersion != s.ServerVersion {
 			report(f.pos("servers", i, "serverVersion"), "server %q: the server now says it is %s %s, the lock has %s %s", s.Name, s.ServerName, s.ServerVersion, ls.ServerName, ls.ServerVersion)
 		}
@@ -292,6 +300,13 @@ func (f *File) Check(now *Lock, skip map[string]bool) []diag.Diagnostic {
 	}
 	diag.Sort(ds)
 	return ds
+}
+
+func shownURL(u string) string {
+	if u == "" {
+		return "none (a launched server)"
+	}
+	return u
 }
 
 func str(p *string) string {

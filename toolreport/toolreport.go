@@ -5,7 +5,12 @@
 // the diagnostics and the tool lock. It prints nothing: the CLI prints the
 // report, and tests call Make in-process.
 //
-// It imports diag, naming, plan, redact, remote, runtime and toollock.
+// For a craftbot plan it starts the stdio servers and connects to the sse
+// ones, and reports the action registry CraftBot would build (package
+// craftbot's Assign) instead of tool names.
+//
+// It imports craftbot, diag, naming, plan, redact, remote, runtime and
+// toollock.
 package toolreport
 
 import (
@@ -48,6 +53,14 @@ type Options struct {
 	Remote *Remote
 	// Watch follows the report while it is made; any of its funcs may be nil.
 	Watch Watch
+
+	// Config (a craftbot plan) reads the env values the plan refers to
+	// (${config:KEY}) from the config file.
+	Config runtime.ConfigLookup
+	// BuiltinActions (a craftbot plan) are the host's own action names.
+	BuiltinActions []string
+	// Dial (a craftbot plan) tunes the connections to sse servers.
+	Dial remote.DialOptions
 }
 
 // Remote names the chat whose remote servers are connected: its workspace
@@ -75,7 +88,9 @@ type Watch struct {
 
 // Report is what Make found.
 type Report struct {
-	Rows        []Row
+	Rows []Row
+	// Actions are the rows of a craftbot plan, instead of Rows.
+	Actions     []ActionRow
 	Diagnostics []diag.Diagnostic
 	// Servers is the number of stdio servers started; RemoteServers the
 	// number of remote entries in use (connected or not).
@@ -100,10 +115,14 @@ func (e *InputError) Error() string { return e.msg }
 
 // Make starts every enabled server of o.Plan, lists its tools and names
 // them, then (with o.Remote) connects the chat's remote servers and names
-// their allowed tools after them. A server that fails is a row and a
+// their allowed tools after them. A craftbot plan's servers are started or
+// connected to and their tools become actions (Report.Actions). A server that fails is a row and a
 // diagnostic (server-start-failed); the others carry on. When ctx ends,
 // every server is stopped and Make returns ctx's error.
 func Make(ctx context.Context, o Options) (*Report, error) {
+	if o.Plan.Profile == plan.ProfileCraftbot {
+		return makeCraftbot(ctx, o)
+	}
 	hostEnv := o.Env
 	var secrets []string
 	for i := range o.Plan.Servers {
@@ -206,8 +225,18 @@ func (r *Report) addServers(pl *plan.Plan, found []runtime.Discovery, builtins [
 	return taken
 }
 
-// Visible counts the tools the agent sees.
+// Visible counts the tools the agent sees (a craftbot plan: the distinct
+// action names).
 func (r *Report) Visible() int {
+	if r.Actions != nil {
+		names := map[string]bool{}
+		for _, a := range r.Actions {
+			if a.Action != nil {
+				names[*a.Action] = true
+			}
+		}
+		return len(names)
+	}
 	n := 0
 	for _, row := range r.Rows {
 		if row.Name != nil {

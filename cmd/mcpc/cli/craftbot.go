@@ -28,7 +28,7 @@ func craftbotFlags() []ucli.Flag {
 func craftbotOptions(c *ucli.Context, opts *compile.Options) error {
 	switch opts.Profile {
 	case compile.ProfileVolcanic:
-		for _, f := range []string{"config", "target-os"} {
+		for _, f := range []string{"config", "target-os", "builtin-actions"} {
 			if c.IsSet(f) {
 				return usageError("--%s belongs to --profile craftbot", f)
 			}
@@ -38,13 +38,13 @@ func craftbotOptions(c *ucli.Context, opts *compile.Options) error {
 	default:
 		return usageError("--profile %s: the profiles are %s and %s", opts.Profile, compile.ProfileVolcanic, compile.ProfileCraftbot)
 	}
+	if c.IsSet("builtin-tools") {
+		return usageError("--builtin-tools belongs to --profile volcanic; craftbot's built-in actions are --builtin-actions")
+	}
 	for _, f := range []string{"appsettings", "agent-dir", "workspace", "scope", "resolve"} {
 		if c.IsSet(f) {
 			return usageError("--%s belongs to --profile volcanic; craftbot reads --config FILE", f)
 		}
-	}
-	if c.Command.Name == "tools" {
-		return usageError("mcpc tools --profile craftbot is not built yet: validate, plan and explain read mcp_config.json")
 	}
 	opts.Config = c.String("config")
 	opts.TargetOS = c.String("target-os")

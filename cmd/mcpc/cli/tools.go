@@ -15,6 +15,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/naming"
@@ -33,20 +34,28 @@ func toolsCommand() *ucli.Command {
 		Usage: "start each enabled server, list its tools and show the names the agent sees; write or check a tool lock",
 		UsageText: `mcpc tools [source flags | --plan FILE] [--format text|json] [--builtin-tools LIST] [--lock FILE [--check]]
       [--workspace DIR --scope SCOPE]
+   mcpc tools --profile craftbot [--config FILE] [--format text|json] [--builtin-actions LIST] [--lock FILE [--check]]
 
 With --workspace and --scope, the chat's remote servers (DIR/.volcanic/mcp/servers.json,
 entries sealed for SCOPE) are connected too and their allowed tools listed after the
 stdio tools, named <server>__<tool>. They are not part of the lock.
 
+With --profile craftbot, every enabled server of mcp_config.json is started (stdio, its
+env read from the file) or connected to (sse), and the action registry CraftBot would
+build is printed: action mcp_<server>_<tool> in set mcp_<server> (or action_set_name),
+its description and its translated input schema.
+
 Examples:
    mcpc tools --appsettings appsettings.json --env-file host.env --agent-dir agent
    mcpc tools --plan plan.json --lock mcpc.lock.json          # write the lock
    mcpc tools --plan plan.json --lock mcpc.lock.json --check  # exit 1 when a tool changed
-   mcpc tools --plan plan.json --env-file host.env --workspace /srv/chats/42 --scope 42`,
+   mcpc tools --plan plan.json --env-file host.env --workspace /srv/chats/42 --scope 42
+   mcpc tools --profile craftbot --config app/config/mcp_config.json --format json`,
 		Flags: flags(sourceFlags(), []ucli.Flag{
 			&ucli.StringFlag{Name: "plan", Usage: "read the plan `FILE` (from mcpc plan -o) instead of compiling the sources; --env-file/--env/--clean-env still make the host environment"},
 			&ucli.StringFlag{Name: "format", Value: "text", Usage: "output: text (a table) or json (an array, one object per tool)"},
 			&ucli.StringFlag{Name: "builtin-tools", Value: strings.Join(naming.DefaultBuiltins, ","), Usage: "the host's built-in tool `NAMES`, comma-separated (empty: none)"},
+			&ucli.StringFlag{Name: "builtin-actions", Usage: "craftbot: the host's built-in and integration action `NAMES`, comma-separated, that an MCP action must not take (default: none)"},
 			&ucli.StringFlag{Name: "lock", Usage: "write the tool lock to `FILE` (with --check: compare with it)"},
 			&ucli.BoolFlag{Name: "check", Usage: "with --lock: re-discover and exit 1 on every added, removed or changed tool"},
 			&ucli.BoolFlag{Name: "strict", Usage: "exit 1 on warnings too"},
@@ -77,10 +86,12 @@ func toolsAction(c *ucli.Context) error {
 	case workspace == "" && c.IsSet("scope"):
 		return usageError("--scope goes with --workspace DIR: the chat workspace whose remote servers to list")
 	}
-	pl, env, deny, sources, ds, err := planForTools(c)
+	in, err := planForTools(c)
 	if err != nil {
 		return err
 	}
+	pl, sources, ds := in.plan, in.sources, in.ds
+	craftbotPlan := pl != nil && pl.Profile == plan.ProfileCraftbot
 	stderr := c.App.ErrWriter
 	if pl == nil {
 		if err := printDiagnostics(stderr, plainText, ds, sources, nil); err != nil {
@@ -107,7 +118,8 @@ func toolsAction(c *ucli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
-	opts := toolreport.Options{Plan: pl, Env: runtime.HostEnv{Vars: env.Map(), Deny: deny}, Builtins: builtinTools(c), Concurrency: c.Int("concurrency")}
+	opts := toolreport.Options{Plan: pl, Env: runtime.HostEnv{Vars: in.env.Map(), Deny: in.deny}, Builtins: builtinTools(c), Concurrency: c.Int("concurrency"),
+		Config: in.config, BuiltinActions: builtinActions(c), Dial: dialOptions()}
 	if workspace != "" {
 		opts.Remote = &toolreport.Remote{Workspace: workspace, Scope: scope, Dial: dialOptions()}
 	}
@@ -130,7 +142,11 @@ func toolsAction(c *ucli.Context) error {
 		sources.others = append(sources.others, rep.Sources)
 	}
 
-	if err := writeToolRows(c.App.Writer, format, rep.Rows); err != nil {
+	write := func() error { return writeToolRows(c.App.Writer, format, rep.Rows) }
+	if craftbotPlan {
+		write = func() error { return writeActionRows(c.App.Writer, format, rep.Actions) }
+	}
+	if err := write(); err != nil {
 		return err
 	}
 	if c.String("lock") != "" {
@@ -148,7 +164,11 @@ func toolsAction(c *ucli.Context) error {
 		if workspace != "" {
 			servers += ", " + plural(rep.RemoteServers, "remote server")
 		}
-		fmt.Fprintf(stderr, "%s, %d tools visible: %s\n", servers, rep.Visible(), report.Summary(ds))
+		visible := "tools visible"
+		if craftbotPlan {
+			visible = "actions"
+		}
+		fmt.Fprintf(stderr, "%s, %d %s: %s\n", servers, rep.Visible(), visible, report.Summary(ds))
 	}
 	if code := problemsCode(ds, c.Bool("strict")); code != ExitOK {
 		return &exitError{code: code}
@@ -192,38 +212,54 @@ func readLock(path string, sources *excerpts) (*toollock.File, []diag.Diagnostic
 	return f, ds, nil
 }
 
+// toolsInput is what mcpc tools reports on: the plan, the host
+// environment, the sources for excerpts and the diagnostics so far; for a
+// craftbot plan, where its ${config:KEY} values are read.
+type toolsInput struct {
+	plan    *plan.Plan
+	env     *compile.HostEnv
+	deny    *denylist.List
+	sources *excerpts
+	ds      []diag.Diagnostic
+	config  runtime.ConfigLookup
+}
+
 // planForTools compiles the sources, or reads --plan and builds the host
 // environment from the env flags.
-func planForTools(c *ucli.Context) (*plan.Plan, *compile.HostEnv, *denylist.List, *excerpts, []diag.Diagnostic, error) {
+func planForTools(c *ucli.Context) (*toolsInput, error) {
 	if file := c.String("plan"); file != "" {
 		if len(c.StringSlice("appsettings")) > 0 || c.String("agent-dir") != "" {
-			return nil, nil, nil, nil, nil, usageError("--plan replaces --appsettings and --agent-dir: give one or the other")
+			return nil, usageError("--plan replaces --appsettings and --agent-dir: give one or the other")
 		}
 		data, err := inputfile.ReadText(file)
 		if err != nil {
-			return nil, nil, nil, nil, nil, usageError("cannot read %s: %v", file, unwrapPath(err))
+			return nil, usageError("cannot read %s: %v", file, unwrapPath(err))
 		}
 		deny := denylist.Default()
 		if f := c.String("deny-list"); f != "" {
 			if deny, err = denylist.Load(f); err != nil {
-				return nil, nil, nil, nil, nil, usageError("%v", err)
+				return nil, usageError("%v", err)
 			}
 		}
 		env, files, eds, err := loadHostEnv(c, deny)
 		if err != nil {
-			return nil, nil, nil, nil, nil, err
+			return nil, err
 		}
 		p, pds := plan.Read(file, data)
 		if err := volcanicPlanOnly(file, p); err != nil {
-			return nil, nil, nil, nil, nil, err
+			return nil, err
 		}
-		return p, env, deny, sourcesOf(files).withFile(file, data), append(eds, pds...), nil
+		return &toolsInput{plan: p, env: env, deny: deny, sources: sourcesOf(files).withFile(file, data), ds: append(eds, pds...)}, nil
 	}
 	res, err := compileFromFlags(c)
 	if err != nil {
-		return nil, nil, nil, nil, nil, err
+		return nil, err
 	}
-	return res.Plan, res.Env, res.Deny, sourcesOf(res.Files), res.Diagnostics, nil
+	in := &toolsInput{plan: res.Plan, env: res.Env, deny: res.Deny, sources: sourcesOf(res.Files), ds: res.Diagnostics}
+	if res.Craftbot != nil {
+		in.config = res.Craftbot.EnvValue
+	}
+	return in, nil
 }
 
 // progressPrinter shows, on stderr, which server starts and how long each
@@ -293,4 +329,105 @@ func escapeCell(s string) string {
 	b, _ := json.Marshal(s)
 	q := string(b[1 : len(b)-1])
 	return strings.NewReplacer(`\"`, `"`, `\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(q)
+}
+
+// builtinActions are the names of --builtin-actions (craftbot).
+func builtinActions(c *ucli.Context) []string {
+	var out []string
+	for _, b := range strings.Split(c.String("builtin-actions"), ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// writeActionRows prints a craftbot plan's action registry: as JSON, one
+// object per action (or failed server); as text, one block per action
+// with its description and input fields.
+func writeActionRows(w io.Writer, format string, rows []toolreport.ActionRow) error {
+	if rows == nil {
+		rows = []toolreport.ActionRow{}
+	}
+	if format == "json" {
+		out, err := plan.CanonicalJSON(rows)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	}
+	bw := &errWriter{w: w}
+	for i, r := range rows {
+		if i > 0 {
+			bw.printf("\n")
+		}
+		if r.Action == nil {
+			bw.printf("server %s (%s): no actions\n", escapeCell(r.Server), r.Transport)
+			if r.Rule != nil {
+				bw.printf("  ! [%s] %s\n", *r.Rule, escapeCell(r.Message))
+			}
+			continue
+		}
+		bw.printf("%s  (set %s; server %s, tool %s)\n", escapeCell(*r.Action), escapeCell(r.ActionSet), escapeCell(r.Server), escapeCell(*r.Tool))
+		bw.printf("  %s\n", escapeCell(r.Description))
+		if r.Input != nil {
+			for _, f := range r.Input.Fields {
+				bw.printf("  - %s\n", fieldLine(f))
+			}
+			if len(r.Input.Dropped) > 0 {
+				bw.printf("  (schema keywords not carried: %s)\n", strings.Join(r.Input.Dropped, ", "))
+			}
+		}
+		if r.Rule != nil {
+			bw.printf("  ! [%s] %s\n", *r.Rule, escapeCell(r.Message))
+		}
+	}
+	return bw.err
+}
+
+// fieldLine is one input field: name (type, required): description; enum;
+// example; what is not carried.
+func fieldLine(f craftbot.Field) string {
+	typ := "no type"
+	switch t := f.Type.(type) {
+	case string:
+		typ = t
+	case []any:
+		parts := make([]string, len(t))
+		for i, p := range t {
+			parts[i] = fmt.Sprint(p)
+		}
+		typ = strings.Join(parts, "|")
+	}
+	if f.Required {
+		typ += ", required"
+	}
+	line := escapeCell(f.Name) + " (" + typ + ")"
+	if f.Description != "" {
+		line += ": " + escapeCell(f.Description)
+	}
+	if len(f.Enum) > 0 {
+		b, _ := json.Marshal(f.Enum)
+		line += "; one of " + escapeCell(string(b))
+	}
+	if f.Example != nil {
+		line += "; example " + escapeCell(string(f.Example))
+	}
+	if len(f.Dropped) > 0 {
+		line += "; not carried: " + strings.Join(f.Dropped, ", ")
+	}
+	return line
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
 }

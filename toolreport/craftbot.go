@@ -1,0 +1,196 @@
+package toolreport
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/toollock"
+)
+
+// ActionRow is one line of a craftbot report: one action (a tool of a
+// server, as CraftBot registers it), or a server whose tools could not be
+// listed (Tool, Action and Input nil).
+type ActionRow struct {
+	Server    string  `json:"server"`
+	Transport string  `json:"transport"`
+	Tool      *string `json:"tool"`
+	// Action is the action's name, mcp_<server>_<tool>.
+	Action      *string         `json:"action"`
+	ActionSet   string          `json:"actionSet"`
+	Description string          `json:"description,omitempty"`
+	Input       *craftbot.Input `json:"input,omitempty"`
+	Rule        *string         `json:"rule"`
+	Message     string          `json:"message,omitempty"`
+}
+
+// makeCraftbot is Make for a craftbot plan: every enabled server is started
+// (stdio, with its env read from the config file through o.Config) or
+// connected to (sse), and its tools become the actions CraftBot would
+// register. A websocket server cannot be connected to by this mcpc: it is
+// a failed server, said so.
+func makeCraftbot(ctx context.Context, o Options) (*Report, error) {
+	redactor := redact.New(craftbotSecrets(o))
+	r := &Report{Redact: redactor.Redact, failed: map[string]bool{}}
+	var mu sync.Mutex
+	progress := func(e runtime.ProgressEvent) {
+		if o.Watch.Server != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			o.Watch.Server(e)
+		}
+	}
+	targets := runtime.CraftbotTargets(o.Plan, o.Env, o.Config)
+	var connected []*plan.Server
+	for i := range o.Plan.Servers {
+		if s := &o.Plan.Servers[i]; s.Enabled && s.Transport == craftbot.TransportSSE {
+			connected = append(connected, s)
+		}
+	}
+	if o.Watch.Starting != nil {
+		o.Watch.Starting(len(targets) + len(connected))
+	}
+	listed := make([]runtime.Discovery, len(connected))
+	var wg sync.WaitGroup
+	for i, s := range connected {
+		wg.Go(func() { listed[i] = listSSE(ctx, s, o.Dial, redactor.Redact, progress) })
+	}
+	found := runtime.Discover(ctx, targets, runtime.DiscoverOptions{Concurrency: o.Concurrency, Redact: redactor.Redact, Progress: progress})
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	r.Servers = len(found) + len(listed)
+	byName := map[string]*runtime.Discovery{}
+	for _, list := range [][]runtime.Discovery{found, listed} {
+		for i := range list {
+			byName[list[i].Server] = &list[i]
+		}
+	}
+	r.addActions(o.Plan, byName, o.BuiltinActions)
+	return r, nil
+}
+
+// craftbotSecrets are the values no output may show: the deny-listed host
+// variables and every config value an enabled server is launched with.
+func craftbotSecrets(o Options) []string {
+	secrets := o.Env.Secrets(nil)
+	for _, s := range o.Plan.Servers {
+		if !s.Enabled || o.Config == nil {
+			continue
+		}
+		for k, v := range s.Env {
+			if v != nil && plan.IsConfigRef(k, *v) {
+				if val, ok := o.Config(s.Name, k); ok {
+					secrets = append(secrets, val)
+				}
+			}
+		}
+	}
+	return secrets
+}
+
+// listSSE connects to an sse server (the go-sdk's SSE client, as mcpc
+// remote does), lists its tools and disconnects: the Discovery of a server
+// CraftBot connects to rather than launches.
+func listSSE(ctx context.Context, s *plan.Server, opts remote.DialOptions, red func(string) string, progress func(runtime.ProgressEvent)) runtime.Discovery {
+	d := runtime.Discovery{Server: s.Name}
+	start := time.Now()
+	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseStarted})
+	fail := func(reason string) runtime.Discovery {
+		d.Reason = red(reason)
+		d.Err = &runtime.DiscoveryError{Kind: runtime.FailStart, Reason: d.Reason, ExitCode: -1}
+		d.Elapsed = time.Since(start)
+		progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseFailed, Elapsed: d.Elapsed, Reason: d.Reason})
+		return d
+	}
+	conn, err := remote.Dial(ctx, remote.Server{Name: s.Name, URL: s.URL, Transport: remote.TransportSSE}, nil, opts)
+	if err != nil {
+		return fail("sse " + remote.URLWithoutQuery(s.URL) + ": " + err.Error())
+	}
+	defer conn.Close()
+	tools, err := conn.ListTools(ctx)
+	if err != nil {
+		return fail("sse " + remote.URLWithoutQuery(s.URL) + ": " + err.Error())
+	}
+	d.Tools, d.ServerName, d.ServerVersion = tools, conn.ServerName, conn.ServerVersion
+	d.Elapsed = time.Since(start)
+	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseDone, Elapsed: d.Elapsed, Tools: len(tools)})
+	return d
+}
+
+// addActions makes the rows, diagnostics and lock entries of a craftbot
+// plan's enabled servers, in file order.
+func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery, builtins []string) {
+	var lists []craftbot.ServerTools
+	for i := range pl.Servers {
+		s := &pl.Servers[i]
+		if d := byName[s.Name]; d != nil && d.Err == nil {
+			st := craftbot.ServerTools{Server: s.Name, ActionSet: s.ActionSet}
+			for _, t := range d.Tools {
+				st.Tools = append(st.Tools, craftbot.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+			}
+			lists = append(lists, st)
+		}
+	}
+	// Assign returns one result per listed tool, in the order of lists.
+	results := craftbot.Assign(lists, builtins)
+	next := 0
+	for i := range pl.Servers {
+		s := &pl.Servers[i]
+		if !s.Enabled {
+			continue
+		}
+		pos := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
+		d := byName[s.Name]
+		if d == nil { // websocket: no client in this mcpc
+			d = &runtime.Discovery{Server: s.Name, Err: fmt.Errorf("websocket"),
+				Reason: fmt.Sprintf("not connectable by this mcpc: it has no websocket client yet (CraftBot connects to %s)", remote.URLWithoutQuery(s.URL))}
+		}
+		if d.Err != nil {
+			r.failed[s.Name] = true
+			rule := RuleServerStartFailed
+			r.Actions = append(r.Actions, ActionRow{Server: s.Name, Transport: s.Transport, ActionSet: s.ActionSet, Rule: &rule, Message: d.Reason})
+			r.Diagnostics = append(r.Diagnostics, diag.At(pos, diag.Error, RuleServerStartFailed,
+				fmt.Sprintf("server %q did not list its tools: %s", s.Name, d.Reason), failedSuggestion(s)))
+			continue
+		}
+		var tools []toollock.ObservedTool
+		for _, t := range d.Tools {
+			res := results[next]
+			next++
+			a := res.Action
+			a.Description = r.Redact(a.Description)
+			row := ActionRow{Server: s.Name, Transport: s.Transport, Tool: ptr(t.Name), Action: ptr(a.Name), ActionSet: a.Set,
+				Description: a.Description, Input: &a.Input}
+			if res.Rule != "" {
+				row.Rule, row.Message = ptr(res.Rule), r.Redact(res.Message)
+				r.Diagnostics = append(r.Diagnostics, diag.At(pos, diag.Warning, res.Rule, res.Message, res.Suggestion))
+			}
+			r.Actions = append(r.Actions, row)
+			tools = append(tools, toollock.ObservedTool{Name: t.Name, VisibleName: a.Name, Description: t.Description, InputSchema: t.InputSchema})
+		}
+		obs := toollock.ObservedFrom(s, d.ServerName, d.ServerVersion, tools)
+		if s.Transport != craftbot.TransportStdio {
+			obs.URL = remote.URLWithoutQuery(s.URL)
+		}
+		r.observed = append(r.observed, obs)
+	}
+}
+
+func failedSuggestion(s *plan.Server) string {
+	switch s.Transport {
+	case craftbot.TransportWebsocket:
+		return "CraftBot itself connects to it; mcpc lists its actions once it has a websocket client"
+	case craftbot.TransportSSE:
+		return "check that the server runs and answers at its url; it contributes no actions"
+	}
+	return "run its command by hand in an empty directory to see why; it contributes no actions"
+}
