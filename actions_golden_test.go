@@ -32,3 +32,23 @@ func TestGoldenCraftbotEverything(t *testing.T) {
 		compareGolden(t, filepath.Join("golden", golden), got)
 	}
 }
+
+// The real schemas of @modelcontextprotocol/server-filesystem (arrays of
+// objects, string arrays with defaults) as CraftBot translates them.
+func TestGoldenCraftbotFilesystem(t *testing.T) {
+	root := t.TempDir()
+	command, args := testservers.NeedFilesystem(t, root)
+	entry := map[string]any{"name": "filesystem", "transport": "stdio", "command": command, "args": args}
+	data, _ := json.Marshal(map[string]any{"mcp_servers": []any{entry}})
+	config := filepath.Join(t.TempDir(), "mcp_config.json")
+	if err := os.WriteFile(config, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for format, golden := range map[string]string{"text": "craftbot-actions-filesystem.txt", "json": "craftbot-actions-filesystem.json"} {
+		code, stdout, stderr := run("tools", "--quiet", "--clean-env", "--profile", "craftbot", "--config", config, "--format", format)
+		got := "$ mcpc tools --quiet --clean-env --profile craftbot --config mcp_config.json --format " + format +
+			"\n# server-filesystem " + testservers.FilesystemVersion + "\nexit " + strconv.Itoa(code) + "\n" + stdout +
+			"--- stderr\n" + strings.ReplaceAll(strings.ReplaceAll(stderr, config, "mcp_config.json"), root, "ROOT")
+		compareGolden(t, filepath.Join("golden", golden), strings.ReplaceAll(got, root, "ROOT"))
+	}
+}

@@ -128,6 +128,27 @@ func Everything() (command string, args []string, ok bool) {
 	return bin, []string{"stdio"}, true
 }
 
+// FilesystemVersion is the pinned version of
+// @modelcontextprotocol/server-filesystem in package.json.
+const FilesystemVersion = "2026.8.31"
+
+// NeedFilesystem returns the command that starts the real
+// @modelcontextprotocol/server-filesystem over stdio, serving dir, or ends
+// the test as NeedEverything does.
+func NeedFilesystem(t testing.TB, dir string) (command string, args []string) {
+	t.Helper()
+	bin := filepath.Join(Root(), "node_modules", ".bin", "mcp-server-filesystem")
+	_, statErr := os.Stat(bin)
+	_, nodeErr := exec.LookPath("node")
+	if statErr != nil || nodeErr != nil {
+		if RequireNPM() {
+			t.Fatal("server-filesystem is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
+		}
+		t.Skip("server-filesystem is not installed: run npm ci")
+	}
+	return bin, []string{dir}
+}
+
 // RequireNPM reports whether the npm servers must be present.
 func RequireNPM() bool { return os.Getenv("MCPC_REQUIRE_NPM") == "1" }
 
