@@ -17,10 +17,12 @@ const module = "github.com/mcpc-dev/mcpc/"
 // plan without the compiler, and nothing imports the CLI.
 var mayImport = map[string][]string{
 	// Leaves: the standard library (and CUE or the MCP SDK) only.
-	"diag":               {},
-	"naming":             {},
-	"redact":             {},
-	"internal/inputfile": {},
+	"diag":                {},
+	"naming":              {},
+	"redact":              {},
+	"internal/inputfile":  {},
+	"internal/term":       {},
+	"internal/atomicfile": {},
 
 	"node":              {"diag"},
 	"rules":             {"diag"},
@@ -37,12 +39,12 @@ var mayImport = map[string][]string{
 	"lint":     {"compile", "policies", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
-	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
+	"remote":   {"diag", "node", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/term"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 
 	"toolreport": {"diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
-	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "internal/inputfile", "internal/transport", "naming", "node", "plan", "policies/denylist",
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "naming", "node", "plan", "policies/denylist",
 		"redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
