@@ -250,10 +250,14 @@ func (e *editor) verify(ed Edit, target *Entry, before []diag.Diagnostic, newDat
 		return ch, nil
 	}
 	ch.File = e.file + AfterEdit
+	// Positions quoted in messages are in the new content too.
+	quoted := strings.NewReplacer(e.file+":", ch.File+":")
 	for i := range ch.Diagnostics {
-		if ch.Diagnostics[i].File == e.file {
-			ch.Diagnostics[i].File = ch.File
+		d := &ch.Diagnostics[i]
+		if d.File == e.file {
+			d.File = ch.File
 		}
+		d.Message, d.Suggestion = quoted.Replace(d.Message), quoted.Replace(d.Suggestion)
 	}
 	return ch, nil
 }
