@@ -17,10 +17,12 @@ const module = "github.com/mcpc-dev/mcpc/"
 // plan without the compiler, and nothing imports the CLI.
 var mayImport = map[string][]string{
 	// Leaves: the standard library (and CUE or the MCP SDK) only.
-	"diag":               {},
-	"naming":             {},
-	"redact":             {},
-	"internal/inputfile": {},
+	"diag":                {},
+	"naming":              {},
+	"redact":              {},
+	"internal/inputfile":  {},
+	"internal/term":       {},
+	"internal/atomicfile": {},
 
 	"node":              {"diag"},
 	"rules":             {"diag"},
@@ -37,13 +39,13 @@ var mayImport = map[string][]string{
 	"lint":     {"compile", "craftbot", "policies", "policies/denylist", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
-	"remote":   {"diag", "node", "schema", "redact", "internal/inputfile"},
+	"remote":   {"diag", "node", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/term"},
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
 	"toolreport": {"craftbot", "diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
-	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/inputfile", "internal/transport", "lint", "naming", "node", "plan",
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "lint", "naming", "node", "plan",
 		"policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

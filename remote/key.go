@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
+
+	"github.com/mcpc-dev/mcpc/internal/term"
 )
 
 // maxKeyInput bounds the key read from standard input.
@@ -18,7 +19,7 @@ const maxKeyInput = 64 << 10
 // and reads lines up to an empty line; otherwise it reads everything. The
 // key is never echoed, printed or put in an error.
 func ReadKey(in io.Reader, prompt io.Writer, name string) (Headers, error) {
-	if f, ok := in.(*os.File); ok && isTerminal(f) {
+	if f, ok := in.(*os.File); ok && term.IsTerminal(f) {
 		return readKeyTerminal(f, prompt, name)
 	}
 	data, err := io.ReadAll(io.LimitReader(in, maxKeyInput+1))
@@ -32,44 +33,35 @@ func ReadKey(in io.Reader, prompt io.Writer, name string) (Headers, error) {
 }
 
 func readKeyTerminal(f *os.File, prompt io.Writer, name string) (Headers, error) {
-	fmt.Fprintf(prompt, "Key for %s: a token, or \"Name: value\" header lines, or - for none; end with an empty line (input is not shown):\n", name)
-	restore, err := echoOff(f)
-	if err != nil {
-		return nil, fmt.Errorf("cannot turn terminal echo off (%v): give the key with --bearer, --header or --no-key, or pipe it", err)
-	}
-	// Restore the terminal on Ctrl-C too.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
-	lines := make(chan []string, 1)
-	go func() {
-		var got []string
-		sc := bufio.NewScanner(io.LimitReader(f, maxKeyInput))
-		for sc.Scan() {
-			l := strings.TrimRight(sc.Text(), "\r")
-			if strings.TrimSpace(l) == "" {
-				if len(got) > 0 {
-					break
-				}
-				continue
-			}
-			got = append(got, l)
-			if len(got) == 1 && !looksLikeHeader(l) {
-				break // a bare token or "-" is one line
-			}
-		}
-		lines <- got
-	}()
-	var got []string
-	select {
-	case got = <-lines:
-	case <-sig:
-		signal.Stop(sig)
-		restore()
-		fmt.Fprintln(prompt)
+	msg := fmt.Sprintf("Key for %s: a token, or \"Name: value\" header lines, or - for none; end with an empty line (input is not shown):\n", name)
+	got, err := term.ReadWithoutEcho(f, prompt, msg, readKeyLines)
+	var echo *term.EchoError
+	switch {
+	case errors.As(err, &echo):
+		return nil, fmt.Errorf("%v: give the key with --bearer, --header or --no-key, or pipe it", err)
+	case err != nil:
 		return nil, errors.New("interrupted; nothing was saved")
 	}
-	signal.Stop(sig)
-	restore()
-	fmt.Fprintln(prompt)
 	return ParseKey(strings.Join(got, "\n"))
+}
+
+// readKeyLines reads the lines of a key up to an empty line; a bare token
+// or "-" is one line.
+func readKeyLines(r io.Reader) []string {
+	var got []string
+	sc := bufio.NewScanner(io.LimitReader(r, maxKeyInput))
+	for sc.Scan() {
+		l := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(l) == "" {
+			if len(got) > 0 {
+				break
+			}
+			continue
+		}
+		got = append(got, l)
+		if len(got) == 1 && !looksLikeHeader(l) {
+			break
+		}
+	}
+	return got
 }

@@ -2,47 +2,18 @@ package remote
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"unsafe"
 
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
-// openPTY returns the two ends of a new pseudo-terminal.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	var unlock int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		m.Close()
-		t.Skipf("unlockpt: %v", e)
-	}
-	var n uint32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
-		m.Close()
-		t.Skipf("ptsname: %v", e)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		m.Close()
-		t.Skipf("open the pty: %v", err)
-	}
-	t.Cleanup(func() { s.Close(); m.Close() })
-	return m, s
-}
-
 // On a terminal the key is read with echo off, and echo is back on after.
 func TestReadKeyFromATerminalDoesNotEcho(t *testing.T) {
-	master, slave := openPTY(t)
-	if !isTerminal(slave) {
+	master, slave := testservers.OpenPTY(t)
+	if !term.IsTerminal(slave) {
 		t.Fatal("the pty is not a terminal")
 	}
 	var mu sync.Mutex
@@ -69,8 +40,7 @@ func TestReadKeyFromATerminalDoesNotEcho(t *testing.T) {
 	}()
 	// Wait until echo is off before typing.
 	testservers.WaitUntil(t, "echo is turned off", func() bool {
-		tio, _ := tcget(slave.Fd())
-		return tio != nil && tio.Lflag&syscall.ECHO == 0
+		return !testservers.Echoes(slave)
 	})
 	master.Write([]byte(canaryToken + "\n"))
 	testservers.Recv(t, "ReadKey to return", done)
@@ -93,7 +63,7 @@ func TestReadKeyFromATerminalDoesNotEcho(t *testing.T) {
 	if !strings.Contains(prompt.String(), "Key for notes") {
 		t.Errorf("prompt %q", prompt.String())
 	}
-	if tio, _ := tcget(slave.Fd()); tio == nil || tio.Lflag&syscall.ECHO == 0 {
+	if !testservers.Echoes(slave) {
 		t.Error("echo was not turned back on")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mcpc-dev/mcpc/internal/atomicfile"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 )
 
@@ -118,48 +119,17 @@ func WriteFile(workspace string, old, data []byte, existed bool) error {
 	if err := checkNoLinks(workspace); err != nil {
 		return err
 	}
-	mode := fs.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	f, err := os.CreateTemp(dir, ".servers.json.tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing left to remove
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
-	}
-	if testHookTempWritten != nil {
-		testHookTempWritten(tmp)
-	}
-	now, stillExists, err := ReadFile(workspace)
-	if err != nil {
-		return err
-	}
-	if stillExists != existed || !bytes.Equal(now, old) {
-		return ErrChanged
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
-	}
-	// Make the rename itself durable.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Replace(path, data, 0o600, func(tmp string) error {
+		if testHookTempWritten != nil {
+			testHookTempWritten(tmp)
+		}
+		now, stillExists, err := ReadFile(workspace)
+		if err != nil {
+			return err
+		}
+		if stillExists != existed || !bytes.Equal(now, old) {
+			return ErrChanged
+		}
+		return nil
+	})
 }

@@ -111,6 +111,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			rulesCommand(),
 			toolsCommand(),
 			remoteCommand(),
+			configCommand(),
 			runCommand(),
 			guardCommand(),
 			importCommand(),

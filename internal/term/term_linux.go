@@ -1,4 +1,4 @@
-package remote
+package term
 
 import (
 	"os"
@@ -26,12 +26,14 @@ func tcset(fd uintptr, t *syscall.Termios) error {
 	return nil
 }
 
-func isTerminal(f *os.File) bool {
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
 	_, err := tcget(f.Fd())
 	return err == nil
 }
 
-// echoOff turns echo off on the terminal f and returns how to turn it back.
+// echoOff turns echo off on the terminal f (a typed line still ends with a
+// newline on screen) and returns how to turn it back.
 func echoOff(f *os.File) (restore func(), err error) {
 	old, err := tcget(f.Fd())
 	if err != nil {

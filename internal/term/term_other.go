@@ -1,15 +1,15 @@
 //go:build !linux
 
-package remote
+package term
 
 import (
 	"errors"
 	"os"
 )
 
-// isTerminal reports whether f is a character device; on these systems mcpc
-// cannot turn echo off, so ReadKey refuses to read a key typed there.
-func isTerminal(f *os.File) bool {
+// IsTerminal reports whether f is a character device; on these systems mcpc
+// cannot turn echo off, so ReadWithoutEcho refuses to read from it.
+func IsTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
