@@ -40,7 +40,7 @@ var fields = []field{
 	{name: "idleTimeoutSeconds", effect: Update, why: "read when the idle stop is armed, after each call",
 		get: func(s *plan.Server) any { return s.IdleTimeoutSeconds }},
 	{name: "origin", effect: None, why: "where the server is written; nothing runs differently",
-		get: func(s *plan.Server) any { return s.Origin }, show: func(v any) any { return v.(plan.Origin).String() }},
+		get: func(s *plan.Server) any { return s.Origin }},
 	{name: "parallel", effect: Restart, why: "fixed for a process when it starts (one call at a time is a per-process gate)",
 		get: func(s *plan.Server) any { return s.Parallel }},
 	{name: "promptSection", effect: Reregister, why: "the agent's prompt text while the server's tools are active, sent with the tools",

@@ -22,8 +22,11 @@ func (d *Diff) JSON() ([]byte, error) {
 
 // WriteText writes the diff for a reader: one line per server that
 // differs, sorted by name (+ added, - removed, ~ otherwise), each with how
-// it differs and what a runtime would do, then its fields old → new with
-// each one's effect; the plan's own fields; a summary line.
+// it differs, what a runtime would do and where the server is written,
+// then its fields old → new with each one's effect; the plan's own fields;
+// a summary line. A changed origin is listed only when nothing else of a
+// changed server differs: next to other changes it is noise (the first line shows
+// where the server is now), alone it is why the server is listed.
 func (d *Diff) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if d.Empty() {
@@ -32,12 +35,8 @@ func (d *Diff) WriteText(w io.Writer) error {
 		return err
 	}
 	for _, s := range d.Servers {
-		fmt.Fprintf(&b, "%s %s: %s, %s", marker(s.Change), s.Name, s.Change, s.Effect)
-		if s.Change == Added || s.Change == Removed {
-			fmt.Fprintf(&b, " (%s)", s.Origin)
-		}
-		b.WriteString("\n")
-		writeChanges(&b, s.Fields)
+		fmt.Fprintf(&b, "%s %s: %s, %s (%s)\n", marker(s.Change), s.Name, s.Change, s.Effect, s.Origin)
+		writeChanges(&b, textFields(s))
 	}
 	if len(d.Plan) > 0 {
 		b.WriteString("plan:\n")
@@ -58,6 +57,22 @@ func marker(k Kind) string {
 	return "~"
 }
 
+// textFields are the fields of s that WriteText lists: all but a moved
+// origin, unless that is all that changed.
+func textFields(s Server) []Change {
+	cs := s.Fields
+	if s.Change == Changed && len(cs) == 1 {
+		return cs
+	}
+	out := make([]Change, 0, len(cs))
+	for _, c := range cs {
+		if c.Field != "origin" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func writeChanges(b *strings.Builder, cs []Change) {
 	for _, c := range cs {
 		fmt.Fprintf(b, "    %s: %s → %s (%s)\n", c.Field, textValue(c.Field, c.Old), textValue(c.Field, c.New), c.Effect)
@@ -71,10 +86,28 @@ func textValue(field string, v json.RawMessage) string {
 	if v == nil {
 		return "(unset)"
 	}
-	if field == "origin" {
+	switch field {
+	case "origin":
 		var o plan.Origin
 		if json.Unmarshal(v, &o) == nil {
 			return o.String()
+		}
+	case "skipped":
+		var l []plan.Skipped
+		if json.Unmarshal(v, &l) == nil {
+			return listText(l, func(x plan.Skipped) string { return x.Name + " (" + x.Rule + ", " + x.Origin.String() + ")" })
+		}
+	case "shadowed":
+		var l []plan.Shadowed
+		if json.Unmarshal(v, &l) == nil {
+			return listText(l, func(x plan.Shadowed) string {
+				return x.Name + " (" + x.Origin.String() + ", shadowed by " + x.Winner.String() + ")"
+			})
+		}
+	case "sources":
+		var l []plan.SourceRef
+		if json.Unmarshal(v, &l) == nil {
+			return listText(l, func(x plan.SourceRef) string { return strings.TrimSpace(x.Kind + " " + x.Path) })
 		}
 	}
 	var s string
@@ -121,4 +154,13 @@ func count(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// listText shows a list of the plan's records: [a; b], or [] when empty.
+func listText[T any](l []T, show func(T) string) string {
+	parts := make([]string, len(l))
+	for i, x := range l {
+		parts[i] = show(x)
+	}
+	return "[" + strings.Join(parts, "; ") + "]"
 }
