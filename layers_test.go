@@ -45,8 +45,11 @@ var mayImport = map[string][]string{
 
 	"toolreport": {"craftbot", "diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
+	// What a plan change makes a runtime do (mcpc diff, and reload).
+	"plandiff": {"plan"},
+
 	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "lint", "naming", "node", "plan",
-		"policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
+		"plandiff", "policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.

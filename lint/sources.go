@@ -89,7 +89,7 @@ func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error)
 	} else if len(opts.AppSettings) == 0 {
 		opts.AppSettings = DotnetAppSettings(dir, f.Getenv)
 		if len(opts.AppSettings) == 0 && opts.AgentDir == "" {
-			return opts, inputError("lint %s: nothing to check: no appsettings.json in %s, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir, dir)
+			return opts, inputError("%s: nothing to check: no appsettings.json there, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir)
 		}
 	}
 	if opts.AgentDir != "" {

@@ -115,6 +115,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			runCommand(),
 			guardCommand(),
 			importCommand(),
+			diffCommand(),
 		},
 	}
 }

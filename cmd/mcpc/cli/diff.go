@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/lint"
+	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/plandiff"
+	"github.com/mcpc-dev/mcpc/report"
+)
+
+// ExitChanged is the exit of mcpc diff --exit-code when a runtime would do
+// something to go from OLD to NEW.
+const ExitChanged = 1
+
+func diffCommand() *ucli.Command {
+	return &ucli.Command{
+		Name:  "diff",
+		Usage: "compare two launch plans or deployments: servers added, removed, enabled, disabled, changed, and what a runtime would do",
+		UsageText: `mcpc diff OLD NEW [--exit-code] [--format text|json]
+
+OLD and NEW are each a plan file (written by mcpc plan -o) or a deployment directory, compiled from
+its mcpc.cue (there or in a parent, as mcpc lint finds it; without one, its appsettings.json). Each
+server that differs shows how (added, removed, enabled, disabled, changed), what a runtime would do
+(connect, disconnect, restart, reregister, update, nothing) and, field by field, old → new; an env
+value that is not a template (${env:NAME}, ${config:KEY}, ${workspace}) shows as [REDACTED].
+
+Examples:
+   mcpc diff main-plan.json plan.json
+   mcpc diff deploy/prod deploy/staging --format json
+   mcpc diff --exit-code main-plan.json plan.json   # CI: exit 1 when the change would make a runtime act`,
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "exit-code", Usage: "exit 1 when a runtime would do anything (0 when the plans are alike, or only where servers are written moved)"},
+			&ucli.StringFlag{Name: "format", Value: "text", Usage: "output format: text|json"},
+		},
+		Action: diffAction,
+	}
+}
+
+func diffAction(c *ucli.Context) error {
+	if c.NArg() != 2 {
+		return usageError("diff takes two arguments, OLD and NEW (plan files or deployment directories), got %d", c.NArg())
+	}
+	format := c.String("format")
+	if format != "text" && format != "json" {
+		return usageError("--format %s: diff writes text or json", format)
+	}
+	oldArg, newArg := c.Args().Get(0), c.Args().Get(1)
+	if oldCue, newCue := deploymentFileOf(oldArg), deploymentFileOf(newArg); oldCue != "" && oldCue == newCue {
+		return usageError("%s and %s are one deployment (both read %s): compare two deployments, or two plans (mcpc plan -o)", oldArg, newArg, oldCue)
+	}
+	oldPlan, err := diffSide(c, oldArg)
+	if err != nil {
+		return err
+	}
+	newPlan, err := diffSide(c, newArg)
+	if err != nil {
+		return err
+	}
+	if oldPlan.Profile != newPlan.Profile {
+		return usageError("%s is a %s plan and %s a %s plan: diff compares two plans of one profile", oldArg, oldPlan.Profile, newArg, newPlan.Profile)
+	}
+	d, err := plandiff.Compare(oldPlan, newPlan)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if format == "json" {
+		out, err := d.JSON()
+		if err != nil {
+			return &exitError{code: ExitInternal, msg: err.Error()}
+		}
+		if _, err := c.App.Writer.Write(out); err != nil {
+			return err
+		}
+	} else if err := d.WriteText(c.App.Writer); err != nil {
+		return err
+	}
+	if c.Bool("exit-code") && d.Changed() {
+		return &exitError{code: ExitChanged}
+	}
+	return nil
+}
+
+// deploymentFileOf is the mcpc.cue a directory argument reads; "" for a
+// file or a directory without one.
+func deploymentFileOf(arg string) string {
+	if fi, err := os.Stat(arg); err != nil || !fi.IsDir() {
+		return ""
+	}
+	if f := lint.Find(arg); f != "" {
+		abs, _ := filepath.Abs(f)
+		return abs
+	}
+	return ""
+}
+
+// diffSide reads one side of a diff: a plan file, or a deployment
+// directory compiled to its plan. Input that gives no plan (a plan file
+// that is not valid or was edited, a deployment with errors) is printed
+// as positioned diagnostics on stderr and exits 2: exit 1 means "changed".
+func diffSide(c *ucli.Context, arg string) (*plan.Plan, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		return nil, usageError("cannot read %s: %v", arg, unwrapPath(err))
+	}
+	if fi.IsDir() {
+		return diffDeployment(c, arg)
+	}
+	data, err := inputfile.ReadText(arg)
+	if err != nil {
+		return nil, usageError("cannot read %s: %v", arg, unwrapPath(err))
+	}
+	p, ds := plan.Read(arg, data)
+	if p == nil {
+		if err := printDiagnostics(c.App.ErrWriter, plainText, ds, sourcesOf().withFile(arg, data), nil); err != nil {
+			return nil, err
+		}
+		return nil, usageError("%s is not a plan this mcpc can compare (%s)", arg, report.Summary(ds))
+	}
+	return p, nil
+}
+
+// diffDeployment compiles the deployment of dir, as mcpc lint reads it
+// (without source flags: each side names its own sources), and makes the
+// paths of its plan relative to the deployment, so that two deployments
+// with the same layout compare server by server and not path by path.
+func diffDeployment(c *ucli.Context, dir string) (*plan.Plan, error) {
+	var d *lint.Deployment
+	base := dir
+	if file := lint.Find(dir); file != "" {
+		var ds []diag.Diagnostic
+		d, ds = lint.Load(file)
+		if len(ds) > 0 {
+			src := sourcesOf()
+			if data, err := inputfile.ReadText(file); err == nil {
+				src.withFile(file, data)
+			}
+			if err := printDiagnostics(c.App.ErrWriter, plainText, ds, src, nil); err != nil {
+				return nil, err
+			}
+			return nil, usageError("%s: the deployment's configuration is not valid (%s)", file, report.Summary(ds))
+		}
+		base = d.Dir
+	}
+	opts, err := deploymentOptions(c, d, dir)
+	if err != nil {
+		return nil, err
+	}
+	res, err := compileWith(opts)
+	if err != nil {
+		return nil, err
+	}
+	if res.Plan == nil {
+		if err := printDiagnostics(c.App.ErrWriter, plainText, res.Diagnostics, sourcesOf(res.Files), res.Redactor.Redact); err != nil {
+			return nil, err
+		}
+		return nil, usageError("%s: no plan to compare: fix the errors above (%s)", dir, report.Summary(res.Diagnostics))
+	}
+	return rebase(res.Plan, base), nil
+}
+
+// deploymentOptions are the compiler options of a deployment directory,
+// as lint reads it: its mcpc.cue's sources, else the appsettings files a
+// .NET host reads in dir.
+func deploymentOptions(c *ucli.Context, d *lint.Deployment, dir string) (compile.Options, error) {
+	opts, err := lint.CompileOptions(d, dir, lint.Flags{Environ: environ(), TargetOS: c.String("target-os")})
+	if err != nil {
+		return opts, inputErr(err)
+	}
+	return opts, nil
+}
+
+// rebase makes the paths a plan records (sources, origins of servers,
+// shadowed and skipped definitions) relative to base, where they lie under
+// it.
+func rebase(p *plan.Plan, base string) *plan.Plan {
+	rel := func(path string) string {
+		if path == "" {
+			return path
+		}
+		r, err := filepath.Rel(base, path)
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return path
+		}
+		return filepath.ToSlash(r)
+	}
+	for i := range p.Sources {
+		p.Sources[i].Path = rel(p.Sources[i].Path)
+	}
+	for i := range p.Servers {
+		p.Servers[i].Origin.Path = rel(p.Servers[i].Origin.Path)
+	}
+	for i := range p.Shadowed {
+		p.Shadowed[i].Origin.Path = rel(p.Shadowed[i].Origin.Path)
+		p.Shadowed[i].Winner.Path = rel(p.Shadowed[i].Winner.Path)
+	}
+	for i := range p.Skipped {
+		p.Skipped[i].Origin.Path = rel(p.Skipped[i].Origin.Path)
+	}
+	return p
+}
