@@ -234,7 +234,11 @@ func (c *compiler) run() error {
 	c.runChecks()
 	for _, e := range entries {
 		c.checkEntry(e)
+		c.checkPromptWorkspace(e)
 	}
+	c.checkEnvKeys()
+	c.checkNameCase(entries)
+	explainForeign(c.ds)
 	merged := c.merge(entries)
 	res.draft = merged
 

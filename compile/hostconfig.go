@@ -64,6 +64,7 @@ func (c *compiler) readAppSettings() error {
 			c.ds = append(c.ds, *d)
 			continue
 		}
+		c.checkHostFile(root)
 		c.cfg.addJSON(root, layer)
 	}
 	// Files first: the environment overrides them (SPEC §2.1).

@@ -111,24 +111,30 @@ func (t *templateChecker) checkEnvRefs(n *node.Node, field string) {
 	}
 }
 
-// suggestEnvName turns name into a valid variable name.
+// suggestEnvName turns name into a variable name a person would write: every
+// run of characters a name cannot hold becomes one _, none at either end,
+// and a name that would start with a digit starts with VAR_ ("0" → "VAR_0",
+// "${workspace}" → "workspace", "my-token" → "my_token").
 func suggestEnvName(name string) string {
 	var b strings.Builder
-	for i, r := range name {
-		switch {
-		case r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z':
-			b.WriteRune(r)
-		case r >= '0' && r <= '9':
-			if i == 0 {
+	pending := false
+	for _, r := range name {
+		if r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if pending && b.Len() > 0 {
 				b.WriteByte('_')
 			}
+			pending = false
 			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
+			continue
 		}
+		pending = true
 	}
-	if b.Len() == 0 {
+	out := strings.Trim(b.String(), "_")
+	switch {
+	case out == "":
 		return "NAME"
+	case out[0] >= '0' && out[0] <= '9':
+		return "VAR_" + out
 	}
-	return b.String()
+	return out
 }

@@ -1,0 +1,175 @@
+package compile
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/plan"
+)
+
+// Mistakes that the host accepts without a word and that lose a setting or a
+// server: a Claude Desktop block pasted into appsettings, single-underscore
+// environment keys, servers written as an array, names that differ only in
+// case across sources, fields of other MCP clients, ${workspace} in a
+// prompt section.
+const (
+	RuleMcpServersInAppSettings = "mcpservers-in-appsettings"
+	RuleEnvKeySingleUnderscore  = "env-key-single-underscore"
+	RuleServersArray            = "servers-array"
+	RuleNameCaseCollision       = "name-case-collision"
+	RuleForeignField            = "foreign-field"
+	RuleWorkspaceInPrompt       = "workspace-in-prompt"
+)
+
+// checkHostFile looks at the top of one appsettings file, before it is bound.
+func (c *compiler) checkHostFile(root *node.Node) {
+	if root == nil || root.Kind != node.Object {
+		return
+	}
+	pasted := func(m *node.Member, where string) {
+		c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, RuleMcpServersInAppSettings,
+			fmt.Sprintf("%s is a Claude Desktop block; the host reads its servers from Mcp:Servers and never reads this, so none of its %s starts", where, plural(m.Value)),
+			"move the entries to Mcp:Servers (PascalCase fields: Command, Args, Env) or to the agent's settings.json mcpServers"))
+	}
+	for i := range root.Members {
+		m := &root.Members[i]
+		switch {
+		case strings.EqualFold(m.Key, "mcpServers"):
+			pasted(m, "mcpServers")
+		case strings.EqualFold(m.Key, "Mcp") && m.Value.Kind == node.Object:
+			for j := range m.Value.Members {
+				sub := &m.Value.Members[j]
+				switch {
+				case strings.EqualFold(sub.Key, "mcpServers"):
+					pasted(sub, "Mcp:mcpServers")
+				case strings.EqualFold(sub.Key, "Servers") && sub.Value.Kind == node.Array:
+					c.ds = append(c.ds, diag.At(sub.Value.Pos, diag.Error, RuleServersArray,
+						fmt.Sprintf("Mcp:Servers is a list: .NET binds it to servers named 0, 1, …, so tool prefixes, names in logs and precedence all use the index (%s)", plural(sub.Value)),
+						`write an object keyed by name: "Servers": {"github": {"Command": "npx", …}}`))
+				}
+			}
+		}
+	}
+}
+
+func plural(n *node.Node) string {
+	count := len(n.Members) + len(n.Elems)
+	if count == 1 {
+		return "1 server"
+	}
+	return fmt.Sprintf("%d servers", count)
+}
+
+// singleUnderscore matches a host variable meant for the Mcp section with
+// single underscores, which .NET does not read as a section separator.
+var singleUnderscore = regexp.MustCompile(`(?i)^mcp_(servers|playwright)_[^_]`)
+
+// checkEnvKeys reports host variables written with single underscores.
+func (c *compiler) checkEnvKeys() {
+	for _, layer := range c.res.Env.Layers() {
+		for _, v := range layer {
+			if !singleUnderscore.MatchString(v.Name) || strings.Contains(v.Name, "__") {
+				continue
+			}
+			c.ds = append(c.ds, diag.At(v.Pos, diag.Error, RuleEnvKeySingleUnderscore,
+				fmt.Sprintf("%s has single underscores: .NET reads only __ as the section separator, so the host ignores it", v.Name),
+				fmt.Sprintf("write %s", strings.ReplaceAll(v.Name, "_", "__"))))
+		}
+	}
+}
+
+// checkNameCase reports server names of different sources that differ only
+// in case: the host keeps both, as two servers.
+func (c *compiler) checkNameCase(entries []*Entry) {
+	first := map[string]*Entry{}
+	for _, e := range entries {
+		key := strings.ToLower(e.Name)
+		f, ok := first[key]
+		if !ok {
+			first[key] = e
+			continue
+		}
+		if f.Name != e.Name {
+			c.ds = append(c.ds, diag.At(e.NamePos, diag.Warning, RuleNameCaseCollision,
+				fmt.Sprintf("server %q differs only in case from %q (%s): the host runs both, as two servers", e.Name, f.Name, originOf(f.Origin)),
+				fmt.Sprintf("name it %q to override that server, or give it a name of its own", f.Name)))
+		}
+	}
+}
+
+func originOf(o plan.Origin) string { return o.String() }
+
+// checkPromptWorkspace reports ${workspace} in a promptSection: the host puts
+// the text into the system prompt as written.
+func (c *compiler) checkPromptWorkspace(e *Entry) {
+	n := e.Node.Get(FieldPromptSection)
+	if n == nil || n.Kind != node.String {
+		return
+	}
+	for _, t := range plan.Templates(n.Text) {
+		if t.Kind == plan.TemplateWorkspace {
+			c.ds = append(c.ds, diag.At(textPos(n, t.Start), diag.Warning, RuleWorkspaceInPrompt,
+				fmt.Sprintf("server %q: ${workspace} in promptSection stays as written: the host puts the text into the system prompt without templates", e.Name),
+				"say \"the chat's workspace\" (the agent's working directory) instead"))
+			return
+		}
+	}
+}
+
+// foreignFields are fields of other MCP clients (Claude Desktop, Cline,
+// Cursor, VS Code) that operators carry over; each with what to write in a
+// volcanic entry instead.
+var foreignFields = map[string]string{
+	"disabled":    `write "enabled": false (volcanic's field is enabled)`,
+	"timeout":     `write "callTimeoutSeconds" (seconds; Cline's timeout is in seconds too, Claude Code's in milliseconds)`,
+	"autoapprove": "volcanic has no approval list: every registered tool can be called; remove it",
+	"alwaysallow": "volcanic has no approval list: every registered tool can be called; remove it",
+	"type":        `a stdio entry needs no type; a remote server goes into the chat's servers.json (mcpc remote add NAME URL)`,
+	"transport":   `a stdio entry needs no transport; a remote server goes into the chat's servers.json (mcpc remote add NAME URL)`,
+	"url":         "a remote server goes into the chat's servers.json: mcpc remote add NAME URL",
+	"headers":     "remote headers are sealed in the chat's servers.json: mcpc remote add NAME URL --header \"Name: value\"",
+	"envfile":     "the host reads no env file per server: put the values in env, or ${env:NAME} from the host environment",
+}
+
+// misspelt are unknown fields that mean a known one too far away for the
+// did-you-mean of unknown-field.
+var misspelt = map[string]string{
+	"environment": "env", "enviroment": "env", "environmentvariables": "env", "envvars": "env", "env_vars": "env", "variables": "env",
+	"arguments": "args", "argv": "args", "workingdirectory": "cwd", "workdir": "cwd", "working_dir": "cwd", "dir": "cwd",
+	"prefix": "toolPrefix", "tool_prefix": "toolPrefix",
+}
+
+var unknownFieldMsg = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// explainForeign turns the unknown-field findings on fields of other clients
+// into foreign-field, with what to write instead, and gives misspellings the
+// field they mean.
+func explainForeign(ds []diag.Diagnostic) {
+	for i := range ds {
+		d := &ds[i]
+		if d.Rule != "unknown-field" {
+			continue
+		}
+		m := unknownFieldMsg.FindStringSubmatch(d.Message)
+		if m == nil {
+			continue
+		}
+		key := strings.ToLower(m[1])
+		if advice, ok := foreignFields[key]; ok {
+			prefix := d.Message[:strings.Index(d.Message, m[0])]
+			d.Rule = RuleForeignField
+			d.Message = fmt.Sprintf("%s%q is a field of another MCP client; the host ignores it", prefix, m[1])
+			d.Suggestion = advice
+			continue
+		}
+		if field, ok := misspelt[key]; ok && d.Suggestion == "" {
+			if strings.ContainsAny(m[1][:1], "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+				field = strings.ToUpper(field[:1]) + field[1:]
+			}
+			d.Suggestion = fmt.Sprintf("did you mean %q?", field)
+		}
+	}
+}
