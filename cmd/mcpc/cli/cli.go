@@ -58,6 +58,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	app := newApp(stdin, stdout, stderr)
+	app.Metadata = map[string]any{"args": args}
 	briefUsageErrors(app.Commands, "mcpc")
 	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && app.Command(args[1]) == nil {
 		var names []string

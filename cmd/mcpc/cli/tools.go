@@ -184,6 +184,11 @@ func writeLock(c *ucli.Context, rep *toolreport.Report, lockFile *toollock.File,
 	if err != nil {
 		return nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
+	for i := range ds {
+		if ds[i].Rule == toollock.RuleChanged {
+			ds[i].Suggestion = "review the change; if it is expected, write the lock again from the same inputs: " + rewriteLockCommand(c)
+		}
+	}
 	if out == nil {
 		return ds, nil
 	}
@@ -430,4 +435,30 @@ func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}
+}
+
+// rewriteLockCommand is the command line that wrote this check's lock
+// again: the same command and inputs (--plan, source flags, workspace),
+// without --check.
+func rewriteLockCommand(c *ucli.Context) string {
+	args, _ := c.App.Metadata["args"].([]string)
+	var words []string
+	for i, a := range args {
+		switch {
+		case i == 0:
+			words = append(words, "mcpc")
+		case a == "--check" || a == "-check" || strings.HasPrefix(a, "--check="):
+		default:
+			words = append(words, shellQuote(a))
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

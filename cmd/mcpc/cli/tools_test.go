@@ -246,3 +246,35 @@ func TestToolsLockNeverOverwritesAnInput(t *testing.T) {
 		t.Errorf("settings.json was overwritten")
 	}
 }
+
+// A failed --check suggests the command that writes the lock again from the
+// same inputs: with --plan it keeps --plan (it used to drop it and suggest a
+// command that wrote an empty lock), and running it makes the check pass.
+func TestToolsCheckSuggestsTheSameInputs(t *testing.T) {
+	dir, app := deployment(t, map[string][]string{"notes": {"-tools", "search,get"}}, nil)
+	planFile, lock := filepath.Join(dir, "plan.json"), filepath.Join(dir, "mcpc.lock.json")
+	if code, _, stderr := run(t, "plan", "--clean-env", "--agent-dir", dir, "--appsettings", app, "-o", planFile); code != ExitOK {
+		t.Fatalf("plan: %s", stderr)
+	}
+	if code, _, stderr := run(t, "tools", "--quiet", "--clean-env", "--plan", planFile, "--lock", lock); code != ExitOK {
+		t.Fatalf("lock: %s", stderr)
+	}
+	_, changed := deployment(t, map[string][]string{"notes": {"-tools", "search,get,put"}}, nil)
+	b, _ := os.ReadFile(changed)
+	os.WriteFile(app, b, 0o644)
+	if code, _, stderr := run(t, "plan", "--clean-env", "--agent-dir", dir, "--appsettings", app, "-o", planFile); code != ExitOK {
+		t.Fatalf("plan: %s", stderr)
+	}
+	code, _, stderr := run(t, "tools", "--quiet", "--clean-env", "--plan", planFile, "--lock", lock, "--check")
+	want := "write the lock again from the same inputs: mcpc tools --quiet --clean-env --plan " + planFile + " --lock " + lock + "\n"
+	if code != ExitProblems || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, want the suggestion %q in:\n%s", code, want, stderr)
+	}
+	words := strings.Fields(strings.TrimSuffix(want[strings.Index(want, "mcpc "):], "\n"))
+	if code, _, stderr := run(t, words[1:]...); code != ExitOK {
+		t.Fatalf("the suggested command: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "tools", "--quiet", "--clean-env", "--plan", planFile, "--lock", lock, "--check"); code != ExitOK {
+		t.Errorf("check after the suggested command: exit %d: %s", code, stderr)
+	}
+}
