@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -109,6 +110,7 @@ func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
+	opts.ReadFile = readFileOrStdin(c)
 	packs, pds := d.LoadPacks(c.StringSlice("policy"))
 	if len(pds) > 0 {
 		return nil, deploymentError(c, pds, src)
@@ -315,4 +317,26 @@ func describeInit(d lint.Deployment) string {
 		n++
 	}
 	return fmt.Sprintf("profile %s, %s", d.Profile, plural(n, "source"))
+}
+
+// readFileOrStdin reads input files as the compiler does, and "-" as
+// standard input, once, under the same size cap: a CI step can pipe one
+// file (mcpc lint --appsettings - < appsettings.json).
+func readFileOrStdin(c *ucli.Context) func(string) ([]byte, error) {
+	var stdin []byte
+	var stdinErr error
+	read := false
+	return func(path string) ([]byte, error) {
+		if path != "-" {
+			return inputfile.Read(path)
+		}
+		if !read {
+			read = true
+			stdin, stdinErr = io.ReadAll(io.LimitReader(c.App.Reader, inputfile.MaxSize+1))
+			if stdinErr == nil && int64(len(stdin)) > inputfile.MaxSize {
+				stdinErr = fmt.Errorf("standard input is larger than %s", inputfile.Size(inputfile.MaxSize))
+			}
+		}
+		return stdin, stdinErr
+	}
 }

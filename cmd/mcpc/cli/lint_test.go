@@ -166,3 +166,14 @@ func TestValidateWithoutFlags(t *testing.T) {
 		t.Errorf("with mcpc.cue: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// "-" reads standard input where one file is meant.
+func TestLintReadsStdin(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	in := strings.NewReader(`{"Mcp": {"Servers": {"x": {"Command": "npx", "Args": ["-y", "server-x"]}}}}`)
+	code := Run([]string{"mcpc", "lint", "--oneline", "--clean-env", "--path", dir, "--appsettings", "-", dir}, in, &stdout, &stderr)
+	if code != ExitProblems || !strings.Contains(stdout.String(), "-:1:61: warning: server x runs server-x without an exact version") {
+		t.Errorf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
