@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,4 +81,76 @@ func allRules(t *testing.T) []rules.Rule {
 		t.Fatal(err)
 	}
 	return all
+}
+
+// TestCheckAttributesNameDeclaredRules: every @check(rule=…) of the CUE
+// schemas names a rule mcpc declares, so a schema cannot report a rule that
+// has no description, no severity and no golden cases.
+func TestCheckAttributesNameDeclaredRules(t *testing.T) {
+	declared := map[string]bool{}
+	for _, r := range allRules(t) {
+		declared[r.ID] = true
+	}
+	files, _ := filepath.Glob(filepath.Join("schema", "*.cue"))
+	if len(files) == 0 {
+		t.Fatal("no schema files")
+	}
+	attr := regexp.MustCompile(`@check\(rule="([^"]+)"`)
+	found := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range attr.FindAllStringSubmatch(string(b), -1) {
+			found++
+			if !declared[m[1]] {
+				t.Errorf("%s: @check(rule=%q) names no declared rule", f, m[1])
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no @check attribute found: the pattern is stale")
+	}
+}
+
+// TestGoldenSeveritiesMatchTheDeclarations: every finding in the golden
+// outputs carries its rule's declared severity, so that what SARIF's
+// defaultConfiguration and `mcpc rules` say is what mcpc reports. The
+// exceptions are listed: a rule whose severity depends on the case by
+// design, and cases whose mcpc.cue sets severities.
+func TestGoldenSeveritiesMatchTheDeclarations(t *testing.T) {
+	declared := map[string]string{}
+	for _, r := range allRules(t) {
+		declared[r.ID] = string(r.Severity)
+	}
+	// cb-target-os is info for a disabled server (it starts nothing).
+	varies := map[string]string{"cb-target-os": "info"}
+	line := regexp.MustCompile(`(?m)^\S+:\d+:\d+: (error|warning|info): .* \[([a-z0-9-]+)\]$`)
+	files, _ := filepath.Glob(filepath.Join("golden", "*.txt"))
+	checked := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".txt")
+		if cue, err := os.ReadFile(filepath.Join("fixtures", name, "mcpc.cue")); err == nil && strings.Contains(string(cue), "rules:") {
+			continue // the deployment configures severities
+		}
+		for _, m := range line.FindAllStringSubmatch(string(b), -1) {
+			sev, rule := m[1], m[2]
+			want, ok := declared[rule]
+			if !ok {
+				continue // import-* codes and the like are checked where they are declared
+			}
+			checked++
+			if sev != want && varies[rule] != sev {
+				t.Errorf("%s: [%s] reported as %s, declared %s", f, rule, sev, want)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d findings checked: the pattern is stale", checked)
+	}
 }
