@@ -239,9 +239,15 @@ func (c *compiler) run() error {
 	c.checkEnvKeys()
 	c.checkNameCase(entries)
 	explainForeign(c.ds)
-	merged := c.merge(entries)
-	res.draft = merged
+	return c.finish(c.merge(entries))
+}
 
+// finish ends a compilation of either profile with its merged plan: every
+// message redacted, the diagnostics sorted, and the plan sealed when there
+// is no error (the host would refuse to start otherwise).
+func (c *compiler) finish(p *plan.Plan) error {
+	res := c.res
+	res.draft = p
 	for i := range c.ds {
 		c.ds[i].Message = res.Redactor.Redact(c.ds[i].Message)
 		c.ds[i].Suggestion = res.Redactor.Redact(c.ds[i].Suggestion)
@@ -249,10 +255,10 @@ func (c *compiler) run() error {
 	diag.Sort(c.ds)
 	res.Diagnostics = c.ds
 	if !res.HasErrors() {
-		if err := merged.Seal(); err != nil {
+		if err := p.Seal(); err != nil {
 			return err
 		}
-		res.Plan = merged
+		res.Plan = p
 	}
 	return nil
 }

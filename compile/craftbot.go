@@ -59,22 +59,7 @@ func (c *compiler) runCraftbot() error {
 		byEntry[ce] = e
 		res.Entries = append(res.Entries, e)
 	}
-	p := craftbotPlan(cfg, res.Entries, res.Sources)
-	res.draft = p
-
-	for i := range c.ds {
-		c.ds[i].Message = res.Redactor.Redact(c.ds[i].Message)
-		c.ds[i].Suggestion = res.Redactor.Redact(c.ds[i].Suggestion)
-	}
-	diag.Sort(c.ds)
-	res.Diagnostics = c.ds
-	if !res.HasErrors() {
-		if err := p.Seal(); err != nil {
-			return err
-		}
-		res.Plan = p
-	}
-	return nil
+	return c.finish(craftbotPlan(cfg, res.Entries, res.Sources))
 }
 
 // learnConfigSecrets makes the secrets of a craftbot deployment known: the

@@ -98,7 +98,7 @@ func Apply(file string, data []byte, ed Edit, opts Options) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	if errs := onlyErrors(ds); len(errs) > 0 {
+	if errs := diag.Errors(ds); len(errs) > 0 {
 		return &Change{Data: data, File: file, Diagnostics: errs,
 			Refused: file + " has errors, so no server of it loads and mcpc does not edit it: fix them first"}, nil
 	}
@@ -145,16 +145,6 @@ func Apply(file string, data []byte, ed Edit, opts Options) (*Change, error) {
 		return &Change{Data: data, File: file, Unchanged: true, Entry: target}, nil
 	}
 	return e.verify(ed, target, ds, newData, opts)
-}
-
-func onlyErrors(ds []diag.Diagnostic) []diag.Diagnostic {
-	var out []diag.Diagnostic
-	for _, d := range ds {
-		if d.Severity == diag.Error {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // editor makes one edit: out is body with the edit made.
@@ -235,7 +225,7 @@ func (e *editor) verify(ed Edit, target *Entry, before []diag.Diagnostic, newDat
 			old = entryDiagnostics(e.ix, target.Node, before)
 		}
 	}
-	errs := onlyErrors(ds)
+	errs := diag.Errors(ds)
 	fresh := newWarnings(old, mine)
 	switch {
 	case len(errs) > 0:

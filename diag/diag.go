@@ -109,3 +109,14 @@ func Count(ds []Diagnostic) (errors, warnings, infos int) {
 type Sources interface {
 	Line(file string, line, column int) (text string, col int, ok bool)
 }
+
+// Errors returns the diagnostics of ds that are errors, in their order.
+func Errors(ds []Diagnostic) []Diagnostic {
+	var out []Diagnostic
+	for _, d := range ds {
+		if d.Severity == Error {
+			out = append(out, d)
+		}
+	}
+	return out
+}

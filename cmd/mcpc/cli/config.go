@@ -145,22 +145,12 @@ func configList(c *ucli.Context) error {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	red := configRedactor("", data)
-	if errs := onlyErrors(ds); len(errs) > 0 {
+	if errs := diag.Errors(ds); len(errs) > 0 {
 		printDiagnostics(c.App.ErrWriter, plainText, errs, compile.ConfigExcerpts(t.path, data), red.Redact)
 		return &exitError{code: ExitProblems, msg: fmt.Sprintf("no server of %s loads: fix the errors above", t.path)}
 	}
 	printRows(c.App.Writer, craftbot.Rows(data, cfg, ds), c.Bool("all"), t.opts.TargetOS, red)
 	return nil
-}
-
-func onlyErrors(ds []diag.Diagnostic) []diag.Diagnostic {
-	var out []diag.Diagnostic
-	for _, d := range ds {
-		if d.Severity == diag.Error {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // printRows prints the table of `mcpc config list` and a summary line.
