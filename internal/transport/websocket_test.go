@@ -285,3 +285,31 @@ func TestInsecure(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRemoteCall measures a tools/call round trip (echo) over each
+// remote transport to the test server on 127.0.0.1.
+func BenchmarkRemoteCall(b *testing.B) {
+	for _, tc := range []struct{ kind, scheme, path string }{
+		{KindWebSocket, "ws", "/ws"},
+		{KindSSE, "http", "/sse"},
+	} {
+		b.Run(tc.kind, func(b *testing.B) {
+			addr := testservers.StartWSServer(b)
+			tr, err := NewRemote(tc.kind, tc.scheme+"://"+addr+tc.path, nil, RemoteOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+			for b.Loop() {
+				if _, err := s.CallTool(context.Background(), params); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
