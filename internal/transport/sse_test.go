@@ -64,6 +64,6 @@ func TestSSEForeignEndpointRefused(t *testing.T) {
 func TestSSEHandshakeRefused(t *testing.T) {
 	noLeaks(t)
 	foreign, _ := foreignServer(t) // answers 418 to everything
-	_, err := connectRemote(t, KindSSE, foreign+"/sse?key=query-secret", http.Header{"X-Api-Key": {canary}}, RemoteOptions{})
+	_, err := connectRemote(t, KindSSE, foreign+"/sse?key="+querySecret, http.Header{"X-Api-Key": {canary}}, RemoteOptions{})
 	remoteError(t, err, "I'm a teapot")
 }

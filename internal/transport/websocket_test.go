@@ -2,9 +2,14 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,8 +21,12 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
-// canary is a header value that must never appear in an error.
-const canary = "CANARY-ws-secret-4f1d9c"
+// canary is a header value, and querySecret a key in a url's query, that
+// must never appear in an error.
+const (
+	canary      = "CANARY-ws-secret-4f1d9c"
+	querySecret = "QUERY-secret-9e2b"
+)
 
 // connectRemote connects an MCP client over NewRemote(kind, url, …).
 func connectRemote(t *testing.T, kind, url string, headers http.Header, opts RemoteOptions) (*mcp.ClientSession, error) {
@@ -68,7 +77,7 @@ func remoteError(t *testing.T, err error, want string) *RemoteError {
 	if !strings.Contains(re.Reason, want) {
 		t.Fatalf("reason %q does not say %q", re.Reason, want)
 	}
-	if strings.Contains(err.Error(), canary) || strings.Contains(err.Error(), "127.0.0.1") && strings.Contains(err.Error(), "?") {
+	if strings.Contains(err.Error(), canary) || strings.Contains(err.Error(), querySecret) {
 		t.Fatalf("error leaks a header or the url's query: %v", err)
 	}
 	return re
@@ -78,7 +87,7 @@ func TestWebSocketCallsTools(t *testing.T) {
 	noLeaks(t)
 	addr := testservers.StartWSServer(t, "-require-header", "X-Api-Key="+canary)
 	const limit = 1 << 20
-	s := mustConnect(t, KindWebSocket, "ws://"+addr+"/ws?key=query-secret", http.Header{"X-Api-Key": {canary}}, RemoteOptions{MaxMessageBytes: limit})
+	s := mustConnect(t, KindWebSocket, "ws://"+addr+"/ws?key="+querySecret, http.Header{"X-Api-Key": {canary}}, RemoteOptions{MaxMessageBytes: limit})
 	var names []string
 	for tool, err := range s.Tools(context.Background(), nil) {
 		if err != nil {
@@ -120,7 +129,7 @@ func TestWebSocketSubprotocol(t *testing.T) {
 func TestWebSocketHandshakeRefused(t *testing.T) {
 	noLeaks(t)
 	addr := testservers.StartWSServer(t, "-require-header", "X-Api-Key=right-key")
-	_, err := connectRemote(t, KindWebSocket, "ws://"+addr+"/ws", http.Header{"X-Api-Key": {canary}}, RemoteOptions{})
+	_, err := connectRemote(t, KindWebSocket, "ws://"+addr+"/ws?key="+querySecret, http.Header{"X-Api-Key": {canary}}, RemoteOptions{})
 	re := remoteError(t, err, "the server refused the websocket handshake: 401 (Unauthorized)")
 	if re.Status != 401 {
 		t.Fatalf("status %d", re.Status)
@@ -130,9 +139,29 @@ func TestWebSocketHandshakeRefused(t *testing.T) {
 func TestWebSocketHandshakeTimeout(t *testing.T) {
 	noLeaks(t)
 	addr := testservers.StartWSServer(t)
-	_, err := connectRemote(t, KindWebSocket, "ws://"+addr+"/ws-hang", nil, RemoteOptions{HandshakeTimeout: 200 * time.Millisecond})
-	if re := remoteError(t, err, "no websocket handshake within 200ms"); !re.Timeout {
-		t.Fatal("not marked as a timeout")
+	// A TCP listener that accepts and never says a word: not even HTTP.
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mute.Close() })
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	for _, url := range []string{
+		"ws://" + addr + "/ws-hang?key=" + querySecret, // HTTP, never upgraded
+		"ws://" + mute.Addr().String() + "/ws?key=" + querySecret,
+	} {
+		_, err := connectRemote(t, KindWebSocket, url, nil, RemoteOptions{HandshakeTimeout: 200 * time.Millisecond})
+		if re := remoteError(t, err, "no websocket handshake within 200ms"); !re.Timeout {
+			t.Fatal("not marked as a timeout")
+		}
 	}
 }
 
@@ -141,8 +170,48 @@ func TestWebSocketConnectionRefused(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	addr := srv.Listener.Addr().String()
 	srv.Close()
-	_, err := connectRemote(t, KindWebSocket, "ws://"+addr+"/ws", nil, RemoteOptions{})
+	_, err := connectRemote(t, KindWebSocket, "ws://"+addr+"/ws?key="+querySecret, nil, RemoteOptions{})
 	remoteError(t, err, "connection refused")
+}
+
+// startTLSServer starts the test server over TLS and returns its address
+// and an HTTP transport that trusts its certificate.
+func startTLSServer(t *testing.T) (string, *http.Transport) {
+	certFile := filepath.Join(t.TempDir(), "cert.pem")
+	addr := testservers.StartWSServer(t, "-tls-cert", certFile)
+	pemData, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemData) {
+		t.Fatal("no certificate in " + certFile)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: roots}
+	t.Cleanup(tr.CloseIdleConnections)
+	return addr, tr
+}
+
+func TestRemoteOverTLS(t *testing.T) {
+	noLeaks(t)
+	addr, trusting := startTLSServer(t)
+	for _, tc := range []struct{ kind, url string }{
+		{KindWebSocket, "wss://" + addr + "/ws"},
+		{KindSSE, "https://" + addr + "/sse"},
+	} {
+		s := mustConnect(t, tc.kind, tc.url, http.Header{"X-Api-Key": {canary}}, RemoteOptions{Transport: trusting})
+		if got, err := call(t, s, "header", map[string]any{"name": "X-Api-Key"}); err != nil || got != canary {
+			t.Fatalf("%s: header %q, %v", tc.kind, got, err)
+		}
+		s.Close()
+		// Without the test's certificate in the roots, the server is not
+		// trusted.
+		_, err := connectRemote(t, tc.kind, tc.url+"?key="+querySecret, http.Header{"X-Api-Key": {canary}}, RemoteOptions{})
+		if err == nil || !strings.Contains(err.Error(), "TLS certificate is signed by an unknown authority") || strings.Contains(err.Error(), querySecret) {
+			t.Fatalf("%s without the certificate: %v", tc.kind, err)
+		}
+	}
 }
 
 // foreignServer is a real HTTP server on 127.0.0.1, another origin, that
@@ -179,6 +248,8 @@ func TestWebSocketBadServerMessages(t *testing.T) {
 	}{
 		{name: "binary message", tool: "binary",
 			want: "the server sent a binary websocket message; MCP over websocket is text only"},
+		{name: "text that is not JSON-RPC", tool: "garbage",
+			want: "the server sent a message that is not JSON-RPC: invalid character 'h' in literal true (expecting 'r')"},
 		{name: "oversized message", tool: "big", args: map[string]any{"bytes": 1 << 20}, opts: RemoteOptions{MaxMessageBytes: 64 << 10},
 			want: "the server sent a websocket message larger than the cap of 64 KiB"},
 		{name: "going away mid-call", tool: "close", args: map[string]any{"code": 1001, "reason": "shutting down"},
@@ -197,7 +268,7 @@ func TestWebSocketBadServerMessages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			noLeaks(t)
 			addr := testservers.StartWSServer(t)
-			s := mustConnect(t, KindWebSocket, "ws://"+addr+"/ws", http.Header{"X-Api-Key": {canary}}, tc.opts)
+			s := mustConnect(t, KindWebSocket, "ws://"+addr+"/ws?key="+querySecret, http.Header{"X-Api-Key": {canary}}, tc.opts)
 			_, err := call(t, s, tc.tool, tc.args)
 			re := remoteError(t, err, tc.want)
 			if re.CloseCode != tc.code {
