@@ -52,6 +52,7 @@ var mayImport = map[string][]string{
 	"internal/diagtest":           {"diag"},
 	"remote/remotetest":           {},
 	"fixtures/servers/testserver": {},
+	"fixtures/servers/wsserver":   {},
 }
 
 // testOnly are packages that only tests may import.
