@@ -51,7 +51,7 @@ func NewRemote(kind, rawURL string, headers http.Header, opts RemoteOptions) (mc
 			return nil, &RemoteError{Reason: fmt.Sprintf("an sse url starts with http:// or https://, not %s://", CutText(scheme, 16))}
 		}
 		guard := newOriginGuard(u, headers, opts.Transport)
-		return &SSETransport{sdk: &mcp.SSEClientTransport{Endpoint: rawURL, HTTPClient: guard.client(), MaxEventSize: int(opts.MaxMessageBytes)}, guard: guard}, nil
+		return &SSETransport{sdk: &mcp.SSEClientTransport{Endpoint: rawURL, HTTPClient: guard.client(), MaxEventSize: int(opts.MaxMessageBytes)}, guard: guard, timeout: opts.HandshakeTimeout}, nil
 	}
 	return nil, &RemoteError{Reason: fmt.Sprintf("unknown remote transport %q (sse or websocket)", CutText(kind, 32))}
 }
@@ -321,18 +321,37 @@ func formatBytes(n int64) string {
 // guard refuses that, and adds the headers only to requests to the url's
 // own origin. Make it with NewRemote.
 type SSETransport struct {
-	sdk   *mcp.SSEClientTransport
-	guard *originGuard
+	sdk     *mcp.SSEClientTransport
+	guard   *originGuard
+	timeout time.Duration // of the handshake
 }
 
-// Connect opens the event stream and reads the endpoint event.
+// Connect opens the event stream and reads the endpoint event within
+// HandshakeTimeout (or ctx, if it ends first). The SDK ties the stream to
+// the context Connect gets, so the timeout cannot be a deadline of that
+// context: a timer cancels it only while Connect runs.
 func (t *SSETransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.sdk.Connect(ctx)
+	sctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(t.timeout, cancel)
+	conn, err := t.sdk.Connect(sctx)
+	if !timer.Stop() {
+		// The timer fired: whatever Connect returned, it is too late.
+		if conn != nil {
+			conn.Close()
+		}
+		cancel()
+		t.guard.closeIdle()
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, &RemoteError{Reason: "no sse endpoint event within " + formatDuration(t.timeout), Timeout: true}
+	}
 	if err != nil {
+		cancel()
 		t.guard.closeIdle()
 		return nil, t.error(err)
 	}
-	return &sseConn{Connection: conn, t: t}, nil
+	return &sseConn{Connection: conn, t: t, cancel: cancel}, nil
 }
 
 // error turns an error of the SDK's SSE client into one without the url:
@@ -362,7 +381,8 @@ func (t *SSETransport) error(err error) error {
 // cleaned of the url.
 type sseConn struct {
 	mcp.Connection
-	t *SSETransport
+	t      *SSETransport
+	cancel context.CancelFunc // ends the event stream's context
 }
 
 func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -385,6 +405,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // guard's own HTTP transport.
 func (c *sseConn) Close() error {
 	err := c.Connection.Close()
+	c.cancel()
 	c.t.guard.closeIdle()
 	return err
 }

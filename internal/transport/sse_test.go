@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
@@ -66,4 +67,13 @@ func TestSSEHandshakeRefused(t *testing.T) {
 	foreign, _ := foreignServer(t) // answers 418 to everything
 	_, err := connectRemote(t, KindSSE, foreign+"/sse?key="+querySecret, http.Header{"X-Api-Key": {canary}}, RemoteOptions{})
 	remoteError(t, err, "I'm a teapot")
+}
+
+func TestSSEHandshakeTimeout(t *testing.T) {
+	noLeaks(t)
+	addr := testservers.StartWSServer(t)
+	_, err := connectRemote(t, KindSSE, "http://"+addr+"/sse-mute?key="+querySecret, http.Header{"X-Api-Key": {canary}}, RemoteOptions{HandshakeTimeout: 200 * time.Millisecond})
+	if re := remoteError(t, err, "no sse endpoint event within 200ms"); !re.Timeout {
+		t.Fatal("not marked as a timeout")
+	}
 }
