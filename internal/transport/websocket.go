@@ -311,26 +311,31 @@ func (c *wsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// Write sends msg as one text message. ctx is honoured only before the
+// message starts: the library closes the websocket when the context of a
+// write ends during it (half a message cannot be taken back), and the SDK
+// writes a request with its call's context, so cancelling a call would
+// otherwise drop the connection of every other call. A write that blocks
+// (a server that stopped reading) ends with the connection: the
+// keepalive's ping cannot be written either and times out.
 func (c *wsConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case <-c.done:
 		return c.err
 	default:
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
-	// The library closes the connection when ctx ends during a write: a
-	// half-written message leaves nothing to go on with.
-	if err := c.conn.Write(ctx, websocket.MessageText, data); err != nil {
+	if err := c.conn.Write(c.life, websocket.MessageText, data); err != nil {
 		select {
 		case <-c.done:
 			return c.err
 		default:
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
 		}
 		return &RemoteError{Reason: "writing to the websocket: " + netReason(err)}
 	}

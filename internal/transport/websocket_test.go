@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,7 +110,79 @@ func TestWebSocketCallsTools(t *testing.T) {
 	if got, _ := call(t, s, "header", map[string]any{"name": "Sec-WebSocket-Protocol"}); got != "mcp" {
 		t.Fatalf("offered subprotocols %q, want mcp", got)
 	}
+	// Calls at once write at once; each gets its own answer.
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			text := strconv.Itoa(i)
+			if got, err := call(t, s, "echo", map[string]any{"text": text}); err != nil || got != text {
+				t.Errorf("concurrent echo %d: %q, %v", i, got, err)
+			}
+		})
+	}
+	wg.Wait()
 	s.Close()
+}
+
+// A cancelled call ends at once, and the connection goes on: the
+// library closes a websocket whose write context ends during the write,
+// and the SDK writes each request with its call's context (a regression:
+// cancelling a call dropped the connection, 1006, for every other call).
+func TestWebSocketCancelledCallKeepsTheConnection(t *testing.T) {
+	noLeaks(t)
+	addr := testservers.StartWSServer(t)
+	s := mustConnect(t, KindWebSocket, "ws://"+addr+"/ws", nil, RemoteOptions{})
+	for i := range 10 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": testservers.Patient.Milliseconds()}})
+			done <- err
+		}()
+		cancel() // before, during or after the request's write
+		if err := testservers.Recv(t, "the cancelled call to end", done); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled call %d: %v", i, err)
+		}
+		if got, err := call(t, s, "echo", map[string]any{"text": "after"}); err != nil || got != "after" {
+			t.Fatalf("echo after cancel %d: %q, %v", i, got, err)
+		}
+	}
+	s.Close()
+}
+
+// A call cancelled while it runs on the server: the server is told
+// (notifications/cancelled) and stops it.
+func TestWebSocketCancelTellsTheServer(t *testing.T) {
+	noLeaks(t)
+	addr := testservers.StartWSServer(t)
+	s := mustConnect(t, KindWebSocket, "ws://"+addr+"/ws", nil, RemoteOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": testservers.Patient.Milliseconds()}})
+		done <- err
+	}()
+	testservers.WaitUntil(t, "the slow call to run on the server", func() bool { return count(t, s, "slow-running") == 1 })
+	cancel()
+	if err := testservers.Recv(t, "the cancelled call to end", done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	testservers.WaitUntil(t, "the server to stop the cancelled call", func() bool { return count(t, s, "cancelled") == 1 })
+	s.Close()
+}
+
+// count calls a tool of the test server that answers a number.
+func count(t *testing.T, s *mcp.ClientSession, tool string) int {
+	t.Helper()
+	got, err := call(t, s, tool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(got)
+	if err != nil {
+		t.Fatalf("%s: %q", tool, got)
+	}
+	return n
 }
 
 func TestWebSocketSubprotocol(t *testing.T) {
@@ -299,14 +372,7 @@ func TestWebSocketPingsKeepAlive(t *testing.T) {
 	addr := testservers.StartWSServer(t)
 	s := mustConnect(t, KindWebSocket, "ws://"+addr+"/ws", nil, RemoteOptions{PingInterval: 10 * time.Millisecond, PingTimeout: testservers.Patient})
 	// The server sees the pings, answers them, and the session goes on.
-	testservers.WaitUntil(t, "the server has seen 3 pings", func() bool {
-		got, err := call(t, s, "pings", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ := strconv.Atoi(got)
-		return n >= 3
-	})
+	testservers.WaitUntil(t, "the server has seen 3 pings", func() bool { return count(t, s, "pings") >= 3 })
 	if got, err := call(t, s, "echo", map[string]any{"text": "alive"}); err != nil || got != "alive" {
 		t.Fatalf("echo: %q, %v", got, err)
 	}
