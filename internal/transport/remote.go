@@ -51,6 +51,7 @@ func NewRemote(kind, rawURL string, headers http.Header, opts RemoteOptions) (mc
 			return nil, &RemoteError{Reason: fmt.Sprintf("an sse url starts with http:// or https://, not %s://", CutText(scheme, 16))}
 		}
 		guard := newOriginGuard(u, headers, opts.Transport)
+		guard.maxEvent = opts.MaxMessageBytes
 		return &SSETransport{sdk: &mcp.SSEClientTransport{Endpoint: rawURL, HTTPClient: guard.client(), MaxEventSize: int(opts.MaxMessageBytes)}, guard: guard, timeout: opts.HandshakeTimeout}, nil
 	}
 	return nil, &RemoteError{Reason: fmt.Sprintf("unknown remote transport %q (sse or websocket)", CutText(kind, 32))}
@@ -195,6 +196,11 @@ type originGuard struct {
 
 	mu      sync.Mutex
 	refused *RemoteError // the first request refused
+	status  int          // the last HTTP status >= 400
+	// maxEvent is the cap on one SSE event (0: event streams are not
+	// watched); oversized is set when an event passed it.
+	maxEvent  int64
+	oversized bool
 }
 
 func newOriginGuard(u *url.URL, headers http.Header, base http.RoundTripper) *originGuard {
@@ -229,7 +235,77 @@ func (g *originGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header[http.CanonicalHeaderKey(name)] = vs
 		}
 	}
-	return g.base.RoundTrip(req)
+	resp, err := g.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 400 {
+		g.mu.Lock()
+		g.status = resp.StatusCode
+		g.mu.Unlock()
+	}
+	if g.maxEvent > 0 && isEventStream(resp) {
+		resp.Body = &eventSizes{ReadCloser: resp.Body, max: g.maxEvent, g: g, lineStart: true}
+	}
+	return resp, nil
+}
+
+// isEventStream reports whether resp is a server-sent event stream.
+func isEventStream(resp *http.Response) bool {
+	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
+}
+
+// eventSizes watches an event stream for an event longer than max bytes,
+// which the SDK's reader refuses by ending the stream without a word: the
+// guard then remembers it, so that the connection can say why it ended.
+// It counts the raw bytes between blank lines, which are never fewer than
+// the SDK counts, and changes nothing it reads.
+type eventSizes struct {
+	io.ReadCloser
+	max       int64
+	g         *originGuard
+	run       int64 // bytes of the current event
+	lineStart bool  // the last byte ended a line
+	cr        bool  // the last byte was \r (a \n after it ends no line)
+}
+
+func (e *eventSizes) Read(p []byte) (int, error) {
+	n, err := e.ReadCloser.Read(p)
+	for _, b := range p[:n] {
+		switch {
+		case b == '\n' && e.cr:
+			e.cr = false
+		case b == '\n' || b == '\r':
+			if e.lineStart {
+				e.run = 0 // a blank line ends the event
+			}
+			e.lineStart, e.cr = true, b == '\r'
+		default:
+			e.run++
+			e.lineStart, e.cr = false, false
+		}
+		if e.run > e.max {
+			e.g.mu.Lock()
+			e.g.oversized = true
+			e.g.mu.Unlock()
+		}
+	}
+	return n, err
+}
+
+// sawOversized reports whether an event stream had an event over the cap.
+func (g *originGuard) sawOversized() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.oversized
+}
+
+// lastStatus is the last HTTP status of 400 or more a request got, or 0.
+func (g *originGuard) lastStatus() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.status
 }
 
 // refusal is the first request the guard refused, or nil.
@@ -349,6 +425,9 @@ func (t *SSETransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		cancel()
 		t.guard.closeIdle()
+		if status := t.guard.lastStatus(); status != 0 {
+			return nil, &RemoteError{Reason: fmt.Sprintf("the server refused the sse stream: %d (%s)", status, http.StatusText(status)), Status: status}
+		}
 		return nil, t.error(err)
 	}
 	return &sseConn{Connection: conn, t: t, cancel: cancel}, nil
@@ -387,10 +466,13 @@ type sseConn struct {
 
 func (c *sseConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if err != nil && ctx.Err() == nil {
-		return nil, c.t.error(err)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return msg, err
+	case c.t.guard.sawOversized():
+		return nil, &RemoteError{Reason: "the server sent an sse event larger than the cap of " + formatBytes(c.t.guard.maxEvent)}
 	}
-	return msg, err
+	return nil, c.t.error(err)
 }
 
 func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {

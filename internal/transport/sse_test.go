@@ -2,10 +2,14 @@ package transport
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
@@ -66,7 +70,32 @@ func TestSSEHandshakeRefused(t *testing.T) {
 	noLeaks(t)
 	foreign, _ := foreignServer(t) // answers 418 to everything
 	_, err := connectRemote(t, KindSSE, foreign+"/sse?key="+querySecret, http.Header{"X-Api-Key": {canary}}, RemoteOptions{})
-	remoteError(t, err, "I'm a teapot")
+	if re := remoteError(t, err, "the server refused the sse stream: 418 (I'm a teapot)"); re.Status != 418 {
+		t.Fatalf("status %d", re.Status)
+	}
+}
+
+// Cancelled calls end at once and the session goes on.
+func TestSSECancelledCallKeepsTheConnection(t *testing.T) {
+	noLeaks(t)
+	addr := testservers.StartWSServer(t)
+	s := mustConnect(t, KindSSE, "http://"+addr+"/sse", nil, RemoteOptions{})
+	for i := range 10 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": testservers.Patient.Milliseconds()}})
+			done <- err
+		}()
+		cancel()
+		if err := testservers.Recv(t, "the cancelled call to end", done); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled call %d: %v", i, err)
+		}
+		if got, err := call(t, s, "echo", map[string]any{"text": "after"}); err != nil || got != "after" {
+			t.Fatalf("echo after cancel %d: %q, %v", i, got, err)
+		}
+	}
+	s.Close()
 }
 
 func TestSSEHandshakeTimeout(t *testing.T) {
@@ -75,5 +104,51 @@ func TestSSEHandshakeTimeout(t *testing.T) {
 	_, err := connectRemote(t, KindSSE, "http://"+addr+"/sse-mute?key="+querySecret, http.Header{"X-Api-Key": {canary}}, RemoteOptions{HandshakeTimeout: 200 * time.Millisecond})
 	if re := remoteError(t, err, "no sse endpoint event within 200ms"); !re.Timeout {
 		t.Fatal("not marked as a timeout")
+	}
+}
+
+// An answer over the cap ends the stream, and the call says why. The SDK's
+// reader ends the stream without a word; the transport watches the sizes.
+func TestSSEOversizedEvent(t *testing.T) {
+	noLeaks(t)
+	addr := testservers.StartWSServer(t)
+	s := mustConnect(t, KindSSE, "http://"+addr+"/sse", nil, RemoteOptions{MaxMessageBytes: 64 << 10})
+	// Just under the cap passes whole.
+	fits := strings.Repeat("x", 60<<10)
+	if got, err := call(t, s, "echo", map[string]any{"text": fits}); err != nil || got != fits {
+		t.Fatalf("echo of %d bytes: %d bytes, %v", len(fits), len(got), err)
+	}
+	_, err := call(t, s, "echo", map[string]any{"text": strings.Repeat("x", 100<<10)})
+	remoteError(t, err, "the server sent an sse event larger than the cap of 64 KiB")
+}
+
+// eventSizes finds an event over the cap whatever the line endings, and
+// never sums the events of a stream.
+func TestEventSizes(t *testing.T) {
+	event := func(n int, eol string) string {
+		return "event: message" + eol + "data: " + strings.Repeat("x", n) + eol + eol
+	}
+	for _, eol := range []string{"\n", "\r\n", "\r"} {
+		for _, tc := range []struct {
+			stream string
+			want   bool
+		}{
+			{strings.Repeat(event(40, eol), 100), false}, // 100 events of 60 bytes, cap 100
+			{event(40, eol) + event(120, eol) + event(10, eol), true},
+			{"data: " + strings.Repeat("x", 60) + eol + "data: " + strings.Repeat("y", 60) + eol + eol, true}, // one event of two lines
+		} {
+			g := &originGuard{}
+			r := &eventSizes{ReadCloser: io.NopCloser(strings.NewReader(tc.stream)), max: 100, g: g, lineStart: true}
+			// Read in small pieces: a \r\n may be split between reads.
+			buf := make([]byte, 7)
+			for {
+				if _, err := r.Read(buf); err != nil {
+					break
+				}
+			}
+			if g.sawOversized() != tc.want {
+				t.Errorf("eol %q, stream of %d bytes: oversized %v, want %v", eol, len(tc.stream), g.sawOversized(), tc.want)
+			}
+		}
 	}
 }
