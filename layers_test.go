@@ -32,7 +32,7 @@ var mayImport = map[string][]string{
 	"craftbot":          {"diag", "node", "schema"},
 	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
-	// MCP's stdio line transports, beside which others (websocket) go.
+	// MCP's transports: the stdio line transports, the websocket and sse clients.
 	"internal/transport": {"node"},
 
 	"compile":  {"craftbot", "diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
@@ -57,6 +57,7 @@ var mayImport = map[string][]string{
 	"internal/diagtest":           {"diag"},
 	"remote/remotetest":           {},
 	"fixtures/servers/testserver": {},
+	"fixtures/servers/wsserver":   {},
 }
 
 // testOnly are packages that only tests may import.

@@ -1,5 +1,7 @@
 // Package transport holds mcpc's own MCP transports: newline-delimited
-// JSON-RPC over a stdio pair, the MCP stdio transport. [LineTransport]
+// JSON-RPC over a stdio pair (the MCP stdio transport), and the client
+// side of the remote transports of a CraftBot server entry, websocket and
+// sse ([NewRemote]). [LineTransport]
 // serves the gateway's chat on mcpc run's stdin and stdout; [PipeConn] is
 // the connection to a server process over its stdin and stdout pipes;
 // [PollableInput] puts a blocking stdin in Go's network poller;
@@ -28,7 +30,15 @@
 // the runtime's: it starts the process, reaps it and kills its process
 // group, and hands the connection those steps as a [Process].
 //
-// Other transports (websocket) belong beside these.
+// [WebSocketTransport] is MCP over a websocket (github.com/coder/websocket):
+// subprotocol mcp, one JSON-RPC message per text message, a ping keepalive,
+// a cap on a message's size, the server's pings bounded, and the close
+// codes turned into errors that name them ([RemoteError]). [SSETransport]
+// is the go-sdk's SSE client behind an origin guard: the SDK would post to
+// whatever endpoint the server names, also on another origin. Both send
+// their headers only to the url's own origin and refuse requests anywhere
+// else; no header value and no url appears in their errors. [Insecure]
+// says when a url sends in clear text beyond the loopback interface.
 //
 // It imports node (the nesting-depth check) and no other package of mcpc;
 // the runtime and the CLI import it (layers_test.go).
