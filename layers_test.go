@@ -29,7 +29,7 @@ var mayImport = map[string][]string{
 	"policies/denylist": {"internal/inputfile"},
 	"schema":            {"diag", "node"},
 	"plan":              {"diag", "node", "schema", "policies/denylist"},
-	"craftbot":          {"diag", "node", "schema"},
+	"craftbot":          {"diag", "internal/transport", "node", "schema"},
 	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
@@ -43,7 +43,7 @@ var mayImport = map[string][]string{
 	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
-	"toolreport": {"craftbot", "diag", "naming", "plan", "redact", "remote", "runtime", "toollock"},
+	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
 	"plandiff": {"plan"},

@@ -6,7 +6,8 @@
 // positioned diagnostics; the compiler builds a plan from it, and an editor
 // of the file can check an edit with it before writing.
 //
-// It imports diag, node and schema.
+// It imports diag, internal/transport (whether a url is in clear text), node
+// and schema.
 package craftbot
 
 import (
@@ -16,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/schema"
 )
@@ -402,10 +404,35 @@ func (r *reader) checkFields(e *Entry) {
 		example := map[string]string{TransportSSE: "https://mcp.example.com/sse", TransportWebsocket: "wss://mcp.example.com/ws"}[e.Transport]
 		r.needText(e, FieldURL, RuleMissingURL, map[string]string{TransportSSE: "an sse server", TransportWebsocket: "a websocket server"}[e.Transport],
 			`"url": "`+example+`" (the server's endpoint)`)
+		r.insecureURL(e)
 		why := fmt.Sprintf("the host connects to url for this %s server and launches nothing", e.Transport)
 		r.ignored(e, FieldCommand, why)
 		r.ignored(e, FieldArgs, why)
 		r.ignored(e, FieldEnv, why)
+	}
+}
+
+// RuleURLInsecure is the rule of servers.json's plain-http urls, which
+// applies to a CraftBot entry's url as well.
+const RuleURLInsecure = "remote-url-insecure"
+
+// insecureURL warns about an sse or websocket url in clear text (http://,
+// ws://) to a host that is not loopback: whatever credentials the server
+// asks for travel unencrypted. wss:// and https:// are the norm.
+func (r *reader) insecureURL(e *Entry) {
+	v := e.Node.Get(FieldURL)
+	if v == nil || v.Kind != node.String || strings.TrimSpace(v.Text) == "" {
+		return
+	}
+	if bad, reason := transport.Insecure(v.Text); bad {
+		secure := map[string]string{TransportSSE: "https://", TransportWebsocket: "wss://"}[e.Transport]
+		sev := diag.Warning
+		if !e.Enabled {
+			sev = diag.Info // a disabled catalog entry connects nowhere, as for cb-target-os
+		}
+		r.add(v.Pos, sev, RuleURLInsecure,
+			fmt.Sprintf("%s: the url %s", e.Subject(), reason),
+			"if the server offers no "+secure+", reach it through a tunnel that ends on 127.0.0.1")
 	}
 }
 

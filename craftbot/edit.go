@@ -270,9 +270,9 @@ func entryDiagnostics(ix *node.LineIndex, el *node.Node, ds []diag.Diagnostic) [
 }
 
 // unlessNew are the warnings an edit may bring: they describe the machine
-// (target OS) and the credentials still to fill in, not a mistake in the
-// entry.
-var unlessNew = map[string]bool{RuleEnvEmpty: true, RuleTargetOS: true}
+// (target OS), the credentials still to fill in, and a url the operator
+// chose to reach in clear text (a LAN server), not a mistake in the entry.
+var unlessNew = map[string]bool{RuleEnvEmpty: true, RuleTargetOS: true, RuleURLInsecure: true}
 
 // newWarnings returns the diagnostics of after that before does not have
 // (by rule and message), but those of unlessNew.

@@ -134,7 +134,7 @@ var registry = []Rule{
 		Example: `two entries named "notes"`},
 	{ID: "remote-url", Severity: diag.Error, Description: "A remote server's url is not an absolute http:// or https:// URL with a host, or carries user info (user:password@); the entry is skipped.",
 		Example: `"url": "https://me:pw@mcp.example.com/mcp"`},
-	{ID: "remote-url-insecure", Severity: diag.Warning, Description: "A remote server's url is plain http to a host that is not loopback: its headers, and the key in them, travel unencrypted.",
+	{ID: "remote-url-insecure", Severity: diag.Warning, Description: "A remote server's url (servers.json, or a CraftBot sse or websocket entry) is plain http:// or ws:// to a host that is not loopback: its messages, headers and any key in them travel unencrypted.",
 		Example: `"url": "http://mcp.example.com/mcp"`},
 	{ID: "remote-transport", Severity: diag.Error, Description: "A remote server's transport is not auto (Streamable HTTP, falling back to SSE), http or sse; the entry is skipped.",
 		Example: `"transport": "websocket"`},

@@ -8,11 +8,13 @@ import (
 
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/toollock"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ActionRow is one line of a craftbot report: one action (a tool of a
@@ -33,9 +35,8 @@ type ActionRow struct {
 
 // makeCraftbot is Make for a craftbot plan: every enabled server is started
 // (stdio, with its env read from the config file through o.Config) or
-// connected to (sse), and its tools become the actions CraftBot would
-// register. A websocket server cannot be connected to by this mcpc: it is
-// a failed server, said so.
+// connected to (sse, websocket), and its tools become the actions CraftBot
+// would register.
 func makeCraftbot(ctx context.Context, o Options) (*Report, error) {
 	redactor := redact.New(craftbotSecrets(o))
 	r := &Report{Redact: redactor.Redact, failed: map[string]bool{}}
@@ -50,7 +51,7 @@ func makeCraftbot(ctx context.Context, o Options) (*Report, error) {
 	targets := runtime.CraftbotTargets(o.Plan, o.Env, o.Config)
 	var connected []*plan.Server
 	for i := range o.Plan.Servers {
-		if s := &o.Plan.Servers[i]; s.Enabled && s.Transport == craftbot.TransportSSE {
+		if s := &o.Plan.Servers[i]; s.Enabled && (s.Transport == craftbot.TransportSSE || s.Transport == craftbot.TransportWebsocket) {
 			connected = append(connected, s)
 		}
 	}
@@ -60,6 +61,10 @@ func makeCraftbot(ctx context.Context, o Options) (*Report, error) {
 	listed := make([]runtime.Discovery, len(connected))
 	var wg sync.WaitGroup
 	for i, s := range connected {
+		if s.Transport == craftbot.TransportWebsocket {
+			wg.Go(func() { listed[i] = listWebSocket(ctx, s, redactor.Redact, progress) })
+			continue
+		}
 		wg.Go(func() { listed[i] = listSSE(ctx, s, o.Dial, redactor.Redact, progress) })
 	}
 	found := runtime.Discover(ctx, targets, runtime.DiscoverOptions{Concurrency: o.Concurrency, Redact: redactor.Redact, Progress: progress})
@@ -126,6 +131,49 @@ func listSSE(ctx context.Context, s *plan.Server, opts remote.DialOptions, red f
 	return d
 }
 
+// websocketListTimeout bounds the handshake and tools/list of a websocket
+// server, as a remote server's connect is bounded (SPEC §4: 15 s).
+const websocketListTimeout = 15 * time.Second
+
+// listWebSocket connects to a websocket server (internal/transport's
+// client: subprotocol mcp, text frames, keepalive, a message cap), lists its
+// tools and disconnects.
+func listWebSocket(ctx context.Context, s *plan.Server, red func(string) string, progress func(runtime.ProgressEvent)) runtime.Discovery {
+	d := runtime.Discovery{Server: s.Name}
+	start := time.Now()
+	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseStarted})
+	fail := func(err error) runtime.Discovery {
+		d.Reason = red("websocket " + remote.URLWithoutQuery(s.URL) + ": " + err.Error())
+		d.Err = &runtime.DiscoveryError{Kind: runtime.FailStart, Reason: d.Reason, ExitCode: -1}
+		d.Elapsed = time.Since(start)
+		progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseFailed, Elapsed: d.Elapsed, Reason: d.Reason})
+		return d
+	}
+	ctx, cancel := context.WithTimeout(ctx, websocketListTimeout)
+	defer cancel()
+	tr, err := transport.NewRemote(transport.KindWebSocket, s.URL, nil, transport.RemoteOptions{})
+	if err != nil {
+		return fail(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: "tools"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		return fail(err)
+	}
+	defer cs.Close()
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fail(err)
+		}
+		d.Tools = append(d.Tools, t)
+	}
+	if init := cs.InitializeResult(); init != nil && init.ServerInfo != nil {
+		d.ServerName, d.ServerVersion = init.ServerInfo.Name, init.ServerInfo.Version
+	}
+	d.Elapsed = time.Since(start)
+	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseDone, Elapsed: d.Elapsed, Tools: len(d.Tools)})
+	return d
+}
+
 // addActions makes the rows, diagnostics and lock entries of a craftbot
 // plan's enabled servers, in file order.
 func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery, builtins []string) {
@@ -150,10 +198,6 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 		}
 		pos := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
 		d := byName[s.Name]
-		if d == nil { // websocket: no client in this mcpc
-			d = &runtime.Discovery{Server: s.Name, Err: fmt.Errorf("websocket"),
-				Reason: fmt.Sprintf("not connectable by this mcpc: it has no websocket client yet (CraftBot connects to %s)", remote.URLWithoutQuery(s.URL))}
-		}
 		if d.Err != nil {
 			r.failed[s.Name] = true
 			rule := RuleServerStartFailed
@@ -187,9 +231,7 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 
 func failedSuggestion(s *plan.Server) string {
 	switch s.Transport {
-	case craftbot.TransportWebsocket:
-		return "CraftBot itself connects to it; mcpc lists its actions once it has a websocket client"
-	case craftbot.TransportSSE:
+	case craftbot.TransportSSE, craftbot.TransportWebsocket:
 		return "check that the server runs and answers at its url; it contributes no actions"
 	}
 	return "run its command by hand in an empty directory to see why; it contributes no actions"

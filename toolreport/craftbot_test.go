@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 	"github.com/mcpc-dev/mcpc/runtime"
@@ -62,8 +63,8 @@ func actionsOf(rows []toolreport.ActionRow) []string {
 }
 
 // Every enabled server of a craftbot plan: stdio started with its env read
-// from the config file, exactly; sse connected to; websocket reported as
-// not connectable; a failed server a row and an error. The config values
+// from the config file, exactly; sse and websocket connected to; a failed
+// server a row and an error. The config values
 // appear in no row and no diagnostic.
 func TestMakeCraftbotActions(t *testing.T) {
 	const canary = `CANARY-cb-"q"-${env:HOME}-9f3e71`
@@ -83,11 +84,13 @@ func TestMakeCraftbotActions(t *testing.T) {
 	gone := cbServer("gone", "sse", 6)
 	gone.URL = remotetest.Refused(t)
 	ws := cbServer("ws", "websocket", 7)
-	ws.URL = "wss://mcp.example.com/ws?token=t"
+	ws.URL = "ws://" + testservers.StartWSServer(t) + "/ws?token=t"
+	wsGone := cbServer("wsgone", "websocket", 9)
+	wsGone.URL = strings.Replace(remotetest.Refused(t), "http://", "ws://", 1) + "?token=t"
 	off := cbServer("off", "stdio", 8, "-tools", "echo")
 	off.Enabled = false
 	o := cbOptions(map[string]map[string]string{"fs": {"TOKEN": canary, "MULTI": multi}, "leaky": {"TOKEN": canary}},
-		fs, leaky, remoteSrv, gone, ws, off)
+		fs, leaky, remoteSrv, gone, ws, off, wsGone)
 	rep, err := toolreport.Make(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -102,14 +105,26 @@ func TestMakeCraftbotActions(t *testing.T) {
 		"search sse slow mcp_search_slow research -",
 		"search sse whoami mcp_search_whoami research -",
 		"gone sse - - mcp_gone server-start-failed",
-		"ws websocket - - mcp_ws server-start-failed",
+		"ws websocket big mcp_ws_big mcp_ws -",
+		"ws websocket binary mcp_ws_binary mcp_ws -",
+		"ws websocket cancelled mcp_ws_cancelled mcp_ws -",
+		"ws websocket close mcp_ws_close mcp_ws -",
+		"ws websocket drop mcp_ws_drop mcp_ws -",
+		"ws websocket echo mcp_ws_echo mcp_ws -",
+		"ws websocket flood-pings mcp_ws_flood-pings mcp_ws -",
+		"ws websocket garbage mcp_ws_garbage mcp_ws -",
+		"ws websocket header mcp_ws_header mcp_ws -",
+		"ws websocket pings mcp_ws_pings mcp_ws -",
+		"ws websocket slow mcp_ws_slow mcp_ws -",
+		"ws websocket slow-running mcp_ws_slow-running mcp_ws -",
+		"wsgone websocket - - mcp_wsgone server-start-failed",
 	})
 	same(t, "diagnostics", diagsOf(rep.Diagnostics), []string{
 		"mcp_config.json:4 error server-start-failed",
 		"mcp_config.json:6 error server-start-failed",
-		"mcp_config.json:7 error server-start-failed",
+		"mcp_config.json:9 error server-start-failed",
 	})
-	if rep.Servers != 4 || rep.Visible() != 7 {
+	if rep.Servers != 6 || rep.Visible() != 19 {
 		t.Errorf("servers %d, visible %d", rep.Servers, rep.Visible())
 	}
 
@@ -149,7 +164,7 @@ func TestMakeCraftbotActions(t *testing.T) {
 			t.Errorf("output holds %q:\n%s", leak, text.String())
 		}
 	}
-	for _, want := range []string{"[REDACTED]", "not connectable by this mcpc", "wss://mcp.example.com/ws", "sse http://127.0.0.1:"} {
+	for _, want := range []string{"[REDACTED]", "[MCP:ws] returns text", "websocket ws://127.0.0.1:", "sse http://127.0.0.1:"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, text.String())
 		}

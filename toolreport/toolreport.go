@@ -9,8 +9,8 @@
 // ones, and reports the action registry CraftBot would build (package
 // craftbot's Assign) instead of tool names.
 //
-// It imports craftbot, diag, naming, plan, redact, remote, runtime and
-// toollock.
+// It imports craftbot, diag, internal/transport, naming, plan, redact,
+// remote, runtime and toollock.
 package toolreport
 
 import (

@@ -22,7 +22,7 @@ func TestToolsCraftbotSecretsAndLock(t *testing.T) {
 				"env": map[string]string{"API_TOKEN": canary, "EMPTY": ""}},
 			{"name": "leaky", "transport": "stdio", "command": testServer, "args": []string{"-stderr-env", "API_TOKEN", "-exit-at-start", "1"},
 				"env": map[string]string{"API_TOKEN": canary}},
-			{"name": "ws", "transport": "websocket", "url": "wss://mcp.example.com/ws"},
+			{"name": "ws", "transport": "websocket", "url": "ws://127.0.0.1:1/ws"}, // nothing listens on port 1
 		}
 		b, _ := json.MarshalIndent(map[string]any{"mcp_servers": servers}, "", "  ")
 		return write(t, dir, "mcp_config.json", string(b))
@@ -33,7 +33,7 @@ func TestToolsCraftbotSecretsAndLock(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		code, stdout, stderr := run(t, append([]string{"tools", "--format", format}, src...)...)
 		out.WriteString(stdout + stderr)
-		if code != ExitProblems || !strings.Contains(stdout, "mcp_fs_search") || !strings.Contains(stderr, "not connectable by this mcpc") {
+		if code != ExitProblems || !strings.Contains(stdout, "mcp_fs_search") || !strings.Contains(stderr, "websocket ws://127.0.0.1:1/ws: ") {
 			t.Errorf("--format %s: exit %d\n%s%s", format, code, stdout, stderr)
 		}
 	}
