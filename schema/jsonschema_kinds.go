@@ -229,6 +229,14 @@ func buildServers(x *exporter) (map[string]any, error) {
 		list["items"] = map[string]any{"type": "string", "minLength": 1}
 		list["uniqueItems"] = true
 	}
+	sealed, err := at(entry, "properties", "sealed")
+	if err != nil {
+		return nil, err
+	}
+	// Standard padded base64 of at least nonce (12) and tag (16) bytes:
+	// what package remote checks before it tries to open it.
+	sealed["pattern"] = "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+	sealed["minLength"] = 40
 	x.defs["RemoteServer"] = entry
 	servers, err := at(doc, "properties", "servers")
 	if err != nil {
