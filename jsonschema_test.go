@@ -216,6 +216,7 @@ var agreements = []agreement{
 	{"settings", "every field", `{"theme": "dark", "mcpServers": {"a": {"command": "npx", "args": ["-y", "x"], "cwd": "${workspace}/a",
 		"env": {"A": "1", "B": null}, "toolPrefix": "a_", "enabled": false, "parallel": true, "startupTimeoutSeconds": 5,
 		"callTimeoutSeconds": 9, "idleTimeoutSeconds": 0, "stderrLevel": "debug", "promptSection": null}}}`, "ok", true, ""},
+	{"settings", "a $schema line", `{"$schema": "./schema/json/settings.schema.json", "mcpServers": {}}`, "ok", true, ""},
 	{"settings", "timeout 0", `{"mcpServers": {"a": {"command": "x", "startupTimeoutSeconds": 0}}}`, "error", false, ""},
 	{"settings", "timeout as a string", `{"mcpServers": {"a": {"command": "x", "callTimeoutSeconds": "60"}}}`, "error", false, ""},
 	{"settings", "idle negative", `{"mcpServers": {"a": {"command": "x", "idleTimeoutSeconds": -1}}}`, "error", false, ""},
@@ -229,6 +230,7 @@ var agreements = []agreement{
 		"the host ignores an unknown field and mcpc warns (unknown-field); the schema flags it, which an editor shows as a warning"},
 
 	{"appsettings", "PascalCase, strings that convert", `{"Logging": {}, "Mcp": {"Servers": {"gh": {"Command": "x", "StartupTimeoutSeconds": " 90 ", "Enabled": "TRUE"}}}}`, "ok", true, ""},
+	{"appsettings", "a $schema line", `{"$schema": "./schema/json/appsettings.schema.json", "Mcp": {"Servers": {"gh": {"Command": "x"}}}}`, "ok", true, ""},
 	{"appsettings", "keys in any case", `{"mcp": {"SERVERS": {"gh": {"command": "x", "ARGS": ["a"], "parallel": true}}}}`, "ok", true, ""},
 	{"appsettings", "comments (JSONC)", "{\n// the host\n\"Mcp\": {\"Servers\": {\"gh\": {\"Command\": \"x\",}}}}", "ok", true, ""},
 	{"appsettings", "number that does not convert", `{"Mcp": {"Servers": {"gh": {"Command": "x", "CallTimeoutSeconds": "soon"}}}}`, "error", false, ""},
