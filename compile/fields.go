@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/schema"
@@ -29,49 +31,37 @@ var serverFields = []string{
 	FieldStartup, FieldCall, FieldIdle, FieldStderrLevel, FieldPromptSection,
 }
 
-// Defaults of SPEC §2.2, the one table they are filled in from (the schema
-// keeps none, so that one bad value gives one plain message).
+// Defaults of SPEC §2.2: one table, in package schema, which also writes
+// them into the exported JSON Schemas.
 const (
-	DefaultCwd               = "${workspace}"
-	DefaultStartupTimeout    = 60
-	DefaultPresetStartup     = 120
-	DefaultCallTimeout       = 120
-	DefaultIdleTimeout       = 1800
-	DefaultStderrLevel       = "Warning"
-	DefaultPlaywrightPackage = "@playwright/mcp@0.0.82"
-	DefaultPlaywrightBrowser = "chromium"
+	DefaultCwd               = schema.DefaultCwd
+	DefaultStartupTimeout    = schema.DefaultStartupTimeout
+	DefaultPresetStartup     = schema.DefaultPresetStartup
+	DefaultCallTimeout       = schema.DefaultCallTimeout
+	DefaultIdleTimeout       = schema.DefaultIdleTimeout
+	DefaultStderrLevel       = schema.DefaultStderrLevel
+	DefaultPlaywrightPackage = schema.DefaultPlaywrightPackage
+	DefaultPlaywrightBrowser = schema.DefaultPlaywrightBrowser
 )
 
-// defaultText shows a field's default in explain.
+// defaultText shows a field's default in explain: a string as it is, other
+// values as JSON.
 func defaultText(field string, preset bool) string {
-	switch field {
-	case FieldArgs:
-		return "[]"
-	case FieldCwd:
-		return DefaultCwd
-	case FieldEnv:
-		return "{}"
-	case FieldToolPrefix:
-		return `""`
-	case FieldEnabled:
-		return "true"
-	case FieldParallel:
-		return "false"
-	case FieldStartup:
-		if preset {
-			return "120"
-		}
-		return "60"
-	case FieldCall:
-		return "120"
-	case FieldIdle:
-		return "1800"
-	case FieldStderrLevel:
-		return DefaultStderrLevel
-	case FieldPromptSection:
-		return "null"
+	if field == FieldStartup && preset {
+		return strconv.Itoa(DefaultPresetStartup)
 	}
-	return ""
+	v, ok := schema.ServerDefault(field)
+	if !ok {
+		return ""
+	}
+	if s, isString := v.(string); isString && s != "" {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // stderrLevels are the .NET log levels, in their canonical spelling.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/schema"
 )
 
 // PresetName is the server the Playwright preset yields.
@@ -138,8 +139,8 @@ func (p *preset) stringSetting(name, variable, def string) (string, diag.Pos) {
 // resolve computes every setting and reports problems.
 func (p *preset) resolve() {
 	p.settings = map[string]presetSetting{}
-	p.enabled = p.boolSetting("Enabled", "PLAYWRIGHT_ENABLED", false)
-	p.headless = p.boolSetting("Headless", "PLAYWRIGHT_HEADLESS", true)
+	p.enabled = p.boolSetting("Enabled", "PLAYWRIGHT_ENABLED", schema.DefaultPlaywrightEnabled)
+	p.headless = p.boolSetting("Headless", "PLAYWRIGHT_HEADLESS", schema.DefaultPlaywrightHeadless)
 	var bpos diag.Pos
 	p.browser, bpos = p.stringSetting("Browser", "PLAYWRIGHT_BROWSER", DefaultPlaywrightBrowser)
 	p.command, _ = p.stringSetting("Command", "PLAYWRIGHT_COMMAND", "")
@@ -277,11 +278,11 @@ func (p *preset) entry() *Entry {
 	for _, e := range p.extraNodes {
 		arg(e.Text, "ExtraArgs, from "+p.settings["ExtraArgs"].describe(), e.Pos)
 	}
-	notes[FieldStartup] = "preset: 120 (the first npx run downloads the package)"
+	notes[FieldStartup] = fmt.Sprintf("preset: %d (the first npx run downloads the package)", DefaultPresetStartup)
 	n := &node.Node{Kind: node.Object, Pos: enabledPos, Members: []node.Member{
 		{Key: FieldCommand, KeyPos: cmdPos, Value: str(command, cmdPos)},
 		{Key: FieldArgs, KeyPos: enabledPos, Value: &node.Node{Kind: node.Array, Pos: enabledPos, Elems: args}},
-		{Key: FieldStartup, KeyPos: enabledPos, Value: &node.Node{Kind: node.Number, Pos: enabledPos, Text: "120"}},
+		{Key: FieldStartup, KeyPos: enabledPos, Value: &node.Node{Kind: node.Number, Pos: enabledPos, Text: fmt.Sprint(DefaultPresetStartup)}},
 	}}
 	s := p.settings["Enabled"]
 	origin := plan.Origin{Source: "preset", Path: enabledPos.File, Line: enabledPos.Line, Column: enabledPos.Column}

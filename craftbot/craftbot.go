@@ -165,7 +165,7 @@ func Check(file string, data []byte, opts Options) (*Config, []diag.Diagnostic, 
 	if bytes.HasPrefix(data, bom) {
 		data, shift = data[len(bom):], len(bom)
 	}
-	cfg := &Config{File: file, AutoConnect: true}
+	cfg := &Config{File: file, AutoConnect: schema.DefaultCraftbotAutoConnect}
 	root, d := node.ParseJSON(file, data, false)
 	if d != nil {
 		return cfg, []diag.Diagnostic{*d}, nil
@@ -267,7 +267,7 @@ func (r *reader) dropDuplicateKeys(n *node.Node, where string) {
 func (r *reader) readEntries(servers *node.Node, shift int) error {
 	var jobs []job
 	for i, el := range servers.Elems {
-		e := &Entry{Index: i, Node: el, Start: el.Start + shift, End: el.End + shift, NamePos: el.Pos, Enabled: true}
+		e := &Entry{Index: i, Node: el, Start: el.Start + shift, End: el.End + shift, NamePos: el.Pos, Enabled: schema.DefaultCraftbotEnabled}
 		r.cfg.Entries = append(r.cfg.Entries, e)
 		if el.Kind != node.Object {
 			continue
