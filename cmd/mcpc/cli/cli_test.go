@@ -88,7 +88,7 @@ func TestPlanNeverWritesOverAnInput(t *testing.T) {
 }
 
 func TestEveryHelpShowsAnExample(t *testing.T) {
-	for _, cmd := range []string{"validate", "plan", "explain", "rules", "tools", "run", "remote"} {
+	for _, cmd := range []string{"validate", "lint", "plan", "explain", "rules", "tools", "run", "remote", "import", "diff", "config", "schema"} {
 		code, stdout, _ := run(t, cmd, "--help")
 		if code != ExitOK || !strings.Contains(stdout, "Example") || !strings.Contains(stdout, "mcpc "+cmd) {
 			t.Errorf("%s --help: exit %d\n%s", cmd, code, stdout)
