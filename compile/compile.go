@@ -177,8 +177,11 @@ type compiler struct {
 	texts [][]byte
 	// hostSecrets finds the values of deny-listed host variables (named by
 	// hostSecretNames, in the same order) in config values.
-	hostSecrets     *redact.Redactor
-	hostSecretNames []string
+	hostSecrets *redact.Redactor
+	// knownSecrets are the values the redactor knows; literalSecrets the
+	// credentials found written into configuration values.
+	knownSecrets, literalSecrets []string
+	hostSecretNames              []string
 	// secretFrom (craftbot) says where each known secret comes from, in
 	// the order the redactor was given them.
 	secretFrom []string
@@ -246,6 +249,7 @@ func (c *compiler) run() error {
 // message redacted, the diagnostics sorted, and the plan sealed when there
 // is no error (the host would refuse to start otherwise).
 func (c *compiler) finish(p *plan.Plan) error {
+	c.learnLiteralSecrets()
 	res := c.res
 	res.draft = p
 	for i := range c.ds {

@@ -56,8 +56,41 @@ func (c *compiler) learnSecrets() {
 		secrets = append(secrets, res.Env.Value(name))
 	}
 	sort.Strings(secrets)
+	c.knownSecrets = secrets
 	res.Redactor = redact.New(secrets)
 	res.Files.redactor = res.Redactor
+}
+
+// checkCredential reports a value that looks like a credential written
+// into a configuration file (SPEC §2.4: a secret written literally into a
+// config value is a diagnostic, never a silent rewrite). The credential
+// becomes a known secret, so that no output shows it.
+func (c *compiler) checkCredential(subject, field string, n *node.Node, envValue bool) {
+	key := ""
+	if envValue {
+		key = field[strings.LastIndexAny(field, ".:")+1:]
+	}
+	what, found := credentialIn(n.Text, key)
+	if found == "" {
+		return
+	}
+	c.literalSecrets = append(c.literalSecrets, found)
+	sugg := "pass it in env from a host variable: \"NAME\": \"${env:NAME}\", and let the server read NAME"
+	if envValue && validEnvName(key) {
+		sugg = fmt.Sprintf("write \"${env:%s}\" and give the host the variable %s (an env file outside the repository, or the service's secret store)", key, key)
+	}
+	c.ds = append(c.ds, diag.At(n.Pos, diag.Error, "secret-literal",
+		fmt.Sprintf("%s: %s holds what looks like %s, written into the file: it ends up in the repository, in the plan and in ps", subject, field, what), sugg))
+}
+
+// learnLiteralSecrets adds the credentials found written in the files to
+// the known secrets, before any message or excerpt is printed.
+func (c *compiler) learnLiteralSecrets() {
+	if len(c.literalSecrets) == 0 {
+		return
+	}
+	c.res.Redactor = redact.New(append(append([]string(nil), c.knownSecrets...), c.literalSecrets...))
+	c.res.Files.redactor = c.res.Redactor
 }
 
 // quote shows a value in a message: redacted first, then cut to 40
@@ -122,6 +155,7 @@ func (c *compiler) checkSecrets(e *Entry) {
 		}
 		i, ok := c.hostSecrets.Contains(n.Text)
 		if !ok {
+			c.checkCredential(subject, field, n, envValue)
 			return
 		}
 		name := c.hostSecretNames[i]
