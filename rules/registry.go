@@ -72,7 +72,7 @@ var registry = []Rule{
 	{ID: "env-ref-unset", Severity: diag.Warning, Description: "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value.",
 		Example: `"GITHUB_TOKEN": "${env:GITHUB_TOKEN}" with GITHUB_TOKEN unset`},
 	// Secrets (SPEC §2.4).
-	{ID: "secret-literal", Severity: diag.Error, Description: "A command, argument, cwd, env value, toolPrefix or promptSection holds the value of a deny-listed host variable (or is set by one outside env). A plan cannot carry a secret, and a command line shows in ps; pass it through env with ${env:NAME}.",
+	{ID: "secret-literal", Severity: diag.Error, Description: "A command, argument, cwd, env value, toolPrefix or promptSection holds the value of a deny-listed host variable (or is set by one outside env), or a credential written into the file (a GitHub, sk-, Slack or AWS key, a JWT, a PEM private key, a high-entropy value under a key-like env name). A plan cannot carry a secret, and a command line shows in ps; pass it through env with ${env:NAME}. Printed redacted.",
 		Example: `"args": ["--token", "ghp_…"] with GITHUB_TOKEN=ghp_… in the host environment`},
 	{ID: "secret-weak", Severity: diag.Warning, Description: "A deny-listed host variable's value is too weak to redact (shorter than 4 characters, or only letters and shorter than 12): it is ordinary text, so output keeps it as it is.",
 		Example: `DB_PASSWORD=python`},
