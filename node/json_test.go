@@ -2,6 +2,8 @@ package node
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -200,6 +202,64 @@ func TestLineOffsetInvertsPos(t *testing.T) {
 					off += size
 				}
 			}
+		}
+	}
+}
+
+// Strict JSON is checked by scanning, not by decoding the whole file into
+// Go values before hujson parses it again; and a string literal hujson has
+// validated is not decoded through encoding/json again unless it has an
+// escape. Parsing a strict file costs about what parsing it as JSONC costs.
+func TestParseJSONStrictCostsWhatJSONCCosts(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"mcpServers": {`)
+	for i := range 2000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"s-%d": {"command": "node", "args": ["a", "b", "c"], "env": {"A": "x", "B": null}, "n": %d}`, i, i)
+	}
+	b.WriteString("}}")
+	data := []byte(b.String())
+	parse := func(comments bool) uint64 {
+		return allocatedBytes(func() {
+			if _, d := ParseJSON("f.json", data, comments); d != nil {
+				t.Fatal(d)
+			}
+		})
+	}
+	parse(false) // warm up
+	strict, jsonc := parse(false), parse(true)
+	if strict > jsonc*11/10 {
+		t.Errorf("strict JSON allocated %d KB, JSONC %d KB", strict>>10, jsonc>>10)
+	}
+}
+
+// What encoding/json decodes a string literal to, unquote gives too; and a
+// number no float64 holds is still refused in strict JSON, with
+// encoding/json's words.
+func TestParseJSONStringsAndNumbersAsEncodingJSON(t *testing.T) {
+	for _, lit := range []string{`""`, `"abc"`, `"é€😀"`, `"a\"b"`, `"\u00e9\n\t\\\/"`, `"\ud83d\ude00"`, `"\ud800"`, `"\uFFFD"`, "\"\uFFFD\""} {
+		src := `{` + lit + `: ` + lit + `}`
+		n, d := ParseJSON("f.json", []byte(src), false)
+		if d != nil {
+			t.Fatalf("%s: %v", src, d)
+		}
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatal(err)
+		}
+		if m := n.Members[0]; m.Key != want || m.Value.Text != want {
+			t.Errorf("%s: key %q, value %q, want %q", lit, m.Key, m.Value.Text, want)
+		}
+	}
+	for _, src := range []string{`{"a": 1E400}`, `{"a": [1, -1e309]}`} {
+		_, d := ParseJSON("f.json", []byte(src), false)
+		if d == nil || !strings.Contains(d.Message, "cannot unmarshal number") || d.Pos().String() != "f.json:1:"+fmt.Sprint(len(src)+1) {
+			t.Errorf("%s: %+v", src, d)
+		}
+		if _, d := ParseJSON("f.json", []byte(src), true); d != nil {
+			t.Errorf("%s as JSONC: %v", src, d)
 		}
 	}
 }
