@@ -186,6 +186,10 @@ func (c *compiler) run() error {
 	// so that a message quoting a value redacts it before cutting it short.
 	c.learnSecrets()
 	hostEntries, pw := c.bindHost()
+	// The configuration tree has served: the entries hold what was bound.
+	// Holding it while settings.json is parsed made the largest part of the
+	// peak heap.
+	c.cfg = nil
 
 	p := &preset{env: res.Env, cfg: pw, quote: c.quote}
 	p.resolve()

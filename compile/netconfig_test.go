@@ -2,6 +2,7 @@ package compile
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/redact"
@@ -136,5 +137,21 @@ func TestRedactorJSONForm(t *testing.T) {
 	}
 	if got := r.Redact("abc long-secret-1"); got != "abc [REDACTED]" {
 		t.Errorf("short values stay, longest wins: %q", got)
+	}
+}
+
+// foldASCII folds as foldKey does, on the stack, for the keys it takes.
+func TestFoldASCIIFoldsAsFoldKey(t *testing.T) {
+	var buf [64]byte
+	for _, k := range []string{"", "Mcp", "SERVERS", "host-000001", "a_b-c:9", "Ab@[`{~\x7f", strings.Repeat("x", 64)} {
+		got, ok := foldASCII(buf[:0], k)
+		if !ok || string(got) != foldKey(k) {
+			t.Errorf("foldASCII(%q) = %q, %v; foldKey %q", k, got, ok, foldKey(k))
+		}
+	}
+	for _, k := range []string{"é", "straße", strings.Repeat("x", 65)} {
+		if _, ok := foldASCII(buf[:0], k); ok {
+			t.Errorf("foldASCII(%q) took a key it must leave to foldKey", k)
+		}
 	}
 }

@@ -355,6 +355,9 @@ func hujsonErrorOffset(ix *LineIndex, err error) (int, string) {
 	return off, msg
 }
 
+// convert turns hujson's tree into Nodes. It consumes the tree: each part
+// is dropped once converted, so that the two trees of a large file are not
+// both whole at once.
 func convert(ix *LineIndex, v *hujson.Value) *Node {
 	pos := ix.Pos(v.StartOffset)
 	switch t := v.Value.(type) {
@@ -368,12 +371,14 @@ func convert(ix *LineIndex, v *hujson.Value) *Node {
 				KeyPos: ix.Pos(m.Name.StartOffset),
 				Value:  convert(ix, &m.Value),
 			})
+			*m = hujson.ObjectMember{}
 		}
 		return n
 	case *hujson.Array:
 		n := &Node{Kind: Array, Pos: pos, Elems: make([]*Node, 0, len(t.Elements))}
 		for i := range t.Elements {
 			n.Elems = append(n.Elems, convert(ix, &t.Elements[i]))
+			t.Elements[i] = hujson.Value{}
 		}
 		return n
 	case hujson.Literal:
