@@ -218,8 +218,18 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 	}
 	// Strict JSON is what encoding/json accepts, and its message is the
 	// one an operator sees. json.Valid scans without building anything;
-	// only a file it refuses is decoded again for the message.
-	if !comments && !json.Valid(data) {
+	// only a file it refuses is decoded again for the message. Valid JSON
+	// (a JSONC file without comments or trailing commas too) is built into
+	// Nodes directly (build.go); hujson parses the rest.
+	if json.Valid(data) {
+		root := build(ix, data)
+		if !comments && overflowsFloat64(root) {
+			// Valid JSON, but encoding/json refuses a number no float64 holds.
+			return nil, strictJSONError(ix, data)
+		}
+		return root, nil
+	}
+	if !comments {
 		return nil, strictJSONError(ix, data)
 	}
 	v, err := hujson.Parse(data)
@@ -227,12 +237,7 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 		off, msg := hujsonErrorOffset(ix, err)
 		return nil, syntax(off, "invalid JSON: "+msg, unclosedHint(ix, data, off, comments))
 	}
-	root := convert(ix, &v)
-	if !comments && overflowsFloat64(root) {
-		// Valid JSON, but encoding/json refuses a number no float64 holds.
-		return nil, strictJSONError(ix, data)
-	}
-	return root, nil
+	return convert(ix, &v), nil
 }
 
 // strictJSONError is the json-syntax diagnostic for data, which

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
@@ -262,4 +265,35 @@ func TestParseJSONStringsAndNumbersAsEncodingJSON(t *testing.T) {
 			t.Errorf("%s as JSONC: %v", src, d)
 		}
 	}
+}
+
+// FuzzBuildMatchesHujson: for every valid JSON text, build gives the tree
+// that hujson.Parse and convert give (keys, values, positions).
+func FuzzBuildMatchesHujson(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `[]`, `""`, `0`, `-1.5e+3`, `true`, `null`,
+		"// c\n{\n  \"a\": [1, \"é\", {\"b\": null}],\n  \"ü\": \"x\" \n}\n",
+		`{"a": {"a": 1, "a": 2}, "b\u00e9\"": ["\ud83d\ude00", "x\\y", -0, 1E400]}`,
+		" \t\r\n{ \"k\" :\n[ ] , \"l\":{ } }\n",
+		`{"mcpServers": {"x": {"command": "npx", "args": ["-y", "pkg"], "env": {"A": null}}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !utf8.Valid(data) {
+			return
+		}
+		if _, deep := DeeperThan(data, false, MaxDepth); deep {
+			return
+		}
+		ix := NewLineIndex("f.json", data)
+		v, err := hujson.Parse(data)
+		if err != nil {
+			t.Fatalf("hujson refuses valid JSON %q: %v", data, err)
+		}
+		want := convert(ix, &v)
+		if got := build(ix, data); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: build and hujson differ", data)
+		}
+	})
 }
