@@ -37,3 +37,38 @@ func TestCompileAllocatesLittlePerServer(t *testing.T) {
 }
 
 const limitPerServer = 24 << 10
+
+// PlanJSON gives the bytes Plan.Canonical gives, digest included, without
+// encoding the plan a second time (sealing it encoded it once already):
+// `mcpc plan` encoded every plan twice.
+func TestPlanJSONIsTheCanonicalPlanEncodedOnce(t *testing.T) {
+	opts, _ := deployment(300)
+	res, err := Compile(opts)
+	if err != nil || res.Plan == nil {
+		t.Fatalf("%v %v", err, res.Diagnostics)
+	}
+	want, err := res.Plan.Canonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	allocated := testservers.AllocatedBytes(func() {
+		if got, err = res.PlanJSON(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if string(got) != string(want) {
+		t.Fatalf("PlanJSON differs from Plan.Canonical:\n%.300s\n---\n%.300s", got, want)
+	}
+	// The digest is the one plan.Seal computes.
+	again := *res.Plan
+	if err := again.Seal(); err != nil || again.Digest != res.Plan.Digest {
+		t.Errorf("digest %s, plan.Seal gives %s (%v)", res.Plan.Digest, again.Digest, err)
+	}
+	if !testservers.RaceEnabled() && allocated > uint64(len(want))*3/2 {
+		t.Errorf("PlanJSON allocated %d bytes for a %d-byte plan: it encoded the plan again", allocated, len(want))
+	}
+	if _, err := (&Result{}).PlanJSON(); err == nil {
+		t.Error("PlanJSON without a plan gave no error")
+	}
+}

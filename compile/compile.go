@@ -10,6 +10,9 @@
 package compile
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -96,6 +99,9 @@ type Result struct {
 	Deny          *denylist.List
 	Sources       []plan.SourceRef
 	draft         *plan.Plan
+	// unsealed is the canonical JSON of Plan without its digest, what the
+	// digest was computed over (see seal).
+	unsealed []byte
 }
 
 // Draft is the plan built so far even when there are errors, for explain.
@@ -227,10 +233,45 @@ func (c *compiler) run() error {
 	diag.Sort(c.ds)
 	res.Diagnostics = c.ds
 	if !res.HasErrors() {
-		if err := merged.Seal(); err != nil {
+		if err := res.seal(merged); err != nil {
 			return err
 		}
 		res.Plan = merged
 	}
 	return nil
+}
+
+// seal sets p's digest as plan.Seal does (sha256 of the canonical plan
+// without digest) and keeps the canonical JSON it hashed, from which
+// PlanJSON writes the plan without encoding it a second time.
+func (r *Result) seal(p *plan.Plan) error {
+	p.Digest = ""
+	b, err := p.Canonical()
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b)
+	p.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	r.unsealed = b
+	return nil
+}
+
+// PlanJSON returns the plan's canonical JSON, the bytes Plan.Canonical
+// gives, made from the encoding its digest was computed over: the digest
+// is the first key of the plan, so it is one line inserted after the
+// opening brace. A plan is encoded once per compilation, not once to seal
+// it and again to print it.
+func (r *Result) PlanJSON() ([]byte, error) {
+	if r.Plan == nil {
+		return nil, errors.New("no plan: the compilation found errors")
+	}
+	const open = "{\n"
+	if !bytes.HasPrefix(r.unsealed, []byte(open)) {
+		return r.Plan.Canonical()
+	}
+	field := "  \"digest\": \"" + r.Plan.Digest + "\",\n"
+	out := make([]byte, 0, len(r.unsealed)+len(field))
+	out = append(out, open...)
+	out = append(out, field...)
+	return append(out, r.unsealed[len(open):]...), nil
 }
