@@ -124,15 +124,18 @@ func genericNode(c *cfgNode) *node.Node {
 }
 
 func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, kind cue.Kind) *node.Node {
-	shown := pascal(field)
 	w := c.winner()
 	if w == nil || len(c.children) > 0 {
-		b.errorf(c.keyPos, "type-mismatch", "", "%s: %s must be %s, not a section with keys below it", subject, shown, kindWords(kind))
+		b.errorf(c.keyPos, "type-mismatch", "", "%s: %s must be %s, not a section with keys below it", subject, pascal(field), kindWords(kind))
 		return nil
 	}
-	what := b.quote(w.value)
-	if w.null {
-		what = "null (which binds to an empty string)"
+	// The value as a message shows it: made only for a message, as most
+	// values convert.
+	what := func() string {
+		if w.null {
+			return "null (which binds to an empty string)"
+		}
+		return b.quote(w.value)
 	}
 	switch {
 	case kind&cue.NullKind != 0 && (w.null || w.value == ""):
@@ -142,7 +145,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 		n, ok := convertDotnetInt32(w.value)
 		if !ok {
 			b.errorf(w.pos, "type-mismatch", "write a whole number such as 60",
-				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, shown, what, keyName(w, path))
+				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
 		return &node.Node{Kind: node.Number, Pos: w.pos, Text: strconv.FormatInt(n, 10)}
@@ -150,7 +153,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 		v, ok := parseDotnetBool(w.value)
 		if !ok {
 			b.errorf(w.pos, "type-mismatch", "write true or false",
-				"%s: %s must be true or false, and %s (from %s) does not convert; the host would refuse to start", subject, shown, what, keyName(w, path))
+				"%s: %s must be true or false, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
 		return &node.Node{Kind: node.Bool, Pos: w.pos, Bool: v}
