@@ -63,7 +63,7 @@ func keyName(e *cfgEntry, path []string) string {
 // name the schema uses.
 func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string) *node.Node {
 	out := &node.Node{Kind: node.Object, Pos: n.pos}
-	if w := n.winner(); w != nil && len(n.children) == 0 {
+	if w := n.winner(); w != nil && len(n.order) == 0 {
 		if w.null || w.value == "" {
 			return out
 		}
@@ -107,7 +107,7 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 // genericNode keeps an unknown key's value as it is, for the schema to
 // report.
 func genericNode(c *cfgNode) *node.Node {
-	if len(c.children) == 0 {
+	if len(c.order) == 0 {
 		w := c.winner()
 		if w == nil {
 			return &node.Node{Kind: node.Object, Pos: c.pos}
@@ -125,7 +125,7 @@ func genericNode(c *cfgNode) *node.Node {
 
 func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, kind cue.Kind) *node.Node {
 	w := c.winner()
-	if w == nil || len(c.children) > 0 {
+	if w == nil || len(c.order) > 0 {
 		b.errorf(c.keyPos, "type-mismatch", "", "%s: %s must be %s, not a section with keys below it", subject, pascal(field), kindWords(kind))
 		return nil
 	}
@@ -182,7 +182,7 @@ func kindWords(k cue.Kind) string {
 // layer defined, since .NET then keeps the earlier elements it did not set.
 func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *node.Node {
 	out := &node.Node{Kind: node.Array, Pos: c.pos}
-	if len(c.children) == 0 {
+	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
 			sugg := `write a JSON list, one element per argument: ["-y", "package"]`
 			if w.envName != "" {
@@ -195,7 +195,7 @@ func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *nod
 	}
 	for _, el := range c.sortedChildren() {
 		w := el.winner()
-		if w == nil || len(el.children) > 0 {
+		if w == nil || len(el.order) > 0 {
 			b.errorf(el.keyPos, "type-mismatch", "", "%s: %s[%s] must be a string, not a section with keys below it", subject, pascal(field), el.key)
 			continue
 		}
@@ -269,7 +269,7 @@ func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
 // in the host, so it does not remove the variable.
 func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node.Node {
 	out := &node.Node{Kind: node.Object, Pos: c.pos}
-	if len(c.children) == 0 {
+	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
 			b.errorf(w.pos, "type-mismatch", "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), b.quote(w.value))
 		}
@@ -277,7 +277,7 @@ func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node
 	}
 	for _, el := range c.order {
 		w := el.winner()
-		if w == nil || len(el.children) > 0 {
+		if w == nil || len(el.order) > 0 {
 			b.errorf(el.keyPos, "type-mismatch", "", "%s: %s.%s must be a string, not a section with keys below it", subject, pascal(field), el.key)
 			continue
 		}

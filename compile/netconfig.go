@@ -32,9 +32,13 @@ type cfgEntry struct {
 // cfgNode is one key of the configuration tree, with every layer's value for
 // exactly this key.
 type cfgNode struct {
-	key      string // as first written
-	children map[string]*cfgNode
+	key  string // as first written
+	fold string // foldKey(key)
+	// order holds the children in the order they first appeared; children
+	// indexes them by folded key once there are more than a few (a map
+	// per server field cost more than the rest of the tree).
 	order    []*cfgNode
+	children map[string]*cfgNode
 	entries  []*cfgEntry
 	// pos and keyPos come from the first layer that mentions the key; a
 	// container (object or array) in a JSON file gets its own position.
@@ -43,30 +47,51 @@ type cfgNode struct {
 	firstLayer  int
 }
 
-func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, firstLayer: -1} }
+// maxScannedChildren is how many children a node looks through before it
+// indexes them in a map.
+const maxScannedChildren = 16
+
+func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, fold: foldKey(key), firstLayer: -1} }
 
 func (n *cfgNode) child(key string, create bool) *cfgNode {
 	// A short ASCII key is folded on the stack: looking it up allocates
 	// nothing, and a configuration is looked up once per key and level.
 	var buf [64]byte
-	if folded, ok := foldASCII(buf[:0], key); ok {
-		if c, ok := n.children[string(folded)]; ok {
-			return c
-		}
-	} else if c, ok := n.children[foldKey(key)]; ok {
+	folded, ok := foldASCII(buf[:0], key)
+	if !ok {
+		folded = []byte(foldKey(key))
+	}
+	if c := n.find(folded); c != nil {
 		return c
 	}
 	if !create {
 		return nil
 	}
-	lk := foldKey(key)
-	if n.children == nil {
-		n.children = map[string]*cfgNode{}
-	}
 	c := newCfgNode(key)
-	n.children[lk] = c
 	n.order = append(n.order, c)
+	switch {
+	case n.children != nil:
+		n.children[c.fold] = c
+	case len(n.order) > maxScannedChildren:
+		n.children = make(map[string]*cfgNode, 2*len(n.order))
+		for _, o := range n.order {
+			n.children[o.fold] = o
+		}
+	}
 	return c
+}
+
+// find returns the child whose folded key is folded, or nil.
+func (n *cfgNode) find(folded []byte) *cfgNode {
+	if n.children != nil {
+		return n.children[string(folded)]
+	}
+	for _, c := range n.order {
+		if c.fold == string(folded) {
+			return c
+		}
+	}
+	return nil
 }
 
 // release drops what is below n once it is bound, so that the tree of a

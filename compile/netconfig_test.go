@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -153,5 +154,25 @@ func TestFoldASCIIFoldsAsFoldKey(t *testing.T) {
 		if _, ok := foldASCII(buf[:0], k); ok {
 			t.Errorf("foldASCII(%q) took a key it must leave to foldKey", k)
 		}
+	}
+}
+
+// A node finds its children case-insensitively, whether it scans them or,
+// past maxScannedChildren, indexes them in a map; each key is one child.
+func TestCfgNodeChildFindsKeysInAnyCase(t *testing.T) {
+	n := newCfgNode("")
+	var made []*cfgNode
+	for i := range 3 * maxScannedChildren {
+		made = append(made, n.child(fmt.Sprintf("Key-%dé", i), true))
+		for j, m := range made {
+			for _, k := range []string{fmt.Sprintf("key-%dé", j), fmt.Sprintf("KEY-%dÉ", j)} {
+				if got := n.child(k, false); got != m {
+					t.Fatalf("with %d children, %q found %v, want the child %q", len(made), k, got, m.key)
+				}
+			}
+		}
+	}
+	if len(n.order) != 3*maxScannedChildren || n.child("other", false) != nil {
+		t.Errorf("%d children, or an unknown key found", len(n.order))
 	}
 }

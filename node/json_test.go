@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tailscale/hujson"
 
@@ -296,4 +297,12 @@ func FuzzBuildMatchesHujson(f *testing.F) {
 			t.Errorf("%q: build and hujson differ", data)
 		}
 	})
+}
+
+// A Node stays in the 112-byte size class: a configuration keeps one per
+// value of every source for its whole compilation.
+func TestNodeSize(t *testing.T) {
+	if size := unsafe.Sizeof(Node{}); size > 112 {
+		t.Errorf("a Node takes %d bytes", size)
+	}
 }
