@@ -23,6 +23,8 @@ type binder struct {
 	ds     []diag.Diagnostic
 	// quote shows a value in a message, redacted and cut short.
 	quote func(string) string
+	// fields caches fieldsOf.
+	fields map[string][]schemaField
 }
 
 // layerInfo describes one configuration layer for messages.
@@ -70,17 +72,19 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 		b.errorf(w.pos, "type-mismatch", "", "%s must be an object with its fields, not the value %s", subject, b.quote(w.value))
 		return out
 	}
-	fields := b.v.Fields(def)
+	fields := b.fieldsOf(def)
 	for _, c := range n.order {
-		name := c.key
+		name, kind, declared := c.key, cue.BottomKind, false
 		for _, f := range fields {
-			if strings.EqualFold(f, c.key) {
-				name = f
+			if strings.EqualFold(f.name, c.key) {
+				name, kind, declared = f.name, f.kind, true
 				break
 			}
 		}
+		if !declared {
+			kind = b.v.Kind(def, name) // a pattern's, or none
+		}
 		fpath := append(append([]string(nil), path...), c.key)
-		kind := b.v.Kind(def, name)
 		var val *node.Node
 		switch {
 		case kind == cue.BottomKind:
@@ -102,6 +106,29 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 		out.Members = append(out.Members, node.Member{Key: name, KeyPos: keyPos, Value: val})
 	}
 	return out
+}
+
+// schemaField is a field a definition declares and the kinds it allows.
+type schemaField struct {
+	name string
+	kind cue.Kind
+}
+
+// fieldsOf returns the fields of def, asked of the schema once per binder,
+// not once per server.
+func (b *binder) fieldsOf(def string) []schemaField {
+	if fs, ok := b.fields[def]; ok {
+		return fs
+	}
+	var fs []schemaField
+	for _, name := range b.v.Fields(def) {
+		fs = append(fs, schemaField{name: name, kind: b.v.Kind(def, name)})
+	}
+	if b.fields == nil {
+		b.fields = map[string][]schemaField{}
+	}
+	b.fields[def] = fs
+	return fs
 }
 
 // genericNode keeps an unknown key's value as it is, for the schema to
