@@ -170,7 +170,9 @@ func (c *config) set(path []string, e *cfgEntry, keyPoses []diag.Pos) {
 	n.entries = append(n.entries, e)
 }
 
-// addJSON flattens one appsettings file into keys. Object keys that contain
+// addJSON flattens one appsettings file into keys. It consumes root: each
+// part of the file's tree is dropped once added, so that the tree and the
+// configuration are not both whole at once. Object keys that contain
 // ":" split into several levels, as in .NET. A key that the same file sets
 // twice (compared case-insensitively) is an error: the host refuses to start.
 func (c *config) addJSON(root *node.Node, layer int) {
@@ -212,6 +214,7 @@ func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
 		}
 		w.value(m.Value, cn, m.KeyPos)
 		w.path = w.path[:depth]
+		*m = node.Member{} // added: the file's tree is consumed as it is added
 	}
 }
 
@@ -246,6 +249,7 @@ func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos diag.Pos) {
 			w.path = append(w.path, key)
 			w.value(el, w.level(at, key, el.Pos, el, true), el.Pos)
 			w.path = w.path[:len(w.path)-1]
+			v.Elems[i] = nil
 		}
 		return
 	}
