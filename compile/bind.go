@@ -73,6 +73,11 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 		return out
 	}
 	fields := b.fieldsOf(def)
+	out.Members = make([]node.Member, 0, len(n.order))
+	// The path of each field, for messages only (nothing keeps it): one
+	// slice per entry, not one per field.
+	fpath := make([]string, len(path)+1)
+	copy(fpath, path)
 	for _, c := range n.order {
 		name, kind, declared := c.key, cue.BottomKind, false
 		for _, f := range fields {
@@ -84,7 +89,7 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 		if !declared {
 			kind = b.v.Kind(def, name) // a pattern's, or none
 		}
-		fpath := append(append([]string(nil), path...), c.key)
+		fpath[len(path)] = c.key
 		var val *node.Node
 		switch {
 		case kind == cue.BottomKind:
