@@ -23,6 +23,8 @@ type binder struct {
 	ds     []diag.Diagnostic
 	// quote shows a value in a message, redacted and cut short.
 	quote func(string) string
+	// fields caches fieldsOf.
+	fields map[string][]schemaField
 }
 
 // layerInfo describes one configuration layer for messages.
@@ -63,24 +65,31 @@ func keyName(e *cfgEntry, path []string) string {
 // name the schema uses.
 func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string) *node.Node {
 	out := &node.Node{Kind: node.Object, Pos: n.pos}
-	if w := n.winner(); w != nil && len(n.children) == 0 {
+	if w := n.winner(); w != nil && len(n.order) == 0 {
 		if w.null || w.value == "" {
 			return out
 		}
 		b.errorf(w.pos, "type-mismatch", "", "%s must be an object with its fields, not the value %s", subject, b.quote(w.value))
 		return out
 	}
-	fields := b.v.Fields(def)
+	fields := b.fieldsOf(def)
+	out.Members = make([]node.Member, 0, len(n.order))
+	// The path of each field, for messages only (nothing keeps it): one
+	// slice per entry, not one per field.
+	fpath := make([]string, len(path)+1)
+	copy(fpath, path)
 	for _, c := range n.order {
-		name := c.key
+		name, kind, declared := c.key, cue.BottomKind, false
 		for _, f := range fields {
-			if strings.EqualFold(f, c.key) {
-				name = f
+			if strings.EqualFold(f.name, c.key) {
+				name, kind, declared = f.name, f.kind, true
 				break
 			}
 		}
-		fpath := append(append([]string(nil), path...), c.key)
-		kind := b.v.Kind(def, name)
+		if !declared {
+			kind = b.v.Kind(def, name) // a pattern's, or none
+		}
+		fpath[len(path)] = c.key
 		var val *node.Node
 		switch {
 		case kind == cue.BottomKind:
@@ -104,10 +113,33 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 	return out
 }
 
+// schemaField is a field a definition declares and the kinds it allows.
+type schemaField struct {
+	name string
+	kind cue.Kind
+}
+
+// fieldsOf returns the fields of def, asked of the schema once per binder,
+// not once per server.
+func (b *binder) fieldsOf(def string) []schemaField {
+	if fs, ok := b.fields[def]; ok {
+		return fs
+	}
+	var fs []schemaField
+	for _, name := range b.v.Fields(def) {
+		fs = append(fs, schemaField{name: name, kind: b.v.Kind(def, name)})
+	}
+	if b.fields == nil {
+		b.fields = map[string][]schemaField{}
+	}
+	b.fields[def] = fs
+	return fs
+}
+
 // genericNode keeps an unknown key's value as it is, for the schema to
 // report.
 func genericNode(c *cfgNode) *node.Node {
-	if len(c.children) == 0 {
+	if len(c.order) == 0 {
 		w := c.winner()
 		if w == nil {
 			return &node.Node{Kind: node.Object, Pos: c.pos}
@@ -124,15 +156,18 @@ func genericNode(c *cfgNode) *node.Node {
 }
 
 func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, kind cue.Kind) *node.Node {
-	shown := pascal(field)
 	w := c.winner()
-	if w == nil || len(c.children) > 0 {
-		b.errorf(c.keyPos, "type-mismatch", "", "%s: %s must be %s, not a section with keys below it", subject, shown, kindWords(kind))
+	if w == nil || len(c.order) > 0 {
+		b.errorf(c.keyPos, "type-mismatch", "", "%s: %s must be %s, not a section with keys below it", subject, pascal(field), kindWords(kind))
 		return nil
 	}
-	what := b.quote(w.value)
-	if w.null {
-		what = "null (which binds to an empty string)"
+	// The value as a message shows it: made only for a message, as most
+	// values convert.
+	what := func() string {
+		if w.null {
+			return "null (which binds to an empty string)"
+		}
+		return b.quote(w.value)
 	}
 	switch {
 	case kind&cue.NullKind != 0 && (w.null || w.value == ""):
@@ -142,7 +177,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 		n, ok := convertDotnetInt32(w.value)
 		if !ok {
 			b.errorf(w.pos, "type-mismatch", "write a whole number such as 60",
-				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, shown, what, keyName(w, path))
+				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
 		return &node.Node{Kind: node.Number, Pos: w.pos, Text: strconv.FormatInt(n, 10)}
@@ -150,7 +185,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 		v, ok := parseDotnetBool(w.value)
 		if !ok {
 			b.errorf(w.pos, "type-mismatch", "write true or false",
-				"%s: %s must be true or false, and %s (from %s) does not convert; the host would refuse to start", subject, shown, what, keyName(w, path))
+				"%s: %s must be true or false, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
 		return &node.Node{Kind: node.Bool, Pos: w.pos, Bool: v}
@@ -179,7 +214,7 @@ func kindWords(k cue.Kind) string {
 // layer defined, since .NET then keeps the earlier elements it did not set.
 func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *node.Node {
 	out := &node.Node{Kind: node.Array, Pos: c.pos}
-	if len(c.children) == 0 {
+	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
 			sugg := `write a JSON list, one element per argument: ["-y", "package"]`
 			if w.envName != "" {
@@ -192,7 +227,7 @@ func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *nod
 	}
 	for _, el := range c.sortedChildren() {
 		w := el.winner()
-		if w == nil || len(el.children) > 0 {
+		if w == nil || len(el.order) > 0 {
 			b.errorf(el.keyPos, "type-mismatch", "", "%s: %s[%s] must be a string, not a section with keys below it", subject, pascal(field), el.key)
 			continue
 		}
@@ -266,7 +301,7 @@ func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
 // in the host, so it does not remove the variable.
 func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node.Node {
 	out := &node.Node{Kind: node.Object, Pos: c.pos}
-	if len(c.children) == 0 {
+	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
 			b.errorf(w.pos, "type-mismatch", "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), b.quote(w.value))
 		}
@@ -274,7 +309,7 @@ func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node
 	}
 	for _, el := range c.order {
 		w := el.winner()
-		if w == nil || len(el.children) > 0 {
+		if w == nil || len(el.order) > 0 {
 			b.errorf(el.keyPos, "type-mismatch", "", "%s: %s.%s must be a string, not a section with keys below it", subject, pascal(field), el.key)
 			continue
 		}

@@ -106,14 +106,23 @@ func (c *compiler) checkEntry(e *Entry) {
 		return // built from checked settings
 	}
 	t := &templateChecker{env: c.res.Env, subject: subject}
-	t.check(cmd, name(FieldCommand), false)
+	// A value without "${" has no template: its field's name is not made.
+	if templated(cmd) {
+		t.check(cmd, name(FieldCommand), false)
+	}
 	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
 		for i, a := range args.Elems {
-			t.check(a, e.naming([]string{FieldArgs, strconv.Itoa(i)}), false)
+			if templated(a) {
+				t.check(a, e.naming([]string{FieldArgs, strconv.Itoa(i)}), false)
+			}
 		}
 	}
-	t.check(e.Node.Get(FieldCwd), name(FieldCwd), false)
-	t.checkEnvRefs(e.Node.Get(FieldPromptSection), name(FieldPromptSection))
+	if cwd := e.Node.Get(FieldCwd); templated(cwd) {
+		t.check(cwd, name(FieldCwd), false)
+	}
+	if ps := e.Node.Get(FieldPromptSection); templated(ps) {
+		t.checkEnvRefs(ps, name(FieldPromptSection))
+	}
 	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if !validEnvName(m.Key) && !strings.ContainsRune(m.Key, 0) { // NUL: nul-character
@@ -121,10 +130,17 @@ func (c *compiler) checkEntry(e *Entry) {
 					fmt.Sprintf("%s: %q is not a valid environment variable name: use letters, digits and _, not starting with a digit", subject, m.Key),
 					fmt.Sprintf("did you mean %q?", suggestEnvName(m.Key))))
 			}
-			t.check(m.Value, e.naming([]string{FieldEnv, m.Key}), true)
+			if templated(m.Value) {
+				t.check(m.Value, e.naming([]string{FieldEnv, m.Key}), true)
+			}
 		}
 	}
 	c.ds = append(c.ds, t.ds...)
+}
+
+// templated reports whether n is a string that may hold a template.
+func templated(n *node.Node) bool {
+	return n != nil && n.Kind == node.String && strings.Contains(n.Text, "${")
 }
 
 // RuleNULCharacter reports a NUL character in what a server is started

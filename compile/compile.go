@@ -11,6 +11,9 @@
 package compile
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -111,6 +114,9 @@ type Result struct {
 	// Craftbot is mcp_config.json as read (profile craftbot).
 	Craftbot *craftbot.Config
 	draft    *plan.Plan
+	// unsealed is the canonical JSON of Plan without its digest, what the
+	// digest was computed over (see seal).
+	unsealed []byte
 }
 
 // Draft is the plan built so far even when there are errors, for explain.
@@ -211,6 +217,10 @@ func (c *compiler) run() error {
 	// so that a message quoting a value redacts it before cutting it short.
 	c.learnSecrets()
 	hostEntries, pw := c.bindHost()
+	// The configuration tree has served: the entries hold what was bound.
+	// Holding it while settings.json is parsed made the largest part of the
+	// peak heap.
+	c.cfg = nil
 
 	p := &preset{env: res.Env, cfg: pw, quote: c.quote}
 	p.resolve()
@@ -259,10 +269,69 @@ func (c *compiler) finish(p *plan.Plan) error {
 	diag.Sort(c.ds)
 	res.Diagnostics = c.ds
 	if !res.HasErrors() {
-		if err := p.Seal(); err != nil {
+		if err := res.seal(p); err != nil {
 			return err
 		}
 		res.Plan = p
 	}
 	return nil
+}
+
+// seal sets p's digest as plan.Seal does (sha256 of the canonical plan
+// without digest) and keeps the canonical JSON it hashed, from which
+// PlanJSON writes the plan without encoding it a second time.
+func (r *Result) seal(p *plan.Plan) error {
+	p.Digest = ""
+	b, err := p.Canonical()
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b)
+	p.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	r.unsealed = b
+	return nil
+}
+
+// PlanJSON returns the plan's canonical JSON, the bytes Plan.Canonical
+// gives, made from the encoding its digest was computed over: the digest
+// is one line inserted among the plan's top-level keys, in sorted order
+// (first for volcanic plans; after autoConnect for craftbot ones). A plan is
+// encoded once per compilation, not once to seal it and again to print it.
+func (r *Result) PlanJSON() ([]byte, error) {
+	if r.Plan == nil {
+		return nil, errors.New("no plan: the compilation found errors")
+	}
+	at := digestLine(r.unsealed)
+	if at < 0 {
+		return r.Plan.Canonical()
+	}
+	field := "  \"digest\": \"" + r.Plan.Digest + "\",\n"
+	out := make([]byte, 0, len(r.unsealed)+len(field))
+	out = append(out, r.unsealed[:at]...)
+	out = append(out, field...)
+	return append(out, r.unsealed[at:]...), nil
+}
+
+// digestLine is the offset of the first top-level key of the canonical
+// plan that sorts after "digest" (where the digest line goes), or -1 when
+// the text is not a canonical plan.
+func digestLine(plan []byte) int {
+	if !bytes.HasPrefix(plan, []byte("{\n")) {
+		return -1
+	}
+	for off := 2; off < len(plan); {
+		end := bytes.IndexByte(plan[off:], '\n')
+		if end < 0 {
+			return -1
+		}
+		line := plan[off : off+end]
+		if bytes.HasPrefix(line, []byte(`  "`)) {
+			key := line[3:]
+			if q := bytes.IndexByte(key, '"'); q >= 0 && string(key[:q]) > "digest" {
+				return off
+			}
+		}
+		off += end + 1
+	}
+	return -1
 }

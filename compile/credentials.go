@@ -24,6 +24,10 @@ var credentialPatterns = []struct {
 	{"a private key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`)},
 }
 
+// minCredentialLen is the length of the shortest credential shape above
+// (a Slack token: xoxb- and 10 more).
+const minCredentialLen = 15
+
 // keyLike matches variable names that hold credentials.
 var keyLike = regexp.MustCompile(`(?i)(key|token|secret|password|passwd|credential|auth)`)
 

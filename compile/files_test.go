@@ -61,3 +61,38 @@ func TestLongLineWindowKeepsTheReport(t *testing.T) {
 		t.Errorf("report:\n%.2000s", got)
 	}
 }
+
+// A key repeated in an object of settings.json is reported at the repeat,
+// naming the first, in a small object (its keys scanned) as in a large one
+// (its keys in a map).
+func TestSettingsDuplicateKeysSmallAndLarge(t *testing.T) {
+	for _, n := range []int{3, 40} {
+		var b strings.Builder
+		b.WriteString(`{"mcpServers": {`)
+		for i := range n {
+			fmt.Fprintf(&b, `"s%d": {"command": "x", "command": "y"}, `, i)
+		}
+		b.WriteString(`"s1": {"command": "z"}}}`)
+		files := map[string][]byte{"agent/settings.json": []byte(b.String())}
+		res, err := Compile(Options{CleanEnv: true, AgentDir: "agent", ReadFile: fakeFS(files)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dups []string
+		for _, d := range res.Diagnostics {
+			if d.Rule == "duplicate-key" {
+				dups = append(dups, fmt.Sprintf("%d:%d %s", d.Line, d.Column, d.Suggestion))
+			}
+		}
+		if len(dups) != n+1 {
+			t.Fatalf("%d servers: %d duplicate-key diagnostics: %v", n, len(dups), dups)
+		}
+		// The repeated server name: the first s1 is the second member.
+		first := strings.Index(b.String(), `"s1"`) + 1
+		last := strings.LastIndex(b.String(), `"s1"`) + 1
+		want := fmt.Sprintf("1:%d remove one of them; the first is at agent/settings.json:1:%d", last, first)
+		if dups[len(dups)-1] != want {
+			t.Errorf("%d servers: %q, want %q", n, dups[len(dups)-1], want)
+		}
+	}
+}

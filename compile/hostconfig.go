@@ -115,6 +115,7 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 			n := b.bindEntry(sn, schema.Server, []string{"Mcp", "Servers", sn.key}, subject)
 			e := &Entry{Name: sn.key, Source: "host", NamePos: sn.keyPos, Node: n, naming: hostNaming}
 			e.Origin = c.hostOrigin(sn)
+			sn.release()
 			entries = append(entries, e)
 			c.checks = append(c.checks, checkJob{def: schema.Server, data: n, subject: subject, naming: hostNaming})
 		}

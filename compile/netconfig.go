@@ -32,9 +32,13 @@ type cfgEntry struct {
 // cfgNode is one key of the configuration tree, with every layer's value for
 // exactly this key.
 type cfgNode struct {
-	key      string // as first written
-	children map[string]*cfgNode
+	key  string // as first written
+	fold string // foldKey(key)
+	// order holds the children in the order they first appeared; children
+	// indexes them by folded key once there are more than a few (a map
+	// per server field cost more than the rest of the tree).
 	order    []*cfgNode
+	children map[string]*cfgNode
 	entries  []*cfgEntry
 	// pos and keyPos come from the first layer that mentions the key; a
 	// container (object or array) in a JSON file gets its own position.
@@ -43,23 +47,58 @@ type cfgNode struct {
 	firstLayer  int
 }
 
-func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, firstLayer: -1} }
+// maxScannedChildren is how many children a node looks through before it
+// indexes them in a map.
+const maxScannedChildren = 16
+
+func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, fold: foldKey(key), firstLayer: -1} }
 
 func (n *cfgNode) child(key string, create bool) *cfgNode {
-	lk := foldKey(key)
-	if c, ok := n.children[lk]; ok {
+	// A short ASCII key is folded on the stack: looking it up allocates
+	// nothing, and a configuration is looked up once per key and level.
+	var buf [64]byte
+	folded, ok := foldASCII(buf[:0], key)
+	if !ok {
+		folded = []byte(foldKey(key))
+	}
+	if c := n.find(folded); c != nil {
 		return c
 	}
 	if !create {
 		return nil
 	}
-	if n.children == nil {
-		n.children = map[string]*cfgNode{}
-	}
 	c := newCfgNode(key)
-	n.children[lk] = c
 	n.order = append(n.order, c)
+	switch {
+	case n.children != nil:
+		n.children[c.fold] = c
+	case len(n.order) > maxScannedChildren:
+		n.children = make(map[string]*cfgNode, 2*len(n.order))
+		for _, o := range n.order {
+			n.children[o.fold] = o
+		}
+	}
 	return c
+}
+
+// find returns the child whose folded key is folded, or nil.
+func (n *cfgNode) find(folded []byte) *cfgNode {
+	if n.children != nil {
+		return n.children[string(folded)]
+	}
+	for _, c := range n.order {
+		if c.fold == string(folded) {
+			return c
+		}
+	}
+	return nil
+}
+
+// release drops what is below n once it is bound, so that the tree of a
+// large configuration shrinks while its servers are bound instead of
+// staying whole until the end.
+func (n *cfgNode) release() {
+	n.children, n.order, n.entries = nil, nil, nil
 }
 
 // winner is the entry of the last layer that set this key, or nil.
@@ -87,6 +126,25 @@ func foldKey(k string) string {
 	return k
 }
 
+// foldASCII appends foldKey(k) to buf when k is ASCII and fits in buf's
+// capacity (then upper-casing is a byte per byte); ok is false otherwise.
+func foldASCII(buf []byte, k string) ([]byte, bool) {
+	if len(k) > cap(buf) {
+		return nil, false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 0x80:
+			return nil, false
+		case c >= 'a' && c <= 'z':
+			c -= 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	return buf, true
+}
+
 // config is the layered configuration.
 type config struct {
 	root *cfgNode
@@ -112,7 +170,9 @@ func (c *config) set(path []string, e *cfgEntry, keyPoses []diag.Pos) {
 	n.entries = append(n.entries, e)
 }
 
-// addJSON flattens one appsettings file into keys. Object keys that contain
+// addJSON flattens one appsettings file into keys. It consumes root: each
+// part of the file's tree is dropped once added, so that the tree and the
+// configuration are not both whole at once. Object keys that contain
 // ":" split into several levels, as in .NET. A key that the same file sets
 // twice (compared case-insensitively) is an error: the host refuses to start.
 func (c *config) addJSON(root *node.Node, layer int) {
@@ -121,68 +181,96 @@ func (c *config) addJSON(root *node.Node, layer int) {
 			"an appsettings file must hold a JSON object, not "+node.Describe(root), ""))
 		return
 	}
-	seen := map[string]diag.Pos{}
-	var walk func(n *node.Node, path []string, keyPoses []diag.Pos)
-	walk = func(n *node.Node, path []string, keyPoses []diag.Pos) {
-		switch n.Kind {
-		case node.Object, node.Array:
-			// Remember where the container stands.
-			if len(path) > 0 {
-				cn := c.root
-				for i, p := range path {
-					cn = cn.child(p, true)
-					if !cn.hasPos {
-						cn.hasPos, cn.firstLayer = true, layer
-						cn.keyPos = keyPoses[i]
-						cn.pos = keyPoses[i]
-						if i == len(path)-1 {
-							cn.pos = n.Pos
-						}
-					}
-				}
+	w := &jsonLayer{c: c, layer: layer}
+	w.object(root, c.root)
+}
+
+// jsonLayer adds one appsettings file to the configuration. It walks the
+// file's tree with the configuration node of each container in hand, so a
+// key costs one look-up, not one per level from the root.
+type jsonLayer struct {
+	c     *config
+	layer int
+	// path holds the keys from the root to the value being added, for
+	// messages.
+	path []string
+}
+
+// object adds the members of n, the object at configuration node at. A key
+// that contains ":" stands for several levels, as in .NET.
+func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
+	for i := range n.Members {
+		m := &n.Members[i]
+		depth := len(w.path)
+		cn, rest := at, m.Key
+		for {
+			seg, more, found := strings.Cut(rest, ":")
+			w.path = append(w.path, seg)
+			cn = w.level(cn, seg, m.KeyPos, m.Value, !found)
+			if !found {
+				break
 			}
-			if n.Kind == node.Object {
-				for _, m := range n.Members {
-					segs := strings.Split(m.Key, ":")
-					kp := make([]diag.Pos, len(segs))
-					for i := range kp {
-						kp[i] = m.KeyPos
-					}
-					walk(m.Value, append(append([]string(nil), path...), segs...), append(append([]diag.Pos(nil), keyPoses...), kp...))
-				}
-			} else {
-				for i, el := range n.Elems {
-					walk(el, append(append([]string(nil), path...), strconv.Itoa(i)), append(append([]diag.Pos(nil), keyPoses...), el.Pos))
-				}
-			}
-		default:
-			if len(path) == 0 {
-				return
-			}
-			full := foldKey(strings.Join(path, ":"))
-			keyPos := keyPoses[len(keyPoses)-1]
-			if first, dup := seen[full]; dup {
-				c.ds = append(c.ds, diag.At(keyPos, diag.Error, "duplicate-key",
-					"the key "+strings.Join(path, ":")+" is set twice in this file (keys are case-insensitive); the host refuses to start",
-					"remove one of them; the other is at "+first.String()))
-				return
-			}
-			seen[full] = keyPos
-			e := &cfgEntry{pos: n.Pos, keyPos: keyPos, layer: layer, textOffset: n.TextOffset}
-			switch n.Kind {
-			case node.Null:
-				e.null = true
-			case node.String:
-				e.value = n.Text
-			case node.Bool:
-				e.value = strconv.FormatBool(n.Bool)
-			case node.Number:
-				e.value = n.Text
-			}
-			c.set(path, e, keyPoses)
+			rest = more
+		}
+		w.value(m.Value, cn, m.KeyPos)
+		w.path = w.path[:depth]
+		*m = node.Member{} // added: the file's tree is consumed as it is added
+	}
+}
+
+// level returns the child key of at, created where this layer is the first
+// to mention it: its key stands at keyPos; its value's position is v's when
+// it holds v itself (last) or v is a value, keyPos for the levels of a
+// container's key before the last.
+func (w *jsonLayer) level(at *cfgNode, key string, keyPos diag.Pos, v *node.Node, last bool) *cfgNode {
+	cn := at.child(key, true)
+	if !cn.hasPos {
+		cn.hasPos, cn.firstLayer = true, w.layer
+		cn.keyPos, cn.pos = keyPos, v.Pos
+		if !last && (v.Kind == node.Object || v.Kind == node.Array) {
+			cn.pos = keyPos
 		}
 	}
-	walk(root, nil, nil)
+	return cn
+}
+
+// value adds v, the value at configuration node at, whose key stands at
+// keyPos (an array element's key is the element). A key that the same file
+// sets twice (compared case-insensitively) is an error: the host refuses to
+// start.
+func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos diag.Pos) {
+	switch v.Kind {
+	case node.Object:
+		w.object(v, at)
+		return
+	case node.Array:
+		for i, el := range v.Elems {
+			key := strconv.Itoa(i)
+			w.path = append(w.path, key)
+			w.value(el, w.level(at, key, el.Pos, el, true), el.Pos)
+			w.path = w.path[:len(w.path)-1]
+			v.Elems[i] = nil
+		}
+		return
+	}
+	if first := at.winner(); first != nil && first.layer == w.layer {
+		w.c.ds = append(w.c.ds, diag.At(keyPos, diag.Error, "duplicate-key",
+			"the key "+strings.Join(w.path, ":")+" is set twice in this file (keys are case-insensitive); the host refuses to start",
+			"remove one of them; the other is at "+first.keyPos.String()))
+		return
+	}
+	e := &cfgEntry{pos: v.Pos, keyPos: keyPos, layer: w.layer, textOffset: v.TextOffset}
+	switch v.Kind {
+	case node.Null:
+		e.null = true
+	case node.String:
+		e.value = v.Text
+	case node.Bool:
+		e.value = strconv.FormatBool(v.Bool)
+	case node.Number:
+		e.value = v.Text
+	}
+	at.entries = append(at.entries, e)
 }
 
 // addEnv adds the variables of one environment layer. Like .NET's

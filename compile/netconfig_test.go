@@ -1,7 +1,9 @@
 package compile
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/redact"
@@ -136,5 +138,41 @@ func TestRedactorJSONForm(t *testing.T) {
 	}
 	if got := r.Redact("abc long-secret-1"); got != "abc [REDACTED]" {
 		t.Errorf("short values stay, longest wins: %q", got)
+	}
+}
+
+// foldASCII folds as foldKey does, on the stack, for the keys it takes.
+func TestFoldASCIIFoldsAsFoldKey(t *testing.T) {
+	var buf [64]byte
+	for _, k := range []string{"", "Mcp", "SERVERS", "host-000001", "a_b-c:9", "Ab@[`{~\x7f", strings.Repeat("x", 64)} {
+		got, ok := foldASCII(buf[:0], k)
+		if !ok || string(got) != foldKey(k) {
+			t.Errorf("foldASCII(%q) = %q, %v; foldKey %q", k, got, ok, foldKey(k))
+		}
+	}
+	for _, k := range []string{"é", "straße", strings.Repeat("x", 65)} {
+		if _, ok := foldASCII(buf[:0], k); ok {
+			t.Errorf("foldASCII(%q) took a key it must leave to foldKey", k)
+		}
+	}
+}
+
+// A node finds its children case-insensitively, whether it scans them or,
+// past maxScannedChildren, indexes them in a map; each key is one child.
+func TestCfgNodeChildFindsKeysInAnyCase(t *testing.T) {
+	n := newCfgNode("")
+	var made []*cfgNode
+	for i := range 3 * maxScannedChildren {
+		made = append(made, n.child(fmt.Sprintf("Key-%dé", i), true))
+		for j, m := range made {
+			for _, k := range []string{fmt.Sprintf("key-%dé", j), fmt.Sprintf("KEY-%dÉ", j)} {
+				if got := n.child(k, false); got != m {
+					t.Fatalf("with %d children, %q found %v, want the child %q", len(made), k, got, m.key)
+				}
+			}
+		}
+	}
+	if len(n.order) != 3*maxScannedChildren || n.child("other", false) != nil {
+		t.Errorf("%d children, or an unknown key found", len(n.order))
 	}
 }

@@ -131,10 +131,16 @@ func (c *compiler) dropDuplicateKeys(n *node.Node, where string) {
 			c.dropDuplicateKeys(e, where)
 		}
 	case node.Object:
-		seen := map[string]diag.Pos{}
+		// A map of the keys seen only for a large object: most objects
+		// have a handful of keys, and a map per object was most of what
+		// this check cost.
+		var seen map[string]diag.Pos
+		if len(n.Members) > 16 {
+			seen = make(map[string]diag.Pos, len(n.Members))
+		}
 		kept := n.Members[:0]
 		for _, m := range n.Members {
-			if first, dup := seen[m.Key]; dup {
+			if first, dup := firstKey(seen, kept, m.Key); dup {
 				what := fmt.Sprintf("the key %q", m.Key)
 				if where != "" {
 					what += " of " + where
@@ -144,12 +150,29 @@ func (c *compiler) dropDuplicateKeys(n *node.Node, where string) {
 					"remove one of them; the first is at "+first.String()))
 				continue
 			}
-			seen[m.Key] = m.KeyPos
+			if seen != nil {
+				seen[m.Key] = m.KeyPos
+			}
 			kept = append(kept, m)
 			c.dropDuplicateKeys(m.Value, m.Key)
 		}
 		n.Members = kept
 	}
+}
+
+// firstKey finds key among the members kept so far (in seen, when there is
+// a map) and returns where it stands.
+func firstKey(seen map[string]diag.Pos, kept []node.Member, key string) (diag.Pos, bool) {
+	if seen != nil {
+		pos, ok := seen[key]
+		return pos, ok
+	}
+	for i := range kept {
+		if kept[i].Key == key {
+			return kept[i].KeyPos, true
+		}
+	}
+	return diag.Pos{}, false
 }
 
 // looksLike reports whether key is a plausible misspelling of want.

@@ -1,9 +1,11 @@
 package node
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -222,28 +224,21 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 		return nil, syntax(off, fmt.Sprintf("invalid JSON: nested deeper than %d levels", MaxDepth),
 			"a configuration file never needs this many levels: look for a missing closing bracket")
 	}
-	if !comments {
-		var scratch any
-		if err := json.Unmarshal(data, &scratch); err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) {
-				off := int(se.Offset)
-				msg := se.Error()
-				// encoding/json reports the offset after the bad byte.
-				if off > 0 && off <= len(data) && !strings.Contains(msg, "unexpected end") {
-					off--
-				}
-				sugg := ""
-				if off < len(data) && (data[off] == '/' || data[off] == '}' || data[off] == ']') {
-					sugg = "this file is strict JSON: remove comments and trailing commas"
-				}
-				if sugg == "" {
-					sugg = unclosedHint(ix, data, off, false)
-				}
-				return nil, syntax(off, "invalid JSON: "+msg, sugg)
-			}
-			return nil, syntax(len(data), "invalid JSON: "+err.Error(), "")
+	// Strict JSON is what encoding/json accepts, and its message is the
+	// one an operator sees. json.Valid scans without building anything;
+	// only a file it refuses is decoded again for the message. Valid JSON
+	// (a JSONC file without comments or trailing commas too) is built into
+	// Nodes directly (build.go); hujson parses the rest.
+	if json.Valid(data) {
+		root := build(ix, data)
+		if !comments && overflowsFloat64(root) {
+			// Valid JSON, but encoding/json refuses a number no float64 holds.
+			return nil, strictJSONError(ix, data)
 		}
+		return root, nil
+	}
+	if !comments {
+		return nil, strictJSONError(ix, data)
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
@@ -251,6 +246,73 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 		return nil, syntax(off, "invalid JSON: "+msg, unclosedHint(ix, data, off, comments))
 	}
 	return convert(ix, &v), nil
+}
+
+// strictJSONError is the json-syntax diagnostic for data, which
+// encoding/json refuses (nil if it does not).
+func strictJSONError(ix *LineIndex, data []byte) *diag.Diagnostic {
+	syntax := func(off int, msg, suggestion string) *diag.Diagnostic {
+		d := diag.At(ix.Pos(off), diag.Error, RuleJSONSyntax, msg, suggestion)
+		return &d
+	}
+	var scratch any
+	err := json.Unmarshal(data, &scratch)
+	if err == nil {
+		return nil
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off := int(se.Offset)
+		msg := se.Error()
+		// encoding/json reports the offset after the bad byte.
+		if off > 0 && off <= len(data) && !strings.Contains(msg, "unexpected end") {
+			off--
+		}
+		sugg := ""
+		if off < len(data) && (data[off] == '/' || data[off] == '}' || data[off] == ']') {
+			sugg = "this file is strict JSON: remove comments and trailing commas"
+		}
+		if sugg == "" {
+			sugg = unclosedHint(ix, data, off, false)
+		}
+		return syntax(off, "invalid JSON: "+msg, sugg)
+	}
+	return syntax(len(data), "invalid JSON: "+err.Error(), "")
+}
+
+// overflowsFloat64 reports whether a number in n is beyond float64, which
+// encoding/json refuses when it decodes (it needs an exponent or 300 digits).
+func overflowsFloat64(n *Node) bool {
+	switch n.Kind {
+	case Number:
+		if len(n.Text) > 300 || strings.ContainsAny(n.Text, "eE") {
+			_, err := strconv.ParseFloat(n.Text, 64)
+			return err != nil
+		}
+	case Array:
+		for _, e := range n.Elems {
+			if overflowsFloat64(e) {
+				return true
+			}
+		}
+	case Object:
+		for i := range n.Members {
+			if overflowsFloat64(n.Members[i].Value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unquote decodes a JSON string literal that hujson has validated. Without
+// a backslash the text is the bytes between the quotes (the file is valid
+// UTF-8), so only an escaped string goes through encoding/json again.
+func unquote(lit hujson.Literal) string {
+	if len(lit) >= 2 && bytes.IndexByte(lit[1:len(lit)-1], '\\') < 0 {
+		return string(lit[1 : len(lit)-1])
+	}
+	return lit.String()
 }
 
 // unclosedHint names the innermost bracket still open when a file ends
@@ -306,6 +368,9 @@ func hujsonErrorOffset(ix *LineIndex, err error) (int, string) {
 	return off, msg
 }
 
+// convert turns hujson's tree into Nodes. It consumes the tree: each part
+// is dropped once converted, so that the two trees of a large file are not
+// both whole at once.
 func convert(ix *LineIndex, v *hujson.Value) *Node {
 	n := convertValue(ix, v)
 	n.Start, n.End = v.StartOffset, v.EndOffset
@@ -321,16 +386,18 @@ func convertValue(ix *LineIndex, v *hujson.Value) *Node {
 			m := &t.Members[i]
 			key, _ := m.Name.Value.(hujson.Literal)
 			n.Members = append(n.Members, Member{
-				Key:    key.String(),
+				Key:    unquote(key),
 				KeyPos: ix.Pos(m.Name.StartOffset),
 				Value:  convert(ix, &m.Value),
 			})
+			*m = hujson.ObjectMember{}
 		}
 		return n
 	case *hujson.Array:
 		n := &Node{Kind: Array, Pos: pos, Elems: make([]*Node, 0, len(t.Elements))}
 		for i := range t.Elements {
 			n.Elems = append(n.Elems, convert(ix, &t.Elements[i]))
+			t.Elements[i] = hujson.Value{}
 		}
 		return n
 	case hujson.Literal:
@@ -340,7 +407,7 @@ func convertValue(ix *LineIndex, v *hujson.Value) *Node {
 		case 't', 'f':
 			return &Node{Kind: Bool, Pos: pos, Bool: t.Bool()}
 		case '"':
-			return &Node{Kind: String, Pos: pos, Text: t.String(), TextOffset: 1}
+			return &Node{Kind: String, Pos: pos, Text: unquote(t), TextOffset: 1}
 		default:
 			return &Node{Kind: Number, Pos: pos, Text: string(t)}
 		}

@@ -2,9 +2,15 @@ package node
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/tailscale/hujson"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
@@ -230,5 +236,104 @@ func TestParseJSONSpans(t *testing.T) {
 		if got := src[v.Start:v.End]; got != c.want {
 			t.Errorf("%v: span %d..%d is %q, want %q", c.path, v.Start, v.End, got, c.want)
 		}
+	}
+}
+
+// Strict JSON is checked by scanning, not by decoding the whole file into
+// Go values before hujson parses it again; and a string literal hujson has
+// validated is not decoded through encoding/json again unless it has an
+// escape. Parsing a strict file costs about what parsing it as JSONC costs.
+func TestParseJSONStrictCostsWhatJSONCCosts(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"mcpServers": {`)
+	for i := range 2000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"s-%d": {"command": "node", "args": ["a", "b", "c"], "env": {"A": "x", "B": null}, "n": %d}`, i, i)
+	}
+	b.WriteString("}}")
+	data := []byte(b.String())
+	parse := func(comments bool) uint64 {
+		return allocatedBytes(func() {
+			if _, d := ParseJSON("f.json", data, comments); d != nil {
+				t.Fatal(d)
+			}
+		})
+	}
+	parse(false) // warm up
+	strict, jsonc := parse(false), parse(true)
+	if strict > jsonc*11/10 {
+		t.Errorf("strict JSON allocated %d KB, JSONC %d KB", strict>>10, jsonc>>10)
+	}
+}
+
+// What encoding/json decodes a string literal to, unquote gives too; and a
+// number no float64 holds is still refused in strict JSON, with
+// encoding/json's words.
+func TestParseJSONStringsAndNumbersAsEncodingJSON(t *testing.T) {
+	for _, lit := range []string{`""`, `"abc"`, `"é€😀"`, `"a\"b"`, `"\u00e9\n\t\\\/"`, `"\ud83d\ude00"`, `"\ud800"`, `"\uFFFD"`, "\"\uFFFD\""} {
+		src := `{` + lit + `: ` + lit + `}`
+		n, d := ParseJSON("f.json", []byte(src), false)
+		if d != nil {
+			t.Fatalf("%s: %v", src, d)
+		}
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatal(err)
+		}
+		if m := n.Members[0]; m.Key != want || m.Value.Text != want {
+			t.Errorf("%s: key %q, value %q, want %q", lit, m.Key, m.Value.Text, want)
+		}
+	}
+	for _, src := range []string{`{"a": 1E400}`, `{"a": [1, -1e309]}`} {
+		_, d := ParseJSON("f.json", []byte(src), false)
+		if d == nil || !strings.Contains(d.Message, "cannot unmarshal number") || d.Pos().String() != "f.json:1:"+fmt.Sprint(len(src)+1) {
+			t.Errorf("%s: %+v", src, d)
+		}
+		if _, d := ParseJSON("f.json", []byte(src), true); d != nil {
+			t.Errorf("%s as JSONC: %v", src, d)
+		}
+	}
+}
+
+// FuzzBuildMatchesHujson: for every valid JSON text, build gives the tree
+// that hujson.Parse and convert give (keys, values, positions).
+func FuzzBuildMatchesHujson(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `[]`, `""`, `0`, `-1.5e+3`, `true`, `null`,
+		"// c\n{\n  \"a\": [1, \"é\", {\"b\": null}],\n  \"ü\": \"x\" \n}\n",
+		`{"a": {"a": 1, "a": 2}, "b\u00e9\"": ["\ud83d\ude00", "x\\y", -0, 1E400]}`,
+		" \t\r\n{ \"k\" :\n[ ] , \"l\":{ } }\n",
+		`{"mcpServers": {"x": {"command": "npx", "args": ["-y", "pkg"], "env": {"A": null}}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !utf8.Valid(data) {
+			return
+		}
+		if _, deep := DeeperThan(data, false, MaxDepth); deep {
+			return
+		}
+		ix := NewLineIndex("f.json", data)
+		v, err := hujson.Parse(data)
+		if err != nil {
+			t.Fatalf("hujson refuses valid JSON %q: %v", data, err)
+		}
+		want := convert(ix, &v)
+		if got := build(ix, data); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: build and hujson differ", data)
+		}
+	})
+}
+
+// A Node stays in the 112-byte size class: a configuration keeps one per
+// value of every source for its whole compilation.
+func TestNodeSize(t *testing.T) {
+	// 112 bytes of value and position, and 16 of byte span (Start, End) that
+	// the CraftBot editor needs.
+	if size := unsafe.Sizeof(Node{}); size > 128 {
+		t.Errorf("a Node takes %d bytes", size)
 	}
 }

@@ -70,16 +70,29 @@ type Validator struct {
 	root   cue.Value
 	defs   map[string]cue.Value
 	shapes map[string]*shape
+	// fast holds the fast path's rule per definition (fast.go); a
+	// definition without one is always checked by CUE. fastErr says why a
+	// rule could not be derived.
+	fast    map[string]rule
+	fastErr error
 }
+
+// definitions are those New compiles and Check accepts.
+var definitions = []string{Server, Settings, Mcp, Playwright, PlanFile, LockFile, Deployment, "#Remote", "#RemoteServer",
+	CraftbotConfig, CraftbotServer, CraftbotPlan}
 
 // New compiles the embedded schemas.
 func New() (*Validator, error) {
+	return newValidator(Sources(), definitions)
+}
+
+// newValidator compiles the schema files src (name → text) and looks up
+// defs in them.
+func newValidator(src map[string]string, defs []string) (*Validator, error) {
 	ctx := cuecontext.New()
-	names := make([]string, 0)
-	src := map[string]string{}
-	for name, text := range Sources() {
+	names := make([]string, 0, len(src))
+	for name := range src {
 		names = append(names, name)
-		src[name] = text
 	}
 	sort.Strings(names)
 	var all strings.Builder
@@ -90,22 +103,40 @@ func New() (*Validator, error) {
 		all.WriteString(text)
 		all.WriteString("\n")
 	}
-	root := ctx.CompileString("package schema\n"+all.String(), cue.Filename("mcpc-schema.cue"))
+	text := "package schema\n" + all.String()
+	root := ctx.CompileString(text, cue.Filename("mcpc-schema.cue"))
 	if err := root.Err(); err != nil {
 		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
 	}
-	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}}
-	for _, d := range []string{Server, Settings, Mcp, Playwright, PlanFile, LockFile, Deployment, "#Remote", "#RemoteServer",
-		CraftbotConfig, CraftbotServer, CraftbotPlan} {
+	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}, fast: map[string]rule{}}
+	v.fastErr = understood(text)
+	for _, d := range defs {
 		def := root.LookupPath(cue.ParsePath(d))
 		if err := def.Err(); err != nil {
 			return nil, fmt.Errorf("schema definition %s: %w", d, err)
 		}
 		v.defs[d] = def
 		v.shapes[d] = newShape(def, 0)
+		if v.fastErr != nil {
+			continue // CUE checks everything: see FastPathError
+		}
+		r, err := deriveRule(def, 0)
+		if err != nil {
+			v.fastErr = fmt.Errorf("%s: %w", d, err)
+			continue
+		}
+		v.fast[d] = r
+	}
+	if v.fastErr != nil {
+		v.fast = map[string]rule{}
 	}
 	return v, nil
 }
+
+// FastPathError says why the fast path of Check is off (nil when it is on):
+// the schema uses a construct it does not understand. Check is then as
+// correct as before, only slower; a test requires nil.
+func (v *Validator) FastPathError() error { return v.fastErr }
 
 // Definition returns a compiled definition, for exporting and for asking
 // which fields an entry has.
@@ -155,6 +186,9 @@ func DefaultNaming(path []string) string {
 // Check validates data against the definition def and returns one
 // diagnostic per problem, positioned in data's file. subject introduces the
 // messages, e.g. `server "github"`.
+//
+// The fast path (fast.go) settles a value it accepts without CUE; CUE
+// checks the rest, so every message is CUE's.
 func (v *Validator) Check(def string, data *node.Node, subject string, name Naming) []diag.Diagnostic {
 	if _, ok := v.defs[def]; !ok {
 		panic("schema: unknown definition " + def)
@@ -162,19 +196,41 @@ func (v *Validator) Check(def string, data *node.Node, subject string, name Nami
 	if name == nil {
 		name = DefaultNaming
 	}
-	// "#Def & data" built in the schema's scope costs a third less than
-	// unifying two separately built values.
-	val := v.ctx.BuildExpr(ast.NewBinExpr(token.AND, ast.NewIdent(def), toExpr(data)), cue.Scope(v.root), cue.InferBuiltins(false))
-	seen := map[string]bool{}
-	var out []diag.Diagnostic
-	// CUE reports a closedness error only when nothing else is wrong, so
-	// unknown fields are found by walking the data against the schema.
-	// So are missing required fields, for the same reason.
+	seen, out := v.walk(def, data, subject, name)
+	r := v.fast[def]
+	if r == nil || !r.accepts(data) {
+		return v.checkCUE(def, data, subject, name, seen, out)
+	}
+	if report := crossCheck.Load(); report != nil {
+		(*report)(def, data, out, v.checkWithoutFastPath(def, data, subject, name))
+	}
+	return out
+}
+
+// walk reports the unknown fields and the missing required fields of data,
+// which CUE reports only when nothing else is wrong. seen holds their paths.
+func (v *Validator) walk(def string, data *node.Node, subject string, name Naming) (seen map[string]bool, out []diag.Diagnostic) {
+	seen = map[string]bool{}
 	report := func(path []string) {
 		seen[strings.Join(path, "\x00")] = true
 		out = append(out, v.explain(def, data, path, subject, name, nil))
 	}
 	v.unknownFields(v.shapes[def], data, nil, report, report)
+	return seen, out
+}
+
+// checkWithoutFastPath is Check as it is without the fast path.
+func (v *Validator) checkWithoutFastPath(def string, data *node.Node, subject string, name Naming) []diag.Diagnostic {
+	seen, out := v.walk(def, data, subject, name)
+	return v.checkCUE(def, data, subject, name, seen, out)
+}
+
+// checkCUE validates data with CUE and adds to out a diagnostic for each
+// error at a path not in seen.
+func (v *Validator) checkCUE(def string, data *node.Node, subject string, name Naming, seen map[string]bool, out []diag.Diagnostic) []diag.Diagnostic {
+	// "#Def & data" built in the schema's scope costs a third less than
+	// unifying two separately built values.
+	val := v.ctx.BuildExpr(ast.NewBinExpr(token.AND, ast.NewIdent(def), toExpr(data)), cue.Scope(v.root), cue.InferBuiltins(false))
 	err := val.Validate(cue.Concrete(true))
 	if err == nil {
 		return out

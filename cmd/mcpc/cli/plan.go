@@ -45,7 +45,7 @@ Examples:
 			if c.Bool("resolve") {
 				out, err = plan.CanonicalJSON(compile.Resolve(res.Plan, c.String("workspace"), res.Env, res.Deny))
 			} else {
-				out, err = res.Plan.Canonical()
+				out, err = res.PlanJSON() // encoded once: the bytes its digest was computed over
 			}
 			if err != nil {
 				return &exitError{code: ExitInternal, msg: err.Error()}

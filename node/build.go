@@ -1,0 +1,194 @@
+package node
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mcpc-dev/mcpc/diag"
+)
+
+// build turns data, which json.Valid accepts, into Nodes: the tree that
+// hujson.Parse and convert would give, without hujson's syntax tree in
+// between, which cost more than the Nodes themselves (most configuration
+// files, JSONC ones too, are plain JSON). encoding/json has validated the
+// text, so build only walks it; it decodes a string with an escape through
+// encoding/json. FuzzBuildMatchesHujson holds the two paths equal.
+func build(ix *LineIndex, data []byte) *Node {
+	b := &builder{ix: ix, data: data, keys: map[string]string{}}
+	return b.value()
+}
+
+type builder struct {
+	ix   *LineIndex
+	data []byte
+	off  int
+	// members and elems are stacks the containers being built share, so
+	// that each container gets a slice of exactly its length.
+	members []Member
+	elems   []*Node
+	// keys interns object keys: the same few field names repeat in every
+	// entry of a configuration.
+	keys map[string]string
+}
+
+// maxInternedKeys bounds the interning map: server names are unique, field
+// names few.
+const maxInternedKeys = 512
+
+func (b *builder) space() {
+	for b.off < len(b.data) {
+		switch b.data[b.off] {
+		case ' ', '\t', '\n', '\r':
+			b.off++
+		default:
+			return
+		}
+	}
+}
+
+func (b *builder) value() *Node {
+	b.space()
+	start := b.off
+	n := b.valueAt(start)
+	n.Start, n.End = start, b.off
+	return n
+}
+
+// valueAt builds the value that starts at start.
+func (b *builder) valueAt(start int) *Node {
+	pos := b.ix.Pos(start)
+	if start >= len(b.data) {
+		return &Node{Kind: Null, Pos: pos} // cannot happen: data is valid
+	}
+	switch b.data[start] {
+	case '{':
+		return b.object(pos)
+	case '[':
+		return b.array(pos)
+	case '"':
+		return &Node{Kind: String, Pos: pos, Text: b.str(), TextOffset: 1}
+	case 't':
+		b.off += len("true")
+		return &Node{Kind: Bool, Pos: pos, Bool: true}
+	case 'f':
+		b.off += len("false")
+		return &Node{Kind: Bool, Pos: pos}
+	case 'n':
+		b.off += len("null")
+		return &Node{Kind: Null, Pos: pos}
+	}
+	for b.off < len(b.data) && isNumberByte(b.data[b.off]) {
+		b.off++
+	}
+	return &Node{Kind: Number, Pos: pos, Text: string(b.data[start:b.off])}
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+func (b *builder) object(pos diag.Pos) *Node {
+	b.off++ // {
+	base := len(b.members)
+	for {
+		b.space()
+		if b.off >= len(b.data) || b.data[b.off] == '}' {
+			b.off++
+			break
+		}
+		if b.data[b.off] == ',' {
+			b.off++
+			b.space()
+		}
+		keyPos := b.ix.Pos(b.off)
+		key := b.key()
+		b.space()
+		b.off++ // :
+		v := b.value()
+		b.members = append(b.members, Member{Key: key, KeyPos: keyPos, Value: v})
+	}
+	n := &Node{Kind: Object, Pos: pos, Members: make([]Member, len(b.members)-base)}
+	copy(n.Members, b.members[base:])
+	clear(b.members[base:])
+	b.members = b.members[:base]
+	return n
+}
+
+func (b *builder) array(pos diag.Pos) *Node {
+	b.off++ // [
+	base := len(b.elems)
+	for {
+		b.space()
+		if b.off >= len(b.data) || b.data[b.off] == ']' {
+			b.off++
+			break
+		}
+		if b.data[b.off] == ',' {
+			b.off++
+		}
+		b.elems = append(b.elems, b.value())
+	}
+	n := &Node{Kind: Array, Pos: pos, Elems: make([]*Node, len(b.elems)-base)}
+	copy(n.Elems, b.elems[base:])
+	clear(b.elems[base:])
+	b.elems = b.elems[:base]
+	return n
+}
+
+// key reads an object key, interned.
+func (b *builder) key() string {
+	start := b.off
+	raw, escaped := b.literal()
+	if escaped {
+		return decodeString(b.data[start:b.off])
+	}
+	if k, ok := b.keys[string(raw)]; ok {
+		return k
+	}
+	k := string(raw)
+	if len(b.keys) < maxInternedKeys {
+		b.keys[k] = k
+	}
+	return k
+}
+
+// str reads a string value.
+func (b *builder) str() string {
+	start := b.off
+	raw, escaped := b.literal()
+	if escaped {
+		return decodeString(b.data[start:b.off])
+	}
+	return string(raw)
+}
+
+// literal moves past the string literal at b.off and returns the bytes
+// between its quotes and whether they hold an escape.
+func (b *builder) literal() ([]byte, bool) {
+	b.off++ // "
+	start, escaped := b.off, false
+	for b.off < len(b.data) {
+		i := bytes.IndexAny(b.data[b.off:], `"\`)
+		if i < 0 {
+			break
+		}
+		b.off += i
+		if b.data[b.off] == '"' {
+			b.off++
+			return b.data[start : b.off-1], escaped
+		}
+		escaped = true
+		b.off += 2 // \ and the escaped character (\uXXXX: its u)
+	}
+	b.off = len(b.data)
+	return b.data[start:], escaped
+}
+
+// decodeString decodes a string literal with escapes as encoding/json does.
+func decodeString(lit []byte) string {
+	var s string
+	if json.Unmarshal(lit, &s) != nil {
+		return string(lit) // cannot happen: data is valid
+	}
+	return s
+}
