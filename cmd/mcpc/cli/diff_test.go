@@ -29,7 +29,7 @@ sources: {appsettings: ["appsettings.json"], envFiles: ["host.env"], agentDir: "
 `,
 		"host.env": "GITHUB_TOKEN=canary-deny-" + side + "-4f1d\nMcp__Servers__srv__Env__API_TOKEN=canary-bound-" + side + "-93ab\n",
 		"appsettings.json": `{"Mcp": {"Servers": {
-  "gh": {"command": "npx", "args": ["-y", "gh-mcp@1.0.0"], "env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "SESSION_KEY": "canary-literal-` + side + `-77c2"` + extra + `}},
+  "gh": {"command": "npx", "args": ["-y", "gh-mcp@1.0.0"], "env": {"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "SESSION_SETTING": "canary-literal-` + side + `-77c2"` + extra + `}},
   "srv": {"command": "srv-mcp", "args": ["--` + side + `"]}}}}`,
 		"agent/settings.json": `{}`,
 	})
@@ -94,7 +94,7 @@ func TestDiffNoSecret(t *testing.T) {
 		check(ExitChanged, "--exit-code", plans[0], plans[1])
 		check(ExitOK, "--format", "json", plans[0], plans[1])
 	}
-	if text := check(ExitOK, vOld, vNew); !strings.Contains(text, "env.SESSION_KEY: [REDACTED] → [REDACTED] (restart)") ||
+	if text := check(ExitOK, vOld, vNew); !strings.Contains(text, "env.SESSION_SETTING: [REDACTED] → [REDACTED] (restart)") ||
 		!strings.Contains(text, "env.ADDED_SECRET: (unset) → [REDACTED] (restart)") {
 		t.Errorf("the literal env changes are not listed:\n%s", text)
 	}
