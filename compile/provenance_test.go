@@ -24,12 +24,12 @@ func TestLocate(t *testing.T) {
 		path []any
 		want diag.Pos
 	}{
-		{[]any{"servers", index["github"], "args", 1}, diag.Pos{File: app, Line: 9, Column: 24}},
-		{[]any{"servers", index["github"], "env", "GITHUB_TOKEN"}, diag.Pos{File: app, Line: 10, Column: 34}},
-		{[]any{"servers", index["github"], "name"}, diag.Pos{File: app, Line: 7, Column: 7}},
-		{[]any{"servers", index["notes"], "command"}, diag.Pos{File: app, Line: 21, Column: 20}},
-		{[]any{"servers", index["time"], "args", 1}, diag.Pos{File: env, Line: 8, Column: 29}},
-		{[]any{"servers", index["memory"], "idleTimeoutSeconds"}, diag.Pos{File: settings, Line: 13, Column: 29}},
+		{[]any{"servers", index["everything"], "args", 1}, diag.Pos{File: app, Line: 10, Column: 24}},
+		{[]any{"servers", index["everything"], "env", "DEMO_API_KEY"}, diag.Pos{File: app, Line: 11, Column: 34}},
+		{[]any{"servers", index["everything"], "name"}, diag.Pos{File: app, Line: 8, Column: 7}},
+		{[]any{"servers", index["memory"], "command"}, diag.Pos{File: app, Line: 24, Column: 20}},
+		{[]any{"servers", index["memory"], "env", "MEMORY_FILE_PATH"}, diag.Pos{File: env, Line: 10, Column: 45}},
+		{[]any{"servers", index["filesystem"], "startupTimeoutSeconds"}, diag.Pos{File: settings, Line: 9, Column: 32}},
 		// A default: the server's definition.
 		{[]any{"servers", index["filesystem"], "callTimeoutSeconds"}, diag.Pos{File: settings, Line: 4, Column: 5}},
 		// Outside the servers: the first source.

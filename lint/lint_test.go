@@ -91,9 +91,9 @@ ignores: [{path: "agent/*.json", rule: "tool-prefix-chars", reason: "legacy agen
 }
 
 // The example deployment: the compiler's checks, the baseline pack (an
-// --env entry that unpins the time server's package, reported on its line)
-// and the Go rules against a PATH without uvx (reported on the host.env line
-// that names the command).
+// --env entry that unpins the memory server's package, reported on its
+// line) and the Go rules against a PATH without npx (reported where each
+// server names its command: the host file and the agent's settings).
 func TestRunExample(t *testing.T) {
 	dir := "../examples/volcanic/"
 	packs, ds := (*Deployment)(nil).LoadPacks(nil)
@@ -101,14 +101,12 @@ func TestRunExample(t *testing.T) {
 		t.Fatal(shown(ds))
 	}
 	bin := t.TempDir()
-	for _, name := range []string{"npx", "node"} {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(filepath.Join(bin, "node"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	rep, err := Run(Options{
 		Compile: compile.Options{CleanEnv: true, AppSettings: []string{dir + "appsettings.json"}, EnvFiles: []string{dir + "host.env"}, AgentDir: dir + "agent",
-			Env: []string{"Mcp__Servers__time__Args__0=mcp-server-time"}},
+			Env: []string{"Mcp__Servers__memory__Args__1=@modelcontextprotocol/server-memory"}},
 		Packs:  packs,
 		Target: policies.ImageTarget("linux", bin, nil),
 	})
@@ -117,8 +115,10 @@ func TestRunExample(t *testing.T) {
 	}
 	got := shown(rep.Diagnostics)
 	for _, want := range []string{
-		compile.EnvFlagFile + ":1:29 warning package-unpinned server time runs mcp-server-time with uvx without a version",
-		dir + "host.env:6:29 error runtime-missing server time starts uvx, which is not on the target's PATH",
+		compile.EnvFlagFile + ":1:31 warning package-unpinned server memory runs @modelcontextprotocol/server-memory without an exact version, so each start may run different code",
+		dir + "appsettings.json:9:20 error runtime-missing server everything starts npx, which is not on the target's PATH",
+		dir + "appsettings.json:24:20 error runtime-missing server memory starts npx, which is not on the target's PATH",
+		dir + "agent/settings.json:5:18 error runtime-missing server filesystem starts npx, which is not on the target's PATH",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)

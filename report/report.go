@@ -39,6 +39,11 @@ type Options struct {
 	// printed: the one place where diagnostics leave mcpc (excerpts come
 	// from Sources, which redact their own lines).
 	Redact func(string) string
+	// Color marks up the text format with ANSI colors for a terminal: the
+	// location bold, the severity in its color, the caret and the
+	// suggestion's label. Off, the output is plain text; the other formats
+	// ignore it. The caller decides (a terminal, NO_COLOR, --color).
+	Color bool
 }
 
 // Formats lists the valid format names, in the order shown to users.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -76,6 +77,15 @@ func TestGolden(t *testing.T) {
 			"x\\ny:5:5: info: past the end [r]\n" +
 			"  5 | ab\n" +
 			"    |     ^\n"},
+		{"text-color", "text", Options{Sources: testSources, Color: true}, trickyInput()[:2], "" +
+			"\x1b[1ma.json:2:3\x1b[0m: \x1b[1;31merror\x1b[0m: 100% wrong, key:value\\nsecond line <x> & y [type-mismatch]\n" +
+			"  2 |   \"x\": 100,\n" +
+			"    |   \x1b[1;32m^\x1b[0m\n" +
+			"  \x1b[36msuggestion:\x1b[0m use a string\n" +
+			"\x1b[1mb.json:3:13\x1b[0m: \x1b[1;33mwarning\x1b[0m: unknown field \"comand\" [unknown-field]\n" +
+			"  3 | \t\"é\": \"日本\", \"comand\": 1,\n" +
+			"    | \t             \x1b[1;32m^\x1b[0m\n" +
+			"  \x1b[36msuggestion:\x1b[0m did you mean \"command\"?\n"},
 		{"text-empty", "text", withSources, nil, ""},
 
 		{"json", "json", withSources, trickyInput(), `[
@@ -564,6 +574,33 @@ func TestArtifactURI(t *testing.T) {
 	for in, want := range tests {
 		if got := artifactURI(in); got != want {
 			t.Errorf("artifactURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Color adds markup and nothing else: without its escape sequences the
+// colored report is byte for byte the plain one, input escapes included
+// (they are shown escaped, so no raw ESC of the input survives).
+func TestColorOnlyAddsMarkup(t *testing.T) {
+	sgr := regexp.MustCompile("\x1b\\[[0-9;]*m")
+	for _, opts := range []Options{{Sources: testSources}, {}, {Sources: testSources, OneLine: true}} {
+		plain := render(t, "text", opts, trickyInput())
+		opts.Color = true
+		colored := render(t, "text", opts, trickyInput())
+		if colored == plain {
+			t.Fatalf("Color changed nothing:\n%s", colored)
+		}
+		if got := sgr.ReplaceAllString(colored, ""); got != plain {
+			t.Errorf("colored minus markup differs from plain:\n%s\nwant\n%s", got, plain)
+		}
+		if strings.Contains(plain, "\x1b") {
+			t.Errorf("plain output holds an escape: %q", plain)
+		}
+	}
+	// The other formats are data: Color leaves them alone.
+	for _, f := range []string{"json", "sarif", "github"} {
+		if a, b := render(t, f, Options{}, trickyInput()), render(t, f, Options{Color: true}, trickyInput()); a != b {
+			t.Errorf("%s: Color changed the output", f)
 		}
 	}
 }

@@ -51,7 +51,43 @@ func (p textPrinter) Print(w io.Writer, ds []diag.Diagnostic) error {
 	return flush(w, &buf)
 }
 
+// ANSI SGR sequences of the colored text format (Options.Color).
+const (
+	sgrReset   = "\x1b[0m"
+	sgrBold    = "\x1b[1m"
+	sgrError   = "\x1b[1;31m" // bold red
+	sgrWarning = "\x1b[1;33m" // bold yellow
+	sgrInfo    = "\x1b[1;36m" // bold cyan
+	sgrCaret   = "\x1b[1;32m" // bold green
+	sgrLabel   = "\x1b[36m"   // cyan
+)
+
+// severityColor is the color of a severity's name.
+func severityColor(s diag.Severity) string {
+	switch s {
+	case diag.Error:
+		return sgrError
+	case diag.Warning:
+		return sgrWarning
+	}
+	return sgrInfo
+}
+
+// paint writes text, wrapped in sgr and a reset when the printer colors.
+func (p textPrinter) paint(buf *bytes.Buffer, sgr, text string) {
+	if !p.opts.Color {
+		buf.WriteString(text)
+		return
+	}
+	buf.WriteString(sgr)
+	buf.WriteString(text)
+	buf.WriteString(sgrReset)
+}
+
 func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCursor) {
+	if p.opts.Color {
+		buf.WriteString(sgrBold)
+	}
 	buf.WriteString(escapeText(d.File))
 	if d.Line > 0 {
 		buf.WriteByte(':')
@@ -61,12 +97,15 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 			buf.WriteString(strconv.Itoa(d.Column))
 		}
 	}
+	if p.opts.Color {
+		buf.WriteString(sgrReset)
+	}
 	sev := string(d.Severity)
 	if sev == "" {
 		sev = string(diag.Info)
 	}
 	buf.WriteString(": ")
-	buf.WriteString(escapeText(sev))
+	p.paint(buf, severityColor(d.Severity), escapeText(sev))
 	buf.WriteString(": ")
 	buf.WriteString(escapeText(d.Message))
 	if d.Rule != "" {
@@ -85,12 +124,16 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 			line, caret := excerptAt(src, col, cur)
 			buf.WriteString("  " + num + " | " + line + "\n")
 			if col > 0 {
-				buf.WriteString("  " + gutter + " | " + caret + "^\n")
+				buf.WriteString("  " + gutter + " | " + caret)
+				p.paint(buf, sgrCaret, "^")
+				buf.WriteByte('\n')
 			}
 		}
 	}
 	if d.Suggestion != "" {
-		buf.WriteString("  suggestion: ")
+		buf.WriteString("  ")
+		p.paint(buf, sgrLabel, "suggestion:")
+		buf.WriteByte(' ')
 		buf.WriteString(escapeText(d.Suggestion))
 		buf.WriteByte('\n')
 	}

@@ -59,6 +59,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}()
 	app := newApp(stdin, stdout, stderr)
 	app.Metadata = map[string]any{"args": args}
+	addColorFlag(app.Commands)
 	briefUsageErrors(app.Commands, "mcpc")
 	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && app.Command(args[1]) == nil {
 		var names []string
@@ -70,7 +71,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "mcpc: unknown command %q; the commands are %s (mcpc --help)\n", args[1], strings.Join(names, ", "))
 		return ExitUsage
 	}
-	err := app.Run(interspersed(app, args))
+	err := app.Run(completionArgs(app, args))
 	if err == nil {
 		return ExitOK
 	}
@@ -97,6 +98,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
+		// The completion scripts of `mcpc completion` ask the binary.
+		EnableBashCompletion: true,
 		// Values such as PLAYWRIGHT_EXTRA_ARGS=--viewport-size 1280,720
 		// contain commas: one flag is one value.
 		DisableSliceFlagSeparator: true,
@@ -118,6 +121,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			importCommand(),
 			diffCommand(),
 			schemaCommand(),
+			versionCommand(),
+			completionCommand(),
 		},
 	}
 }

@@ -146,7 +146,7 @@ func configList(c *ucli.Context) error {
 	}
 	red := configRedactor("", data)
 	if errs := diag.Errors(ds); len(errs) > 0 {
-		printDiagnostics(c.App.ErrWriter, plainText, errs, compile.ConfigExcerpts(t.path, data), red.Redact)
+		printDiagnostics(c.App.ErrWriter, plainText(c), errs, compile.ConfigExcerpts(t.path, data), red.Redact)
 		return &exitError{code: ExitProblems, msg: fmt.Sprintf("no server of %s loads: fix the errors above", t.path)}
 	}
 	printRows(c.App.Writer, craftbot.Rows(data, cfg, ds), c.Bool("all"), t.opts.TargetOS, red)
@@ -359,7 +359,7 @@ func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 	red := configRedactor(ed.Value, data, ch.Data)
 	errw := c.App.ErrWriter
 	if ch.Refused != "" {
-		printDiagnostics(errw, plainText, ch.Diagnostics, compile.ConfigExcerpts(ch.File, ch.Data), red.Redact)
+		printDiagnostics(errw, plainText(c), ch.Diagnostics, compile.ConfigExcerpts(ch.File, ch.Data), red.Redact)
 		return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s %s refused: %s; %s is left untouched", ed.Op, ed.Name, red.Redact(ch.Refused), t.path)}
 	}
 	if ch.Unchanged {
@@ -381,7 +381,7 @@ func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 	}
 	fmt.Fprintln(c.App.Writer, done(ed, ch, t.path))
 	if len(ch.Diagnostics) > 0 {
-		printDiagnostics(errw, plainText, ch.Diagnostics, compile.ConfigExcerpts(ch.File, ch.Data), red.Redact)
+		printDiagnostics(errw, plainText(c), ch.Diagnostics, compile.ConfigExcerpts(ch.File, ch.Data), red.Redact)
 	}
 	return nil
 }

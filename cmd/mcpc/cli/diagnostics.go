@@ -15,22 +15,25 @@ import (
 type diagOutput struct {
 	format  string
 	oneLine bool
+	// color is the command's context, for --color; nil prints plain text.
+	color *ucli.Context
 }
 
 // diagFlags is the output chosen by --format and --oneline, for the
 // commands whose --format is the diagnostics format (formatFlags).
 func diagFlags(c *ucli.Context) diagOutput {
-	return diagOutput{format: c.String("format"), oneLine: c.Bool("oneline")}
+	return diagOutput{format: c.String("format"), oneLine: c.Bool("oneline"), color: c}
 }
 
 // plainText is the output of the commands whose --format is the format of
 // their data (tools) or that have none (remote).
-var plainText = diagOutput{format: "text"}
+func plainText(c *ucli.Context) diagOutput { return diagOutput{format: "text", color: c} }
 
 // printDiagnostics prints ds to w: excerpts from src, and the known secrets
 // of redact (which may be nil) taken out of every message.
 func printDiagnostics(w io.Writer, out diagOutput, ds []diag.Diagnostic, src diag.Sources, redact func(string) string) error {
-	p, err := report.New(out.format, report.Options{Sources: src, OneLine: out.oneLine, ToolVersion: Version, Redact: redact})
+	color := out.color != nil && useColor(out.color, w)
+	p, err := report.New(out.format, report.Options{Sources: src, OneLine: out.oneLine, ToolVersion: Version, Redact: redact, Color: color})
 	if err != nil {
 		return usageError("--format: %v", err)
 	}

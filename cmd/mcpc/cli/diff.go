@@ -119,7 +119,7 @@ func diffSide(c *ucli.Context, arg string) (*plan.Plan, error) {
 	}
 	p, ds := plan.Read(arg, data)
 	if p == nil {
-		if err := printDiagnostics(c.App.ErrWriter, plainText, ds, sourcesOf().withFile(arg, data), nil); err != nil {
+		if err := printDiagnostics(c.App.ErrWriter, plainText(c), ds, sourcesOf().withFile(arg, data), nil); err != nil {
 			return nil, err
 		}
 		return nil, usageError("%s is not a plan this mcpc can compare (%s)", arg, report.Summary(ds))
@@ -142,7 +142,7 @@ func diffDeployment(c *ucli.Context, dir string) (*plan.Plan, error) {
 			if data, err := inputfile.ReadText(file); err == nil {
 				src.withFile(file, data)
 			}
-			if err := printDiagnostics(c.App.ErrWriter, plainText, ds, src, nil); err != nil {
+			if err := printDiagnostics(c.App.ErrWriter, plainText(c), ds, src, nil); err != nil {
 				return nil, err
 			}
 			return nil, usageError("%s: the deployment's configuration is not valid (%s)", file, report.Summary(ds))
@@ -158,7 +158,7 @@ func diffDeployment(c *ucli.Context, dir string) (*plan.Plan, error) {
 		return nil, err
 	}
 	if res.Plan == nil {
-		if err := printDiagnostics(c.App.ErrWriter, plainText, res.Diagnostics, sourcesOf(res.Files), res.Redactor.Redact); err != nil {
+		if err := printDiagnostics(c.App.ErrWriter, plainText(c), res.Diagnostics, sourcesOf(res.Files), res.Redactor.Redact); err != nil {
 			return nil, err
 		}
 		return nil, usageError("%s: no plan to compare: fix the errors above (%s)", dir, report.Summary(res.Diagnostics))

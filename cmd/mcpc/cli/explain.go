@@ -35,7 +35,7 @@ Example:
 			if format != "json" {
 				diagFormat = "text"
 			}
-			if err := printDiagnostics(c.App.ErrWriter, diagOutput{format: diagFormat, oneLine: c.Bool("oneline")}, res.Diagnostics, res.Files, res.Redactor.Redact); err != nil {
+			if err := printDiagnostics(c.App.ErrWriter, diagOutput{format: diagFormat, oneLine: c.Bool("oneline"), color: c}, res.Diagnostics, res.Files, res.Redactor.Redact); err != nil {
 				return err
 			}
 			x, ok := res.Explain(name)

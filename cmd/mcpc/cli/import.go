@@ -62,7 +62,7 @@ func importAction(c *ucli.Context) error {
 		return &exitError{code: ExitUsage, msg: err.Error()}
 	}
 	p, err := report.New(c.String("format"), report.Options{Sources: res.Excerpts(file, data), OneLine: c.Bool("oneline"),
-		ToolVersion: Version, Redact: res.Redact, Rules: importer.Lookup})
+		ToolVersion: Version, Redact: res.Redact, Rules: importer.Lookup, Color: useColor(c, c.App.ErrWriter)})
 	if err != nil {
 		return &exitError{code: ExitUsage, msg: "--format: " + err.Error()}
 	}

@@ -137,7 +137,7 @@ func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
 		src.withFile(file, data)
 	}
 	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version,
-		Redact: rep.Result.Redactor.Redact, Rules: lookupIn(known)})
+		Redact: rep.Result.Redactor.Redact, Rules: lookupIn(known), Color: useColor(c, c.App.Writer)})
 	if err != nil {
 		return nil, usageError("--format: %v", err)
 	}

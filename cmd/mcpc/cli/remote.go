@@ -161,7 +161,7 @@ func remoteSetup(c *ucli.Context, needScope bool) (*remoteEnv, error) {
 		for i := range ds {
 			ds[i].Message = re.redactor.Redact(ds[i].Message)
 		}
-		printDiagnostics(c.App.ErrWriter, plainText, ds, nil, nil)
+		printDiagnostics(c.App.ErrWriter, plainText(c), ds, nil, nil)
 		if errs, _, _ := diag.Count(ds); errs > 0 {
 			return nil, &exitError{code: ExitUsage, msg: "the host environment has errors"}
 		}
@@ -229,7 +229,7 @@ func (re *remoteEnv) editable(c *ucli.Context, f *remote.File) error {
 	if f.Problem == "" {
 		return nil
 	}
-	printDiagnostics(c.App.ErrWriter, plainText, f.Diagnostics, f.Sources(re.redactor.Redact), nil)
+	printDiagnostics(c.App.ErrWriter, plainText(c), f.Diagnostics, f.Sources(re.redactor.Redact), nil)
 	return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s is left untouched: fix the problem above or delete the file", f.Path)}
 }
 

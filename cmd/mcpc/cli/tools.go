@@ -94,7 +94,7 @@ func toolsAction(c *ucli.Context) error {
 	craftbotPlan := pl != nil && pl.Profile == plan.ProfileCraftbot
 	stderr := c.App.ErrWriter
 	if pl == nil {
-		if err := printDiagnostics(stderr, plainText, ds, sources, nil); err != nil {
+		if err := printDiagnostics(stderr, plainText(c), ds, sources, nil); err != nil {
 			return err
 		}
 		return &exitError{code: ExitProblems, msg: "no plan: fix the errors above"}
@@ -108,7 +108,7 @@ func toolsAction(c *ucli.Context) error {
 			return err
 		}
 		if f == nil {
-			if err := printDiagnostics(stderr, plainText, append(ds, lds...), sources, nil); err != nil {
+			if err := printDiagnostics(stderr, plainText(c), append(ds, lds...), sources, nil); err != nil {
 				return err
 			}
 			return &exitError{code: ExitProblems}
@@ -156,7 +156,7 @@ func toolsAction(c *ucli.Context) error {
 		}
 		ds = append(ds, lds...)
 	}
-	if err := printDiagnostics(stderr, plainText, ds, sources, rep.Redact); err != nil {
+	if err := printDiagnostics(stderr, plainText(c), ds, sources, rep.Redact); err != nil {
 		return err
 	}
 	if !c.Bool("quiet") {
