@@ -681,7 +681,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
 	}
 	p, err := startProc(sctx, spec, c.workspace, procConfig{version: "chat", onStderr: onStderr,
-		redact: h.redactLog, secretSpan: h.secretSpan,
+		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
 		onEscaped: func(e procInfo, killed bool) { h.escaped(c.id, name, e.pid, e.comm, killed) }})
 	cancel()
 	if err != nil {
