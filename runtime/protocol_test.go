@@ -26,7 +26,9 @@ func stdioLines(t *testing.T, gw *Gateway, chat *Chat) func(line string) string 
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	served := make(chan error, 1)
-	go func() { served <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: sr, Writer: sw}) }()
+	go func() {
+		served <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: sr, Writer: sw})
+	}()
 	t.Cleanup(func() {
 		cw.Close()
 		<-served
