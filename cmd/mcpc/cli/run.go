@@ -219,6 +219,7 @@ func runAction(c *ucli.Context) error {
 		return usageError("--admin-token-env and --mcp-token-env hold the same token: every MCP client could then use the admin endpoints; give each its own")
 	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
+	logw.printf("%s\n", playwrightLine(p))
 	if addr != "" {
 		if err := checkListenAddr(addr, token != ""); err != nil {
 			return err
@@ -496,6 +497,12 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	logw.printf("mcpc: serving %s over stdio in %s\n", plural(len(host.ServerNames()), "server"), ws)
+	if sock, closeSock, err := listenStatusSocket(gw, ws); err != nil {
+		logw.printf("mcpc: warning: no status socket (mcpc status cannot read this gateway): %s\n", err)
+	} else {
+		defer closeSock()
+		logw.printf("mcpc: status: mcpc status --socket %s\n", sock)
+	}
 	if _, err := os.Stat(remote.Path(ws)); err == nil {
 		if scope == "" {
 			logw.printf("mcpc: the remote servers of %s are not used: give --scope SCOPE, the session scope they were added with (mcpc remote add … --scope SCOPE)\n", remote.Path(ws))
@@ -609,4 +616,30 @@ func (l *lockedWriter) printf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fmt.Fprintf(l.w, format, args...)
+}
+
+// playwrightLine is the line the host logs at startup about the Playwright
+// preset (SPEC §2.3), from the plan: the preset's server is the one named
+// playwright that the preset defined; its own arguments, before
+// --output-dir, say headless and browser (the extra arguments follow).
+func playwrightLine(p *plan.Plan) string {
+	for _, s := range p.Servers {
+		if s.Name != "playwright" || s.Origin.Source != "preset" || !s.Enabled {
+			continue
+		}
+		mode, browser := "headed", ""
+		for i, a := range s.Args {
+			if a == "--output-dir" {
+				break
+			}
+			switch {
+			case a == "--headless":
+				mode = "headless"
+			case a == "--browser" && i+1 < len(s.Args):
+				browser = s.Args[i+1]
+			}
+		}
+		return fmt.Sprintf("MCP: playwright enabled (%s, %s)", mode, browser)
+	}
+	return "MCP: playwright disabled (set PLAYWRIGHT_ENABLED=true)"
 }
