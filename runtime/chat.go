@@ -188,6 +188,7 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 		res, err = c.remote.call(ctx, tool, args)
 	} else {
 		res, err = c.slots[c.h.byName[tool.Server].index].call(ctx, tool, args)
+		res = browserLost(tool.Server, res)
 	}
 	return res, c.redactError(err)
 }

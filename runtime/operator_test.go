@@ -97,3 +97,34 @@ func TestGatewayServerDetail(t *testing.T) {
 		}
 	}
 }
+
+// A playwright server whose browser died answers with an error that
+// names no lost state, and its next call opens an empty browser: the
+// agent is told the browser state was lost. Other servers' error results,
+// and playwright's other errors, pass as they are.
+func TestPlaywrightBrowserDeathNamesLostState(t *testing.T) {
+	marker := noLeaks(t)
+	pw := testServer("playwright", "-tools", "error-result")
+	other := testServer("other", "-tools", "error-result")
+	other.ToolPrefix = "o_"
+	h := newTestHost(t, testPlan(pw, other), HostOptions{Env: testEnv(marker)})
+	chat, _ := h.Chat("c", t.TempDir())
+	// What @playwright/mcp 0.0.82 answers once chromium is killed.
+	closed := "### Error\nError: browserBackend.callTool: Target page, context or browser has been closed\nBrowser logs:\n\n<launching> /usr/bin/chromium --headless\n[pid=1][err] dbus noise"
+	call := func(tool, text string) string {
+		res, err := chat.Call(t.Context(), tool, map[string]any{"text": text})
+		if err != nil || !res.IsError {
+			t.Fatalf("%s: %v %+v", tool, err, res)
+		}
+		return resultText(res)
+	}
+	if got, want := call("error-result", closed), "The browser of MCP server playwright closed or died (Error: browserBackend.callTool: Target page, context or browser has been closed). The next call starts a new browser; browser state was lost."; got != want {
+		t.Errorf("playwright:\n%s\nwant\n%s", got, want)
+	}
+	if got := call("error-result", "### Error\nError: Ref e5 not found"); got != "### Error\nError: Ref e5 not found" {
+		t.Errorf("playwright's other error changed: %q", got)
+	}
+	if got := call("o_error-result", closed); got != closed {
+		t.Errorf("another server's error changed: %q", got)
+	}
+}
