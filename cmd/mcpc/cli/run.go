@@ -81,7 +81,10 @@ Each chat also connects to the remote servers of its DIR/.volcanic/mcp/servers.j
 (without it the chat uses no remote servers), the chat id over HTTP. Their tools are
 named <server>__<tool>; MCP_ENCRYPTION_SECRET (else TELEGRAM_BOT_TOKEN) opens the entries.
 Over HTTP: POST/GET/DELETE /chats/{id}/mcp (Streamable HTTP; id of 1-64 A-Z a-z 0-9 _ -,
-workspace DIR/{id}), GET /status, POST /chats/{id}/reset, POST /chats/{id}/servers/{name}/restart.
+workspace DIR/{id}), GET /status, GET /chats/{id}/servers/{name}, POST /chats/{id}/reset,
+POST /chats/{id}/servers/{name}/restart (mcpc status reads them). With --stdio the same
+admin endpoints answer on an owner-only unix socket (its path is logged; mcpc status
+--workspace DIR finds it).
 A chat and its workspace are created by an initialize request only; chats and sessions
 end after --chat-idle-timeout / --session-idle-timeout without requests (the workspace
 stays), and --max-chats, --max-sessions and --max-processes cap them (503, or a call
