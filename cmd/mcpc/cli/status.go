@@ -364,8 +364,11 @@ func statusSocketDir(create bool) (string, error) {
 		}
 	}
 	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("no status socket directory %s: %w", dir, errNoSocketDir)
+	}
 	if err != nil {
-		return "", fmt.Errorf("no status socket directory %s: %v", dir, unwrapPath(err))
+		return "", fmt.Errorf("cannot read the status socket directory %s: %v", dir, unwrapPath(err))
 	}
 	// One that another user made 0700 cannot be written to: listening
 	// there fails.
@@ -378,6 +381,9 @@ func statusSocketDir(create bool) (string, error) {
 	return dir, nil
 }
 
+// errNoSocketDir: no gateway made the status socket directory yet.
+var errNoSocketDir = errors.New("no mcpc run --stdio has run")
+
 // statusSocketName is the socket file of the workspace ws (absolute).
 func statusSocketName(ws string) string {
 	sum := sha256.Sum256([]byte(ws))
@@ -388,7 +394,7 @@ func statusSocketName(ws string) string {
 func findStatusSockets() ([]string, error) {
 	dir, err := statusSocketDir(false)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || strings.Contains(err.Error(), "no status socket directory") {
+		if errors.Is(err, errNoSocketDir) {
 			return nil, nil
 		}
 		return nil, err
