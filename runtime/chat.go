@@ -188,6 +188,7 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 		res, err = c.remote.call(ctx, tool, args)
 	} else {
 		res, err = c.slots[c.h.byName[tool.Server].index].call(ctx, tool, args)
+		res = browserLost(tool.Server, res)
 	}
 	return res, c.redactError(err)
 }
@@ -681,7 +682,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
 	}
 	p, err := startProc(sctx, spec, c.workspace, procConfig{version: "chat", onStderr: onStderr,
-		redact: h.redactLog, secretSpan: h.secretSpan,
+		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
 		onEscaped: func(e procInfo, killed bool) { h.escaped(c.id, name, e.pid, e.comm, killed) }})
 	cancel()
 	if err != nil {

@@ -48,6 +48,9 @@ type LaunchSpec struct {
 type Target struct {
 	Server string
 	Spec   func(workspace string) (LaunchSpec, error)
+	// discover is the host's memory of the server's answer to
+	// server/discover (nil: none).
+	discover *discoverMemo
 }
 
 // Phase of one server's discovery, reported through DiscoverOptions.Progress.
@@ -224,7 +227,7 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		d.fail(redact, FailSpec, "invalid launch spec: empty command", -1)
 		return d
 	}
-	cfg := procConfig{version: "discovery"}
+	cfg := procConfig{version: "discovery", discover: t.discover}
 	if onEscaped != nil {
 		cfg.onEscaped = func(e procInfo, killed bool) { onEscaped(t.Server, e.pid, e.comm, killed) }
 	}

@@ -172,7 +172,7 @@ func (g *Gateway) ServeTransport(ctx context.Context, chat *Chat, t mcp.Transpor
 	if err != nil {
 		return err
 	}
-	return gc.server.Run(ctx, t)
+	return gc.server.Run(ctx, validErrors(t))
 }
 
 // chatServer returns the MCP server of chat, creating it on first use.
@@ -189,6 +189,8 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 	gc.server = mcp.NewServer(&mcp.Implementation{Name: "mcpc", Version: g.opts.Version}, &mcp.ServerOptions{
 		// Tools are listed even before any is known; no logging capability.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// The same versions over stdio and HTTP (protocol.go).
+		SupportedProtocolVersions: GatewayProtocolVersions(),
 	})
 	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -349,13 +351,18 @@ func callResult(res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error)
 }
 
 // ServeHTTP routes /chats/{id}/mcp to the chat's Streamable HTTP endpoint
-// and serves the admin endpoints GET /status, POST /chats/{id}/reset and
-// POST /chats/{id}/servers/{name}/restart.
+// and serves the admin endpoints GET /status, GET /chats/{id}/servers/{name},
+// POST /chats/{id}/reset and POST /chats/{id}/servers/{name}/restart. A
+// browser page of a foreign Origin gets 403 everywhere.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Route on the escaped path, before anything cleans it: "/chats/../mcp"
 	// and "/chats/a%2Fb/mcp" must reach the id check and be refused, not be
 	// redirected or split.
 	p := r.URL.EscapedPath()
+	if !allowedOrigin(r) {
+		g.writeError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not a loopback origin: the gateway answers browser pages on this machine only", r.Header.Get("Origin")))
+		return
+	}
 	if p == "/status" {
 		if g.admin(w, r, http.MethodGet) {
 			g.writeJSON(w, http.StatusOK, g.h.Status())
@@ -364,7 +371,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(p, "/chats/")
 	if !ok {
-		g.writeError(w, http.StatusNotFound, "not found: the endpoints are /chats/{id}/mcp, GET /status, POST /chats/{id}/reset and POST /chats/{id}/servers/{name}/restart")
+		g.writeError(w, http.StatusNotFound, "not found: the endpoints are /chats/{id}/mcp, GET /status, GET /chats/{id}/servers/{name}, POST /chats/{id}/reset and POST /chats/{id}/servers/{name}/restart")
 		return
 	}
 	switch {
@@ -385,6 +392,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		c.Reset()
 		g.writeJSON(w, http.StatusOK, map[string]any{"chat": id, "reset": true})
+	case r.Method == http.MethodGet && strings.Contains(rest, "/servers/"):
+		g.serveServerDetail(w, r, rest)
 	case strings.HasSuffix(rest, "/restart") && strings.Contains(rest, "/servers/"):
 		i := strings.LastIndex(rest, "/servers/")
 		id, ok := g.chatID(w, rest[:i])
@@ -407,7 +416,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		g.writeJSON(w, http.StatusOK, map[string]any{"chat": id, "server": name, "restarted": true})
 	default:
-		g.writeError(w, http.StatusNotFound, "not found: the endpoints under /chats/{id}/ are mcp, reset and servers/{name}/restart")
+		g.writeError(w, http.StatusNotFound, "not found: the endpoints under /chats/{id}/ are mcp, reset, servers/{name} and servers/{name}/restart")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
 		g.writeError(w, http.StatusInternalServerError, "the gateway has no workspace root")
 		return
 	}
+	if !g.checkProtocolVersion(w, r) {
+		return
+	}
 	body, ok := g.readBody(w, r)
 	if !ok {
 		return
@@ -85,7 +89,15 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	defer g.leave(gc, sid, s, init, created, counted, r.Method == http.MethodDelete)
-	gc.handler.ServeHTTP(w, r)
+	if s != nil && r.Method == http.MethodPost {
+		// A session of the chat: an unknown method is a JSON-RPC error,
+		// as over stdio, not the SDK's plain-text 400.
+		if req, unknown := unknownCall(body); unknown {
+			writeMethodNotFound(w, req)
+			return
+		}
+	}
+	gc.handler.ServeHTTP(&retryHint{ResponseWriter: w}, r)
 }
 
 // initializeRequest reports whether body is one JSON-RPC initialize
@@ -189,7 +201,8 @@ func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, 
 	server := gc.server
 	gc.http, gc.sessions = true, map[string]*httpSession{}
 	gc.madeDir = madeDir
-	gc.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	gc.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{EventStore: newEventStore()})
 	g.httpChats++
 	return gc, g.beginLocked(gc, sid, init, counted), true
 }
@@ -602,4 +615,42 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%dm", int64(d/time.Minute))
 	}
 	return formatSeconds(d)
+}
+
+// serveServerDetail answers GET /chats/{id}/servers/{name}: one server in
+// one chat in detail (SPEC §4, /mcp <name>): command line without
+// environment values, environment names, server version, tools, last
+// error, stderr tail, all redacted. rest is the path after /chats/.
+func (g *Gateway) serveServerDetail(w http.ResponseWriter, r *http.Request, rest string) {
+	i := strings.Index(rest, "/servers/")
+	id, ok := g.chatID(w, rest[:i])
+	if !ok || !g.admin(w, r, http.MethodGet) {
+		return
+	}
+	escaped := rest[i+len("/servers/"):]
+	if strings.Contains(escaped, "/") {
+		if strings.HasSuffix(escaped, "/restart") {
+			w.Header().Set("Allow", http.MethodPost)
+			g.writeError(w, http.StatusMethodNotAllowed, "use POST to restart a server")
+			return
+		}
+		g.writeError(w, http.StatusNotFound, "not found: the endpoints under /chats/{id}/servers/ are {name} (GET) and {name}/restart (POST)")
+		return
+	}
+	name, err := url.PathUnescape(escaped)
+	if err != nil {
+		g.writeError(w, http.StatusBadRequest, "the server name is not a valid URL path segment")
+		return
+	}
+	c, found := g.h.FindChat(id)
+	if !found {
+		g.writeError(w, http.StatusNotFound, fmt.Sprintf("no chat %q: it has not been used since the gateway started", id))
+		return
+	}
+	d, found := c.Server(name)
+	if !found {
+		g.writeError(w, http.StatusNotFound, fmt.Sprintf("chat %q has no server %q: the plan's servers are %s", id, name, strings.Join(g.h.ServerNames(), ", ")))
+		return
+	}
+	g.writeJSON(w, http.StatusOK, d)
 }

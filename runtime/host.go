@@ -526,6 +526,8 @@ type hostServer struct {
 	h     *Host
 	index int
 	cfg   *plan.Server
+	// discover is shared by every process of the server (protocol.go).
+	discover discoverMemo
 
 	mu            sync.Mutex
 	state         string
@@ -573,7 +575,7 @@ func (s *hostServer) start(first bool) {
 		cfg := s.cfg
 		target := Target{Server: cfg.Name, Spec: func(ws string) (LaunchSpec, error) {
 			return Launch(cfg, ws, h.env), nil
-		}}
+		}, discover: &s.discover}
 		d := Discover(h.ctx, []Target{target}, DiscoverOptions{Redact: h.Redact, Clock: h.clock,
 			OnEscaped: func(_ string, pid int, command string, killed bool) { h.escaped("", cfg.Name, pid, command, killed) }})[0]
 		s.mu.Lock()

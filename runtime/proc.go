@@ -55,6 +55,9 @@ type procConfig struct {
 	// left its process group and that stop killed on its own (see
 	// escapedDescendants), and of each that would not die.
 	onEscaped func(p procInfo, killed bool)
+	// discover, if set, remembers whether the server answers
+	// server/discover, for every process of the same plan server.
+	discover *discoverMemo
 }
 
 // proc is one started server process and its MCP client session.
@@ -140,7 +143,7 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	// that unblocks everything that waits for the process.
 	stopKill := context.AfterFunc(ctx, p.tr.KillGroup)
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: cfg.version}, nil)
-	cs, err := client.Connect(ctx, p.tr, nil)
+	cs, err := client.Connect(ctx, p.tr, cfg.discover.options())
 	stopKill()
 	if err != nil {
 		// Connect has closed the connection, which waited for the process
@@ -149,6 +152,7 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 		return p, err
 	}
 	p.cs = cs
+	cfg.discover.learn(cs)
 	return p, nil
 }
 

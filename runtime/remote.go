@@ -273,7 +273,9 @@ func (r *chatRemote) logListing(l *RemoteListing) {
 			if !s.RetryAt.IsZero() {
 				retry = fmt.Sprintf("; the first listing after %s tries it again", formatSeconds(max(s.RetryAt.Sub(h.clock.Now()).Round(time.Second), 0)))
 			}
-			note("server:"+s.Name, s.State, entry{"Warning", s.Name,
+			// Keyed by the retry time too: every failed retry is logged,
+			// with its own, longer, delay.
+			note("server:"+s.Name, s.State+"\x00"+s.RetryAt.String(), entry{"Warning", s.Name,
 				fmt.Sprintf("remote server %s (%s) is unavailable: %s%s", s.Name, s.URL, s.Reason, retry)})
 		}
 	}

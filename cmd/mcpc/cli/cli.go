@@ -117,6 +117,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			remoteCommand(),
 			configCommand(),
 			runCommand(),
+			statusCommand(),
 			guardCommand(),
 			importCommand(),
 			diffCommand(),

@@ -81,7 +81,10 @@ Each chat also connects to the remote servers of its DIR/.volcanic/mcp/servers.j
 (without it the chat uses no remote servers), the chat id over HTTP. Their tools are
 named <server>__<tool>; MCP_ENCRYPTION_SECRET (else TELEGRAM_BOT_TOKEN) opens the entries.
 Over HTTP: POST/GET/DELETE /chats/{id}/mcp (Streamable HTTP; id of 1-64 A-Z a-z 0-9 _ -,
-workspace DIR/{id}), GET /status, POST /chats/{id}/reset, POST /chats/{id}/servers/{name}/restart.
+workspace DIR/{id}), GET /status, GET /chats/{id}/servers/{name}, POST /chats/{id}/reset,
+POST /chats/{id}/servers/{name}/restart (mcpc status reads them). With --stdio the same
+admin endpoints answer on an owner-only unix socket (its path is logged; mcpc status
+--workspace DIR finds it).
 A chat and its workspace are created by an initialize request only; chats and sessions
 end after --chat-idle-timeout / --session-idle-timeout without requests (the workspace
 stays), and --max-chats, --max-sessions and --max-processes cap them (503, or a call
@@ -219,6 +222,7 @@ func runAction(c *ucli.Context) error {
 		return usageError("--admin-token-env and --mcp-token-env hold the same token: every MCP client could then use the admin endpoints; give each its own")
 	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
+	logw.printf("%s\n", playwrightLine(p))
 	if addr != "" {
 		if err := checkListenAddr(addr, token != ""); err != nil {
 			return err
@@ -496,6 +500,12 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	logw.printf("mcpc: serving %s over stdio in %s\n", plural(len(host.ServerNames()), "server"), ws)
+	if sock, closeSock, err := listenStatusSocket(gw, ws); err != nil {
+		logw.printf("mcpc: warning: no status socket (mcpc status cannot read this gateway): %s\n", err)
+	} else {
+		defer closeSock()
+		logw.printf("mcpc: status: mcpc status --socket %s\n", sock)
+	}
 	if _, err := os.Stat(remote.Path(ws)); err == nil {
 		if scope == "" {
 			logw.printf("mcpc: the remote servers of %s are not used: give --scope SCOPE, the session scope they were added with (mcpc remote add … --scope SCOPE)\n", remote.Path(ws))
@@ -609,4 +619,30 @@ func (l *lockedWriter) printf(format string, args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fmt.Fprintf(l.w, format, args...)
+}
+
+// playwrightLine is the line the host logs at startup about the Playwright
+// preset (SPEC §2.3), from the plan: the preset's server is the one named
+// playwright that the preset defined; its own arguments, before
+// --output-dir, say headless and browser (the extra arguments follow).
+func playwrightLine(p *plan.Plan) string {
+	for _, s := range p.Servers {
+		if s.Name != "playwright" || s.Origin.Source != "preset" || !s.Enabled {
+			continue
+		}
+		mode, browser := "headed", ""
+		for i, a := range s.Args {
+			if a == "--output-dir" {
+				break
+			}
+			switch {
+			case a == "--headless":
+				mode = "headless"
+			case a == "--browser" && i+1 < len(s.Args):
+				browser = s.Args[i+1]
+			}
+		}
+		return fmt.Sprintf("MCP: playwright enabled (%s, %s)", mode, browser)
+	}
+	return "MCP: playwright disabled (set PLAYWRIGHT_ENABLED=true)"
 }

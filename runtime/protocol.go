@@ -1,0 +1,266 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/transport"
+)
+
+// Protocol correctness of the gateway, where the go-sdk's server needs help
+// (docs/decisions.md, "The gateway's protocol and the operator's view"):
+// the protocol versions it negotiates, valid JSON-RPC error codes, unknown
+// methods over HTTP, the Origin rule, and SSE resumption.
+
+// sessionlessVersion is the first MCP protocol version without sessions
+// (server/discover instead of initialize, SEP-2575). The gateway is made of
+// sessions: a chat over HTTP comes to be with an initialize request.
+const sessionlessVersion = "2026-07-28"
+
+// GatewayProtocolVersions returns the MCP protocol versions the gateway
+// negotiates, newest first: the go-sdk's, up to the last one with
+// sessions. The same over stdio and HTTP; an HTTP request whose
+// MCP-Protocol-Version is another one gets 400 listing these.
+func GatewayProtocolVersions() []string {
+	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= sessionlessVersion })
+}
+
+// codeNotInitialized is the JSON-RPC error code of a request that comes
+// before initialize: the request is not valid at that point of the session
+// (-32600 Invalid Request). The go-sdk answers it with code 0, which is no
+// JSON-RPC error code.
+const codeNotInitialized = jsonrpc.CodeInvalidRequest
+
+// validErrors wraps a server transport so that every error response it
+// writes has a JSON-RPC error code: a request read before the session's
+// initialize gets codeNotInitialized, any other error without a code
+// (a plain Go error inside the SDK) gets -32603 Internal error.
+func validErrors(t mcp.Transport) mcp.Transport { return &validErrorsTransport{inner: t} }
+
+type validErrorsTransport struct{ inner mcp.Transport }
+
+func (t *validErrorsTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &validErrorsConn{Connection: c, early: map[jsonrpc.ID]bool{}}, nil
+}
+
+type validErrorsConn struct {
+	mcp.Connection
+
+	mu          sync.Mutex
+	initialized bool                // an initialize request was read
+	early       map[jsonrpc.ID]bool // calls read before it, not answered yet
+}
+
+func (c *validErrorsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.IsCall() {
+		c.mu.Lock()
+		if req.Method == "initialize" {
+			c.initialized = true
+		} else if !c.initialized {
+			c.early[req.ID] = true
+		}
+		c.mu.Unlock()
+	}
+	return msg, err
+}
+
+func (c *validErrorsConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error != nil {
+		c.mu.Lock()
+		early := c.early[resp.ID]
+		delete(c.early, resp.ID)
+		c.mu.Unlock()
+		var werr *jsonrpc.Error
+		if !errors.As(resp.Error, &werr) || werr.Code == 0 {
+			code := int64(jsonrpc.CodeInternalError)
+			if early {
+				code = codeNotInitialized
+			}
+			fixed := *resp
+			fixed.Error = &jsonrpc.Error{Code: code, Message: resp.Error.Error()}
+			msg = &fixed
+		}
+	} else if ok {
+		c.mu.Lock()
+		delete(c.early, resp.ID)
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// serverMethods are the requests the go-sdk's server answers (its
+// serverMethodInfos, calls only); TestServerMethodsAreTheSDKs keeps the
+// list in step with the SDK. Over HTTP the SDK refuses any other request
+// with a plain-text 400 before it reaches the session; the gateway answers
+// it with the JSON-RPC error -32601, as over stdio.
+var serverMethods = map[string]bool{
+	"completion/complete": true, "server/discover": true, "initialize": true, "ping": true,
+	"prompts/list": true, "prompts/get": true, "tools/list": true, "tools/call": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true,
+	"subscriptions/listen": true,
+}
+
+// unknownCall returns the request in body if it is one call of a method
+// the server does not know.
+func unknownCall(body []byte) (*jsonrpc.Request, bool) {
+	msg, err := transport.DecodeMessage(bytes.TrimSpace(body))
+	if err != nil {
+		return nil, false
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() || serverMethods[req.Method] {
+		return nil, false
+	}
+	return req, true
+}
+
+// writeMethodNotFound answers an unknown method as the SDK does over
+// stdio: 200, one JSON-RPC error response.
+func writeMethodNotFound(w http.ResponseWriter, req *jsonrpc.Request) {
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID,
+		Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", req.Method)}})
+	if err != nil {
+		http.Error(w, "method not found", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(append(data, '\n'))
+}
+
+// checkProtocolVersion answers 400 to a request whose MCP-Protocol-Version
+// header names a version the gateway does not negotiate, listing the ones
+// it does. The SDK would let sessionless versions through to a session
+// that cannot serve them.
+func (g *Gateway) checkProtocolVersion(w http.ResponseWriter, r *http.Request) bool {
+	v := r.Header.Get("MCP-Protocol-Version")
+	versions := GatewayProtocolVersions()
+	if v == "" || slices.Contains(versions, v) {
+		return true
+	}
+	g.writeError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q: the gateway accepts %s", v, strings.Join(versions, ", ")))
+	return false
+}
+
+// allowedOrigin reports whether a request may come from its Origin: one
+// without Origin (not from a browser) or from a page on a loopback host.
+// A browser page of any other origin gets 403 on every endpoint, the MCP
+// endpoints (the DNS-rebinding rule of the Streamable HTTP transport) and
+// the admin endpoints alike (a page could otherwise reset chats through
+// the operator's browser).
+func allowedOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false // "null" (a sandboxed or file page) included
+	}
+	return loopbackHost(u.Host)
+}
+
+// Resumable SSE streams (Streamable HTTP): every event of a chat's streams
+// is kept, up to eventStoreBytes per chat, so that a client that lost a
+// stream reconnects with Last-Event-ID and gets what it missed; each SSE
+// answer starts with a retry hint.
+const (
+	eventStoreBytes = 1 << 20
+	sseRetry        = time.Second
+)
+
+// newEventStore returns the event store of one chat's streams.
+func newEventStore() mcp.EventStore {
+	s := mcp.NewMemoryEventStore(nil)
+	s.SetMaxBytes(eventStoreBytes)
+	return s
+}
+
+// retryHint writes an SSE retry field before the first event of an SSE
+// answer: how long a client that lost the stream waits before it
+// reconnects with Last-Event-ID.
+type retryHint struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *retryHint) WriteHeader(code int) {
+	first := !w.wrote
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+	if first && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		_, _ = fmt.Fprintf(w.ResponseWriter, "retry: %d\n\n", sseRetry.Milliseconds())
+	}
+}
+
+func (w *retryHint) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *retryHint) Flush() {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (deadlines).
+func (w *retryHint) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Downstream, the go-sdk's client (v1.8) opens every connection with a
+// server/discover request (protocol 2026-07-28) and falls back to
+// initialize when the server answers it with an error, as every server
+// older than that protocol does (-32601). A discoverMemo remembers that
+// answer for one plan server of a host, so that later processes of the
+// same server (each chat's, each restart) start with initialize at once:
+// the fallback sends the same initialize, one round trip later.
+type discoverMemo struct{ legacy atomic.Bool }
+
+// lastSessionVersion is the newest protocol version with initialize: the
+// one the go-sdk's fallback asks for.
+var lastSessionVersion = GatewayProtocolVersions()[0]
+
+// options returns the client session options for the next connection; m
+// may be nil (no memory).
+func (m *discoverMemo) options() *mcp.ClientSessionOptions {
+	if m == nil || !m.legacy.Load() {
+		return nil
+	}
+	return &mcp.ClientSessionOptions{ProtocolVersion: lastSessionVersion}
+}
+
+// learn records how a connection came to be: a protocol version before
+// the sessionless one means server/discover failed and initialize was
+// used.
+func (m *discoverMemo) learn(cs *mcp.ClientSession) {
+	if m == nil || cs == nil {
+		return
+	}
+	if res := cs.InitializeResult(); res != nil && res.ProtocolVersion < sessionlessVersion {
+		m.legacy.Store(true)
+	}
+}
