@@ -53,10 +53,11 @@ var mayImport = map[string][]string{
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.
-	"internal/testservers":        {},
-	"internal/diagtest":           {"diag"},
-	"remote/remotetest":           {},
-	"fixtures/servers/testserver": {},
+	"internal/testservers":         {},
+	"internal/diagtest":            {"diag"},
+	"remote/remotetest":            {},
+	"fixtures/servers/testserver":  {},
+	"fixtures/servers/conformance": {},
 }
 
 // testOnly are packages that only tests may import.

@@ -55,6 +55,13 @@ type procConfig struct {
 	// left its process group and that stop killed on its own (see
 	// escapedDescendants), and of each that would not die.
 	onEscaped func(p procInfo, killed bool)
+	// client and clientMiddleware, if set, configure the MCP client of the
+	// process (the gateway's pass-through, passthrough.go).
+	client           *mcp.ClientOptions
+	clientMiddleware mcp.Middleware
+	// protocolVersion, if set, is the version offered in initialize (the
+	// one the gateway's client negotiated).
+	protocolVersion string
 }
 
 // proc is one started server process and its MCP client session.
@@ -139,8 +146,15 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	// Until the handshake is done, the end of ctx kills the group at once:
 	// that unblocks everything that waits for the process.
 	stopKill := context.AfterFunc(ctx, p.tr.KillGroup)
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: cfg.version}, nil)
-	cs, err := client.Connect(ctx, p.tr, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: cfg.version}, cfg.client)
+	if cfg.clientMiddleware != nil {
+		client.AddReceivingMiddleware(cfg.clientMiddleware)
+	}
+	var sopts *mcp.ClientSessionOptions
+	if cfg.protocolVersion != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: cfg.protocolVersion}
+	}
+	cs, err := client.Connect(ctx, p.tr, sopts)
 	stopKill()
 	if err != nil {
 		// Connect has closed the connection, which waited for the process
