@@ -53,11 +53,12 @@ var mayImport = map[string][]string{
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.
-	"internal/testservers":        {},
-	"internal/diagtest":           {"diag"},
-	"remote/remotetest":           {},
-	"fixtures/servers/testserver": {},
-	"fixtures/servers/wsserver":   {},
+	"internal/testservers":         {},
+	"internal/diagtest":            {"diag"},
+	"remote/remotetest":            {},
+	"fixtures/servers/testserver":  {},
+	"fixtures/servers/wsserver":    {},
+	"fixtures/servers/conformance": {},
 }
 
 // testOnly are packages that only tests may import.

@@ -107,6 +107,15 @@ type Chat struct {
 	// red redacts the chat's results, errors and status: the host's known
 	// secrets and the header values of the chat's remote servers.
 	red atomic.Pointer[redact.Redactor]
+	// up is the gateway serving the chat, if any: its processes pass what
+	// they send on to its client (passthrough.go).
+	up atomic.Pointer[gatewayLink]
+}
+
+// gatewayLink is the gateway of a chat.
+type gatewayLink struct {
+	g  *Gateway
+	gc *gatewayChat
 }
 
 func newChat(h *Host, id, workspace, scope string) *Chat {
@@ -376,6 +385,7 @@ type procRun struct {
 	death   string     // set when it ended by itself: the error for its calls
 	why     stopReason // set when mcpc stopped it
 	release func()     // gives back its place among the host's processes
+	link    *procLink  // routes what the process sends during calls
 }
 
 func (r *procRun) finish(death string) {
@@ -424,7 +434,9 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 	// Cancelling cctx makes the SDK send notifications/cancelled, in the
 	// background: the ledger lets a shutdown wait for it.
 	r.p.calls.enter()
-	res, err := r.p.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool.ServerTool, Arguments: args})
+	params, done := callParams(ctx, r.link, tool.ServerTool, args)
+	res, err := r.p.cs.CallTool(cctx, params)
+	done()
 	t.Stop()
 	timedOut := errors.Is(context.Cause(cctx), errTimeout)
 	if err != nil && cctx.Err() != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
@@ -681,9 +693,15 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		// values of every chat (redactLog).
 		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
 	}
-	p, err := startProc(sctx, spec, c.workspace, procConfig{version: "chat", onStderr: onStderr,
+	link := &procLink{}
+	pcfg := procConfig{version: "chat", onStderr: onStderr,
 		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
-		onEscaped: func(e procInfo, killed bool) { h.escaped(c.id, name, e.pid, e.comm, killed) }})
+		onEscaped: func(e procInfo, killed bool) { h.escaped(c.id, name, e.pid, e.comm, killed) }}
+	up := c.up.Load()
+	if up != nil {
+		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.g.clientOptions(up.gc, name, link)
+	}
+	p, err := startProc(sctx, spec, c.workspace, pcfg)
 	cancel()
 	if err != nil {
 		if p == nil {
@@ -698,7 +716,11 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		fail(reason, stderr)
 		return
 	}
-	r := &procRun{p: p, ended: make(chan struct{}), release: op.release}
+	if up != nil {
+		// Before any call: the level and subscriptions the client set.
+		up.g.afterStart(ctx, up.gc, name, p.cs)
+	}
+	r := &procRun{p: p, ended: make(chan struct{}), release: op.release, link: link}
 	if !cfg.Parallel {
 		r.sem = make(chan struct{}, 1)
 	}

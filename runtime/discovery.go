@@ -98,6 +98,11 @@ type Discovery struct {
 	Tools         []*mcp.Tool
 	ServerName    string // from the initialize result
 	ServerVersion string
+	// Capabilities and Instructions are the server's, from its initialize
+	// result: the gateway offers a server's resources and prompts only if it
+	// declared them, and passes its instructions on (passthrough.go).
+	Capabilities *mcp.ServerCapabilities
+	Instructions string
 	// Err is nil on success, else a *DiscoveryError whose message is Reason.
 	Err error
 	// Reason says why discovery failed, for a human: "exited (3): <last
@@ -247,6 +252,7 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		return d
 	}
 	d.Tools, d.ServerName, d.ServerVersion = p.tools, p.name, p.version
+	d.Capabilities, d.Instructions = p.caps, p.instructions
 	return d
 }
 
@@ -254,6 +260,8 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 type probeResult struct {
 	tools         []*mcp.Tool
 	name, version string
+	caps          *mcp.ServerCapabilities
+	instructions  string
 	stderr        string      // unredacted tail
 	kind          FailureKind // "" on success
 	reason        string      // headline, without stderr
@@ -278,6 +286,9 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, 
 	}
 	if err == nil {
 		r.name, r.version = p.serverInfo()
+		if init := p.cs.InitializeResult(); init != nil {
+			r.caps, r.instructions = init.Capabilities, init.Instructions
+		}
 		// The whole discovery is bounded: kill at once if the timeout
 		// passes while the server lists its tools.
 		stopKill := context.AfterFunc(sctx, p.tr.KillGroup)

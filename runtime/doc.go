@@ -72,6 +72,16 @@
 // on a reset; its workspace stays), require an optional bearer token on
 // the MCP endpoints, and cut off request bodies that arrive too slowly.
 //
+// # Pass-through
+//
+// Besides tools, a gateway passes through progress, logging, sampling,
+// elicitation and roots (answered with the chat's workspace when the client
+// has none), the prompts, resources and templates of the servers that
+// declare them (listed from the chat's processes; prompt names follow the
+// tool-name rules, URIs stay the server's), completion, subscriptions and
+// list_changed; its initialize result's instructions carry what the host
+// puts into the agent's system prompt (passthrough.go, docs/decisions.md).
+//
 // # Time
 //
 // Every duration that is a rule above (discovery retry, idle stop, call

@@ -125,6 +125,8 @@ type gatewayChat struct {
 	idleGen  uint64
 	sessions map[string]*httpSession
 
+	feat *features // prompts, resources, logging level, subscriptions (passthrough.go)
+
 	mu    sync.Mutex
 	gen   uint64           // the tool table generation the server holds
 	rgen  uint64           // the generation of the chat's remote tools it holds
@@ -185,13 +187,27 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 	if gc, ok := g.chats[chat.id]; ok && gc.chat == chat {
 		return gc, nil
 	}
-	gc := &gatewayChat{chat: chat, tools: map[string]*Tool{}}
+	gc := &gatewayChat{chat: chat, tools: map[string]*Tool{}, feat: newFeatures()}
+	subscribe, unsubscribe := g.subscribe(gc, true), g.subscribe(gc, false)
 	gc.server = mcp.NewServer(&mcp.Implementation{Name: "mcpc", Version: g.opts.Version}, &mcp.ServerOptions{
-		// Tools are listed even before any is known; no logging capability.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// Tools are listed even before any is known; prompts and resources
+		// of the servers pass through (passthrough.go), and so do log
+		// messages.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
 		// The same versions over stdio and HTTP (protocol.go).
 		SupportedProtocolVersions: GatewayProtocolVersions(),
+		CompletionHandler:         g.complete(gc),
+		SubscribeHandler:          func(ctx context.Context, req *mcp.SubscribeRequest) error { return subscribe(ctx, req.Params.URI) },
+		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return unsubscribe(ctx, req.Params.URI) },
 	})
+	chat.up.Store(&gatewayLink{g: g, gc: gc})
+	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler { return g.passMiddleware(gc, next) })
 	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			// A handler may outlive its HTTP request (a client that went
@@ -324,7 +340,13 @@ func (g *Gateway) addTool(gc *gatewayChat, t *Tool) (ok bool) {
 				args = req.Params.Arguments
 			}
 		}
-		return callResult(chat.Call(ctx, name, args))
+		o := &callOrigin{ctx: ctx, progress: req.Params.GetProgressToken()}
+		o.session, _ = req.GetSession().(*mcp.ServerSession)
+		res, err := chat.Call(withOrigin(ctx, o), name, args)
+		if !t.Remote {
+			gc.noteLinks(t.Server, res)
+		}
+		return callResult(res, err)
 	})
 	return true
 }

@@ -536,10 +536,12 @@ type hostServer struct {
 	tools         []*mcp.Tool
 	serverName    string
 	serverVersion string
-	reason        string    // of the last failure, redacted
-	stderr        string    // of the last discovery, redacted
-	failedAt      time.Time // on the host's clock
-	count         int       // discoveries started
+	caps          *mcp.ServerCapabilities // from the last successful discovery
+	instructions  string                  // the server's own, unredacted
+	reason        string                  // of the last failure, redacted
+	stderr        string                  // of the last discovery, redacted
+	failedAt      time.Time               // on the host's clock
+	count         int                     // discoveries started
 }
 
 // ensure starts a discovery if none ran yet, or if the last one failed at
@@ -590,6 +592,7 @@ func (s *hostServer) start(first bool) {
 		}
 		s.state, s.reason, s.tools = discOK, "", d.Tools
 		s.serverName, s.serverVersion = d.ServerName, d.ServerVersion
+		s.caps, s.instructions = d.Capabilities, d.Instructions
 		s.mu.Unlock()
 		h.log("Information", "", cfg.Name, "MCP server %s: %d tools (%s %s)", cfg.Name, len(d.Tools), d.ServerName, d.ServerVersion)
 		h.rebuildTable()

@@ -58,6 +58,13 @@ type procConfig struct {
 	// discover, if set, remembers whether the server answers
 	// server/discover, for every process of the same plan server.
 	discover *discoverMemo
+	// client and clientMiddleware, if set, configure the MCP client of the
+	// process (the gateway's pass-through, passthrough.go).
+	client           *mcp.ClientOptions
+	clientMiddleware mcp.Middleware
+	// protocolVersion, if set, is the version offered in initialize (the
+	// one the gateway's client negotiated).
+	protocolVersion string
 }
 
 // proc is one started server process and its MCP client session.
@@ -142,8 +149,17 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	// Until the handshake is done, the end of ctx kills the group at once:
 	// that unblocks everything that waits for the process.
 	stopKill := context.AfterFunc(ctx, p.tr.KillGroup)
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: cfg.version}, nil)
-	cs, err := client.Connect(ctx, p.tr, cfg.discover.options())
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: cfg.version}, cfg.client)
+	if cfg.clientMiddleware != nil {
+		client.AddReceivingMiddleware(cfg.clientMiddleware)
+	}
+	// The version the gateway's client negotiated wins; else skip
+	// server/discover for a server known not to answer it.
+	sopts := cfg.discover.options()
+	if cfg.protocolVersion != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: cfg.protocolVersion}
+	}
+	cs, err := client.Connect(ctx, p.tr, sopts)
 	stopKill()
 	if err != nil {
 		// Connect has closed the connection, which waited for the process

@@ -48,8 +48,8 @@ func stdioLines(t *testing.T, gw *Gateway, chat *Chat) func(line string) string 
 	}
 }
 
-// rpcError decodes the error of a JSON-RPC response line (nil: none).
-func rpcError(t *testing.T, line string) *jsonrpc.Error {
+// responseError decodes the error of a JSON-RPC response line (nil: none).
+func responseError(t *testing.T, line string) *jsonrpc.Error {
 	t.Helper()
 	var resp struct {
 		Error *jsonrpc.Error `json:"error"`
@@ -77,18 +77,18 @@ func TestGatewayRequestBeforeInitialize(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo"}}`,
 	} {
-		e := rpcError(t, send(req))
+		e := responseError(t, send(req))
 		if e == nil || e.Code != codeNotInitialized || !strings.Contains(e.Message, "initialization") {
 			t.Errorf("%s before initialize: %+v, want code %d", req, e, codeNotInitialized)
 		}
 	}
-	if e := rpcError(t, send(initRequest("2025-06-18"))); e != nil {
+	if e := responseError(t, send(initRequest("2025-06-18"))); e != nil {
 		t.Fatalf("initialize: %v", e)
 	}
-	if e := rpcError(t, send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)); e != nil {
+	if e := responseError(t, send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)); e != nil {
 		t.Errorf("tools/list after initialize: %v", e)
 	}
-	if e := rpcError(t, send(`{"jsonrpc":"2.0","id":3,"method":"foo/bar"}`)); e == nil || e.Code != jsonrpc.CodeMethodNotFound {
+	if e := responseError(t, send(`{"jsonrpc":"2.0","id":3,"method":"foo/bar"}`)); e == nil || e.Code != jsonrpc.CodeMethodNotFound {
 		t.Errorf("unknown method over stdio: %+v", e)
 	}
 }

@@ -66,6 +66,18 @@ type chatRemote struct {
 	byName   map[string]*Tool
 	nsecrets int
 	logged   map[string]string // what was last logged, per subject
+	section  string            // the last listing's PromptSection
+}
+
+// promptSection is the system-prompt note on the chat's remote servers
+// that are unavailable or skipped ("" for none).
+func (r *chatRemote) promptSection() string {
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.section
 }
 
 // newChatRemote prepares a chat's remote servers; nothing is read or
@@ -198,6 +210,7 @@ func (r *chatRemote) apply(seq uint64, l *RemoteListing) {
 		return
 	}
 	r.applied = seq
+	r.section = l.PromptSection()
 	old := r.byName
 	list := make([]*Tool, 0, len(l.Tools))
 	byName := make(map[string]*Tool, len(l.Tools))

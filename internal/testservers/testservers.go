@@ -192,3 +192,14 @@ func Alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// Conformance builds fixtures/servers/conformance (the server that offers
+// every scenario of the MCP conformance suite) once and returns its path.
+func Conformance(t testing.TB) string {
+	t.Helper()
+	bin, err := buildOnce("fixtures/servers/conformance", "mcpc-conformance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}

@@ -1,0 +1,980 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/naming"
+	"github.com/mcpc-dev/mcpc/remote"
+)
+
+// Pass-through (SPEC §4, "the gateway is transparent"): what MCP offers
+// besides tools goes between a chat's client and the chat's server
+// processes, with names mapped the way tool names are.
+//
+//   - A call carries its origin (the client's session, request context and
+//     progress token) in its context to the process; the process's
+//     progress, log messages, sampling and elicitation requests during the
+//     call go back to that session, on that request (callOrigin, procLink).
+//   - Each process is started declaring the capabilities of the chat's
+//     client (its latest session), and answers roots/list from that client,
+//     or with the chat's workspace when the client has no roots.
+//   - Prompts, resources and resource templates of the servers that declare
+//     them are listed from the chat's processes on first use and kept in the
+//     chat's MCP server, which serves the lists (and their paging) and tells
+//     clients of changes; reads, prompts/get, completion and subscriptions go
+//     to the owning process. A server's list_changed makes the gateway list
+//     again.
+//   - logging/setLevel goes to every process of the chat that logs, and to
+//     those started later.
+//   - initialize's instructions carry what the host puts into the agent's
+//     system prompt (instructions).
+
+// callOrigin is where a tool call came from.
+type callOrigin struct {
+	ctx      context.Context // the client's request: notifications sent with it travel on its stream
+	session  *mcp.ServerSession
+	progress any // the client's progress token, nil if none
+}
+
+type originKey struct{}
+
+func withOrigin(ctx context.Context, o *callOrigin) context.Context {
+	return context.WithValue(ctx, originKey{}, o)
+}
+
+func originOf(ctx context.Context) *callOrigin {
+	o, _ := ctx.Value(originKey{}).(*callOrigin)
+	return o
+}
+
+// procLink routes what one process sends during calls to the calls'
+// origins. The downstream progress token is the gateway's own, so that two
+// clients' equal tokens cannot mix.
+type procLink struct {
+	mu     sync.Mutex
+	next   atomic.Uint64
+	active []*linkedCall
+	caps   string // JSON of the client capabilities the process was started with
+}
+
+type linkedCall struct {
+	token  string
+	origin *callOrigin
+}
+
+// enter registers a call; the returned token goes downstream as the call's
+// progress token (when the client asked for progress).
+func (l *procLink) enter(o *callOrigin) *linkedCall {
+	c := &linkedCall{token: "mcpc-" + strconv.FormatUint(l.next.Add(1), 10), origin: o}
+	l.mu.Lock()
+	l.active = append(l.active, c)
+	l.mu.Unlock()
+	return c
+}
+
+func (l *procLink) leave(c *linkedCall) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, a := range l.active {
+		if a == c {
+			l.active = append(l.active[:i], l.active[i+1:]...)
+			return
+		}
+	}
+}
+
+// byToken finds the call a progress token belongs to.
+func (l *procLink) byToken(tok any) *callOrigin {
+	s := fmt.Sprint(tok)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, a := range l.active {
+		if a.token == s {
+			return a.origin
+		}
+	}
+	return nil
+}
+
+// current is the origin of the latest call in flight (one at a time unless
+// the server is parallel), nil if none.
+func (l *procLink) current() *callOrigin {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.active); n > 0 {
+		return l.active[n-1].origin
+	}
+	return nil
+}
+
+// callParams adds the origin's progress token, mapped, to a call.
+func callParams(ctx context.Context, link *procLink, name string, args any) (*mcp.CallToolParams, func()) {
+	p := &mcp.CallToolParams{Name: name, Arguments: args}
+	o := originOf(ctx)
+	if o == nil || link == nil {
+		return p, func() {}
+	}
+	c := link.enter(o)
+	if o.progress != nil {
+		p.SetProgressToken(c.token)
+	}
+	return p, func() { link.leave(c) }
+}
+
+// features are a chat's prompts, resources and templates as its gateway
+// serves them.
+type features struct {
+	mu        sync.Mutex // one listing at a time
+	listed    bool
+	per       map[string]*serverFeatures // by server name
+	prompts   map[string]promptRef       // registered, by visible name
+	resources map[string]registered      // by URI
+	templates map[string]registered      // by URI template
+	links     map[string]string          // URI of a resource_link a tool returned → server
+
+	lmu   sync.Mutex
+	level mcp.LoggingLevel        // the client's last logging/setLevel
+	subs  map[string]int          // subscribed URI → sessions subscribed
+	caps  *mcp.ClientCapabilities // of the chat's latest client session
+	// version is the protocol version that session asked for: processes
+	// are offered the same, so that what a server may send during a call
+	// is what the client accepts.
+	version string
+}
+
+type serverFeatures struct {
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+}
+
+type promptRef struct {
+	server, name string
+	def          string // JSON of the registered definition
+}
+
+type registered struct {
+	server string
+	def    string
+}
+
+// maxLinks bounds the resource links a chat remembers.
+const maxLinks = 4096
+
+func newFeatures() *features {
+	return &features{per: map[string]*serverFeatures{}, prompts: map[string]promptRef{},
+		resources: map[string]registered{}, templates: map[string]registered{}, links: map[string]string{}, subs: map[string]int{}}
+}
+
+// serverCaps returns a server's capabilities from its discovery.
+func (h *Host) serverCaps(name string) (*mcp.ServerCapabilities, string) {
+	s := h.byName[name]
+	if s == nil {
+		return nil, ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps, s.instructions
+}
+
+// slotOf returns the chat's slot of a stdio server.
+func (c *Chat) slotOf(server string) *slot {
+	if s := c.h.byName[server]; s != nil {
+		return c.slots[s.index]
+	}
+	return nil
+}
+
+// withClient runs fn with the chat's process of s, starting it if needed,
+// as a call would (without taking the one-call-at-a-time turn: these
+// requests do not change the server's state).
+func (s *slot) withClient(ctx context.Context, what string, fn func(*mcp.ClientSession) error) error {
+	r, err := s.acquire(ctx, &Tool{Name: what, Server: s.srv.cfg.Name})
+	if err != nil {
+		return rpcError(s.c, err)
+	}
+	defer s.release(r)
+	if err := fn(r.p.cs); err != nil {
+		return rpcError(s.c, err)
+	}
+	return nil
+}
+
+// running returns the client session of the slot's process, nil if none.
+func (s *slot) running() *mcp.ClientSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.run == nil {
+		return nil
+	}
+	return s.run.p.cs
+}
+
+// rpcError turns an error into what the client gets: a server's JSON-RPC
+// error as is, anything else as an internal error; redacted.
+func rpcError(c *Chat, err error) error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return &jsonrpc.Error{Code: we.Code, Message: c.redact(we.Message), Data: we.Data}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: c.redact(err.Error())}
+}
+
+// redactValue redacts every string of v (a result going to the client),
+// JSON-decoded one by one. A value that cannot be redacted is withheld.
+func redactValue[T any](c *Chat, v T) (T, error) {
+	var zero T
+	red := c.redactor()
+	if red.Empty() {
+		return v, nil
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		var changed bool
+		b, changed, err = remote.RedactJSON(b, red.Redact)
+		if err == nil && !changed {
+			return v, nil
+		}
+	}
+	var out T
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil {
+		return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the answer was withheld: it could not be checked for secrets"}
+	}
+	return out, nil
+}
+
+// upstreamSession picks the client session for a request of a process: the
+// origin's, else the chat's latest initialized session.
+func (gc *gatewayChat) upstreamSession(o *callOrigin) (*mcp.ServerSession, context.Context) {
+	if o != nil && o.session != nil {
+		return o.session, o.ctx
+	}
+	var last *mcp.ServerSession
+	for ss := range gc.server.Sessions() {
+		if ss.InitializeParams() != nil {
+			last = ss
+		}
+	}
+	return last, nil
+}
+
+// clientOptions are the options of the MCP client of a new process of
+// server: the capabilities of the chat's client, and handlers that pass
+// what the process sends on to it.
+func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) (*mcp.ClientOptions, mcp.Middleware, string) {
+	c := gc.chat
+	gc.feat.lmu.Lock()
+	up, version := gc.feat.caps, gc.feat.version
+	gc.feat.lmu.Unlock()
+	caps := mirrorCaps(up)
+	link.caps = version + " " + jsonOf(caps)
+	opts := &mcp.ClientOptions{Capabilities: caps}
+	withCtx := func(ctx context.Context) (*mcp.ServerSession, context.Context) {
+		ss, octx := gc.upstreamSession(link.current())
+		if octx == nil {
+			octx = ctx
+		}
+		return ss, octx
+	}
+	if up != nil && up.Sampling != nil {
+		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			ss, octx := withCtx(ctx)
+			if ss == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no client is connected to the chat"}
+			}
+			return ss.CreateMessageWithTools(octx, req.Params)
+		}
+	}
+	if up != nil && up.Elicitation != nil {
+		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			ss, octx := withCtx(ctx)
+			if ss == nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no client is connected to the chat"}
+			}
+			return ss.Elicit(octx, req.Params)
+		}
+	}
+	opts.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+		o := link.byToken(req.Params.ProgressToken)
+		if o == nil || o.session == nil {
+			return
+		}
+		p := *req.Params
+		p.ProgressToken = o.progress
+		p.Message = c.redact(p.Message)
+		_ = o.session.NotifyProgress(o.ctx, &p)
+	}
+	opts.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+		p := *req.Params
+		p.Logger = server + loggerSuffix(p.Logger)
+		if red, err := redactValue(c, p.Data); err == nil {
+			p.Data = red
+		} else {
+			p.Data = "[withheld: the message could not be checked for secrets]"
+		}
+		if o := link.current(); o != nil && o.session != nil {
+			_ = o.session.Log(o.ctx, &p)
+			return
+		}
+		for ss := range gc.server.Sessions() {
+			_ = ss.Log(ctx, &p)
+		}
+	}
+	opts.ResourceUpdatedHandler = func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		_ = gc.server.ResourceUpdated(ctx, req.Params)
+	}
+	relist := func(what string) {
+		g.h.track(func() {
+			ctx, cancel := context.WithTimeout(g.h.ctx, DefaultCallTimeout)
+			defer cancel()
+			if what == "tools" {
+				g.relistTools(ctx, gc, server)
+				return
+			}
+			if err := g.listFeatures(ctx, gc, server); err != nil {
+				g.h.log("Warning", c.id, server, "MCP server %s: listing its %s again failed: %s", server, what, c.redact(err.Error()))
+			}
+		})
+	}
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { relist("tools") }
+	opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { relist("prompts") }
+	opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { relist("resources") }
+
+	roots := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "roots/list" {
+				return next(ctx, method, req)
+			}
+			ss, octx := withCtx(ctx)
+			if ss != nil {
+				if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && (ip.Capabilities.RootsV2 != nil || ip.Capabilities.Roots.ListChanged) {
+					return ss.ListRoots(octx, &mcp.ListRootsParams{})
+				}
+			}
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file://" + c.workspace, Name: "workspace"}}}, nil
+		}
+	}
+	return opts, roots, version
+}
+
+// mirrorCaps are the capabilities a process is started with: the client's
+// sampling and elicitation, and always roots (the chat's workspace stands
+// in when the client has none).
+func mirrorCaps(up *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}
+	if up != nil {
+		caps.Sampling, caps.Elicitation, caps.Experimental = up.Sampling, up.Elicitation, up.Experimental
+	}
+	return caps
+}
+
+// stopCapabilities is why a process is restarted for a new client.
+const stopCapabilities stopReason = "a client with other capabilities connected to the chat"
+
+// recap restarts the chat's processes that were started with other client
+// capabilities than caps and have no call in flight: the next request
+// starts them declaring caps. A process that runs calls keeps its
+// capabilities; what it asks of the client that the client cannot do is
+// refused.
+func (g *Gateway) recap(gc *gatewayChat, version string, up *mcp.ClientCapabilities) {
+	want := version + " " + jsonOf(mirrorCaps(up))
+	for _, s := range gc.chat.slots {
+		s.mu.Lock()
+		r := s.run
+		if r == nil || r.link == nil || r.link.caps == want || s.inflight > 0 || s.waiting > 0 {
+			s.mu.Unlock()
+			continue
+		}
+		s.run, s.state = nil, StateNotStarted
+		s.epoch++
+		if s.idle != nil {
+			s.idle.Stop()
+			s.idle = nil
+		}
+		s.mu.Unlock()
+		name := s.srv.cfg.Name
+		g.h.log("Information", gc.chat.id, name, "MCP server %s restarts: %s", name, stopCapabilities)
+		s := s
+		if !g.h.track(func() { s.stopRun(r, stopCapabilities) }) {
+			s.stopRun(r, stopCapabilities)
+		}
+	}
+}
+
+func loggerSuffix(l string) string {
+	if l == "" {
+		return ""
+	}
+	return "/" + l
+}
+
+// relistTools lists a server's tools from the chat's process after it said
+// they changed; the host's table takes them (tools are named per host, the
+// same for every chat), and every gateway's clients are told.
+func (g *Gateway) relistTools(ctx context.Context, gc *gatewayChat, server string) {
+	s := gc.chat.slotOf(server)
+	cs := s.running()
+	if cs == nil {
+		return
+	}
+	tools, err := listTools(ctx, cs)
+	if err != nil {
+		g.h.log("Warning", gc.chat.id, server, "MCP server %s: listing its tools again failed: %s", server, gc.chat.redact(err.Error()))
+		return
+	}
+	hs := g.h.byName[server]
+	hs.mu.Lock()
+	hs.tools = tools
+	hs.mu.Unlock()
+	g.h.rebuildTable()
+}
+
+// afterStart gives a new process what the chat's client set: the logging
+// level and the resource subscriptions.
+func (g *Gateway) afterStart(ctx context.Context, gc *gatewayChat, server string, cs *mcp.ClientSession) {
+	caps := cs.InitializeResult().Capabilities
+	if caps == nil {
+		return
+	}
+	f := gc.feat
+	f.lmu.Lock()
+	level := f.level
+	var subs []string
+	for uri := range f.subs {
+		subs = append(subs, uri)
+	}
+	f.lmu.Unlock()
+	if level != "" && caps.Logging != nil {
+		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+	}
+	if caps.Resources != nil && caps.Resources.Subscribe {
+		for _, uri := range subs {
+			if gc.ownerOf(uri) == server {
+				_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			}
+		}
+	}
+}
+
+// ensureFeatures lists the prompts and resources of the chat's servers
+// that declare them, once.
+func (g *Gateway) ensureFeatures(ctx context.Context, gc *gatewayChat) error {
+	if _, err := g.h.tools(ctx); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	f := gc.feat
+	f.mu.Lock()
+	listed := f.listed
+	f.mu.Unlock()
+	if listed {
+		return nil
+	}
+	for _, s := range gc.chat.slots {
+		if caps, _ := g.h.serverCaps(s.srv.cfg.Name); caps == nil || (caps.Prompts == nil && caps.Resources == nil) {
+			continue
+		}
+		if err := g.listFeatures(ctx, gc, s.srv.cfg.Name); err != nil {
+			g.h.log("Warning", gc.chat.id, s.srv.cfg.Name, "MCP server %s: its prompts and resources are not offered: %s", s.srv.cfg.Name, err.Error())
+		}
+	}
+	f.mu.Lock()
+	f.listed = true
+	f.mu.Unlock()
+	return nil
+}
+
+// listFeatures lists one server's prompts, resources and templates (every
+// page) from the chat's process and serves them.
+func (g *Gateway) listFeatures(ctx context.Context, gc *gatewayChat, server string) error {
+	s := gc.chat.slotOf(server)
+	if s == nil {
+		return nil
+	}
+	sf := &serverFeatures{}
+	err := s.withClient(ctx, "prompts and resources", func(cs *mcp.ClientSession) error {
+		caps := cs.InitializeResult().Capabilities
+		if caps == nil {
+			return nil
+		}
+		if caps.Prompts != nil {
+			for p, err := range cs.Prompts(ctx, nil) {
+				if err != nil {
+					return err
+				}
+				sf.prompts = append(sf.prompts, p)
+			}
+		}
+		if caps.Resources != nil {
+			for r, err := range cs.Resources(ctx, nil) {
+				if err != nil {
+					return err
+				}
+				sf.resources = append(sf.resources, r)
+			}
+			for t, err := range cs.ResourceTemplates(ctx, nil) {
+				if err != nil {
+					return err
+				}
+				sf.templates = append(sf.templates, t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	f := gc.feat
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.per[server] = sf
+	g.applyFeatures(gc)
+	return nil
+}
+
+// applyFeatures registers the listed prompts, resources and templates on
+// the chat's server, in plan order of their servers: prompt names as tool
+// names (prefix, sanitized, cut, a collision dropped with a warning),
+// resource and template names with the prefix, URIs as the server gave them
+// (the first server in plan order wins a URI). Only what changed is
+// registered again, so clients are told of real changes only. f.mu is held.
+func (g *Gateway) applyFeatures(gc *gatewayChat) {
+	f, c := gc.feat, gc.chat
+	var lists []naming.ServerTools
+	var order []*slot
+	for _, s := range c.slots {
+		sf := f.per[s.srv.cfg.Name]
+		if sf == nil {
+			continue
+		}
+		st := naming.ServerTools{Server: s.srv.cfg.Name, Prefix: s.srv.cfg.ToolPrefix}
+		for _, p := range sf.prompts {
+			st.Tools = append(st.Tools, p.Name)
+		}
+		lists = append(lists, st)
+		order = append(order, s)
+	}
+	names := naming.Assign(lists, naming.Options{Builtins: []string{}})
+	prompts := map[string]promptRef{}
+	resources := map[string]registered{}
+	templates := map[string]registered{}
+	var addP []func()
+	var addR []func()
+	i := 0
+	for _, s := range order {
+		server := s.srv.cfg.Name
+		sf := f.per[server]
+		for _, p := range sf.prompts {
+			res := names[i]
+			i++
+			if !res.Registered() {
+				g.h.log("Warning", c.id, server, "prompt %q of MCP server %s is not offered: %s", p.Name, server, res.Message)
+				continue
+			}
+			def := *p
+			def.Name = res.Name
+			ref := promptRef{server: server, name: p.Name, def: jsonOf(&def)}
+			prompts[res.Name] = ref
+			if f.prompts[res.Name] != ref {
+				addP = append(addP, func() { gc.server.AddPrompt(&def, g.promptHandler(gc, ref)) })
+			}
+		}
+		for _, r := range sf.resources {
+			if prev, taken := resources[r.URI]; taken {
+				g.h.log("Warning", c.id, server, "resource %s of MCP server %s is not offered: MCP server %s offers the same URI first", r.URI, server, prev.server)
+				continue
+			}
+			def := *r
+			def.Name = s.srv.cfg.ToolPrefix + r.Name
+			reg := registered{server: server, def: jsonOf(&def)}
+			resources[r.URI] = reg
+			if f.resources[r.URI] != reg {
+				addR = append(addR, func() { gc.server.AddResource(&def, g.readHandler(gc, server)) })
+			}
+		}
+		for _, t := range sf.templates {
+			if prev, taken := templates[t.URITemplate]; taken {
+				g.h.log("Warning", c.id, server, "resource template %s of MCP server %s is not offered: MCP server %s offers the same template first", t.URITemplate, server, prev.server)
+				continue
+			}
+			def := *t
+			def.Name = s.srv.cfg.ToolPrefix + t.Name
+			reg := registered{server: server, def: jsonOf(&def)}
+			templates[t.URITemplate] = reg
+			if f.templates[t.URITemplate] != reg {
+				addR = append(addR, func() { g.addTemplate(gc, &def, server) })
+			}
+		}
+	}
+	var goneP, goneR, goneT []string
+	for name, ref := range f.prompts {
+		if prompts[name] != ref {
+			goneP = append(goneP, name)
+		}
+	}
+	for uri, reg := range f.resources {
+		if resources[uri] != reg {
+			goneR = append(goneR, uri)
+		}
+	}
+	for tpl, reg := range f.templates {
+		if templates[tpl] != reg {
+			goneT = append(goneT, tpl)
+		}
+	}
+	if len(goneP) > 0 {
+		gc.server.RemovePrompts(goneP...)
+	}
+	if len(goneR) > 0 {
+		gc.server.RemoveResources(goneR...)
+	}
+	if len(goneT) > 0 {
+		gc.server.RemoveResourceTemplates(goneT...)
+	}
+	for _, add := range addP {
+		add()
+	}
+	for _, add := range addR {
+		add()
+	}
+	f.prompts, f.resources, f.templates = prompts, resources, templates
+}
+
+// addTemplate registers a template; the SDK panics on one it cannot parse,
+// which is logged and left out.
+func (g *Gateway) addTemplate(gc *gatewayChat, def *mcp.ResourceTemplate, server string) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.h.log("Warning", gc.chat.id, server, "resource template %s of MCP server %s is not offered: %v", def.URITemplate, server, r)
+		}
+	}()
+	gc.server.AddResourceTemplate(def, g.readHandler(gc, server))
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (g *Gateway) promptHandler(gc *gatewayChat, ref promptRef) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		s := gc.chat.slotOf(ref.server)
+		var res *mcp.GetPromptResult
+		err := s.withClient(ctx, "prompts/get", func(cs *mcp.ClientSession) error {
+			p := *req.Params
+			p.Name = ref.name
+			var err error
+			res, err = cs.GetPrompt(ctx, &p)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return redactValue(gc.chat, res)
+	}
+}
+
+func (g *Gateway) readHandler(gc *gatewayChat, server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return g.read(ctx, gc, server, req.Params)
+	}
+}
+
+func (g *Gateway) read(ctx context.Context, gc *gatewayChat, server string, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	s := gc.chat.slotOf(server)
+	if s == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no MCP server %s", server)}
+	}
+	var res *mcp.ReadResourceResult
+	err := s.withClient(ctx, "resources/read", func(cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.ReadResource(ctx, params)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return redactValue(gc.chat, res)
+}
+
+// ownerOf is the server of a URI: the one that lists it, else whose
+// template matches it, else the one whose tool returned a link to it.
+func (gc *gatewayChat) ownerOf(uri string) string {
+	f := gc.feat
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r, ok := f.resources[uri]; ok {
+		return r.server
+	}
+	for tpl, r := range f.templates {
+		if templateMatches(tpl, uri) {
+			return r.server
+		}
+	}
+	return f.links[uri]
+}
+
+// templateMatches reports whether uri fits a URI template, by its literal
+// parts in order (enough to route; the server checks the rest).
+func templateMatches(tpl, uri string) bool {
+	rest := uri
+	first := true
+	for tpl != "" {
+		open := strings.IndexByte(tpl, '{')
+		lit := tpl
+		if open >= 0 {
+			lit = tpl[:open]
+		}
+		if first {
+			if !strings.HasPrefix(rest, lit) {
+				return false
+			}
+			rest = rest[len(lit):]
+		} else if lit != "" {
+			i := strings.Index(rest, lit)
+			if i < 0 {
+				return false
+			}
+			rest = rest[i+len(lit):]
+		}
+		first = false
+		if open < 0 {
+			return rest == "" || lit == ""
+		}
+		end := strings.IndexByte(tpl[open:], '}')
+		if end < 0 {
+			return false
+		}
+		tpl = tpl[open+end+1:]
+		if tpl == "" {
+			return true
+		}
+	}
+	return true
+}
+
+// noteLinks remembers the resource links of a tool result, so that reading
+// them goes to the server that returned them.
+func (gc *gatewayChat) noteLinks(server string, res *mcp.CallToolResult) {
+	if res == nil {
+		return
+	}
+	f := gc.feat
+	for _, ct := range res.Content {
+		l, ok := ct.(*mcp.ResourceLink)
+		if !ok {
+			continue
+		}
+		f.mu.Lock()
+		if len(f.links) >= maxLinks {
+			clear(f.links)
+		}
+		f.links[l.URI] = server
+		f.mu.Unlock()
+	}
+}
+
+// passMiddleware handles the methods that pass through before the SDK
+// serves them from the chat's server.
+func (g *Gateway) passMiddleware(gc *gatewayChat, next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
+				gc.feat.lmu.Lock()
+				gc.feat.caps, gc.feat.version = p.Capabilities, p.ProtocolVersion
+				gc.feat.lmu.Unlock()
+				g.recap(gc, p.ProtocolVersion, p.Capabilities)
+			}
+			if ir, ok := res.(*mcp.InitializeResult); ok {
+				ir.Instructions = g.instructions(ctx, gc)
+			}
+			return res, nil
+		case "resources/list", "resources/templates/list", "prompts/list", "prompts/get", "completion/complete",
+			"resources/subscribe", "resources/unsubscribe":
+			if err := g.ensureFeatures(ctx, gc); err != nil {
+				return nil, err
+			}
+		case "resources/read":
+			if err := g.ensureFeatures(ctx, gc); err != nil {
+				return nil, err
+			}
+			res, err := next(ctx, method, req)
+			p, _ := req.GetParams().(*mcp.ReadResourceParams)
+			if err == nil || p == nil {
+				return res, err
+			}
+			gc.feat.mu.Lock()
+			server := gc.feat.links[p.URI]
+			gc.feat.mu.Unlock()
+			if server == "" {
+				return res, err
+			}
+			return g.read(ctx, gc, server, p)
+		case "logging/setLevel":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+				g.setLevel(ctx, gc, p.Level)
+			}
+			return res, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// setLevel passes a logging level on to every running process of the chat
+// that logs; processes started later get it when they start.
+func (g *Gateway) setLevel(ctx context.Context, gc *gatewayChat, level mcp.LoggingLevel) {
+	gc.feat.lmu.Lock()
+	gc.feat.level = level
+	gc.feat.lmu.Unlock()
+	for _, s := range gc.chat.slots {
+		cs := s.running()
+		if cs == nil {
+			continue
+		}
+		if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+			_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+		}
+	}
+}
+
+func (g *Gateway) complete(gc *gatewayChat) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	return func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		p := *req.Params
+		if p.Ref == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete needs a ref"}
+		}
+		ref := *p.Ref
+		var server string
+		switch ref.Type {
+		case "ref/prompt":
+			gc.feat.mu.Lock()
+			pr, ok := gc.feat.prompts[ref.Name]
+			gc.feat.mu.Unlock()
+			if !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", ref.Name)}
+			}
+			server, ref.Name = pr.server, pr.name
+		case "ref/resource":
+			gc.feat.mu.Lock()
+			if r, ok := gc.feat.templates[ref.URI]; ok {
+				server = r.server
+			}
+			gc.feat.mu.Unlock()
+			if server == "" {
+				server = gc.ownerOf(ref.URI)
+			}
+		}
+		if server == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no MCP server offers %s %s", ref.Type, ref.Name+ref.URI)}
+		}
+		p.Ref = &ref
+		var res *mcp.CompleteResult
+		err := gc.chat.slotOf(server).withClient(ctx, "completion/complete", func(cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.Complete(ctx, &p)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return redactValue(gc.chat, res)
+	}
+}
+
+func (g *Gateway) subscribe(gc *gatewayChat, on bool) func(context.Context, string) error {
+	return func(ctx context.Context, uri string) error {
+		server := gc.ownerOf(uri)
+		if server == "" {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no MCP server offers resource %s", uri)}
+		}
+		f := gc.feat
+		f.lmu.Lock()
+		n := f.subs[uri]
+		if on {
+			f.subs[uri] = n + 1
+		} else if n <= 1 {
+			delete(f.subs, uri)
+		} else {
+			f.subs[uri] = n - 1
+		}
+		f.lmu.Unlock()
+		if (on && n > 0) || (!on && n > 1) {
+			return nil // the process already has (or keeps) the subscription
+		}
+		return gc.chat.slotOf(server).withClient(ctx, "resources/subscribe", func(cs *mcp.ClientSession) error {
+			if on {
+				return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			}
+			return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		})
+	}
+}
+
+// instructions is the text the host puts into the agent's system prompt,
+// in this order: for each server in plan order that offers tools, its
+// promptSection, then its own instructions; the Browser section when the
+// Playwright preset's server offers tools; then the notes on the chat's
+// remote servers that are unavailable or skipped. It waits for the host's
+// discovery, as the host does before it builds the prompt.
+func (g *Gateway) instructions(ctx context.Context, gc *gatewayChat) string {
+	table, err := g.h.tools(ctx)
+	if err != nil {
+		table = g.h.currentTable()
+	}
+	var parts []string
+	browser := false
+	for _, hs := range g.h.servers {
+		cfg := hs.cfg
+		if !cfg.Enabled || table.perServer[cfg.Name] == 0 {
+			continue
+		}
+		if cfg.PromptSection != nil && strings.TrimSpace(*cfg.PromptSection) != "" {
+			parts = append(parts, strings.TrimSpace(*cfg.PromptSection))
+		}
+		if _, own := g.h.serverCaps(cfg.Name); strings.TrimSpace(own) != "" {
+			parts = append(parts, fmt.Sprintf("MCP server %s:\n%s", cfg.Name, strings.TrimSpace(own)))
+		}
+		if cfg.Name == "playwright" && cfg.Origin.Source == "preset" {
+			browser = true
+		}
+	}
+	if browser {
+		parts = append(parts, browserSection(table))
+	}
+	if note := gc.chat.remote.promptSection(); note != "" {
+		parts = append(parts, strings.TrimSpace(note))
+	}
+	return gc.chat.redact(strings.Join(parts, "\n\n"))
+}
+
+// browserSection is the Browser section of the system prompt; it mentions
+// send only when a send tool is offered.
+func browserSection(table *toolTable) string {
+	s := "Browser\nYou control a web browser with the browser_* tools. It keeps this chat's logins between sessions. " +
+		"Screenshots, PDFs and downloads saved with a filename land in the workspace's browser/ folder."
+	if table.byName["send"] != nil {
+		s += " Use send to deliver such a file to the user."
+	}
+	return s
+}
