@@ -101,6 +101,11 @@ func checkOutput(t testing.TB, out []byte, opts importer.Options) {
 		if msg := craftbotShape(out); msg != "" {
 			t.Fatalf("craftbot output: %s\n%s", msg, out)
 		}
+		for _, d := range compileCraftbot(t, out) {
+			if d.Severity == diag.Error {
+				t.Fatalf("craftbot output does not compile: %s: %s [%s]\n%s", d.Pos(), d.Message, d.Rule, out)
+			}
+		}
 		return
 	}
 	for _, d := range compileVolcanic(t, out, opts.Form) {
@@ -133,6 +138,24 @@ func compileVolcanic(t testing.TB, out []byte, form string) []diag.Diagnostic {
 	}
 	if form != importer.FormAppSettings && res.AgentDir != dir {
 		t.Fatalf("compiled agent dir %s", res.AgentDir)
+	}
+	return res.Diagnostics
+}
+
+// compileCraftbot compiles craftbot output as mcpc validate --profile
+// craftbot would.
+func compileCraftbot(t testing.TB, out []byte) []diag.Diagnostic {
+	t.Helper()
+	const file = "/nonexistent-import/app/config/mcp_config.json"
+	res, err := compile.Compile(compile.Options{Profile: compile.ProfileCraftbot, CleanEnv: true, Config: file, TargetOS: "linux",
+		ReadFile: func(path string) ([]byte, error) {
+			if path == file {
+				return out, nil
+			}
+			return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+		}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return res.Diagnostics
 }

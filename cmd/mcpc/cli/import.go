@@ -73,10 +73,8 @@ func importAction(c *ucli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "nothing written: %s\n", report.Summary(res.Diagnostics))
 		return &exitError{code: ExitProblems}
 	}
-	if opts.To == importer.Volcanic {
-		if err := validateImported(res, opts.Form); err != nil {
-			return &exitError{code: ExitInternal, msg: err.Error()}
-		}
+	if err := validateImported(res, opts.To, opts.Form); err != nil {
+		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	if out := c.String("output"); out != "" {
 		if err := writeFileAtomic(out, res.Output); err != nil {
@@ -107,14 +105,18 @@ func importPlural(n int, word string) string {
 // configuration; nothing is written there.
 const importedName = "<import output>"
 
-// validateImported compiles the volcanic output as `mcpc validate` would
-// (in memory): an error there is a defect of the converter, not of the
-// user's file.
-func validateImported(res *importer.Result, form string) error {
+// validateImported compiles the output as `mcpc validate` would (in
+// memory): an error there is a defect of the converter, not of the user's
+// file.
+func validateImported(res *importer.Result, to, form string) error {
 	agentDir := filepath.Join(importedName, "agent")
 	opts := compile.Options{CleanEnv: true, AgentDir: agentDir, HomeDir: importedName}
 	settings := filepath.Join(agentDir, "settings.json")
-	if form == importer.FormAppSettings {
+	switch {
+	case to == importer.Craftbot:
+		opts = compile.Options{Profile: compile.ProfileCraftbot, CleanEnv: true, Config: importedName, TargetOS: "linux"}
+		settings = importedName
+	case form == importer.FormAppSettings:
 		opts.AppSettings = []string{importedName}
 		settings = importedName
 	}
