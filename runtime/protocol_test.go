@@ -30,9 +30,12 @@ func stdioLines(t *testing.T, gw *Gateway, chat *Chat) func(line string) string 
 		served <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: sr, Writer: sw})
 	}()
 	t.Cleanup(func() {
+		// The server may be writing a notification nobody reads (a
+		// list_changed after its tools were registered): close both ends
+		// before waiting for it.
 		cw.Close()
-		<-served
 		cr.Close()
+		<-served
 	})
 	rd := bufio.NewReader(cr)
 	return func(line string) string {
