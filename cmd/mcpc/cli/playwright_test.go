@@ -218,8 +218,14 @@ func TestPlaywrightPresetEndToEnd(t *testing.T) {
 	for _, b := range browsers {
 		syscall.Kill(b, syscall.SIGKILL)
 	}
+	// Which the next call meets is a race inside @playwright/mcp: the dead
+	// browser (an error mcpc rewords), or, when the server noticed the
+	// death first, a new empty browser (about:blank). Both lose the state;
+	// only the first can be worded, and neither may leave the chat broken.
 	text, isErr := toolResult(t, a, "browser_snapshot", nil)
-	if !isErr || !strings.Contains(text, "The browser of MCP server playwright closed or died") || !strings.HasSuffix(text, "browser state was lost.") {
+	worded := isErr && strings.Contains(text, "The browser of MCP server playwright closed or died") && strings.HasSuffix(text, "browser state was lost.")
+	fresh := !isErr && strings.Contains(text, "Page URL: about:blank")
+	if !worded && !fresh {
 		t.Errorf("after the browser was killed: %v %q", isErr, text)
 	}
 	if text := mustTool(t, a, "browser_navigate", map[string]any{"url": site + "/page/again"}); !strings.Contains(text, "Page Title: Page again") {
