@@ -86,3 +86,32 @@ func TestCraftbotPlanCanonicalAndReadBack(t *testing.T) {
 		t.Errorf("an edited craftbot plan was accepted")
 	}
 }
+
+// The streamed encoding of a volcanic plan is byte for byte what
+// encoding/json gives for the whole plan, whatever the plan holds.
+func TestCanonicalStreamsAsEncodingJSON(t *testing.T) {
+	v, html := "v", "<a & b>\u2028é"
+	origin := Origin{Column: 3, Line: 2, Path: "app<s>.json", Source: "appsettings"}
+	full := Server{Args: []string{"-y", html}, CallTimeoutSeconds: 1, Command: "npx", Cwd: "${workspace}", Enabled: true,
+		Env: map[string]*string{"B": &v, "A": nil, "C": &html}, Name: "a", Origin: origin, PromptSection: &html, Transport: "stdio"}
+	yes := true
+	for i, p := range []*Plan{
+		{PlanVersion: Version, Profile: "volcanic"},
+		{PlanVersion: Version, Profile: "volcanic", Servers: []Server{}, Shadowed: []Shadowed{}, Sources: []SourceRef{}},
+		{Digest: "sha256:00", PlanVersion: Version, Profile: "volcanic", Servers: []Server{full, {Name: "b"}},
+			Shadowed: []Shadowed{{Name: "a", Origin: origin, Winner: origin}}, Sources: []SourceRef{{Kind: "env"}}},
+		{AutoConnect: &yes, PlanVersion: 2, Profile: "volcanic", Servers: []Server{full}, Skipped: []Skipped{{Name: "x"}}},
+	} {
+		got, err := p.streamCanonical()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := encodeCanonical(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("plan %d: streamed\n%s\nencoding/json\n%s", i, got, want)
+		}
+	}
+}
