@@ -58,23 +58,23 @@ func makeCraftbot(ctx context.Context, o Options) (*Report, error) {
 	if o.Watch.Starting != nil {
 		o.Watch.Starting(len(targets) + len(connected))
 	}
-	listed := make([]runtime.Discovery, len(connected))
+	remoteFound := make([]runtime.Discovery, len(connected))
 	var wg sync.WaitGroup
 	for i, s := range connected {
+		list := listSSE(s, o.Dial)
 		if s.Transport == craftbot.TransportWebsocket {
-			wg.Go(func() { listed[i] = listWebSocket(ctx, s, redactor.Redact, progress) })
-			continue
+			list = listWebSocket(s)
 		}
-		wg.Go(func() { listed[i] = listSSE(ctx, s, o.Dial, redactor.Redact, progress) })
+		wg.Go(func() { remoteFound[i] = listRemote(ctx, s, redactor.Redact, progress, list) })
 	}
 	found := runtime.Discover(ctx, targets, runtime.DiscoverOptions{Concurrency: o.Concurrency, Redact: redactor.Redact, Progress: progress})
 	wg.Wait()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	r.Servers = len(found) + len(listed)
+	r.Servers = len(found) + len(remoteFound)
 	byName := map[string]*runtime.Discovery{}
-	for _, list := range [][]runtime.Discovery{found, listed} {
+	for _, list := range [][]runtime.Discovery{found, remoteFound} {
 		for i := range list {
 			byName[list[i].Server] = &list[i]
 		}
@@ -102,76 +102,79 @@ func craftbotSecrets(o Options) []string {
 	return secrets
 }
 
-// listSSE connects to an sse server (the go-sdk's SSE client, as mcpc
-// remote does), lists its tools and disconnects: the Discovery of a server
-// CraftBot connects to rather than launches.
-func listSSE(ctx context.Context, s *plan.Server, opts remote.DialOptions, red func(string) string, progress func(runtime.ProgressEvent)) runtime.Discovery {
+// listed is what listing a connected server gives.
+type listed struct {
+	tools         []*mcp.Tool
+	name, version string
+}
+
+// listRemote connects to a server CraftBot connects to rather than
+// launches, lists its tools and disconnects, as a Discovery: list does the
+// transport's part, listRemote the progress and the failure, whose reason
+// names the transport and the url without its query.
+func listRemote(ctx context.Context, s *plan.Server, red func(string) string, progress func(runtime.ProgressEvent),
+	list func(context.Context) (listed, error)) runtime.Discovery {
 	d := runtime.Discovery{Server: s.Name}
 	start := time.Now()
 	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseStarted})
-	fail := func(reason string) runtime.Discovery {
-		d.Reason = red(reason)
+	got, err := list(ctx)
+	d.Elapsed = time.Since(start)
+	if err != nil {
+		d.Reason = red(s.Transport + " " + remote.URLWithoutQuery(s.URL) + ": " + err.Error())
 		d.Err = &runtime.DiscoveryError{Kind: runtime.FailStart, Reason: d.Reason, ExitCode: -1}
-		d.Elapsed = time.Since(start)
 		progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseFailed, Elapsed: d.Elapsed, Reason: d.Reason})
 		return d
 	}
-	conn, err := remote.Dial(ctx, remote.Server{Name: s.Name, URL: s.URL, Transport: remote.TransportSSE}, nil, opts)
-	if err != nil {
-		return fail("sse " + remote.URLWithoutQuery(s.URL) + ": " + err.Error())
-	}
-	defer conn.Close()
-	tools, err := conn.ListTools(ctx)
-	if err != nil {
-		return fail("sse " + remote.URLWithoutQuery(s.URL) + ": " + err.Error())
-	}
-	d.Tools, d.ServerName, d.ServerVersion = tools, conn.ServerName, conn.ServerVersion
-	d.Elapsed = time.Since(start)
-	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseDone, Elapsed: d.Elapsed, Tools: len(tools)})
+	d.Tools, d.ServerName, d.ServerVersion = got.tools, got.name, got.version
+	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseDone, Elapsed: d.Elapsed, Tools: len(d.Tools)})
 	return d
+}
+
+// listSSE lists an sse server with the go-sdk's SSE client, as mcpc remote
+// does.
+func listSSE(s *plan.Server, opts remote.DialOptions) func(context.Context) (listed, error) {
+	return func(ctx context.Context) (listed, error) {
+		conn, err := remote.Dial(ctx, remote.Server{Name: s.Name, URL: s.URL, Transport: remote.TransportSSE}, nil, opts)
+		if err != nil {
+			return listed{}, err
+		}
+		defer conn.Close()
+		tools, err := conn.ListTools(ctx)
+		return listed{tools, conn.ServerName, conn.ServerVersion}, err
+	}
 }
 
 // websocketListTimeout bounds the handshake and tools/list of a websocket
 // server, as a remote server's connect is bounded (SPEC §4: 15 s).
 const websocketListTimeout = 15 * time.Second
 
-// listWebSocket connects to a websocket server (internal/transport's
-// client: subprotocol mcp, text frames, keepalive, a message cap), lists its
-// tools and disconnects.
-func listWebSocket(ctx context.Context, s *plan.Server, red func(string) string, progress func(runtime.ProgressEvent)) runtime.Discovery {
-	d := runtime.Discovery{Server: s.Name}
-	start := time.Now()
-	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseStarted})
-	fail := func(err error) runtime.Discovery {
-		d.Reason = red("websocket " + remote.URLWithoutQuery(s.URL) + ": " + err.Error())
-		d.Err = &runtime.DiscoveryError{Kind: runtime.FailStart, Reason: d.Reason, ExitCode: -1}
-		d.Elapsed = time.Since(start)
-		progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseFailed, Elapsed: d.Elapsed, Reason: d.Reason})
-		return d
-	}
-	ctx, cancel := context.WithTimeout(ctx, websocketListTimeout)
-	defer cancel()
-	tr, err := transport.NewRemote(transport.KindWebSocket, s.URL, nil, transport.RemoteOptions{})
-	if err != nil {
-		return fail(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: "tools"}, nil).Connect(ctx, tr, nil)
-	if err != nil {
-		return fail(err)
-	}
-	defer cs.Close()
-	for t, err := range cs.Tools(ctx, nil) {
+// listWebSocket lists a websocket server with internal/transport's client
+// (subprotocol mcp, text frames, keepalive, a message cap).
+func listWebSocket(s *plan.Server) func(context.Context) (listed, error) {
+	return func(ctx context.Context) (listed, error) {
+		ctx, cancel := context.WithTimeout(ctx, websocketListTimeout)
+		defer cancel()
+		tr, err := transport.NewRemote(transport.KindWebSocket, s.URL, nil, transport.RemoteOptions{})
 		if err != nil {
-			return fail(err)
+			return listed{}, err
 		}
-		d.Tools = append(d.Tools, t)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: "tools"}, nil).Connect(ctx, tr, nil)
+		if err != nil {
+			return listed{}, err
+		}
+		defer cs.Close()
+		var got listed
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return listed{}, err
+			}
+			got.tools = append(got.tools, t)
+		}
+		if init := cs.InitializeResult(); init != nil && init.ServerInfo != nil {
+			got.name, got.version = init.ServerInfo.Name, init.ServerInfo.Version
+		}
+		return got, nil
 	}
-	if init := cs.InitializeResult(); init != nil && init.ServerInfo != nil {
-		d.ServerName, d.ServerVersion = init.ServerInfo.Name, init.ServerInfo.Version
-	}
-	d.Elapsed = time.Since(start)
-	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseDone, Elapsed: d.Elapsed, Tools: len(d.Tools)})
-	return d
 }
 
 // addActions makes the rows, diagnostics and lock entries of a craftbot
