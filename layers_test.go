@@ -29,7 +29,7 @@ var mayImport = map[string][]string{
 	"policies/denylist": {"internal/inputfile"},
 	"schema":            {"diag", "node"},
 	"plan":              {"diag", "node", "schema", "policies/denylist"},
-	"craftbot":          {"diag", "internal/transport", "node", "schema"},
+	"craftbot":          {"diag", "internal/atomicfile", "internal/inputfile", "internal/transport", "node", "redact", "schema"},
 	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.

@@ -7,7 +7,8 @@
 // of the file can check an edit with it before writing.
 //
 // It imports diag, internal/transport (whether a url is in clear text), node
-// and schema.
+// and schema; EditFile, the one writer of the file, imports
+// internal/atomicfile, internal/inputfile and redact.
 package craftbot
 
 import (

@@ -2,13 +2,11 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +16,6 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/internal/atomicfile"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/redact"
@@ -119,13 +116,7 @@ func (t *configTarget) read() ([]byte, error) {
 // of datas, and extra: what `mcpc config` prints is passed through it, in
 // case a message quotes one.
 func configRedactor(extra string, datas ...[]byte) *redact.Redactor {
-	secrets := []string{extra}
-	for _, d := range datas {
-		for _, s := range craftbot.SecretSpans(d) {
-			secrets = append(secrets, string(d[s.Start:s.End]))
-		}
-	}
-	return redact.New(secrets)
+	return craftbot.Redactor(extra, datas...)
 }
 
 func configList(c *ucli.Context) error {
@@ -318,13 +309,9 @@ func readLine(r io.Reader) string {
 	return strings.TrimRight(line, "\r\n")
 }
 
-// errChanged: the file changed between reading and writing it, although
-// mcpc holds the lock: someone else (the host's /mcp, an editor) wrote it.
-var errChanged = errors.New("changed while it was being edited")
-
-// configEdit makes one edit: under the file's lock it reads the file,
-// applies the edit, and writes the result atomically unless it was
-// refused, so that two edits at the same time both land.
+// configEdit makes one edit with craftbot.EditFile: under the file's lock
+// it reads the file, applies the edit, and writes the result atomically
+// unless it was refused, so that two edits at the same time both land.
 func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 	t, err := configSetup(c)
 	if err != nil {
@@ -334,27 +321,24 @@ func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 		_, err = t.read() // says why
 		return err
 	}
-	// Edit the file a link points to, and keep the link.
-	real := t.path
-	if p, err := filepath.EvalSymlinks(t.path); err == nil {
-		real = p
-	}
-	unlock, err := atomicfile.Lock(real)
-	if err != nil {
-		return usageError("%v", err)
-	}
-	defer unlock()
-	data, err := t.read()
-	if err != nil {
-		return err
-	}
-	ch, err := craftbot.Apply(t.path, data, ed, t.opts)
+	data, ch, err := craftbot.EditFile(t.path, ed, t.opts)
 	var ee *craftbot.EditError
+	var re *craftbot.ReadError
 	switch {
+	case errors.As(err, &re):
+		_, err = t.read() // says why
+		if err == nil {
+			err = usageError("%v", re)
+		}
+		return err
 	case errors.As(err, &ee):
 		return usageError("%s", ee.Msg)
-	case err != nil:
+	case errors.Is(err, craftbot.ErrChanged):
+		return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s %s (by something other than mcpc); nothing was written: run the command again", t.path, craftbot.ErrChanged)}
+	case err != nil && ch == nil && data != nil: // Apply's own failure
 		return &exitError{code: ExitInternal, msg: err.Error()}
+	case err != nil:
+		return usageError("%v", err)
 	}
 	red := configRedactor(ed.Value, data, ch.Data)
 	errw := c.App.ErrWriter
@@ -365,19 +349,6 @@ func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 	if ch.Unchanged {
 		fmt.Fprintf(c.App.Writer, "%s; nothing written\n", already(ed, t.path))
 		return nil
-	}
-	err = atomicfile.Replace(real, ch.Data, 0o600, func(string) error {
-		now, err := inputfile.Read(real)
-		if err != nil || !bytes.Equal(now, data) {
-			return errChanged
-		}
-		return nil
-	})
-	if errors.Is(err, errChanged) {
-		return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s %s (by something other than mcpc); nothing was written: run the command again", t.path, errChanged)}
-	}
-	if err != nil {
-		return usageError("%v", err)
 	}
 	fmt.Fprintln(c.App.Writer, done(ed, ch, t.path))
 	if len(ch.Diagnostics) > 0 {

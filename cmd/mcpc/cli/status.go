@@ -105,7 +105,7 @@ func statusAction(c *ucli.Context) error {
 		}
 		chat = st.Chats[0].ID
 	}
-	raw, err = gw.get("/chats/" + url.PathEscape(chat) + "/servers/" + url.PathEscape(name))
+	raw, err = gw.get(runtime.ServerPath(chat, name))
 	if err != nil {
 		return err
 	}
@@ -120,12 +120,10 @@ func statusAction(c *ucli.Context) error {
 	return nil
 }
 
-// statusClient reads one gateway's admin endpoints.
+// statusClient reads one gateway's admin endpoints (runtime's client).
 type statusClient struct {
-	where  string // for messages: the URL or the socket
-	base   string
-	token  string
-	client *http.Client
+	*runtime.AdminClient
+	where string // for messages: the URL or the socket
 }
 
 // statusGateway picks the gateway the flags name.
@@ -182,13 +180,14 @@ func httpStatusClient(c *ucli.Context, raw string) (*statusClient, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
 		return nil, usageError("--url %q: give the gateway's address, such as http://127.0.0.1:8080", raw)
 	}
-	sc := &statusClient{where: u.Scheme + "://" + u.Host, base: u.Scheme + "://" + u.Host, client: &http.Client{Timeout: statusTimeout}}
+	base := u.Scheme + "://" + u.Host
+	sc := &statusClient{AdminClient: &runtime.AdminClient{Where: base, Base: base, Client: &http.Client{Timeout: statusTimeout}}, where: base}
 	if name := c.String("admin-token-env"); name != "" {
 		tok, ok := os.LookupEnv(name)
 		if !ok || strings.TrimSpace(tok) == "" {
 			return nil, usageError("--admin-token-env %s: %s is not set or blank", name, name)
 		}
-		sc.token = tok
+		sc.Token = tok
 	}
 	return sc, nil
 }
@@ -199,41 +198,27 @@ func socketStatusClient(sock string) *statusClient {
 		return d.DialContext(ctx, "unix", sock)
 	}}
 	// The admin endpoints answer loopback host names without a token.
-	return &statusClient{where: "the status socket " + sock, base: "http://localhost", client: &http.Client{Transport: tr, Timeout: statusTimeout}}
+	where := "the status socket " + sock
+	return &statusClient{AdminClient: &runtime.AdminClient{Where: where, Base: "http://localhost", Client: &http.Client{Transport: tr, Timeout: statusTimeout}}, where: where}
 }
 
 // get reads one admin endpoint; an answer other than 200 is an error with
 // the gateway's message.
 func (sc *statusClient) get(path string) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodGet, sc.base+path, nil)
-	if err != nil {
-		return nil, &exitError{code: ExitInternal, msg: err.Error()}
-	}
-	if sc.token != "" {
-		req.Header.Set("Authorization", "Bearer "+sc.token)
-	}
-	resp, err := sc.client.Do(req)
-	if err != nil {
-		return nil, usageError("cannot read %s: %v", sc.where, errors.Unwrap(err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, usageError("cannot read %s: %v", sc.where, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		msg := strings.TrimSpace(string(body))
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
+	body, err := sc.Get(context.Background(), path)
+	var ae *runtime.AdminError
+	var ue *runtime.UnreachableError
+	switch {
+	case errors.As(err, &ae):
 		code := ExitUsage
-		if resp.StatusCode >= 500 {
+		if ae.Code >= 500 {
 			code = ExitInternal
 		}
-		return nil, &exitError{code: code, msg: fmt.Sprintf("%s: GET %s: %d %s: %s", sc.where, path, resp.StatusCode, http.StatusText(resp.StatusCode), msg)}
+		return nil, &exitError{code: code, msg: ae.Error()}
+	case errors.As(err, &ue):
+		return nil, usageError("%v", ue)
+	case err != nil:
+		return nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	return body, nil
 }
