@@ -1,0 +1,78 @@
+package compile
+
+import (
+	"sort"
+
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
+)
+
+// DiagnosticsByServer sorts the diagnostics among the servers they are
+// about, for a view with one row per server (mcpc ui): a diagnostic
+// belongs to the server of the definition written at its place — its
+// name, one of its keys or values, on the same line at or before its
+// column (a position inside a value, a minified file with every server on
+// one line), else the first on its line. A diagnostic at no definition (a file that is not JSON, a
+// host variable no server reads) is about the deployment: it is in rest.
+// Every diagnostic lands in exactly one of the two.
+func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, rest []diag.Diagnostic) {
+	type mark struct {
+		col  int
+		name string
+	}
+	type fileLine struct {
+		file string
+		line int
+	}
+	marks := map[fileLine][]mark{}
+	add := func(p diag.Pos, name string) {
+		if p.Line > 0 {
+			k := fileLine{p.File, p.Line}
+			marks[k] = append(marks[k], mark{p.Column, name})
+		}
+	}
+	for _, e := range r.Entries {
+		add(e.NamePos, e.Name)
+		walkPositions(e.Node, func(p diag.Pos) { add(p, e.Name) })
+	}
+	for k := range marks {
+		ms := marks[k]
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].col < ms[j].col })
+	}
+	byServer = map[string][]diag.Diagnostic{}
+	for _, d := range r.Diagnostics {
+		owner := ""
+		ms := marks[fileLine{d.File, d.Line}]
+		for _, m := range ms {
+			if m.col > d.Column {
+				break
+			}
+			owner = m.name
+		}
+		if owner == "" && len(ms) > 0 {
+			owner = ms[0].name // before every mark of its line: a line's start
+		}
+		if owner == "" {
+			rest = append(rest, d)
+			continue
+		}
+		byServer[owner] = append(byServer[owner], d)
+	}
+	return byServer, rest
+}
+
+// walkPositions calls f with the position of n, of each value under it and
+// of each object key.
+func walkPositions(n *node.Node, f func(diag.Pos)) {
+	if n == nil {
+		return
+	}
+	f(n.Pos)
+	for _, el := range n.Elems {
+		walkPositions(el, f)
+	}
+	for _, m := range n.Members {
+		f(m.KeyPos)
+		walkPositions(m.Value, f)
+	}
+}
