@@ -45,11 +45,14 @@ var mayImport = map[string][]string{
 
 	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
+	// mcpc ui: the servers page (both profiles, craftbot edits) and a gateway's.
+	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "plan", "runtime"},
+
 	// What a plan change makes a runtime do (mcpc diff, and reload).
 	"plandiff": {"plan"},
 
 	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "lint", "naming", "node", "plan",
-		"plandiff", "policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
+		"plandiff", "policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport", "ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.

@@ -118,6 +118,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			configCommand(),
 			runCommand(),
 			statusCommand(),
+			uiCommand(),
 			guardCommand(),
 			importCommand(),
 			diffCommand(),

@@ -142,7 +142,7 @@ func statusGateway(c *ucli.Context) (*statusClient, error) {
 		return nil, usageError("--admin-token-env goes with --url: the status socket needs no token")
 	}
 	if u != "" {
-		return httpStatusClient(c, u)
+		return httpStatusClient(c, "--url", u)
 	}
 	if ws != "" {
 		abs, err := filepath.Abs(ws)
@@ -175,10 +175,10 @@ func statusGateway(c *ucli.Context) (*statusClient, error) {
 	return socketStatusClient(sock), nil
 }
 
-func httpStatusClient(c *ucli.Context, raw string) (*statusClient, error) {
+func httpStatusClient(c *ucli.Context, flag, raw string) (*statusClient, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		return nil, usageError("--url %q: give the gateway's address, such as http://127.0.0.1:8080", raw)
+		return nil, usageError("%s %q: give the gateway's address, such as http://127.0.0.1:8080", flag, raw)
 	}
 	base := u.Scheme + "://" + u.Host
 	sc := &statusClient{AdminClient: &runtime.AdminClient{Where: base, Base: base, Client: &http.Client{Timeout: statusTimeout}}, where: base}
