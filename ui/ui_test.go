@@ -77,9 +77,28 @@ func startUI(t *testing.T, opts Options) *uiPage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	// Every answer the page gives, to any client (a browser too), is seen.
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tw := &teeWriter{ResponseWriter: w}
+		srv.ServeHTTP(tw, r)
+		var hdr strings.Builder
+		_ = w.Header().Write(&hdr)
+		sn.add(hdr.String())
+		sn.add(tw.buf.String())
+	}))
 	t.Cleanup(ts.Close)
 	return &uiPage{t: t, base: ts.URL, client: newClient(), seen: sn}
+}
+
+// teeWriter keeps a copy of the body it writes.
+type teeWriter struct {
+	http.ResponseWriter
+	buf bytes.Buffer
+}
+
+func (w *teeWriter) Write(b []byte) (int, error) {
+	w.buf.Write(b)
+	return w.ResponseWriter.Write(b)
 }
 
 func newClient() *http.Client {
