@@ -19,7 +19,13 @@ import (
 // TestEveryRuleHasGoldenCases is the meta-test: every rule in the registry
 // has a case that triggers it (fixtures/rule-<id>/, its golden shows the
 // rule) and a near-miss (fixtures/rule-<id>-ok/) that stays clean.
+//
+// A rule in goTestCases has its cases in a Go test instead of fixtures/:
+// the test writes the same two goldens, whose first line names it.
 func TestEveryRuleHasGoldenCases(t *testing.T) {
+	for id, c := range goTestCases {
+		checkGoTestCase(t, id, c)
+	}
 	for _, r := range allRules(t) {
 		trigger, err := os.ReadFile(filepath.Join("golden", "rule-"+r.ID+".txt"))
 		if err != nil {
@@ -54,6 +60,57 @@ func TestEveryRuleHasGoldenCases(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s names no rule in the registry", d)
+		}
+	}
+}
+
+// goTestCase names the Go test that runs a rule's trigger and near-miss.
+type goTestCase struct {
+	pkg, test string
+}
+
+// goTestCases are the rules whose cases need what the golden harness cannot
+// set up: remote-tool-missing needs a live remote server (on 127.0.0.1) that
+// lists fewer tools than the allowlist names.
+var goTestCases = map[string]goTestCase{
+	"remote-tool-missing": {pkg: "cmd/mcpc/cli", test: "TestRuleRemoteToolMissing"},
+}
+
+// checkGoTestCase checks that a Go-test-backed case is one: the test exists
+// in its package, both goldens say they come from it, and no fixtures/
+// folder claims the same case.
+func checkGoTestCase(t *testing.T, id string, c goTestCase) {
+	t.Helper()
+	if _, ok := rules.Lookup(id); !ok {
+		t.Errorf("goTestCases names %s, which is not a rule of the registry", id)
+	}
+	fset := token.NewFileSet()
+	files, _ := filepath.Glob(filepath.Join(filepath.FromSlash(c.pkg), "*_test.go"))
+	found := false
+	for _, f := range files {
+		parsed, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range parsed.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == c.test {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("rule %s: its case %s is not a test of %s", id, c.test, c.pkg)
+	}
+	header := "# go test ./" + c.pkg + " -run " + c.test + " "
+	for _, name := range []string{"rule-" + id + ".txt", "rule-" + id + "-ok.txt"} {
+		b, err := os.ReadFile(filepath.Join("golden", name))
+		if err == nil && !strings.HasPrefix(string(b), header) {
+			t.Errorf("golden/%s does not come from %s (its first line is not %q)", name, c.test, header)
+		}
+	}
+	for _, dir := range []string{"rule-" + id, "rule-" + id + "-ok"} {
+		if _, err := os.Stat(filepath.Join("fixtures", dir)); err == nil {
+			t.Errorf("fixtures/%s exists, but the cases of %s are %s", dir, id, c.test)
 		}
 	}
 }
