@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/rules"
 
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/schema"
@@ -36,7 +35,7 @@ func (c *compiler) readHostEnv() error {
 		c.res.Sources = append(c.res.Sources, plan.SourceRef{Kind: "env-file", Path: f})
 	}
 	if len(c.opts.Env) > 0 {
-		vars, ds := entryVars(EnvFlagFile, "env", c.opts.Env, rules.EnvFileSyntax)
+		vars, ds := entryVars(EnvFlagFile, "env", c.opts.Env)
 		c.ds = append(c.ds, ds...)
 		env.addLayer(vars)
 		c.res.Files.addPseudo(EnvFlagFile, envLines(vars, c.res.Deny.Denied))

@@ -39,6 +39,8 @@ func PlanFile(root *node.Node) Locator {
 func Diagnostics(vs []Violation, loc Locator) []diag.Diagnostic {
 	out := make([]diag.Diagnostic, 0, len(vs))
 	for _, v := range vs {
+		// v's rule and severity are its declaration's: a pack's CUE, or the
+		// rules value of a Go rule (RunGo).
 		d := rules.Rule{ID: v.Rule, Severity: v.Severity}.At(loc(v.Path), v.Message, v.Suggestion)
 		out = append(out, d)
 	}
