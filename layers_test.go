@@ -18,32 +18,32 @@ const module = "github.com/mcpc-dev/mcpc/"
 var mayImport = map[string][]string{
 	// Leaves: the standard library (and CUE or the MCP SDK) only.
 	"diag":                {},
-	"naming":              {},
 	"redact":              {},
 	"internal/inputfile":  {},
 	"internal/term":       {},
 	"internal/atomicfile": {},
 
-	"node":              {"diag"},
 	"rules":             {"diag"},
+	"node":              {"diag", "rules"},
+	"naming":            {"rules"},
 	"policies/denylist": {"internal/inputfile"},
-	"schema":            {"diag", "node"},
-	"plan":              {"diag", "node", "schema", "policies/denylist"},
-	"craftbot":          {"diag", "internal/atomicfile", "internal/inputfile", "internal/transport", "node", "redact", "schema"},
+	"schema":            {"diag", "node", "rules"},
+	"plan":              {"diag", "node", "rules", "schema", "policies/denylist"},
+	"craftbot":          {"diag", "internal/atomicfile", "internal/inputfile", "internal/transport", "node", "redact", "rules", "schema"},
 	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
 	"internal/transport": {"node"},
 
-	"compile":  {"craftbot", "diag", "node", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
+	"compile":  {"craftbot", "diag", "node", "rules", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"lint":     {"compile", "craftbot", "policies", "policies/denylist", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
-	"toollock": {"diag", "node", "schema", "plan"},
-	"remote":   {"diag", "node", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/term"},
-	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
+	"toollock": {"diag", "node", "rules", "schema", "plan"},
+	"remote":   {"diag", "node", "rules", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/term"},
+	"runtime":  {"plan", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
-	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "runtime", "toollock"},
+	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "rules", "runtime", "toollock"},
 
 	// mcpc ui: the servers page (both profiles, craftbot edits) and a gateway's.
 	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "plan", "runtime"},

@@ -2,9 +2,13 @@ package mcpc_test
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +19,13 @@ import (
 // TestEveryRuleHasGoldenCases is the meta-test: every rule in the registry
 // has a case that triggers it (fixtures/rule-<id>/, its golden shows the
 // rule) and a near-miss (fixtures/rule-<id>-ok/) that stays clean.
+//
+// A rule in goTestCases has its cases in a Go test instead of fixtures/:
+// the test writes the same two goldens, whose first line names it.
 func TestEveryRuleHasGoldenCases(t *testing.T) {
+	for id, c := range goTestCases {
+		checkGoTestCase(t, id, c)
+	}
 	for _, r := range allRules(t) {
 		trigger, err := os.ReadFile(filepath.Join("golden", "rule-"+r.ID+".txt"))
 		if err != nil {
@@ -54,6 +64,57 @@ func TestEveryRuleHasGoldenCases(t *testing.T) {
 	}
 }
 
+// goTestCase names the Go test that runs a rule's trigger and near-miss.
+type goTestCase struct {
+	pkg, test string
+}
+
+// goTestCases are the rules whose cases need what the golden harness cannot
+// set up: remote-tool-missing needs a live remote server (on 127.0.0.1) that
+// lists fewer tools than the allowlist names.
+var goTestCases = map[string]goTestCase{
+	"remote-tool-missing": {pkg: "cmd/mcpc/cli", test: "TestRuleRemoteToolMissing"},
+}
+
+// checkGoTestCase checks that a Go-test-backed case is one: the test exists
+// in its package, both goldens say they come from it, and no fixtures/
+// folder claims the same case.
+func checkGoTestCase(t *testing.T, id string, c goTestCase) {
+	t.Helper()
+	if _, ok := rules.Lookup(id); !ok {
+		t.Errorf("goTestCases names %s, which is not a rule of the registry", id)
+	}
+	fset := token.NewFileSet()
+	files, _ := filepath.Glob(filepath.Join(filepath.FromSlash(c.pkg), "*_test.go"))
+	found := false
+	for _, f := range files {
+		parsed, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range parsed.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == c.test {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("rule %s: its case %s is not a test of %s", id, c.test, c.pkg)
+	}
+	header := "# go test ./" + c.pkg + " -run " + c.test + " "
+	for _, name := range []string{"rule-" + id + ".txt", "rule-" + id + "-ok.txt"} {
+		b, err := os.ReadFile(filepath.Join("golden", name))
+		if err == nil && !strings.HasPrefix(string(b), header) {
+			t.Errorf("golden/%s does not come from %s (its first line is not %q)", name, c.test, header)
+		}
+	}
+	for _, dir := range []string{"rule-" + id, "rule-" + id + "-ok"} {
+		if _, err := os.Stat(filepath.Join("fixtures", dir)); err == nil {
+			t.Errorf("fixtures/%s exists, but the cases of %s are %s", dir, id, c.test)
+		}
+	}
+}
+
 // TestRulesDoc keeps docs/rules.md equal to the registry (go test . -update
 // rewrites it).
 func TestRulesDoc(t *testing.T) {
@@ -61,7 +122,7 @@ func TestRulesDoc(t *testing.T) {
 	b.WriteString("# Rules\n\n")
 	b.WriteString("Every diagnostic mcpc prints carries one of these rule ids. `mcpc rules` prints the same list.\n")
 	b.WriteString("Each rule has golden cases: `fixtures/rule-<id>/` triggers it, `fixtures/rule-<id>-ok/` is a near-miss that stays clean.\n")
-	b.WriteString("This file is generated from `rules/registry.go`, `policies/*.go` and the packs in `policies/` by `go test . -update`.\n\n")
+	b.WriteString("This file is generated from `rules/registry.go` and the packs in `policies/` by `go test . -run TestRulesDoc -update`.\n\n")
 	b.WriteString("| id | severity | description |\n|---|---|---|\n")
 	for _, r := range allRules(t) {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", r.ID, r.ID, r.Severity, r.Description)
@@ -154,4 +215,189 @@ func TestGoldenSeveritiesMatchTheDeclarations(t *testing.T) {
 	if checked < 100 {
 		t.Fatalf("only %d findings checked: the pattern is stale", checked)
 	}
+}
+
+// TestReportsGoThroughRuleValues: outside package rules, no Go code (tests
+// aside) spells a rule id or builds a diagnostic's rule or severity by hand.
+// A finding is made by its rule's value (rules.NameShadowed.At, InfoAt,
+// ErrorAt, Claim), which fills in the declared id and severity, so that what
+// mcpc rules, docs/rules.md and SARIF's defaultConfiguration say is what
+// mcpc reports. The scan flags, in every non-test .go file outside rules/:
+// a string literal equal to a declared rule id; a diag.Diagnostic literal
+// with a Rule or Severity field; an assignment of a literal (a string, or
+// diag.Error, diag.Warning, diag.Info) to a .Rule or .Severity field; and a
+// rules.Rule literal with a literal severity (a rule declared outside the
+// registry). Tables of other namespaces' declarations ([]rules.Rule{…}, the
+// import codes) are not rules and pass.
+func TestReportsGoThroughRuleValues(t *testing.T) {
+	declared := map[string]bool{}
+	for _, r := range allRules(t) {
+		declared[r.ID] = true
+	}
+	files := nonTestGoFiles(t)
+	if len(files) < 100 {
+		t.Fatalf("only %d Go files found: the walk is stale", len(files))
+	}
+	for _, f := range files {
+		for _, problem := range handBuiltFindings(t, f, declared) {
+			t.Error(problem)
+		}
+	}
+}
+
+// TestTheRuleValueGuardFlagsHandBuiltFindings proves the scan above sees
+// each thing it forbids, on a file written the old way.
+func TestTheRuleValueGuardFlagsHandBuiltFindings(t *testing.T) {
+	src := `package x
+
+import "github.com/mcpc-dev/mcpc/diag"
+import "github.com/mcpc-dev/mcpc/rules"
+
+const ruleX = "name-shadowed"
+
+func f(pos diag.Pos, d *diag.Diagnostic, ds []diag.Diagnostic) []diag.Diagnostic {
+	d.Severity = diag.Error
+	ds[0].Rule = "anything"
+	_ = rules.Rule{ID: ruleX, Severity: diag.Warning}
+	_ = rules.NameShadowed.At(pos, "fine", "")
+	_ = "name-shadowed-not-a-rule"
+	return []diag.Diagnostic{{File: pos.File, Rule: ruleX}, diag.Diagnostic{Severity: diag.Info}}
+}
+`
+	dir := t.TempDir()
+	file := filepath.Join(dir, "x.go")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := handBuiltFindings(t, file, map[string]bool{"name-shadowed": true})
+	want := []string{
+		`x.go:6:15: the rule id "name-shadowed" is spelt out`,
+		`x.go:9:2: .Severity is set to a literal`,
+		`x.go:10:2: .Rule is set to a literal`,
+		`x.go:11:6: a rules.Rule with a literal severity`,
+		`x.go:14:44: a diag.Diagnostic literal sets Rule`,
+		`x.go:14:74: a diag.Diagnostic literal sets Severity`,
+	}
+	for i := range got {
+		got[i] = strings.TrimPrefix(got[i], dir+string(filepath.Separator))
+		got[i] = got[i][:strings.Index(got[i], " (")]
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the guard found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// nonTestGoFiles are the module's Go files outside rules/, tests and
+// node_modules.
+func nonTestGoFiles(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch path {
+			case "node_modules", "rules", ".git":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// handBuiltFindings scans one Go file for what TestReportsGoThroughRuleValues
+// forbids, each problem as "file:line:col: what (how to fix)".
+func handBuiltFindings(t *testing.T, file string, declared map[string]bool) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	flag := func(n ast.Node, what string) {
+		out = append(out, fmt.Sprintf("%s: %s (report through the rule's value in package rules)", fset.Position(n.Pos()), what))
+	}
+	isSel := func(e ast.Expr, pkg, name string) bool {
+		s, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		x, ok := s.X.(*ast.Ident)
+		return ok && x.Name == pkg && (name == "" || s.Sel.Name == name)
+	}
+	isSeverity := func(e ast.Expr) bool {
+		return isSel(e, "diag", "Error") || isSel(e, "diag", "Warning") || isSel(e, "diag", "Info")
+	}
+	isDiagnostic := func(e ast.Expr) bool {
+		if f.Name.Name == "diag" {
+			if id, ok := e.(*ast.Ident); ok && id.Name == "Diagnostic" {
+				return true
+			}
+		}
+		return isSel(e, "diag", "Diagnostic")
+	}
+	checkDiagnostic := func(lit *ast.CompositeLit) {
+		for _, el := range lit.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				if k, ok := kv.Key.(*ast.Ident); ok && (k.Name == "Rule" || k.Name == "Severity") {
+					flag(kv, "a diag.Diagnostic literal sets "+k.Name)
+				}
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BasicLit:
+			if n.Kind == token.STRING {
+				if s, err := strconv.Unquote(n.Value); err == nil && declared[s] {
+					flag(n, fmt.Sprintf("the rule id %q is spelt out", s))
+				}
+			}
+		case *ast.CompositeLit:
+			switch {
+			case isDiagnostic(n.Type):
+				checkDiagnostic(n)
+			case isSel(n.Type, "rules", "Rule"):
+				for _, el := range n.Elts {
+					if kv, ok := el.(*ast.KeyValueExpr); ok && isSeverity(kv.Value) {
+						flag(n, "a rules.Rule with a literal severity")
+					}
+				}
+			default:
+				// []diag.Diagnostic{{…}}: the elements' type is elided.
+				if arr, ok := n.Type.(*ast.ArrayType); ok && isDiagnostic(arr.Elt) {
+					for _, el := range n.Elts {
+						if lit, ok := el.(*ast.CompositeLit); ok && lit.Type == nil {
+							checkDiagnostic(lit)
+						}
+					}
+				}
+			}
+		case *ast.AssignStmt:
+			if len(n.Lhs) != len(n.Rhs) {
+				break
+			}
+			for i, lhs := range n.Lhs {
+				sel, ok := lhs.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Rule" && sel.Sel.Name != "Severity" {
+					continue
+				}
+				if _, lit := n.Rhs[i].(*ast.BasicLit); lit || isSeverity(n.Rhs[i]) {
+					flag(n, "."+sel.Sel.Name+" is set to a literal")
+				}
+			}
+		}
+		return true
+	})
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -43,12 +44,9 @@ func (l layerInfo) describe() string {
 	return l.path
 }
 
-func (b *binder) errorf(pos diag.Pos, rule, sugg, format string, args ...any) {
-	b.ds = append(b.ds, diag.At(pos, diag.Error, rule, fmt.Sprintf(format, args...), sugg))
-}
-
-func (b *binder) warnf(pos diag.Pos, rule, sugg, format string, args ...any) {
-	b.ds = append(b.ds, diag.At(pos, diag.Warning, rule, fmt.Sprintf(format, args...), sugg))
+// report records a finding of rule, with its declared severity.
+func (b *binder) report(pos diag.Pos, rule rules.Rule, sugg, format string, args ...any) {
+	b.ds = append(b.ds, rule.At(pos, fmt.Sprintf(format, args...), sugg))
 }
 
 // keyName shows where a bound value was set: the variable name for the
@@ -69,7 +67,7 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 		if w.null || w.value == "" {
 			return out
 		}
-		b.errorf(w.pos, "type-mismatch", "", "%s must be an object with its fields, not the value %s", subject, b.quote(w.value))
+		b.report(w.pos, rules.TypeMismatch, "", "%s must be an object with its fields, not the value %s", subject, b.quote(w.value))
 		return out
 	}
 	fields := b.fieldsOf(def)
@@ -158,7 +156,7 @@ func genericNode(c *cfgNode) *node.Node {
 func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, kind cue.Kind) *node.Node {
 	w := c.winner()
 	if w == nil || len(c.order) > 0 {
-		b.errorf(c.keyPos, "type-mismatch", "", "%s: %s must be %s, not a section with keys below it", subject, pascal(field), kindWords(kind))
+		b.report(c.keyPos, rules.TypeMismatch, "", "%s: %s must be %s, not a section with keys below it", subject, pascal(field), kindWords(kind))
 		return nil
 	}
 	// The value as a message shows it: made only for a message, as most
@@ -176,7 +174,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 	case kind&cue.IntKind != 0:
 		n, ok := convertDotnetInt32(w.value)
 		if !ok {
-			b.errorf(w.pos, "type-mismatch", "write a whole number such as 60",
+			b.report(w.pos, rules.TypeMismatch, "write a whole number such as 60",
 				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
@@ -184,7 +182,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 	case kind&cue.BoolKind != 0:
 		v, ok := parseDotnetBool(w.value)
 		if !ok {
-			b.errorf(w.pos, "type-mismatch", "write true or false",
+			b.report(w.pos, rules.TypeMismatch, "write true or false",
 				"%s: %s must be true or false, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
@@ -220,7 +218,7 @@ func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *nod
 			if w.envName != "" {
 				sugg = fmt.Sprintf("set one variable per element: %s__0, %s__1, …", w.envName, w.envName)
 			}
-			b.errorf(w.pos, "type-mismatch", sugg,
+			b.report(w.pos, rules.TypeMismatch, sugg,
 				"%s: %s must be a list, not the single value %s", subject, pascal(field), b.quote(w.value))
 		}
 		return out
@@ -228,7 +226,7 @@ func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *nod
 	for _, el := range c.sortedChildren() {
 		w := el.winner()
 		if w == nil || len(el.order) > 0 {
-			b.errorf(el.keyPos, "type-mismatch", "", "%s: %s[%s] must be a string, not a section with keys below it", subject, pascal(field), el.key)
+			b.report(el.keyPos, rules.TypeMismatch, "", "%s: %s[%s] must be a string, not a section with keys below it", subject, pascal(field), el.key)
 			continue
 		}
 		n := node.Str(w.value, w.pos)
@@ -286,7 +284,7 @@ func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
 					keys = append(keys, strings.Join(append(append([]string(nil), path...), k), ":"))
 				}
 			}
-			b.warnf(first.keyPos, "array-partial-override",
+			b.report(first.keyPos, rules.ArrayPartialOverride,
 				fmt.Sprintf("also set %s there, or define the whole list in one place", joinWords(keys)),
 				"%s sets only %s of %s, which %s defines with %d elements; %s keep%s the value%s from %s",
 				b.layers[later].describe(), indexWords(setKeys), strings.Join(path, ":"), b.layers[earlier].describe(),
@@ -303,18 +301,18 @@ func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node
 	out := &node.Node{Kind: node.Object, Pos: c.pos}
 	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
-			b.errorf(w.pos, "type-mismatch", "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), b.quote(w.value))
+			b.report(w.pos, rules.TypeMismatch, "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), b.quote(w.value))
 		}
 		return out
 	}
 	for _, el := range c.order {
 		w := el.winner()
 		if w == nil || len(el.order) > 0 {
-			b.errorf(el.keyPos, "type-mismatch", "", "%s: %s.%s must be a string, not a section with keys below it", subject, pascal(field), el.key)
+			b.report(el.keyPos, rules.TypeMismatch, "", "%s: %s.%s must be a string, not a section with keys below it", subject, pascal(field), el.key)
 			continue
 		}
 		if w.null {
-			b.warnf(w.pos, "host-null-env", "remove the variable in settings.json (where null removes it), or drop the key here",
+			b.report(w.pos, rules.HostNullEnv, "remove the variable in settings.json (where null removes it), or drop the key here",
 				"%s: %s.%s is null, which the host binds to an empty string; the variable is set to \"\", not removed", subject, pascal(field), el.key)
 		}
 		n := node.Str(w.value, w.pos)

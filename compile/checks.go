@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -42,7 +43,7 @@ func (c *compiler) runChecks() {
 					j := jobs[i]
 					if v == nil {
 						// Cannot happen: the same schemas compiled for c.v.
-						results[i] = []diag.Diagnostic{diag.At(j.data.Pos, diag.Error, "type-mismatch", "internal: schema unavailable: "+err.Error(), "")}
+						results[i] = []diag.Diagnostic{rules.TypeMismatch.At(j.data.Pos, "internal: schema unavailable: "+err.Error(), "")}
 						continue
 					}
 					results[i] = v.Check(j.def, j.data, j.subject, j.naming)
@@ -68,7 +69,7 @@ func (c *compiler) checkEntry(e *Entry) {
 		if e.Source == "host" {
 			sugg = `give it a name: "Servers": {"github": {…}}, or Mcp__Servers__github__Command in the environment (the name goes between the double underscores)`
 		}
-		c.ds = append(c.ds, diag.At(e.NamePos, diag.Error, "server-name-empty", "a server has an empty name", sugg))
+		c.ds = append(c.ds, rules.ServerNameEmpty.At(e.NamePos, "a server has an empty name", sugg))
 	}
 	cmd := e.Node.Get(FieldCommand)
 	switch {
@@ -79,22 +80,22 @@ func (c *compiler) checkEntry(e *Entry) {
 				sugg = fmt.Sprintf("rename %q to %q", m.Key, name(FieldCommand))
 			}
 		}
-		c.ds = append(c.ds, diag.At(e.NamePos, diag.Error, "missing-command",
+		c.ds = append(c.ds, rules.MissingCommand.At(e.NamePos,
 			fmt.Sprintf("%s has no %s; the host cannot start it (disabled entries are checked too)", subject, name(FieldCommand)), sugg))
 	case cmd.Kind == node.String && strings.TrimSpace(cmd.Text) == "":
-		c.ds = append(c.ds, diag.At(cmd.Pos, diag.Error, "missing-command",
+		c.ds = append(c.ds, rules.MissingCommand.At(cmd.Pos,
 			fmt.Sprintf("%s has an empty %s; the host cannot start it", subject, name(FieldCommand)),
 			"write the program that runs the server, such as npx"))
 	}
 	if tp := e.Node.Get(FieldToolPrefix); tp != nil && tp.Kind == node.String && strings.HasPrefix(tp.Text, "mcp__") {
-		c.ds = append(c.ds, diag.At(tp.Pos, diag.Error, "tool-prefix-reserved",
+		c.ds = append(c.ds, rules.ToolPrefixReserved.At(tp.Pos,
 			fmt.Sprintf("%s: %s %q starts with mcp__, the namespace the provider gives every MCP tool (mcp__volcanic__<name>)", subject, name(FieldToolPrefix), tp.Text),
 			fmt.Sprintf("use %q", strings.TrimPrefix(tp.Text, "mcp__"))))
 	}
 	for _, f := range []string{FieldStartup, FieldCall, FieldIdle} {
 		if v := e.Node.Get(f); v != nil && v.Kind == node.Number && !strings.ContainsAny(v.Text, ".eE") {
 			if _, ok := parseDotnetInt(v.Text); !ok {
-				c.ds = append(c.ds, diag.At(v.Pos, diag.Error, "type-mismatch",
+				c.ds = append(c.ds, rules.TypeMismatch.At(v.Pos,
 					fmt.Sprintf("%s: %s is %s, which does not fit a 32-bit integer", subject, name(f), v.Text),
 					"write a number of seconds up to 2147483647"))
 			}
@@ -126,7 +127,7 @@ func (c *compiler) checkEntry(e *Entry) {
 	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if !validEnvName(m.Key) && !strings.ContainsRune(m.Key, 0) { // NUL: nul-character
-				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, "env-name-invalid",
+				c.ds = append(c.ds, rules.EnvNameInvalid.At(m.KeyPos,
 					fmt.Sprintf("%s: %q is not a valid environment variable name: use letters, digits and _, not starting with a digit", subject, m.Key),
 					fmt.Sprintf("did you mean %q?", suggestEnvName(m.Key))))
 			}
@@ -143,10 +144,6 @@ func templated(n *node.Node) bool {
 	return n != nil && n.Kind == node.String && strings.Contains(n.Text, "${")
 }
 
-// RuleNULCharacter reports a NUL character in what a server is started
-// with: the exec call takes C strings, so the host cannot start it.
-const RuleNULCharacter = "nul-character"
-
 // checkNUL reports a NUL character in the command, an argument, the cwd or
 // an env name or value of e (disabled entries too). It comes from a \u0000
 // in JSON or a NUL byte in an env file; the value is never quoted, since it
@@ -157,7 +154,7 @@ func (c *compiler) checkNUL(e *Entry, subject string) {
 		name = settingsNaming // the preset: args[5] as in its plan entry
 	}
 	report := func(pos diag.Pos, what string) {
-		c.ds = append(c.ds, diag.At(pos, diag.Error, RuleNULCharacter,
+		c.ds = append(c.ds, rules.NULCharacter.At(pos,
 			fmt.Sprintf("%s: %s contains a NUL character; no process can be started with it, so the host cannot start the server", subject, what),
 			`remove it (in JSON it is written \u0000)`))
 	}

@@ -4,7 +4,7 @@
 // applies the Playwright preset, merges by precedence and checks templates.
 // Problems come back as diagnostics; unreadable inputs as an *InputError.
 //
-// It imports the vocabulary packages (diag, node, schema, plan, redact,
+// It imports the vocabulary packages (diag, node, rules, schema, plan, redact,
 // policies/denylist, internal/inputfile) and craftbot (the reader of
 // mcp_config.json); the runtime and the CLI import it, never the other way
 // round.

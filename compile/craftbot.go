@@ -8,10 +8,10 @@ import (
 	"strconv"
 
 	"github.com/mcpc-dev/mcpc/craftbot"
-	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -158,7 +158,7 @@ func (c *compiler) checkConfigSecretLiterals(cfg *craftbot.Config) {
 			if path[0] == craftbot.FieldCommand || path[0] == craftbot.FieldArgs {
 				why += ", and a command line shows in ps"
 			}
-			c.ds = append(c.ds, diag.At(v.Pos, diag.Error, "secret-literal",
+			c.ds = append(c.ds, rules.SecretLiteral.At(v.Pos,
 				fmt.Sprintf("%s: %s holds the value of %s; %s", e.Subject(), field, c.secretFrom[i], why),
 				"keep the secret in env only and let the server read it from there"))
 		}

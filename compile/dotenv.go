@@ -7,10 +7,8 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/rules"
 )
-
-// RuleEnvFileSyntax reports a line of an --env-file that does not parse.
-const RuleEnvFileSyntax = "env-file-syntax"
 
 // parseDotenv reads an env file: KEY=VALUE lines, blank lines and # comments,
 // an optional "export " before the key, values optionally in single quotes
@@ -28,7 +26,7 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		secret = func(string) bool { return false }
 	}
 	if !utf8.Valid(data) {
-		return nil, []diag.Diagnostic{diag.At(diag.Pos{File: file, Line: 1, Column: 1}, diag.Error, RuleEnvFileSyntax, "the file is not valid UTF-8", "save the file as UTF-8")}, nil
+		return nil, []diag.Diagnostic{rules.EnvFileSyntax.At(diag.Pos{File: file, Line: 1, Column: 1}, "the file is not valid UTF-8", "save the file as UTF-8")}, nil
 	}
 	lineNo := 0
 	for {
@@ -65,13 +63,13 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 			if hidden {
 				got = "a line starting with " + guess + " (its value is a secret and not shown)"
 			}
-			ds = append(ds, diag.At(at(keyStart), diag.Error, RuleEnvFileSyntax,
+			ds = append(ds, rules.EnvFileSyntax.At(at(keyStart),
 				"expected KEY=VALUE, got "+got, "write it as NAME=value"))
 			continue
 		}
 		key := strings.TrimRight(line[keyStart:keyStart+eq], " \t")
 		if key == "" || strings.ContainsAny(key, " \t") {
-			ds = append(ds, diag.At(at(keyStart), diag.Error, RuleEnvFileSyntax,
+			ds = append(ds, rules.EnvFileSyntax.At(at(keyStart),
 				"expected a variable name before =, got "+quoteShort(key), "write it as NAME=value"))
 			continue
 		}
@@ -85,7 +83,7 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		case strings.HasPrefix(rest, "'"):
 			end := strings.IndexByte(rest[1:], '\'')
 			if end < 0 {
-				ds = append(ds, diag.At(at(j), diag.Error, RuleEnvFileSyntax, "the single quote that opens the value of "+key+" is not closed", "close it with ' on the same line"))
+				ds = append(ds, rules.EnvFileSyntax.At(at(j), "the single quote that opens the value of "+key+" is not closed", "close it with ' on the same line"))
 				continue
 			}
 			v.Value, v.TextOffset = rest[1:1+end], 1
@@ -96,7 +94,7 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		case strings.HasPrefix(rest, `"`):
 			val, n, closed := unquoteDouble(rest[1:])
 			if !closed {
-				ds = append(ds, diag.At(at(j), diag.Error, RuleEnvFileSyntax, "the double quote that opens the value of "+key+" is not closed", `close it with " on the same line`))
+				ds = append(ds, rules.EnvFileSyntax.At(at(j), "the double quote that opens the value of "+key+" is not closed", `close it with " on the same line`))
 				continue
 			}
 			v.Value, v.TextOffset = val, 1
@@ -138,7 +136,7 @@ func trailing(s string, pos diag.Pos, hidden bool) (diag.Diagnostic, bool) {
 	if hidden {
 		what = ""
 	}
-	return diag.At(pos, diag.Error, RuleEnvFileSyntax, "unexpected text after the closing quote"+what, "put a # before a comment, or quote the whole value"), true
+	return rules.EnvFileSyntax.At(pos, "unexpected text after the closing quote"+what, "put a # before a comment, or quote the whole value"), true
 }
 
 // unquoteDouble reads a double-quoted value up to its closing quote and

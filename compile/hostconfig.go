@@ -35,7 +35,7 @@ func (c *compiler) readHostEnv() error {
 		c.res.Sources = append(c.res.Sources, plan.SourceRef{Kind: "env-file", Path: f})
 	}
 	if len(c.opts.Env) > 0 {
-		vars, ds := entryVars(EnvFlagFile, "env", c.opts.Env, "env-file-syntax")
+		vars, ds := entryVars(EnvFlagFile, "env", c.opts.Env)
 		c.ds = append(c.ds, ds...)
 		env.addLayer(vars)
 		c.res.Files.addPseudo(EnvFlagFile, envLines(vars, c.res.Deny.Denied))

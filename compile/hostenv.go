@@ -7,6 +7,7 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Pseudo-file names of environment sources that have no file of their own.
@@ -75,15 +76,16 @@ func (h *HostEnv) Names() []string {
 func (h *HostEnv) Layers() [][]*EnvVar { return h.layers }
 
 // entryVars turns KEY=VALUE strings into variables of one layer, numbering
-// them as lines of the pseudo-file file. Entries without "=" are reported.
-func entryVars(file, source string, entries []string, rule string) ([]*EnvVar, []diag.Diagnostic) {
+// them as lines of the pseudo-file file. Entries without "=" are reported
+// (env-file-syntax).
+func entryVars(file, source string, entries []string) ([]*EnvVar, []diag.Diagnostic) {
 	var out []*EnvVar
 	var ds []diag.Diagnostic
 	for i, e := range entries {
 		pos := diag.Pos{File: file, Line: i + 1, Column: 1}
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			ds = append(ds, diag.At(pos, diag.Error, rule, "expected KEY=VALUE, got "+quoteShort(e), "write it as NAME=value"))
+			ds = append(ds, rules.EnvFileSyntax.At(pos, "expected KEY=VALUE, got "+quoteShort(e), "write it as NAME=value"))
 			continue
 		}
 		vp := pos
@@ -98,7 +100,7 @@ func entryVars(file, source string, entries []string, rule string) ([]*EnvVar, [
 func processEnvVars(environ []string) []*EnvVar {
 	sorted := append([]string(nil), environ...)
 	sort.Strings(sorted)
-	vars, _ := entryVars(ProcessEnvFile, "environment", sorted, "")
+	vars, _ := entryVars(ProcessEnvFile, "environment", sorted)
 	return vars
 }
 

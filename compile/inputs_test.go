@@ -9,6 +9,7 @@ import (
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 const bom = "\uFEFF"
@@ -92,7 +93,7 @@ func TestNULCharacterIsAnError(t *testing.T) {
 	res := compileFuzz(t, Options{CleanEnv: true, AppSettings: []string{"appsettings.json"}, EnvFiles: []string{"host.env"}, AgentDir: "agent"}, files)
 	got := map[string]string{}
 	for _, d := range res.Diagnostics {
-		if d.Rule == RuleNULCharacter {
+		if d.Rule == rules.NULCharacter.ID {
 			got[d.Pos().String()] = d.Message
 		} else if d.Severity == diag.Error {
 			t.Errorf("another error: %s %s %s", d.Pos(), d.Rule, d.Message)
@@ -129,7 +130,7 @@ func TestNULCharacterThroughAnEnvReference(t *testing.T) {
 		"host.env":                              []byte("X=a\x00b\n"),
 	}
 	res := compileFuzz(t, Options{CleanEnv: true, EnvFiles: []string{"host.env"}, AgentDir: "agent"}, files)
-	d := ruleAt(t, res.Diagnostics, RuleNULCharacter)
+	d := ruleAt(t, res.Diagnostics, rules.NULCharacter.ID)
 	if d.Pos().String() != filepath.Join("agent", "settings.json")+":1:53" || !strings.Contains(d.Message, "X contains a NUL character (host.env:1:3)") {
 		t.Errorf("%s: %s", d.Pos(), d.Message)
 	}

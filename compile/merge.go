@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // merge keeps the first definition of each name (host, preset, settings)
@@ -25,7 +25,7 @@ func (c *compiler) merge(entries []*Entry) *plan.Plan {
 			if strings.TrimSpace(e.Name) == "" {
 				continue // server-name-empty already says it
 			}
-			c.ds = append(c.ds, diag.At(e.NamePos, diag.Warning, "name-shadowed",
+			c.ds = append(c.ds, rules.NameShadowed.At(e.NamePos,
 				fmt.Sprintf("server %q from %s is dropped: %s already defines it at %s, and the first source wins",
 					e.Name, describeSource(e), describeSource(w), w.NamePos),
 				"rename one of them, or remove the definition that does not run"))

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Mistakes that the host accepts without a word and that lose a setting or a
@@ -15,14 +16,6 @@ import (
 // environment keys, servers written as an array, names that differ only in
 // case across sources, fields of other MCP clients, ${workspace} in a
 // prompt section.
-const (
-	RuleMcpServersInAppSettings = "mcpservers-in-appsettings"
-	RuleEnvKeySingleUnderscore  = "env-key-single-underscore"
-	RuleServersArray            = "servers-array"
-	RuleNameCaseCollision       = "name-case-collision"
-	RuleForeignField            = "foreign-field"
-	RuleWorkspaceInPrompt       = "workspace-in-prompt"
-)
 
 // checkHostFile looks at the top of one appsettings file, before it is bound.
 func (c *compiler) checkHostFile(root *node.Node) {
@@ -30,7 +23,7 @@ func (c *compiler) checkHostFile(root *node.Node) {
 		return
 	}
 	pasted := func(m *node.Member, where string) {
-		c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, RuleMcpServersInAppSettings,
+		c.ds = append(c.ds, rules.McpServersInAppSettings.At(m.KeyPos,
 			fmt.Sprintf("%s is a Claude Desktop block; the host reads its servers from Mcp:Servers and never reads this, so none of its %s starts", where, plural(m.Value)),
 			"move the entries to Mcp:Servers (PascalCase fields: Command, Args, Env) or to the agent's settings.json mcpServers"))
 	}
@@ -46,7 +39,7 @@ func (c *compiler) checkHostFile(root *node.Node) {
 				case strings.EqualFold(sub.Key, "mcpServers"):
 					pasted(sub, "Mcp:mcpServers")
 				case strings.EqualFold(sub.Key, "Servers") && sub.Value.Kind == node.Array:
-					c.ds = append(c.ds, diag.At(sub.Value.Pos, diag.Error, RuleServersArray,
+					c.ds = append(c.ds, rules.ServersArray.At(sub.Value.Pos,
 						fmt.Sprintf("Mcp:Servers is a list: .NET binds it to servers named 0, 1, …, so tool prefixes, names in logs and precedence all use the index (%s)", plural(sub.Value)),
 						`write an object keyed by name: "Servers": {"github": {"Command": "npx", …}}`))
 				}
@@ -74,7 +67,7 @@ func (c *compiler) checkEnvKeys() {
 			if !singleUnderscore.MatchString(v.Name) || strings.Contains(v.Name, "__") {
 				continue
 			}
-			c.ds = append(c.ds, diag.At(v.Pos, diag.Error, RuleEnvKeySingleUnderscore,
+			c.ds = append(c.ds, rules.EnvKeySingleUnderscore.At(v.Pos,
 				fmt.Sprintf("%s has single underscores: .NET reads only __ as the section separator, so the host ignores it", v.Name),
 				fmt.Sprintf("write %s", strings.ReplaceAll(v.Name, "_", "__"))))
 		}
@@ -93,7 +86,7 @@ func (c *compiler) checkNameCase(entries []*Entry) {
 			continue
 		}
 		if f.Name != e.Name {
-			c.ds = append(c.ds, diag.At(e.NamePos, diag.Warning, RuleNameCaseCollision,
+			c.ds = append(c.ds, rules.NameCaseCollision.At(e.NamePos,
 				fmt.Sprintf("server %q differs only in case from %q (%s): the host runs both, as two servers", e.Name, f.Name, originOf(f.Origin)),
 				fmt.Sprintf("name it %q to override that server, or give it a name of its own", f.Name)))
 		}
@@ -111,7 +104,7 @@ func (c *compiler) checkPromptWorkspace(e *Entry) {
 	}
 	for _, t := range plan.Templates(n.Text) {
 		if t.Kind == plan.TemplateWorkspace {
-			c.ds = append(c.ds, diag.At(textPos(n, t.Start), diag.Warning, RuleWorkspaceInPrompt,
+			c.ds = append(c.ds, rules.WorkspaceInPrompt.At(textPos(n, t.Start),
 				fmt.Sprintf("server %q: ${workspace} in promptSection stays as written: the host puts the text into the system prompt without templates", e.Name),
 				"say \"the chat's workspace\" (the agent's working directory) instead"))
 			return
@@ -150,7 +143,7 @@ var unknownFieldMsg = regexp.MustCompile(`unknown field "([^"]+)"`)
 func explainForeign(ds []diag.Diagnostic) {
 	for i := range ds {
 		d := &ds[i]
-		if d.Rule != "unknown-field" {
+		if d.Rule != rules.UnknownField.ID {
 			continue
 		}
 		m := unknownFieldMsg.FindStringSubmatch(d.Message)
@@ -160,7 +153,7 @@ func explainForeign(ds []diag.Diagnostic) {
 		key := strings.ToLower(m[1])
 		if advice, ok := foreignFields[key]; ok {
 			prefix := d.Message[:strings.Index(d.Message, m[0])]
-			d.Rule = RuleForeignField
+			*d = rules.ForeignField.Claim(*d)
 			d.Message = fmt.Sprintf("%s%q is a field of another MCP client; the host ignores it", prefix, m[1])
 			d.Suggestion = advice
 			continue

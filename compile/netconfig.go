@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // This file models .NET configuration: every provider (appsettings file,
@@ -177,7 +178,7 @@ func (c *config) set(path []string, e *cfgEntry, keyPoses []diag.Pos) {
 // twice (compared case-insensitively) is an error: the host refuses to start.
 func (c *config) addJSON(root *node.Node, layer int) {
 	if root.Kind != node.Object {
-		c.ds = append(c.ds, diag.At(root.Pos, diag.Error, "type-mismatch",
+		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos,
 			"an appsettings file must hold a JSON object, not "+node.Describe(root), ""))
 		return
 	}
@@ -254,7 +255,7 @@ func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos diag.Pos) {
 		return
 	}
 	if first := at.winner(); first != nil && first.layer == w.layer {
-		w.c.ds = append(w.c.ds, diag.At(keyPos, diag.Error, "duplicate-key",
+		w.c.ds = append(w.c.ds, rules.DuplicateKey.At(keyPos,
 			"the key "+strings.Join(w.path, ":")+" is set twice in this file (keys are case-insensitive); the host refuses to start",
 			"remove one of them; the other is at "+first.keyPos.String()))
 		return

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 func TestSortKeysFollowsConfigurationKeyComparer(t *testing.T) {
@@ -122,7 +123,7 @@ func TestParseDotenvErrors(t *testing.T) {
 		{"=v\n", "h.env:1:1"},
 	} {
 		_, ds, _ := parseDotenv("h.env", []byte(c.src), nil)
-		if len(ds) != 1 || ds[0].Pos().String() != c.want || ds[0].Rule != RuleEnvFileSyntax {
+		if len(ds) != 1 || ds[0].Pos().String() != c.want || ds[0].Rule != rules.EnvFileSyntax.ID {
 			t.Errorf("%q: got %v, want one env-file-syntax at %s", c.src, ds, c.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/rules"
 
 	"github.com/google/shlex"
 
@@ -92,7 +93,7 @@ func (p *preset) pick(name, variable string) (*node.Node, *EnvVar) {
 	if cfg != nil {
 		p.settings[name] = presetSetting{name: name, variable: variable, source: "configured", pos: cfg.Pos}
 		if v != nil {
-			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Warning, "playwright-var-ignored",
+			p.ds = append(p.ds, rules.PlaywrightVarIgnored.At(v.ValuePos,
 				fmt.Sprintf("%s=%s is ignored: Mcp:Playwright:%s is configured at %s, and a configured value wins over its variable",
 					variable, p.quote(v.Value), name, cfg.Pos),
 				fmt.Sprintf("remove %s from the configuration to let the variable decide, or remove the variable", name)))
@@ -115,7 +116,7 @@ func (p *preset) boolSetting(name, variable string, def bool) bool {
 	case v != nil:
 		b, ok := parseDotnetBool(v.Value)
 		if !ok {
-			p.ds = append(p.ds, diag.At(v.ValuePos, diag.Error, "bool-value",
+			p.ds = append(p.ds, rules.BoolValue.At(v.ValuePos,
 				fmt.Sprintf("%s=%s is not true or false; the host reads it as false", variable, p.quote(v.Value)),
 				fmt.Sprintf("write %s=true or %s=false", variable, variable)))
 			return false
@@ -161,7 +162,7 @@ func (p *preset) resolve() {
 				pos = textPos(v.valueNode(), off)
 				sugg = fmt.Sprintf("close the %c opened here, or escape it as \\%c", q, q)
 			}
-			p.ds = append(p.ds, diag.At(pos, diag.Error, "playwright-extra-args",
+			p.ds = append(p.ds, rules.PlaywrightExtraArgs.At(pos,
 				fmt.Sprintf("PLAYWRIGHT_EXTRA_ARGS does not split into arguments shell-style: %v; the host refuses it", err), sugg))
 		}
 		for _, w := range words {
@@ -185,7 +186,7 @@ func (p *preset) resolve() {
 				sugg = fmt.Sprintf("did you mean %q? browser names are lower case", b)
 			}
 		}
-		p.ds = append(p.ds, diag.At(bpos, diag.Error, "playwright-browser",
+		p.ds = append(p.ds, rules.PlaywrightBrowser.At(bpos,
 			fmt.Sprintf("the Playwright browser %s is not one @playwright/mcp knows; the first browser_* call would fail", p.quote(p.browser)), sugg))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 var envRefRE = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -32,7 +33,7 @@ func (c *compiler) learnSecrets() {
 		secrets = append(secrets, v.Value)
 		c.hostSecretNames = append(c.hostSecretNames, name)
 		if redact.Weak(v.Value) {
-			c.ds = append(c.ds, diag.At(v.ValuePos, diag.Warning, "secret-weak",
+			c.ds = append(c.ds, rules.SecretWeak.At(v.ValuePos,
 				fmt.Sprintf("the value of %s is too weak to redact: a word this short or plain is ordinary text, so mcpc leaves it in output as it is", name),
 				fmt.Sprintf("give %s a real secret (12 characters or more, not only letters)", name)))
 		}
@@ -82,7 +83,7 @@ func (c *compiler) checkCredential(e *Entry, n *node.Node, envValue bool, path [
 	if envValue && validEnvName(key) {
 		sugg = fmt.Sprintf("write \"${env:%s}\" and give the host the variable %s (an env file outside the repository, or the service's secret store)", key, key)
 	}
-	c.ds = append(c.ds, diag.At(n.Pos, diag.Error, "secret-literal",
+	c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
 		fmt.Sprintf("server %q: %s holds what looks like %s, written into the file: it ends up in the repository, in the plan and in ps", e.Name, e.naming(path), what), sugg))
 }
 
@@ -148,11 +149,11 @@ func (c *compiler) checkSecrets(e *Entry) {
 		if name, ok := c.secretRef(e, n); ok {
 			switch {
 			case !envValue:
-				c.ds = append(c.ds, diag.At(n.Pos, diag.Error, "secret-literal",
+				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
 					fmt.Sprintf("%s: %s is set by %s, a host secret; a plan cannot carry its value, and a command line shows in ps", subject(), e.naming(path), name),
 					"set it through env instead: an env value may be ${env:NAME}, and the server reads the variable"))
 			case strings.Contains(n.Text, "${"):
-				c.ds = append(c.ds, diag.At(n.Pos, diag.Error, "secret-literal",
+				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
 					fmt.Sprintf("%s: %s is set by %s, a host secret whose value holds ${…}, which the host would expand; a plan can refer to the variable only as it is", subject(), e.naming(path), name),
 					"keep ${…} out of the secret, or write the template in the configuration file"))
 			}
@@ -168,7 +169,7 @@ func (c *compiler) checkSecrets(e *Entry) {
 		if envValue {
 			sugg = fmt.Sprintf("write \"${env:%s}\" instead of the value", name)
 		}
-		c.ds = append(c.ds, diag.At(n.Pos, diag.Error, "secret-literal",
+		c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
 			fmt.Sprintf("%s: %s holds the value of the host secret %s; a plan cannot carry it, and a command line shows in ps", subject(), e.naming(path), name), sugg))
 	}
 	check(e.Node.Get(FieldCommand), false, FieldCommand)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/rules"
 
 	"github.com/agnivade/levenshtein"
 
@@ -49,7 +50,7 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 		return nil, nil
 	}
 	if root.Kind != node.Object {
-		c.ds = append(c.ds, diag.At(root.Pos, diag.Error, "type-mismatch", "settings.json must hold a JSON object, not "+node.Describe(root), ""))
+		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos, "settings.json must hold a JSON object, not "+node.Describe(root), ""))
 		return nil, nil
 	}
 	c.dropDuplicateKeys(root, "")
@@ -60,7 +61,7 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 		// mcpServers is most likely a typo that loses every server.
 		for _, m := range root.Members {
 			if m.Key != "mcpServers" && looksLike(m.Key, "mcpServers") {
-				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Warning, "unknown-field",
+				c.ds = append(c.ds, rules.UnknownField.At(m.KeyPos,
 					fmt.Sprintf("settings.json: %q is ignored; the extension reads its servers from mcpServers only", m.Key),
 					`did you mean "mcpServers"?`))
 			}
@@ -145,7 +146,7 @@ func (c *compiler) dropDuplicateKeys(n *node.Node, where string) {
 				if where != "" {
 					what += " of " + where
 				}
-				c.ds = append(c.ds, diag.At(m.KeyPos, diag.Error, "duplicate-key",
+				c.ds = append(c.ds, rules.DuplicateKey.At(m.KeyPos,
 					fmt.Sprintf("%s appears twice in this object; this one is ignored", what),
 					"remove one of them; the first is at "+first.String()))
 				continue

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -42,7 +43,7 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 		pos := textPos(n, r.Start)
 		switch r.Kind {
 		case plan.TemplateUnterminated:
-			t.ds = append(t.ds, diag.At(pos, diag.Error, "unknown-variable",
+			t.ds = append(t.ds, rules.UnknownVariable.At(pos,
 				fmt.Sprintf("%s: %s has \"${\" without a closing \"}\"; the host passes it on literally", t.subject, field),
 				"close it: ${workspace} or ${env:NAME}"))
 		case plan.TemplateUnknown:
@@ -54,7 +55,7 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 			if strings.HasPrefix(strings.ToLower(r.Body), "env.") || strings.HasPrefix(strings.ToLower(r.Body), "env:") {
 				sugg = fmt.Sprintf("did you mean ${env:%s}?", r.Body[4:])
 			}
-			t.ds = append(t.ds, diag.At(pos, diag.Error, "unknown-variable",
+			t.ds = append(t.ds, rules.UnknownVariable.At(pos,
 				fmt.Sprintf("%s: %s uses ${%s}, which the host does not know and passes on literally", t.subject, field, r.Body), sugg))
 		case plan.TemplateEnv:
 			if !envValue {
@@ -65,12 +66,12 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 				if t.outsideHint != "" {
 					sugg = t.outsideHint
 				}
-				t.ds = append(t.ds, diag.At(pos, diag.Error, "env-ref-outside-env",
+				t.ds = append(t.ds, rules.EnvRefOutsideEnv.At(pos,
 					fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.Name, field), sugg))
 				continue
 			}
 			if !validEnvName(r.Name) {
-				t.ds = append(t.ds, diag.At(pos, diag.Error, "env-name-invalid",
+				t.ds = append(t.ds, rules.EnvNameInvalid.At(pos,
 					fmt.Sprintf("%s: ${env:%s} does not name a variable: a name is letters, digits and _, not starting with a digit", t.subject, r.Name),
 					fmt.Sprintf("did you mean ${env:%s}?", suggestEnvName(r.Name))))
 				continue
@@ -79,15 +80,15 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 				v, ok := t.env.Lookup(r.Name)
 				switch {
 				case !ok:
-					t.ds = append(t.ds, diag.At(pos, diag.Warning, "env-ref-unset",
+					t.ds = append(t.ds, rules.EnvRefUnset.At(pos,
 						fmt.Sprintf("%s: %s is not set in the host environment, so %s gets an empty value", t.subject, r.Name, field),
 						fmt.Sprintf("set %s for the host (--env-file or --env when checking)", r.Name)))
 				case v.Value == "":
-					t.ds = append(t.ds, diag.At(pos, diag.Warning, "env-ref-unset",
+					t.ds = append(t.ds, rules.EnvRefUnset.At(pos,
 						fmt.Sprintf("%s: %s is set but empty in the host environment (%s), so %s gets an empty value", t.subject, r.Name, v.Pos, field),
 						fmt.Sprintf("give %s a value", r.Name)))
 				case strings.IndexByte(v.Value, 0) >= 0:
-					t.ds = append(t.ds, diag.At(pos, diag.Error, RuleNULCharacter,
+					t.ds = append(t.ds, rules.NULCharacter.At(pos,
 						fmt.Sprintf("%s: %s contains a NUL character (%s), which %s would get; no process can be started with it, so the host cannot start the server", t.subject, r.Name, v.ValuePos, field),
 						"remove it from "+r.Name))
 				}
@@ -104,7 +105,7 @@ func (t *templateChecker) checkEnvRefs(n *node.Node, field string) {
 	}
 	for _, r := range plan.Templates(n.Text) {
 		if r.Kind == plan.TemplateEnv {
-			t.ds = append(t.ds, diag.At(textPos(n, r.Start), diag.Error, "env-ref-outside-env",
+			t.ds = append(t.ds, rules.EnvRefOutsideEnv.At(textPos(n, r.Start),
 				fmt.Sprintf("%s: ${env:%s} stands in %s, where the host passes it on literally; it works only in env values", t.subject, r.Name, field),
 				"write the text itself: a prompt section is put into the system prompt as written"))
 		}

@@ -6,20 +6,23 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Actions: how CraftBot turns the tools a server lists into actions (seed,
 // "How tools become actions"). Everything here is a pure function of the
 // tool lists: the action registry mcpc tools --profile craftbot prints.
 
-// Rules of the action registry (warnings: the server still loads).
-const (
+// Rules of the action registry (warnings: the server still loads), by id;
+// each is declared in package rules.
+var (
 	// RuleActionCollision: two tools make the same action name.
-	RuleActionCollision = "cb-action-collision"
+	RuleActionCollision = rules.CbActionCollision.ID
 	// RuleActionBuiltin: a tool's action name is a built-in action's.
-	RuleActionBuiltin = "cb-action-builtin"
+	RuleActionBuiltin = rules.CbActionBuiltin.ID
 	// RuleActionName: an action name a function-calling API refuses.
-	RuleActionName = "cb-action-name"
+	RuleActionName = rules.CbActionName.ID
 )
 
 // MaxActionName is the longest action name function-calling APIs accept

@@ -6,8 +6,8 @@
 // positioned diagnostics; the compiler builds a plan from it, and an editor
 // of the file can check an edit with it before writing.
 //
-// It imports diag, internal/transport (whether a url is in clear text), node
-// and schema; EditFile, the one writer of the file, imports
+// It imports diag, internal/transport (whether a url is in clear text), node,
+// rules and schema; EditFile, the one writer of the file, imports
 // internal/atomicfile, internal/inputfile and redact.
 package craftbot
 
@@ -20,6 +20,7 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -37,17 +38,18 @@ const (
 // Rule ids of the craftbot profile. Every one but cb-duplicate-key,
 // cb-env-empty, cb-field-ignored and cb-target-os says that the host skips
 // the entry.
-const (
-	RuleTransport      = "cb-transport"
-	RuleMissingCommand = "cb-missing-command"
-	RuleMissingURL     = "cb-missing-url"
-	RuleDuplicateName  = "cb-duplicate-name"
-	RuleNameInvalid    = "cb-name-invalid"
-	RuleEntryInvalid   = "cb-entry-invalid"
-	RuleFieldIgnored   = "cb-field-ignored"
-	RuleEnvEmpty       = "cb-env-empty"
-	RuleTargetOS       = "cb-target-os"
-	RuleDuplicateKey   = "cb-duplicate-key"
+// Each is declared in package rules.
+var (
+	RuleTransport      = rules.CbTransport.ID
+	RuleMissingCommand = rules.CbMissingCommand.ID
+	RuleMissingURL     = rules.CbMissingURL.ID
+	RuleDuplicateName  = rules.CbDuplicateName.ID
+	RuleNameInvalid    = rules.CbNameInvalid.ID
+	RuleEntryInvalid   = rules.CbEntryInvalid.ID
+	RuleFieldIgnored   = rules.CbFieldIgnored.ID
+	RuleEnvEmpty       = rules.CbEnvEmpty.ID
+	RuleTargetOS       = rules.CbTargetOS.ID
+	RuleDuplicateKey   = rules.CbDuplicateKey.ID
 )
 
 // Field names of mcp_config.json.
@@ -174,7 +176,7 @@ func Check(file string, data []byte, opts Options) (*Config, []diag.Diagnostic, 
 	cfg.Root = root
 	r := &reader{cfg: cfg, opts: opts}
 	if root.Kind != node.Object {
-		r.ds = append(r.ds, diag.At(root.Pos, diag.Error, schema.RuleTypeMismatch,
+		r.ds = append(r.ds, rules.TypeMismatch.At(root.Pos,
 			"mcp_config.json must hold a JSON object, not "+node.Describe(root),
 			`write {"auto_connect": true, "mcp_servers": [ … ]}`))
 		return cfg, r.ds, nil
@@ -204,8 +206,8 @@ type reader struct {
 	ds   []diag.Diagnostic
 }
 
-func (r *reader) add(pos diag.Pos, sev diag.Severity, rule, msg, sugg string) {
-	r.ds = append(r.ds, diag.At(pos, sev, rule, msg, sugg))
+func (r *reader) add(d diag.Diagnostic) {
+	r.ds = append(r.ds, d)
 }
 
 // shallow keeps the top level of the file and replaces each element of
@@ -248,9 +250,9 @@ func (r *reader) dropDuplicateKeys(n *node.Node, where string) {
 					if where != "" {
 						what += " of " + where
 					}
-					r.add(m.KeyPos, diag.Warning, RuleDuplicateKey,
+					r.add(rules.CbDuplicateKey.At(m.KeyPos,
 						fmt.Sprintf("%s appears again later in this object; the host keeps the last one and ignores this one", what),
-						"remove one of them; the one that counts is at "+n.Members[j].KeyPos.String())
+						"remove one of them; the one that counts is at "+n.Members[j].KeyPos.String()))
 					continue
 				}
 				kept = append(kept, m)
@@ -315,19 +317,19 @@ func (r *reader) skip(e *Entry, pos diag.Pos, rule, msg, sugg string) {
 	if e.Skip == "" {
 		e.Skip = rule
 	}
-	r.add(pos, diag.Warning, rule, msg, sugg)
+	r.add(rules.Of(rule).At(pos, msg, sugg))
 }
 
 // schemaProblem turns a schema diagnostic of an entry into what the host
 // does with it: an unknown field is ignored, anything else makes the host
 // skip the entry.
 func (r *reader) schemaProblem(e *Entry, d diag.Diagnostic) {
-	if d.Rule == schema.RuleUnknownField {
+	if d.Rule == rules.UnknownField.ID {
 		r.ds = append(r.ds, d)
 		return
 	}
 	switch {
-	case d.Rule == schema.RuleTypeMismatch:
+	case d.Rule == rules.TypeMismatch.ID:
 		d.Rule = RuleEntryInvalid
 	case d.Rule == RuleTransport && d.Suggestion == "":
 		d.Suggestion = `write "stdio" (a local command), "sse" or "websocket" (a url); CraftBot has no other transport`
@@ -415,7 +417,7 @@ func (r *reader) checkFields(e *Entry) {
 
 // RuleURLInsecure is the rule of servers.json's plain-http urls, which
 // applies to a CraftBot entry's url as well.
-const RuleURLInsecure = "remote-url-insecure"
+var RuleURLInsecure = rules.RemoteURLInsecure.ID
 
 // insecureURL warns about an sse or websocket url in clear text (http://,
 // ws://) to a host that is not loopback: whatever credentials the server
@@ -427,13 +429,13 @@ func (r *reader) insecureURL(e *Entry) {
 	}
 	if bad, reason := transport.Insecure(v.Text); bad {
 		secure := map[string]string{TransportSSE: "https://", TransportWebsocket: "wss://"}[e.Transport]
-		sev := diag.Warning
+		report := rules.RemoteURLInsecure.At
 		if !e.Enabled {
-			sev = diag.Info // a disabled catalog entry connects nowhere, as for cb-target-os
+			report = rules.RemoteURLInsecure.InfoAt // a disabled catalog entry connects nowhere, as for cb-target-os
 		}
-		r.add(v.Pos, sev, RuleURLInsecure,
+		r.add(report(v.Pos,
 			fmt.Sprintf("%s: the url %s", e.Subject(), reason),
-			"if the server offers no "+secure+", reach it through a tunnel that ends on 127.0.0.1")
+			"if the server offers no "+secure+", reach it through a tunnel that ends on 127.0.0.1"))
 	}
 }
 
@@ -461,9 +463,9 @@ func (r *reader) ignored(e *Entry, field, why string) {
 	if empty {
 		return
 	}
-	r.add(m.KeyPos, diag.Warning, RuleFieldIgnored,
+	r.add(rules.CbFieldIgnored.At(m.KeyPos,
 		fmt.Sprintf("%s: %s is ignored: %s", e.Subject(), field, why),
-		fmt.Sprintf("remove %s, or change transport if it is wrong", field))
+		fmt.Sprintf("remove %s, or change transport if it is wrong", field)))
 }
 
 // checkLoaded checks an entry the host loads: empty credentials and launch
@@ -475,9 +477,9 @@ func (r *reader) checkLoaded(e *Entry) {
 	if e.Enabled {
 		for _, v := range e.Env {
 			if strings.TrimSpace(v.Value) == "" {
-				r.add(v.Node.Pos, diag.Warning, RuleEnvEmpty,
+				r.add(rules.CbEnvEmpty.At(v.Node.Pos,
 					fmt.Sprintf("server %q is enabled but its env %s is empty: the server starts without it and its calls fail (catalog entries ship credential keys empty)", e.Name, v.Key),
-					fmt.Sprintf("fill it in: mcpc config env %s %s (the value is read without echo), or disable the server", e.Name, v.Key))
+					fmt.Sprintf("fill it in: mcpc config env %s %s (the value is read without echo), or disable the server", e.Name, v.Key)))
 			}
 		}
 	}
@@ -489,13 +491,13 @@ func (r *reader) checkLoaded(e *Entry) {
 		return
 	}
 	e.OSProblem = problem
-	sev, verb := diag.Warning, "will not start"
+	report, verb := rules.CbTargetOS.At, "will not start"
 	if !e.Enabled {
-		sev, verb = diag.Info, "would not start if enabled"
+		report, verb = rules.CbTargetOS.InfoAt, "would not start if enabled"
 	}
-	r.add(where, sev, RuleTargetOS,
+	r.add(report(where,
 		fmt.Sprintf("server %q %s on %s: %s", e.Name, verb, r.opts.TargetOS, problem),
-		"keep it disabled on "+r.opts.TargetOS+", or use a launch command that exists there")
+		"keep it disabled on "+r.opts.TargetOS+", or use a launch command that exists there"))
 }
 
 // argPos is the position of args[i] of e.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // style is how the file writes an entry, copied from one of its entries so
@@ -246,7 +247,7 @@ func jsonMembers(ed Edit) ([]node.Member, *Change) {
 		return nil, refuse(*d)
 	}
 	if n.Kind != node.Object {
-		return nil, refuse(diag.At(n.Pos, diag.Error, RuleEntryInvalid,
+		return nil, refuse(rules.CbEntryInvalid.ErrorAt(n.Pos,
 			"the JSON must be an object, not "+node.Describe(n),
 			`write {"transport": "sse", "url": "https://…"}`))
 	}
@@ -257,7 +258,7 @@ func jsonMembers(ed Edit) ([]node.Member, *Change) {
 			continue
 		}
 		if m.Value.Kind != node.String || m.Value.Text != ed.Name {
-			return nil, refuse(diag.At(m.Value.Pos, diag.Error, RuleNameInvalid,
+			return nil, refuse(rules.CbNameInvalid.ErrorAt(m.Value.Pos,
 				fmt.Sprintf("the JSON names the server %s, the command %q", describeName(m.Value), ed.Name),
 				`leave "name" out of the JSON, or make it the NAME of the command`))
 		}
@@ -358,7 +359,7 @@ func (e *editor) setEnv(t *Entry, key, value string) (*Change, error) {
 		return nil, &EditError{Msg: "the value holds a NUL character, which no environment variable can hold"}
 	}
 	if t.Transport == TransportSSE || t.Transport == TransportWebsocket {
-		d := diag.At(fieldPos(t, FieldTransport), diag.Warning, RuleFieldIgnored,
+		d := rules.CbFieldIgnored.At(fieldPos(t, FieldTransport),
 			fmt.Sprintf("server %q is %s server: the host connects to its url and passes env only to the stdio servers it launches", t.Name, map[string]string{TransportSSE: "an sse", TransportWebsocket: "a websocket"}[t.Transport]),
 			"give the credential in the url or a header the server documents, or use a stdio server")
 		return &Change{Data: e.body, File: e.file, Diagnostics: []diag.Diagnostic{d}, Refused: fmt.Sprintf("the host would ignore env of server %q", t.Name)}, nil

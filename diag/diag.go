@@ -54,11 +54,6 @@ func (p Pos) String() string {
 // IsZero reports whether p names no place at all.
 func (p Pos) IsZero() bool { return p.File == "" && p.Line == 0 }
 
-// At builds a diagnostic at pos.
-func At(pos Pos, sev Severity, rule, msg, suggestion string) Diagnostic {
-	return Diagnostic{File: pos.File, Line: pos.Line, Column: pos.Column, Severity: sev, Rule: rule, Message: msg, Suggestion: suggestion}
-}
-
 // Pos returns where d points.
 func (d Diagnostic) Pos() Pos { return Pos{File: d.File, Line: d.Line, Column: d.Column} }
 

@@ -8,7 +8,7 @@ import (
 // The ids of the import report's diagnostics. They describe changes made
 // while converting, not problems of a deployment, so they are not lint
 // rules of the registry (mcpc rules); Lookup describes them for printers.
-// A syntax error of the source is node.RuleJSONSyntax.
+// A syntax error of the source is rules.JSONSyntax.
 const (
 	CodeRenamed             = "import-renamed"
 	CodeTemplate            = "import-template"

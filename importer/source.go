@@ -6,6 +6,7 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // converter holds one conversion's state.
@@ -40,8 +41,10 @@ type input struct {
 	password    bool
 }
 
+// add reports an import code (importer.Codes, not a lint rule of package
+// rules) with the severity of the call site.
 func (c *converter) add(pos diag.Pos, sev diag.Severity, code, msg, sugg string) {
-	c.res.Diagnostics = append(c.res.Diagnostics, diag.At(pos, sev, code, msg, sugg))
+	c.res.Diagnostics = append(c.res.Diagnostics, rules.Rule{ID: code, Severity: sev}.At(pos, msg, sugg))
 }
 
 func (c *converter) info(pos diag.Pos, code, msg string) { c.add(pos, diag.Info, code, msg, "") }

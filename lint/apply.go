@@ -6,6 +6,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Applied is the outcome of applying a deployment's rule configuration.
@@ -26,7 +27,7 @@ type Applied struct {
 func (d *Deployment) Apply(ds []diag.Diagnostic) Applied {
 	out := Applied{Ignored: map[string]int{}, Off: map[string]int{}}
 	for _, x := range ds {
-		if d == nil || x.Rule == RuleDeploymentInvalid {
+		if d == nil || x.Rule == rules.DeploymentInvalid.ID {
 			out.Diagnostics = append(out.Diagnostics, x)
 			continue
 		}

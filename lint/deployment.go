@@ -23,14 +23,12 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
 // FileName is the deployment file mcpc lint looks for.
 const FileName = "mcpc.cue"
-
-// RuleDeploymentInvalid reports an mcpc.cue that mcpc cannot use.
-const RuleDeploymentInvalid = "deployment-invalid"
 
 // Deployment is what mcpc.cue says. Paths in it are relative to its
 // directory; Load joins them to Dir.
@@ -121,7 +119,7 @@ func mustWd() string {
 func Load(file string) (*Deployment, []diag.Diagnostic) {
 	data, err := inputfile.ReadText(file)
 	if err != nil {
-		return nil, []diag.Diagnostic{diag.At(diag.Pos{File: file, Line: 1, Column: 1}, diag.Error, RuleDeploymentInvalid,
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(diag.Pos{File: file, Line: 1, Column: 1},
 			"cannot read the deployment file: "+err.Error(), "")}
 	}
 	return Parse(file, data)
@@ -135,12 +133,12 @@ func Parse(file string, data []byte) (*Deployment, []diag.Diagnostic) {
 	}
 	v, err := schema.Acquire()
 	if err != nil {
-		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RuleDeploymentInvalid, err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos, err.Error(), "")}
 	}
 	ds = v.Check(schema.Deployment, root, "", nil)
 	schema.Release(v)
 	for i := range ds {
-		ds[i].Rule, ds[i].Severity = RuleDeploymentInvalid, diag.Error
+		ds[i] = rules.DeploymentInvalid.Claim(ds[i])
 	}
 	if len(ds) > 0 {
 		diag.Sort(ds)
@@ -148,11 +146,11 @@ func Parse(file string, data []byte) (*Deployment, []diag.Diagnostic) {
 	}
 	raw, err := json.Marshal(toAny(root))
 	if err != nil {
-		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RuleDeploymentInvalid, err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos, err.Error(), "")}
 	}
 	d := &Deployment{File: file, Dir: filepath.Dir(file), root: root}
 	if err := json.Unmarshal(raw, d); err != nil {
-		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RuleDeploymentInvalid, "the deployment does not decode: "+err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos, "the deployment does not decode: "+err.Error(), "")}
 	}
 	ds = append(ds, d.checkIgnores()...)
 	diag.Sort(ds)
@@ -176,7 +174,7 @@ func (d *Deployment) CheckRules(known []string) []diag.Diagnostic {
 		if best := closestID(id, known); best != "" {
 			sugg = fmt.Sprintf("did you mean %q?", best)
 		}
-		ds = append(ds, diag.At(pos, diag.Error, RuleDeploymentInvalid, fmt.Sprintf("rule %q does not exist", id), sugg))
+		ds = append(ds, rules.DeploymentInvalid.At(pos, fmt.Sprintf("rule %q does not exist", id), sugg))
 	}
 	if m := d.root.Member("rules"); m != nil {
 		for _, r := range m.Value.Members {
@@ -204,11 +202,11 @@ func (d *Deployment) checkIgnores() []diag.Diagnostic {
 			d.Ignores[i].Pos = e.Pos
 			ig := d.Ignores[i]
 			if ig.Reason == "" || len([]rune(ig.Reason)) < 3 {
-				ds = append(ds, diag.At(e.Get("reason").Pos, diag.Error, RuleDeploymentInvalid,
+				ds = append(ds, rules.DeploymentInvalid.At(e.Get("reason").Pos,
 					"an ignore needs a reason: why the finding does not apply here", `reason: "the image pins the package by digest"`))
 			}
 			if !doublestar.ValidatePattern(ig.Path) {
-				ds = append(ds, diag.At(e.Get("path").Pos, diag.Error, RuleDeploymentInvalid,
+				ds = append(ds, rules.DeploymentInvalid.At(e.Get("path").Pos,
 					fmt.Sprintf("path %q is not a valid glob", ig.Path), `path: "**/appsettings*.json"`))
 			}
 		}

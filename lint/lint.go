@@ -112,10 +112,7 @@ func readLock(file string) (*toollock.Lock, *node.Node, []byte, []diag.Diagnosti
 // the Go deployment rules, the rules of the built-in packs, and the two
 // rules about lint's own inputs.
 func Rules() ([]rules.Rule, error) {
-	out := rules.All()
-	for _, c := range policies.GoRules() {
-		out = append(out, c.Rule)
-	}
+	out := rules.All() // the Go deployment rules are declared there too
 	packs, err := policies.Builtin()
 	if err != nil {
 		return nil, err
@@ -140,7 +137,7 @@ func (d *Deployment) LoadPacks(extraDirs []string) ([]*policies.Pack, []diag.Dia
 	dirs = append(dirs, extraDirs...)
 	builtin, err := policies.Builtin()
 	if err != nil {
-		return nil, []diag.Diagnostic{diag.At(diag.Pos{File: "policies", Line: 1, Column: 1}, diag.Error, policies.RulePolicyInvalid, err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: "policies", Line: 1, Column: 1}, err.Error(), "")}
 	}
 	var out []*policies.Pack
 	for _, name := range names {
@@ -160,7 +157,7 @@ func (d *Deployment) LoadPacks(extraDirs []string) ([]*policies.Pack, []diag.Dia
 		}
 		for _, r := range p.Rules() {
 			if other, taken := owner[r.ID]; taken {
-				ds = append(ds, diag.At(diag.Pos{File: dir, Line: 1, Column: 1}, diag.Error, policies.RulePolicyInvalid,
+				ds = append(ds, rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1},
 					"rule "+r.ID+" is declared by the packs in "+other+" and "+dir, "give each rule an id of its own"))
 			}
 			owner[r.ID] = dir

@@ -46,13 +46,15 @@
 // and a name that some other tool already has — also of the same server — is
 // skipped (tool-name-collision) instead of getting a suffix.
 //
-// It is a leaf: it imports only the standard library.
+// It imports only rules (the ids of the naming rules it reports).
 package naming
 
 import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // MaxLen is the longest visible tool name, in characters.
@@ -62,14 +64,14 @@ const MaxLen = 48
 // name (15 + 48 = 63 characters, within the provider's limit of 64).
 const ProviderPrefix = "mcp__volcanic__"
 
-// Rule ids reported in [Result.Rule].
-const (
-	RuleSanitized    = "tool-name-sanitized"
-	RuleTruncated    = "tool-name-truncated"
-	RuleDeduplicated = "tool-name-deduplicated"
-	RuleBuiltin      = "tool-builtin-conflict"
-	RuleCollision    = "tool-name-collision"
-	RuleEmpty        = "tool-name-empty"
+// Rule ids reported in [Result.Rule] (each rule is declared in package rules).
+var (
+	RuleSanitized    = rules.ToolNameSanitized.ID
+	RuleTruncated    = rules.ToolNameTruncated.ID
+	RuleDeduplicated = rules.ToolNameDeduplicated.ID
+	RuleBuiltin      = rules.ToolBuiltinConflict.ID
+	RuleCollision    = rules.ToolNameCollision.ID
+	RuleEmpty        = rules.ToolNameEmpty.ID
 )
 
 // DefaultBuiltins are the host's built-in tool names, used when

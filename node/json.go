@@ -13,10 +13,8 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/rules"
 )
-
-// RuleJSONSyntax is the rule id of every syntax error this package reports.
-const RuleJSONSyntax = "json-syntax"
 
 // MaxDepth bounds the nesting of objects and arrays. The parser recurses per
 // level, so without a bound a small file of brackets exhausts the stack or
@@ -206,7 +204,7 @@ func (ix *LineIndex) Line(n int) (string, bool) {
 func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic) {
 	ix := NewLineIndex(file, data)
 	syntax := func(off int, msg, suggestion string) *diag.Diagnostic {
-		d := diag.At(ix.Pos(off), diag.Error, RuleJSONSyntax, msg, suggestion)
+		d := rules.JSONSyntax.At(ix.Pos(off), msg, suggestion)
 		return &d
 	}
 	if !utf8.Valid(data) {
@@ -252,7 +250,7 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 // encoding/json refuses (nil if it does not).
 func strictJSONError(ix *LineIndex, data []byte) *diag.Diagnostic {
 	syntax := func(off int, msg, suggestion string) *diag.Diagnostic {
-		d := diag.At(ix.Pos(off), diag.Error, RuleJSONSyntax, msg, suggestion)
+		d := rules.JSONSyntax.At(ix.Pos(off), msg, suggestion)
 		return &d
 	}
 	var scratch any

@@ -13,6 +13,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 func TestParseJSONPositions(t *testing.T) {
@@ -50,7 +51,7 @@ func TestParseJSONErrors(t *testing.T) {
 		switch {
 		case c.want == "" && d != nil:
 			t.Errorf("%q: unexpected %v", c.src, d)
-		case c.want != "" && (d == nil || d.Pos().String() != c.want || d.Rule != RuleJSONSyntax):
+		case c.want != "" && (d == nil || d.Pos().String() != c.want || d.Rule != rules.JSONSyntax.ID):
 			t.Errorf("%q: got %+v, want json-syntax at %s", c.src, d, c.want)
 		}
 	}
@@ -62,7 +63,7 @@ func TestParseJSONRefusesDeepNesting(t *testing.T) {
 	for _, comments := range []bool{true, false} {
 		src := `{"Mcp":` + strings.Repeat("[", 200000) + strings.Repeat("]", 200000) + "}"
 		_, d := ParseJSON("f.json", []byte(src), comments)
-		if d == nil || d.Rule != RuleJSONSyntax || !strings.Contains(d.Message, "nested deeper") || d.Column != 8+MaxDepth-1 {
+		if d == nil || d.Rule != rules.JSONSyntax.ID || !strings.Contains(d.Message, "nested deeper") || d.Column != 8+MaxDepth-1 {
 			t.Errorf("comments=%v: %+v", comments, d)
 		}
 	}

@@ -3,7 +3,7 @@
 // checks it. Each value and each object key remembers where it stands in the
 // user's input, so every later diagnostic can point there.
 //
-// It imports only diag.
+// It imports only diag and rules (json-syntax).
 package node
 
 import (

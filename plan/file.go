@@ -7,11 +7,9 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
-
-// RuleInvalid reports a plan file that mcpc cannot run.
-const RuleInvalid = "plan-invalid"
 
 // Read reads a plan file written by `mcpc plan -o`. A file that is not a
 // valid plan of this mcpc's planVersion, or whose digest does not match its
@@ -23,16 +21,16 @@ func Read(file string, data []byte) (*Plan, []diag.Diagnostic) {
 		return nil, []diag.Diagnostic{*d}
 	}
 	if root.Kind != node.Object {
-		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RuleInvalid, "a plan is a JSON object, not "+node.Describe(root), "write it with mcpc plan -o FILE")}
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos, "a plan is a JSON object, not "+node.Describe(root), "write it with mcpc plan -o FILE")}
 	}
 	if m := root.Member("planVersion"); m != nil && m.Value.Kind == node.Number && m.Value.Text != fmt.Sprint(Version) {
-		return nil, []diag.Diagnostic{diag.At(m.Value.Pos, diag.Error, RuleInvalid,
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(m.Value.Pos,
 			fmt.Sprintf("planVersion %s: this mcpc reads planVersion %d", m.Value.Text, Version),
 			"compile the plan again with this mcpc (mcpc plan -o FILE)")}
 	}
 	v, err := schema.Acquire()
 	if err != nil {
-		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RuleInvalid, err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos, err.Error(), "")}
 	}
 	defer schema.Release(v)
 	def := schema.PlanFile
@@ -42,8 +40,7 @@ func Read(file string, data []byte) (*Plan, []diag.Diagnostic) {
 	ds := v.Check(def, root, "plan", nil)
 	if len(ds) > 0 {
 		for i := range ds {
-			ds[i].Rule = RuleInvalid
-			ds[i].Severity = diag.Error
+			ds[i] = rules.PlanInvalid.Claim(ds[i])
 		}
 		diag.Sort(ds)
 		return nil, ds
@@ -51,12 +48,12 @@ func Read(file string, data []byte) (*Plan, []diag.Diagnostic) {
 	var p Plan
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&p); err != nil {
-		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RuleInvalid, "the plan does not decode: "+err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos, "the plan does not decode: "+err.Error(), "")}
 	}
 	want := p.Digest
 	if err := p.Seal(); err != nil || p.Digest != want {
 		m := root.Member("digest")
-		return nil, []diag.Diagnostic{diag.At(m.Value.Pos, diag.Error, RuleInvalid,
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(m.Value.Pos,
 			"the digest does not match the plan's content: the file was changed after mcpc compiled it",
 			"compile the plan again (mcpc plan -o FILE) instead of editing it")}
 	}

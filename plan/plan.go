@@ -4,8 +4,8 @@
 // templates of its values and the environment a server gets). The compiler
 // writes plans; the runtime reads them and never imports the compiler.
 //
-// It may import diag, node, schema (to validate a plan file) and
-// policies/denylist, never compile, runtime or the CLI.
+// It may import diag, node, rules (plan-invalid), schema (to validate a plan
+// file) and policies/denylist, never compile, runtime or the CLI.
 package plan
 
 import (

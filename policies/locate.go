@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Locator maps a path into the plan to the place that set the value:
@@ -38,7 +39,9 @@ func PlanFile(root *node.Node) Locator {
 func Diagnostics(vs []Violation, loc Locator) []diag.Diagnostic {
 	out := make([]diag.Diagnostic, 0, len(vs))
 	for _, v := range vs {
-		d := diag.At(loc(v.Path), v.Severity, v.Rule, v.Message, v.Suggestion)
+		// v's rule and severity are its declaration's: a pack's CUE, or the
+		// rules value of a Go rule (RunGo).
+		d := rules.Rule{ID: v.Rule, Severity: v.Severity}.At(loc(v.Path), v.Message, v.Suggestion)
 		out = append(out, d)
 	}
 	diag.Sort(out)

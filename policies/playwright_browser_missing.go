@@ -3,7 +3,6 @@ package policies
 import (
 	"fmt"
 
-	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/rules"
 )
 
@@ -11,9 +10,7 @@ import (
 // asks for is not on the target. The host starts; the first browser_* call
 // fails (the seed's "Deployment requirements").
 var playwrightBrowserMissing = Check{
-	Rule: rules.Rule{ID: "playwright-browser-missing", Severity: diag.Warning,
-		Description: "The Playwright preset is enabled but its browser is not on the target (no Playwright build of it, no --executable-path that exists, no system Chrome or Edge for those channels): the first browser call fails.",
-		Example:     `PLAYWRIGHT_ENABLED=true on a machine without npx playwright install chromium`},
+	Rule: rules.PlaywrightBrowserMissing,
 	Run: func(in *Input) []Violation {
 		var out []Violation
 		for i, s := range in.Plan.Servers {

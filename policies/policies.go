@@ -65,11 +65,6 @@ var builtin embed.FS
 // BuiltinNames are the packs shipped with mcpc, in the order they run.
 var BuiltinNames = []string{"baseline", "strict"}
 
-// RulePolicyInvalid reports a pack that cannot be used: CUE that does not
-// compile, a rule without its declaration, a rule id taken twice, or a pack
-// that fails to evaluate on a plan.
-const RulePolicyInvalid = "policy-invalid"
-
 // maxPackBytes bounds one file of a pack, as every input file is bounded.
 const maxPackBytes = 1 << 20
 
@@ -126,8 +121,8 @@ func Builtin() ([]*Pack, error) {
 func Load(dir string) (*Pack, []diag.Diagnostic) {
 	entries, err := readDir(dir)
 	if err != nil {
-		return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid,
-			Message: "cannot read the policy pack: " + err.Error(), Suggestion: "give --policy a directory of .cue files"}}
+		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1},
+			"cannot read the policy pack: "+err.Error(), "give --policy a directory of .cue files")}
 	}
 	p := &Pack{Name: path.Base(dir)}
 	for _, name := range entries {
@@ -135,19 +130,19 @@ func Load(dir string) (*Pack, []diag.Diagnostic) {
 		data, err := inputfile.ReadMax(file, maxPackBytes)
 		data = inputfile.TrimBOM(data)
 		if err != nil {
-			return nil, []diag.Diagnostic{{File: file, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid,
-				Message: "cannot read the policy file: " + err.Error()}}
+			return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: file, Line: 1, Column: 1},
+				"cannot read the policy file: "+err.Error(), "")}
 		}
 		p.files = append(p.files, packFile{name: file, src: data})
 	}
 	if len(p.files) == 0 {
-		return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid,
-			Message: "the policy pack has no .cue file", Suggestion: "a pack is a directory of .cue files that declare rules: {…}"}}
+		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1},
+			"the policy pack has no .cue file", "a pack is a directory of .cue files that declare rules: {…}")}
 	}
 	taken := builtinRuleIDs()
 	packs, err := Builtin()
 	if err != nil {
-		return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid, Message: err.Error()}}
+		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1}, err.Error(), "")}
 	}
 	for _, b := range packs {
 		for _, r := range b.rules {
@@ -172,7 +167,7 @@ func builtinRuleIDs() map[string]bool {
 func loadFS(fsys fs.FS, dir, name string, taken map[string]bool) (*Pack, []diag.Diagnostic) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid, Message: err.Error()}}
+		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1}, err.Error(), "")}
 	}
 	p := &Pack{Name: name}
 	for _, e := range entries {
@@ -181,7 +176,7 @@ func loadFS(fsys fs.FS, dir, name string, taken map[string]bool) (*Pack, []diag.
 		}
 		b, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		if err != nil {
-			return nil, []diag.Diagnostic{{File: dir, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid, Message: err.Error()}}
+			return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1}, err.Error(), "")}
 		}
 		p.files = append(p.files, packFile{name: "policies/" + dir + "/" + e.Name(), src: b})
 	}
@@ -225,8 +220,8 @@ func (p *Pack) declare(taken map[string]bool) []diag.Diagnostic {
 	at := func(x cue.Value) (string, int, int) { return position(x.Pos(), p.files[0].name) }
 	if !rs.Exists() {
 		file, line, col := at(v)
-		return []diag.Diagnostic{{File: file, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
-			Message: "the policy pack declares no rules", Suggestion: `declare them as rules: "my-rule": {severity: "error", description: "…", example: "…", deny: [...]}`}}
+		return []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: file, Line: line, Column: col},
+			"the policy pack declares no rules", `declare them as rules: "my-rule": {severity: "error", description: "…", example: "…", deny: [...]}`)}
 	}
 	iter, err := rs.Fields()
 	if err != nil {
@@ -236,8 +231,8 @@ func (p *Pack) declare(taken map[string]bool) []diag.Diagnostic {
 		id, rv := iter.Selector().Unquoted(), iter.Value()
 		file, line, col := at(rv)
 		bad := func(msg, sugg string) {
-			ds = append(ds, diag.Diagnostic{File: file, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
-				Message: fmt.Sprintf("rule %s: %s", id, msg), Suggestion: sugg})
+			ds = append(ds, rules.PolicyInvalid.At(diag.Pos{File: file, Line: line, Column: col},
+				fmt.Sprintf("rule %s: %s", id, msg), sugg))
 		}
 		if !ruleID.MatchString(id) {
 			bad("a rule id is kebab-case (a-z, 0-9, single dashes)", "rename it, e.g. "+suggestID(id))
@@ -290,8 +285,8 @@ func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
 	}
 	expr, err := cuejson.Extract("plan.json", planJSON)
 	if err != nil {
-		return nil, []diag.Diagnostic{{File: p.files[0].name, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid,
-			Message: "the plan does not convert to CUE: " + firstLine(err)}}
+		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: p.files[0].name, Line: 1, Column: 1},
+			"the plan does not convert to CUE: "+firstLine(err), "")}
 	}
 	v = v.FillPath(cue.ParsePath("input"), v.Context().BuildExpr(expr))
 	var out []Violation
@@ -304,9 +299,8 @@ func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
 		}
 		file, line, col := position(rv.Pos(), p.files[0].name)
 		fail := func(msg string) {
-			ds = append(ds, diag.Diagnostic{File: file, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
-				Message:    fmt.Sprintf("policy %s (pack %s) fails to evaluate: %s", r.ID, p.Name, msg),
-				Suggestion: "check the rule against a plan: mcpc plan -o plan.json shows its input"})
+			ds = append(ds, rules.PolicyInvalid.At(diag.Pos{File: file, Line: line, Column: col},
+				fmt.Sprintf("policy %s (pack %s) fails to evaluate: %s", r.ID, p.Name, msg), "check the rule against a plan: mcpc plan -o plan.json shows its input"))
 		}
 		if err := rv.Decode(&found); err != nil {
 			if e := cueerrors.Errors(err); len(e) > 0 {
@@ -393,11 +387,11 @@ func cueDiagnostics(err error, file, what string) []diag.Diagnostic {
 			}
 		}
 		format, args := e.Msg()
-		ds = append(ds, diag.Diagnostic{File: f, Line: line, Column: col, Severity: diag.Error, Rule: RulePolicyInvalid,
-			Message: what + ": " + fmt.Sprintf(format, args...)})
+		ds = append(ds, rules.PolicyInvalid.At(diag.Pos{File: f, Line: line, Column: col},
+			what+": "+fmt.Sprintf(format, args...), ""))
 	}
 	if len(ds) == 0 {
-		ds = append(ds, diag.Diagnostic{File: file, Line: 1, Column: 1, Severity: diag.Error, Rule: RulePolicyInvalid, Message: what + ": " + firstLine(err)})
+		ds = append(ds, rules.PolicyInvalid.At(diag.Pos{File: file, Line: 1, Column: 1}, what+": "+firstLine(err), ""))
 	}
 	diag.Sort(ds)
 	return ds

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // server is one plan server for the tests: the defaults of a stdio entry.
@@ -178,7 +179,7 @@ rules: "team-no-latest": {
 			t.Fatal(err)
 		}
 		p, ds := Load(dir)
-		if p != nil || len(ds) == 0 || !strings.Contains(ds[0].Message, b.want) || ds[0].Rule != RulePolicyInvalid || ds[0].Line < 1 {
+		if p != nil || len(ds) == 0 || !strings.Contains(ds[0].Message, b.want) || ds[0].Rule != rules.PolicyInvalid.ID || ds[0].Line < 1 {
 			t.Errorf("%q: pack %v, diagnostics %+v, want %q", b.src, p != nil, ds, b.want)
 		}
 	}

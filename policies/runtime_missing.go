@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/rules"
 )
 
@@ -12,9 +11,7 @@ import (
 // the target, so the server fails at its first start (the host starts, the
 // server's tools never appear).
 var runtimeMissing = Check{
-	Rule: rules.Rule{ID: "runtime-missing", Severity: diag.Error,
-		Description: "An enabled stdio server's command is not on the target's PATH (npx, node, uvx, python3, docker, …), or an absolute command path does not exist on this machine: the server cannot start.",
-		Example:     `"command": "uvx"  (uv is not installed on the target)`},
+	Rule: rules.RuntimeMissing,
 	Run: func(in *Input) []Violation {
 		var out []Violation
 		for i, s := range in.Plan.Servers {

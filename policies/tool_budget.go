@@ -3,16 +3,13 @@ package policies
 import (
 	"fmt"
 
-	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // toolBudget: more registered tools than a target client takes. Counted from
 // the tool lock, so that CI needs no servers.
 var toolBudget = Check{
-	Rule: rules.Rule{ID: "tool-budget", Severity: diag.Error,
-		Description: "The deployment registers more tools than a target client accepts (Cursor 40, Copilot and OpenAI 128); the client drops or refuses the rest. Counted from the tool lock.",
-		Example:     `targets: ["cursor"] with 41 tools in mcpc.lock.json`},
+	Rule: rules.ToolBudget,
 	Run: func(in *Input) []Violation {
 		if in.Lock == nil {
 			return nil

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/rules"
 )
 
@@ -12,9 +11,7 @@ import (
 // longer, in the form a target client sends to its model, than that client
 // allows. Checked from the tool lock.
 var toolNameLength = Check{
-	Rule: rules.Rule{ID: "tool-name-length", Severity: diag.Error,
-		Description: "A tool name is longer than a target client accepts in the form it sends (64 for the Anthropic and OpenAI tool APIs, with the client's prefix), or a server lists a name longer than the MCP specification's 128. Checked from the tool lock.",
-		Example:     `targets: ["openai"] with a craftbot action mcp_filesystem_list_directory_with_sizes_and_more (65 characters)`},
+	Rule: rules.ToolNameLength,
 	Run: func(in *Input) []Violation {
 		if in.Lock == nil {
 			return nil

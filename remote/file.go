@@ -11,7 +11,7 @@
 // used, and never rewritten. No header value, token or host secret is ever
 // put in a diagnostic, an error, a reason or a status.
 //
-// It imports diag, node, schema, redact and internal/inputfile; never
+// It imports diag, node, rules, schema, redact and internal/inputfile; never
 // naming, compile or runtime.
 package remote
 
@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -47,23 +48,6 @@ const (
 	TransportHTTP = "http" // Streamable HTTP
 	TransportSSE  = "sse"  // the older HTTP+SSE transport
 	AuthHeaders   = "headers"
-)
-
-// Rule ids this package reports (besides json-syntax, duplicate-key,
-// type-mismatch and unknown-field, shared with the compiler).
-const (
-	RuleVersion       = "remote-version"
-	RuleName          = "remote-name"
-	RuleNameDuplicate = "remote-name-duplicate"
-	RuleURL           = "remote-url"
-	RuleURLInsecure   = "remote-url-insecure"
-	RuleTransport     = "remote-transport"
-	RuleTools         = "remote-tools"
-	RuleAuth          = "remote-auth"
-	RuleSealed        = "remote-sealed"
-
-	ruleDuplicateKey = "duplicate-key"
-	ruleTypeMismatch = "type-mismatch"
 )
 
 // Schema definitions (schema/remote.cue).
@@ -167,10 +151,10 @@ func Parse(path string, data []byte) *File {
 	}
 	hv, err := hujson.Parse(data)
 	if err != nil { // node.ParseJSON accepted it: cannot happen
-		return fail(diag.At(root.Pos, diag.Error, node.RuleJSONSyntax, "invalid JSON: "+err.Error(), ""))
+		return fail(rules.JSONSyntax.At(root.Pos, "invalid JSON: "+err.Error(), ""))
 	}
 	if root.Kind != node.Object {
-		return fail(diag.At(root.Pos, diag.Error, ruleTypeMismatch, "servers.json must hold a JSON object {\"version\": 1, \"servers\": [...]}, not "+node.Describe(root), ""))
+		return fail(rules.TypeMismatch.At(root.Pos, "servers.json must hold a JSON object {\"version\": 1, \"servers\": [...]}, not "+node.Describe(root), ""))
 	}
 	if ds := duplicateKeys(root, false); len(ds) > 0 {
 		f.Diagnostics = append(f.Diagnostics, ds[1:]...)
@@ -178,7 +162,7 @@ func Parse(path string, data []byte) *File {
 	}
 	v, verr := schema.Acquire()
 	if verr != nil {
-		return fail(diag.At(root.Pos, diag.Error, ruleTypeMismatch, "internal: "+verr.Error(), ""))
+		return fail(rules.TypeMismatch.At(root.Pos, "internal: "+verr.Error(), ""))
 	}
 	defer schema.Release(v)
 
@@ -222,7 +206,7 @@ func Parse(path string, data []byte) *File {
 			continue
 		}
 		if first, dup := firstByName[e.Name]; dup {
-			d := diag.At(e.NamePos, diag.Error, RuleNameDuplicate,
+			d := rules.RemoteNameDuplicate.At(e.NamePos,
 				fmt.Sprintf("server %q is defined again (first at line %d); names must be unique, and only the first entry is used", e.Name, first.NamePos.Line),
 				fmt.Sprintf("delete one of the two entries, or run mcpc remote add %s … to replace both with one", e.Name))
 			e.Problem = d.Message
@@ -290,7 +274,7 @@ func duplicateKeys(n *node.Node, deep bool) []diag.Diagnostic {
 			seen := map[string]diag.Pos{}
 			for _, m := range n.Members {
 				if first, dup := seen[m.Key]; dup {
-					out = append(out, diag.At(m.KeyPos, diag.Error, ruleDuplicateKey,
+					out = append(out, rules.DuplicateKey.At(m.KeyPos,
 						fmt.Sprintf("key %q appears twice in this object (first at line %d, column %d)", m.Key, first.Line, first.Column),
 						"keep one of them"))
 				} else {
@@ -361,20 +345,20 @@ func (f *File) checkEntry(v *schema.Validator, e *Entry, el *node.Node) []diag.D
 		e.Tools = []string{}
 		seen := map[string]bool{}
 		if len(tn.Elems) == 0 {
-			ds = append(ds, diag.At(tn.Pos, diag.Error, RuleTools,
+			ds = append(ds, rules.RemoteTools.At(tn.Pos,
 				subject+": tools is an empty list, so no tool of the server would be used",
 				fmt.Sprintf("write null to allow every tool, list the tools to allow, or remove the server (mcpc remote remove %s)", e.Name)))
 		}
 		for i, t := range tn.Elems {
 			if t.Kind != node.String {
-				ds = append(ds, diag.At(t.Pos, diag.Error, ruleTypeMismatch, fmt.Sprintf("%s: tools[%d] must be a string, not %s", subject, i, node.Describe(t)), ""))
+				ds = append(ds, rules.TypeMismatch.At(t.Pos, fmt.Sprintf("%s: tools[%d] must be a string, not %s", subject, i, node.Describe(t)), ""))
 				continue
 			}
 			switch {
 			case t.Text == "":
-				ds = append(ds, diag.At(t.Pos, diag.Error, RuleTools, fmt.Sprintf("%s: tools[%d] is empty; a tool name is never empty", subject, i), "remove it"))
+				ds = append(ds, rules.RemoteTools.At(t.Pos, fmt.Sprintf("%s: tools[%d] is empty; a tool name is never empty", subject, i), "remove it"))
 			case seen[t.Text]:
-				ds = append(ds, diag.At(t.Pos, diag.Error, RuleTools, fmt.Sprintf("%s: tools[%d] repeats %q", subject, i, t.Text), "list each tool once"))
+				ds = append(ds, rules.RemoteTools.At(t.Pos, fmt.Sprintf("%s: tools[%d] repeats %q", subject, i, t.Text), "list each tool once"))
 			}
 			seen[t.Text] = true
 			e.Tools = append(e.Tools, t.Text)
@@ -382,7 +366,7 @@ func (f *File) checkEntry(v *schema.Validator, e *Entry, el *node.Node) []diag.D
 	}
 	if sealedNode != nil && sealedNode.Kind == node.String {
 		if _, err := decodeSealed(e.Sealed); err != nil {
-			ds = append(ds, diag.At(sealedNode.Pos, diag.Error, RuleSealed,
+			ds = append(ds, rules.RemoteSealed.At(sealedNode.Pos,
 				fmt.Sprintf("%s: %v; the entry cannot be opened and is skipped", subject, err),
 				"sealed is written by mcpc remote add: add the server again"))
 		}
@@ -437,11 +421,11 @@ func (f *File) checkURL(subject, raw string, pos diag.Pos) []diag.Diagnostic {
 	}
 	problem, sugg, insecure := CheckURL(raw)
 	if problem != "" {
-		return []diag.Diagnostic{diag.At(pos, diag.Error, RuleURL, subject+": url "+problem, sugg)}
+		return []diag.Diagnostic{rules.RemoteURL.At(pos, subject+": url "+problem, sugg)}
 	}
 	if insecure {
 		u, _ := url.Parse(raw)
-		return []diag.Diagnostic{diag.At(pos, diag.Warning, RuleURLInsecure,
+		return []diag.Diagnostic{rules.RemoteURLInsecure.At(pos,
 			fmt.Sprintf("%s: url uses plain http to %s, which is not a loopback address: its headers, and the key in them, travel unencrypted", subject, u.Hostname()),
 			"use https://")}
 	}

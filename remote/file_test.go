@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // validSealed is base64 of 28 zero bytes: well-formed, opens with nothing.
@@ -131,7 +132,7 @@ func TestParseFillsEntries(t *testing.T) {
 func TestSourcesHideUserInfo(t *testing.T) {
 	src := entryJSON(`{"name": "n", "url": "https://me:hunter2@h.example/mcp", "transport": "auto", "auth": "headers", "sealed": "` + validSealed + `"}`)
 	f := Parse("x.json", []byte(src))
-	if len(f.Diagnostics) != 1 || f.Diagnostics[0].Rule != RuleURL {
+	if len(f.Diagnostics) != 1 || f.Diagnostics[0].Rule != rules.RemoteURL.ID {
 		t.Fatalf("%v", f.Diagnostics)
 	}
 	d := f.Diagnostics[0]
@@ -191,7 +192,7 @@ func TestSourcesHideURLQuery(t *testing.T) {
 			// Plain http to a public host: a warning at the url.
 			src := entryJSON(`{"name": "n", "url": "` + c.url + `"` + rest)
 			f := Parse("x.json", []byte(src))
-			if len(f.Diagnostics) != 1 || f.Diagnostics[0].Rule != RuleURLInsecure {
+			if len(f.Diagnostics) != 1 || f.Diagnostics[0].Rule != rules.RemoteURLInsecure.ID {
 				t.Fatalf("%v", f.Diagnostics)
 			}
 			d := f.Diagnostics[0]

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Sealing (SPEC §3): sealed = base64(nonce(12) ‖ AES-256-GCM(plaintext) ‖ tag)
@@ -231,7 +232,7 @@ func CheckSealed(f *File, key *Key, scope, from string) []diag.Diagnostic {
 			continue
 		}
 		if _, err := key.Open(scope, e.Server, e.Sealed); err != nil {
-			out = append(out, diag.At(e.SealedPos, diag.Error, RuleSealed,
+			out = append(out, rules.RemoteSealed.At(e.SealedPos,
 				fmt.Sprintf("%s: the sealed part does not open with the secret from %s for scope %q: the entry was written or edited without the secret, copied from another chat, or sealed with another secret; the host skips it", e.Label(), from, scope),
 				fmt.Sprintf("add the server again: mcpc remote add %s URL --workspace DIR --scope %s", e.Name, scope)))
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Validate opens the sealed parts only with the host secret and a scope;
@@ -57,7 +59,7 @@ func TestValidate(t *testing.T) {
 		var ds []string
 		for _, d := range v.Diagnostics {
 			ds = append(ds, d.Pos().String())
-			if d.Rule != RuleSealed || !strings.Contains(d.Message, `server "other"`) {
+			if d.Rule != rules.RemoteSealed.ID || !strings.Contains(d.Message, `server "other"`) {
 				t.Errorf("%s: %v", tc.scope, d)
 			}
 		}
@@ -76,7 +78,7 @@ func TestValidate(t *testing.T) {
 	// A file that is not used: its own problem, nothing opened.
 	broken := Parse("servers.json", []byte("{\n  \"version\": 2,\n  \"servers\": []\n}\n"))
 	v, err := Validate(broken, "chat-1", env(SecretVar, "host-secret"))
-	if err != nil || v.OpenedWith != "" || len(v.Diagnostics) != 1 || v.Diagnostics[0].Rule != RuleVersion {
+	if err != nil || v.OpenedWith != "" || len(v.Diagnostics) != 1 || v.Diagnostics[0].Rule != rules.RemoteVersion.ID {
 		t.Errorf("broken file: %+v, %v", v, err)
 	}
 }

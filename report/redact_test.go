@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Options.Redact is applied to every message and suggestion in every
 // format, and the caller's diagnostics stay as they were.
 func TestPrintersRedact(t *testing.T) {
 	const secret = "tok-4f1e-99ab"
-	ds := []diag.Diagnostic{diag.At(diag.Pos{File: "a.json", Line: 1, Column: 1}, diag.Error, "type-mismatch",
+	ds := []diag.Diagnostic{rules.TypeMismatch.At(diag.Pos{File: "a.json", Line: 1, Column: 1},
 		"value "+secret+" does not convert", "not "+secret)}
 	redact := func(s string) string { return strings.ReplaceAll(s, secret, "[REDACTED]") }
 	for _, f := range Formats {

@@ -93,8 +93,9 @@
 // deadline on the connection) are real time: they wait for the operating
 // system.
 //
-// It imports plan, naming, node, redact, remote, policies/denylist and
-// internal/transport (the stdio connection to a server process; the runtime
-// keeps starting, reaping and killing the process); never compile: a
-// runtime runs a plan without the compiler (layers_test.go).
+// It imports plan, naming, node, redact, remote, rules (the rule ids of its
+// warnings), policies/denylist and internal/transport (the stdio connection
+// to a server process; the runtime keeps starting, reaping and killing the
+// process); never compile: a runtime runs a plan without the compiler
+// (layers_test.go).
 package runtime

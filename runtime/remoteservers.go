@@ -14,6 +14,7 @@ import (
 	"github.com/mcpc-dev/mcpc/naming"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // The connections of one chat to its remote servers (SPEC §4). Package
@@ -508,7 +509,7 @@ func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool
 		st := s.status()
 		l.Servers = append(l.Servers, st)
 		for _, name := range st.Missing {
-			l.Warnings = append(l.Warnings, RemoteWarning{Rule: remote.RuleTools, Message: fmt.Sprintf("remote server %q does not offer the allowlisted tool %q", s.entry.Name, name), Suggestion: fmt.Sprintf("mcpc remote tools %s shows the tools it offers", s.entry.Name)})
+			l.Warnings = append(l.Warnings, RemoteWarning{Rule: rules.RemoteToolMissing.ID, Message: fmt.Sprintf("remote server %q does not offer the allowlisted tool %q", s.entry.Name, name), Suggestion: fmt.Sprintf("mcpc remote tools %s shows the tools it offers", s.entry.Name)})
 		}
 		if st.Phase != RemoteConnected {
 			continue
@@ -547,7 +548,7 @@ func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool
 		// put a secret in a default or an example.
 		def, err := remote.RedactTool(orig, red.Redact)
 		if err != nil {
-			l.Warnings = append(l.Warnings, RemoteWarning{Rule: remote.RuleTools,
+			l.Warnings = append(l.Warnings, RemoteWarning{Rule: rules.RemoteToolMissing.ID,
 				Message: m.Redact(fmt.Sprintf("tool %q of remote server %q is not offered: its definition could not be checked for secrets (%v)", r.Tool, r.Server, err))})
 			continue
 		}

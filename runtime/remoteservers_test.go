@@ -17,6 +17,7 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // Tests of a set of remote servers on its own (RemoteServers), as `mcpc
@@ -100,7 +101,7 @@ func TestRemoteServersConnectsListsAndCalls(t *testing.T) {
 	}
 	var warned bool
 	for _, w := range l.Warnings {
-		warned = warned || w.Rule == remote.RuleTools && strings.Contains(w.Message, `"missing"`)
+		warned = warned || w.Rule == rules.RemoteToolMissing.ID && strings.Contains(w.Message, `"missing"`)
 	}
 	if !warned || l.PromptSection() != "" {
 		t.Errorf("warnings %v, prompt %q", l.Warnings, l.PromptSection())

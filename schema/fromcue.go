@@ -14,10 +14,8 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 )
-
-// RuleCUESyntax reports a CUE input file that does not parse or evaluate.
-const RuleCUESyntax = "cue-syntax"
 
 // ParseCUE evaluates a CUE file written by an operator (JSON is CUE too) and
 // returns its value as a positioned value tree, so that it is checked like
@@ -173,10 +171,10 @@ func cueErrors(err error, file, what string) []diag.Diagnostic {
 		if path := e.Path(); len(path) > 0 {
 			msg = strings.Join(path, ".") + ": " + msg
 		}
-		ds = append(ds, diag.At(pos, diag.Error, RuleCUESyntax, what+": "+msg, ""))
+		ds = append(ds, rules.CUESyntax.At(pos, what+": "+msg, ""))
 	}
 	if len(ds) == 0 {
-		ds = append(ds, diag.At(diag.Pos{File: file, Line: 1, Column: 1}, diag.Error, RuleCUESyntax, what+": "+err.Error(), ""))
+		ds = append(ds, rules.CUESyntax.At(diag.Pos{File: file, Line: 1, Column: 1}, what+": "+err.Error(), ""))
 	}
 	diag.Sort(ds)
 	return ds

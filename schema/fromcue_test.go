@@ -3,6 +3,8 @@ package schema
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 // A CUE file becomes a value tree positioned in the file: keys at their
@@ -48,7 +50,7 @@ func TestParseCUE(t *testing.T) {
 	}
 	// Not data, not CUE: positioned errors.
 	for _, src := range []string{"profile: string\n", "a: 1\na: 2\n", "a: {\n"} {
-		if _, ds := ParseCUE("mcpc.cue", []byte(src)); len(ds) == 0 || ds[0].Rule != RuleCUESyntax || ds[0].Line < 1 {
+		if _, ds := ParseCUE("mcpc.cue", []byte(src)); len(ds) == 0 || ds[0].Rule != rules.CUESyntax.ID || ds[0].Line < 1 {
 			t.Errorf("%q: %v", src, ds)
 		}
 	}

@@ -6,7 +6,7 @@
 // between goroutines, so each goroutine that validates needs its own
 // Validator.
 //
-// It imports diag and node (and CUE); never compile, whose input it checks.
+// It imports diag, node and rules (and CUE); never compile, whose input it checks.
 package schema
 
 import (
@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/rules"
 )
 
 //go:embed *.cue
@@ -44,13 +45,6 @@ const (
 	CraftbotConfig = "#CraftbotConfig"
 	CraftbotServer = "#CraftbotServer"
 	CraftbotPlan   = "#CraftbotPlan"
-)
-
-// Rule ids this package reports itself; constraint rules come from the
-// @check attributes in the schema files.
-const (
-	RuleUnknownField = "unknown-field"
-	RuleTypeMismatch = "type-mismatch"
 )
 
 // Sources returns the embedded CUE schema files by name, for `mcpc schema`.
@@ -298,7 +292,7 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 		if best := closest(last, v.fieldsAt(def, parentPath)); best != "" {
 			sugg = fmt.Sprintf("did you mean %q?", lastName(name, append(append([]string(nil), parentPath...), best)))
 		}
-		return diag.At(pos, diag.Warning, RuleUnknownField,
+		return rules.UnknownField.At(pos,
 			fmt.Sprintf("%sunknown field %q is ignored by %s", prefix, last, readerOf(def)), sugg)
 	}
 	shown := name(path)
@@ -309,10 +303,10 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 				pos = pv.Pos
 			}
 		}
-		return diag.At(pos, diag.Error, RuleTypeMismatch, fmt.Sprintf("%s%s is missing (%s)", prefix, shown, describeKind(want)), "")
+		return rules.TypeMismatch.At(pos, fmt.Sprintf("%s%s is missing (%s)", prefix, shown, describeKind(want)), "")
 	}
 	if value != nil && !kindAllows(want, value) {
-		return diag.At(pos, diag.Error, RuleTypeMismatch,
+		return rules.TypeMismatch.At(pos,
 			fmt.Sprintf("%s%s must be %s, not %s", prefix, shown, describeKind(want), node.Describe(value)), "")
 	}
 	attr := field.Attribute("check")
@@ -320,7 +314,7 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 	wantText, _, _ := attr.Lookup(0, "want")
 	if rule == "" {
 		// A constraint without its own rule: report the schema's words.
-		return diag.At(pos, diag.Error, RuleTypeMismatch,
+		return rules.TypeMismatch.At(pos,
 			fmt.Sprintf("%s%s: %s", prefix, shown, cleanCUEMessage(e)), "")
 	}
 	got := ""
@@ -332,7 +326,7 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 			got = ", not " + value.Text
 		}
 	}
-	d := diag.At(pos, diag.Error, rule, fmt.Sprintf("%s%s must be %s%s", prefix, shown, wantText, got), "")
+	d := rules.Of(rule).At(pos, fmt.Sprintf("%s%s must be %s%s", prefix, shown, wantText, got), "")
 	if value != nil && value.Kind == node.String {
 		if alts := enumAlternatives(wantText); len(alts) > 0 {
 			if best := closest(value.Text, alts); best != "" {

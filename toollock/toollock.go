@@ -5,7 +5,7 @@
 // agent, so `mcpc tools --lock FILE --check` reports every added, removed or
 // changed tool, positioned in the lock file.
 //
-// It imports diag, node, schema and plan.
+// It imports diag, node, rules, schema and plan.
 package toollock
 
 import (
@@ -20,17 +20,12 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
 // Version is the lock format this mcpc writes and reads.
 const Version = 1
-
-// Rule ids.
-const (
-	RuleChanged = "tool-changed"
-	RuleInvalid = "lock-invalid"
-)
 
 // Lock is the lock file. The fields of its types are declared in sorted
 // JSON-key order, so encoding/json writes it canonically.
@@ -184,26 +179,26 @@ func Read(path string, data []byte, v *schema.Validator) (*File, []diag.Diagnost
 		return nil, []diag.Diagnostic{*d}
 	}
 	if m := root.Member("lockVersion"); m != nil && m.Value.Kind == node.Number && m.Value.Text != fmt.Sprint(Version) {
-		return nil, []diag.Diagnostic{diag.At(m.Value.Pos, diag.Error, RuleInvalid,
+		return nil, []diag.Diagnostic{rules.LockInvalid.At(m.Value.Pos,
 			fmt.Sprintf("lockVersion %s: this mcpc reads lockVersion %d", m.Value.Text, Version), "write the lock again: mcpc tools --lock FILE")}
 	}
 	ds := v.Check(schema.LockFile, root, "lock", nil)
 	if len(ds) > 0 {
 		for i := range ds {
-			ds[i].Rule, ds[i].Severity = RuleInvalid, diag.Error
+			ds[i] = rules.LockInvalid.Claim(ds[i])
 		}
 		diag.Sort(ds)
 		return nil, ds
 	}
 	var l Lock
 	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, []diag.Diagnostic{diag.At(root.Pos, diag.Error, RuleInvalid, "the lock does not decode: "+err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.LockInvalid.At(root.Pos, "the lock does not decode: "+err.Error(), "")}
 	}
 	seen := map[string]bool{}
 	for i, s := range l.Servers {
 		if seen[s.Name] {
 			_, n := root.Lookup([]string{"servers", fmt.Sprint(i), "name"})
-			return nil, []diag.Diagnostic{diag.At(n.Pos, diag.Error, RuleInvalid, fmt.Sprintf("server %q is locked twice", s.Name), "write the lock again: mcpc tools --lock FILE")}
+			return nil, []diag.Diagnostic{rules.LockInvalid.At(n.Pos, fmt.Sprintf("server %q is locked twice", s.Name), "write the lock again: mcpc tools --lock FILE")}
 		}
 		seen[s.Name] = true
 	}
@@ -231,7 +226,7 @@ func (f *File) pos(path ...any) diag.Pos {
 func (f *File) Check(now *Lock, skip map[string]bool) []diag.Diagnostic {
 	var ds []diag.Diagnostic
 	report := func(pos diag.Pos, format string, args ...any) {
-		ds = append(ds, diag.At(pos, diag.Error, RuleChanged, fmt.Sprintf(format, args...),
+		ds = append(ds, rules.ToolChanged.At(pos, fmt.Sprintf(format, args...),
 			"review the change; if it is expected, write the lock again: mcpc tools --lock "+f.Path))
 	}
 	old := map[string]int{}

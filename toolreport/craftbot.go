@@ -12,6 +12,7 @@ import (
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/toollock"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -203,9 +204,9 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 		d := byName[s.Name]
 		if d.Err != nil {
 			r.failed[s.Name] = true
-			rule := RuleServerStartFailed
+			rule := rules.ServerStartFailed.ID
 			r.Actions = append(r.Actions, ActionRow{Server: s.Name, Transport: s.Transport, ActionSet: s.ActionSet, Rule: &rule, Message: d.Reason})
-			r.Diagnostics = append(r.Diagnostics, diag.At(pos, diag.Error, RuleServerStartFailed,
+			r.Diagnostics = append(r.Diagnostics, rules.ServerStartFailed.At(pos,
 				fmt.Sprintf("server %q did not list its tools: %s", s.Name, d.Reason), failedSuggestion(s)))
 			continue
 		}
@@ -219,7 +220,7 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 				Description: a.Description, Input: &a.Input}
 			if res.Rule != "" {
 				row.Rule, row.Message = ptr(res.Rule), r.Redact(res.Message)
-				r.Diagnostics = append(r.Diagnostics, diag.At(pos, diag.Warning, res.Rule, res.Message, res.Suggestion))
+				r.Diagnostics = append(r.Diagnostics, rules.Of(res.Rule).At(pos, res.Message, res.Suggestion))
 			}
 			r.Actions = append(r.Actions, row)
 			tools = append(tools, toollock.ObservedTool{Name: t.Name, VisibleName: a.Name, Description: t.Description, InputSchema: t.InputSchema})

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpc-dev/mcpc/naming"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/runtime"
 )
 
@@ -43,7 +44,7 @@ func (r *Report) addRemote(ctx context.Context, o Options, taken map[string]bool
 		} else {
 			for _, e := range f.Entries {
 				if e.Valid() {
-					ds = append(ds, diag.At(e.SealedPos, diag.Error, remote.RuleSealed,
+					ds = append(ds, rules.RemoteSealed.At(e.SealedPos,
 						fmt.Sprintf("%s: the sealed part cannot be opened: the host environment has no %s or %s; the host skips it", e.Label(), remote.SecretVar, remote.FallbackSecretVar),
 						"give the host secret with --env-file or --env "+remote.SecretVar+"=…"))
 				}
@@ -99,15 +100,15 @@ func (r *Report) addRemote(ctx context.Context, o Options, taken map[string]bool
 			if reason == "" {
 				reason = string(s.Phase)
 			}
-			rule := RuleServerStartFailed
+			rule := rules.ServerStartFailed.ID
 			r.Rows = append(r.Rows, Row{Server: s.Name, Rule: &rule, Message: reason})
-			ds = append(ds, diag.At(pos, diag.Error, RuleServerStartFailed,
+			ds = append(ds, rules.ServerStartFailed.At(pos,
 				fmt.Sprintf("remote server %q did not list its tools: %s", s.Name, reason),
 				fmt.Sprintf("check its url and key: mcpc remote list --workspace %s --scope %s; it contributes no tools", workspace, scope)))
 			continue
 		}
 		for _, name := range s.Missing {
-			ds = append(ds, diag.At(pos, diag.Warning, remote.RuleTools,
+			ds = append(ds, rules.RemoteToolMissing.At(pos,
 				red(fmt.Sprintf("remote server %q does not offer the allowlisted tool %q", s.Name, name)),
 				fmt.Sprintf("mcpc remote tools %s --workspace %s --scope %s shows the tools it offers", s.Name, workspace, scope)))
 		}
@@ -119,16 +120,16 @@ func (r *Report) addRemote(ctx context.Context, o Options, taken map[string]bool
 				row.Name = ptr(visible)
 				if res.Rule != "" {
 					row.Rule, row.Message = ptr(res.Rule), red(res.Message)
-					ds = append(ds, diag.At(pos, diag.Warning, res.Rule, red(res.Message), red(res.Suggestion)))
+					ds = append(ds, rules.Of(res.Rule).At(pos, red(res.Message), red(res.Suggestion)))
 				}
 			case res.Registered():
 				// Named, then skipped: a built-in or a stdio tool has the name.
 				msg := red(fmt.Sprintf("tool %q of remote server %q is skipped: the name %q is already used by another tool", res.Tool, s.Name, res.Name))
 				row.Rule, row.Message = ptr(naming.RuleCollision), msg
-				ds = append(ds, diag.At(pos, diag.Warning, naming.RuleCollision, msg, "add the remote server under another name"))
+				ds = append(ds, rules.ToolNameCollision.At(pos, msg, "add the remote server under another name"))
 			default:
 				row.Rule, row.Message = ptr(res.Rule), red(res.Message)
-				ds = append(ds, diag.At(pos, diag.Warning, res.Rule, red(res.Message), red(res.Suggestion)))
+				ds = append(ds, rules.Of(res.Rule).At(pos, red(res.Message), red(res.Suggestion)))
 			}
 			r.Rows = append(r.Rows, row)
 		}

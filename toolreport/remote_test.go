@@ -48,7 +48,7 @@ func addEntry(t *testing.T, ws, scope string, s remote.Server, headers remote.He
 // The remote servers of a chat are connected as the chat connects them,
 // their allowed tools named after the stdio tools; an unreachable server is
 // server-start-failed at its entry, an entry of another chat remote-sealed,
-// an allowlisted tool the server does not offer remote-tools.
+// an allowlisted tool the server does not offer remote-tool-missing.
 func TestMakeWithRemoteServers(t *testing.T) {
 	ws := t.TempDir()
 	notes := remotetest.Start(t, remotetest.Options{Transport: "http", Token: remoteKey})
@@ -83,7 +83,7 @@ func TestMakeWithRemoteServers(t *testing.T) {
 		"locked - - server-start-failed",
 	})
 	same(t, "diagnostics", diagsOf(rep.Diagnostics), []string{
-		"servers.json:4 warning remote-tools",
+		"servers.json:4 warning remote-tool-missing",
 		"servers.json:4 warning tool-name-collision",
 		"servers.json:5 error server-start-failed",
 		"servers.json:6 error remote-sealed",

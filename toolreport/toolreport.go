@@ -10,7 +10,7 @@
 // craftbot's Assign) instead of tool names.
 //
 // It imports craftbot, diag, internal/transport, naming, plan, redact,
-// remote, runtime and toollock.
+// remote, rules, runtime and toollock.
 package toolreport
 
 import (
@@ -22,12 +22,10 @@ import (
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/toollock"
 )
-
-// RuleServerStartFailed reports a server whose tools could not be listed.
-const RuleServerStartFailed = "server-start-failed"
 
 // Row is one line of the report: one tool, or a server that failed.
 type Row struct {
@@ -189,9 +187,9 @@ func (r *Report) addServers(pl *plan.Plan, found []runtime.Discovery, builtins [
 		pos := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
 		if d.Err != nil {
 			r.failed[s.Name] = true
-			rule := RuleServerStartFailed
+			rule := rules.ServerStartFailed.ID
 			r.Rows = append(r.Rows, Row{Server: s.Name, Rule: &rule, Message: d.Reason})
-			r.Diagnostics = append(r.Diagnostics, diag.At(pos, diag.Error, RuleServerStartFailed,
+			r.Diagnostics = append(r.Diagnostics, rules.ServerStartFailed.At(pos,
 				fmt.Sprintf("server %q did not list its tools: %s", s.Name, d.Reason),
 				"run its command by hand in an empty directory to see why; it contributes no tools"))
 			continue
@@ -206,7 +204,7 @@ func (r *Report) addServers(pl *plan.Plan, found []runtime.Discovery, builtins [
 			}
 			if res.Rule != "" {
 				row.Rule, row.Message = ptr(res.Rule), r.Redact(res.Message)
-				r.Diagnostics = append(r.Diagnostics, diag.At(pos, diag.Warning, res.Rule, res.Message, res.Suggestion))
+				r.Diagnostics = append(r.Diagnostics, rules.Of(res.Rule).At(pos, res.Message, res.Suggestion))
 			}
 			r.Rows = append(r.Rows, row)
 			tools = append(tools, toollock.ObservedTool{Name: t.Name, VisibleName: res.Name, Description: t.Description, InputSchema: t.InputSchema})
@@ -259,7 +257,7 @@ func (r *Report) Lock(path string, check *toollock.File) ([]byte, []diag.Diagnos
 		return nil, check.Check(lock, r.failed), nil
 	}
 	if len(r.failed) > 0 {
-		return nil, []diag.Diagnostic{diag.At(diag.Pos{File: path}, diag.Error, RuleServerStartFailed,
+		return nil, []diag.Diagnostic{rules.ServerStartFailed.At(diag.Pos{File: path},
 			fmt.Sprintf("the lock was not written: %d server(s) did not list their tools", len(r.failed)),
 			"fix the servers above, then write the lock again")}, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/schema"
 	"github.com/mcpc-dev/mcpc/toollock"
@@ -123,7 +124,7 @@ func TestLockOfTheReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, ds, err := failing.Lock("mcpc.lock.json", nil)
-	if err != nil || out != nil || len(ds) != 1 || ds[0].Rule != toolreport.RuleServerStartFailed || ds[0].File != "mcpc.lock.json" ||
+	if err != nil || out != nil || len(ds) != 1 || ds[0].Rule != rules.ServerStartFailed.ID || ds[0].File != "mcpc.lock.json" ||
 		!strings.Contains(ds[0].Message, "the lock was not written: 1 server(s)") {
 		t.Fatalf("lock with a failed server: %q, %v, %v", out, ds, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/schema"
 	"github.com/mcpc-dev/mcpc/toollock"
@@ -185,7 +186,7 @@ func writeLock(c *ucli.Context, rep *toolreport.Report, lockFile *toollock.File,
 		return nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	for i := range ds {
-		if ds[i].Rule == toollock.RuleChanged {
+		if ds[i].Rule == rules.ToolChanged.ID {
 			ds[i].Suggestion = "review the change; if it is expected, write the lock again from the same inputs: " + rewriteLockCommand(c)
 		}
 	}

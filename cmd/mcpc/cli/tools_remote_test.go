@@ -62,7 +62,7 @@ func TestToolsWithRemoteServers(t *testing.T) {
 	for _, re := range []string{
 		p + `:\d+:\d+: error: remote server "locked" did not list its tools: 401 \(Unauthorized\) \[server-start-failed\]`,
 		p + `:\d+:\d+: error: server "other": the sealed part does not open .* for scope "chat-1"`,
-		p + `:\d+:\d+: warning: remote server "notes" does not offer the allowlisted tool "nope" \[remote-tools\]`,
+		p + `:\d+:\d+: warning: remote server "notes" does not offer the allowlisted tool "nope" \[remote-tool-missing\]`,
 		p + `:\d+:\d+: warning: tool "echo" of remote server "notes" is skipped: the name "notes__echo" is already used by another tool \[tool-name-collision\]`,
 		`  notes \(remote\): connected · 2 tools\n`,
 		`1 server, 2 remote servers, 2 tools visible: `,
