@@ -205,6 +205,7 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 		CompletionHandler:         g.complete(gc),
 		SubscribeHandler:          func(ctx context.Context, req *mcp.SubscribeRequest) error { return subscribe(ctx, req.Params.URI) },
 		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return unsubscribe(ctx, req.Params.URI) },
+		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged(gc) },
 	})
 	chat.up.Store(&gatewayLink{g: g, gc: gc})
 	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler { return g.passMiddleware(gc, next) })

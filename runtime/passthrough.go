@@ -371,14 +371,38 @@ func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) 
 }
 
 // mirrorCaps are the capabilities a process is started with: the client's
-// sampling and elicitation, and always roots (the chat's workspace stands
-// in when the client has none).
+// sampling and elicitation, and always roots with listChanged (the chat's
+// workspace stands in when the client has none; a client's
+// notifications/roots/list_changed is passed on, rootsChanged).
 func mirrorCaps(up *mcp.ClientCapabilities) *mcp.ClientCapabilities {
-	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}
+	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
 	if up != nil {
 		caps.Sampling, caps.Elicitation, caps.Experimental = up.Sampling, up.Elicitation, up.Experimental
 	}
 	return caps
+}
+
+// rootsChangedMarker is the root rootsChanged adds to a process's MCP
+// client: adding a root is the go-sdk client's one way to send
+// notifications/roots/list_changed. The client's own roots are never
+// served (clientOptions answers roots/list), so the marker is not seen.
+var rootsChangedMarker = &mcp.Root{URI: "mcpc:roots-changed"}
+
+// rootsChanged passes a client's notifications/roots/list_changed on to
+// every running process of the chat, in the background (a process that
+// does not read its input must not hold up the client's session). Their
+// next roots/list asks the client again.
+func (g *Gateway) rootsChanged(gc *gatewayChat) {
+	for _, s := range gc.chat.slots {
+		s.mu.Lock()
+		r := s.run
+		s.mu.Unlock()
+		if r == nil || r.p.client == nil {
+			continue
+		}
+		client := r.p.client
+		g.h.track(func() { client.AddRoots(rootsChangedMarker) })
+	}
 }
 
 // stopCapabilities is why a process is restarted for a new client.
