@@ -344,7 +344,9 @@ func (g *Gateway) addTool(gc *gatewayChat, t *Tool) (ok bool) {
 		o := &callOrigin{ctx: ctx, progress: req.Params.GetProgressToken()}
 		o.session, _ = req.GetSession().(*mcp.ServerSession)
 		res, err := chat.Call(withOrigin(ctx, o), name, args)
-		if !t.Remote {
+		if t.Remote {
+			gc.noteLinks(remoteKey(t.Server), res)
+		} else {
 			gc.noteLinks(t.Server, res)
 		}
 		return callResult(res, err)
