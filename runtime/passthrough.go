@@ -27,7 +27,8 @@ import (
 //     call go back to that session, on that request (callOrigin, procLink).
 //   - Each process is started declaring the capabilities of the chat's
 //     client (its latest session), and answers roots/list from that client,
-//     or with the chat's workspace when the client has no roots.
+//     or with the chat's workspace when the client has no roots. The
+//     client's notifications/roots/list_changed goes on to the processes.
 //   - Prompts, resources and resource templates of the servers that declare
 //     them are listed from the chat's processes on first use and kept in the
 //     chat's MCP server, which serves the lists (and their paging) and tells
@@ -38,6 +39,8 @@ import (
 //     those started later.
 //   - initialize's instructions carry what the host puts into the agent's
 //     system prompt (instructions).
+//   - The chat's remote servers pass through the same way, without
+//     sampling, elicitation and roots (passthrough_remote.go).
 
 // callOrigin is where a tool call came from.
 type callOrigin struct {
