@@ -40,6 +40,10 @@ type DialOptions struct {
 	Transport http.RoundTripper
 	// ClientVersion is reported to servers in the handshake.
 	ClientVersion string
+	// Client, if set, configures the MCP client of the connection: the
+	// handlers of what the server sends (a gateway passes its log
+	// messages, progress and list changes on). nil: the SDK's defaults.
+	Client *mcp.ClientOptions
 }
 
 func (o DialOptions) handshake() time.Duration {
@@ -200,16 +204,17 @@ func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOpt
 	if kind == TransportSSE {
 		tr = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
 	} else {
-		// No standalone GET stream (the connection needs only answers to
-		// its own requests), and no silent re-sending: a dropped stream
-		// fails the call.
-		tr = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+		// No silent re-sending: a dropped stream fails the call. The
+		// standalone GET stream, which carries what the server sends
+		// outside a request (list changes, resource updates), only when
+		// someone handles it (opts.Client).
+		tr = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: opts.Client == nil}
 	}
 	version := opts.ClientVersion
 	if version == "" {
 		version = "dev"
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: version}, opts.Client)
 
 	done := make(chan dialResult, 1)
 	go func() {
@@ -284,18 +289,29 @@ func (c *Conn) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	}
 }
 
+// Session is the connection's MCP session, for the requests besides tools
+// that a gateway passes through (prompts, resources, completion, logging
+// level). Its answers are not redacted: the caller redacts them.
+func (c *Conn) Session() *mcp.ClientSession { return c.session }
+
 // Call calls the server's tool name with args, for at most timeout (0:
 // CallTimeout). Cancelling ctx, or the timeout, sends
 // notifications/cancelled. The result is redacted. It never retries. The
 // error is a *Failure: ServerError, Timeout or Lost tell them apart.
 func (c *Conn) Call(ctx context.Context, name string, args any, timeout time.Duration) (*mcp.CallToolResult, error) {
+	return c.CallParams(ctx, &mcp.CallToolParams{Name: name, Arguments: args}, timeout)
+}
+
+// CallParams is Call with the request's params as given (with a progress
+// token in _meta, say).
+func (c *Conn) CallParams(ctx context.Context, params *mcp.CallToolParams, timeout time.Duration) (*mcp.CallToolResult, error) {
 	if timeout <= 0 {
 		timeout = CallTimeout
 	}
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	seq := c.ht.mark()
-	res, err := c.session.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := c.session.CallTool(callCtx, params)
 	if err == nil {
 		return redactResult(res, c.red.Redact), nil
 	}

@@ -205,6 +205,7 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 		CompletionHandler:         g.complete(gc),
 		SubscribeHandler:          func(ctx context.Context, req *mcp.SubscribeRequest) error { return subscribe(ctx, req.Params.URI) },
 		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return unsubscribe(ctx, req.Params.URI) },
+		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged(gc) },
 	})
 	chat.up.Store(&gatewayLink{g: g, gc: gc})
 	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler { return g.passMiddleware(gc, next) })
@@ -343,7 +344,9 @@ func (g *Gateway) addTool(gc *gatewayChat, t *Tool) (ok bool) {
 		o := &callOrigin{ctx: ctx, progress: req.Params.GetProgressToken()}
 		o.session, _ = req.GetSession().(*mcp.ServerSession)
 		res, err := chat.Call(withOrigin(ctx, o), name, args)
-		if !t.Remote {
+		if t.Remote {
+			gc.noteLinks(remoteKey(t.Server), res)
+		} else {
 			gc.noteLinks(t.Server, res)
 		}
 		return callResult(res, err)

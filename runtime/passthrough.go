@@ -27,7 +27,8 @@ import (
 //     call go back to that session, on that request (callOrigin, procLink).
 //   - Each process is started declaring the capabilities of the chat's
 //     client (its latest session), and answers roots/list from that client,
-//     or with the chat's workspace when the client has no roots.
+//     or with the chat's workspace when the client has no roots. The
+//     client's notifications/roots/list_changed goes on to the processes.
 //   - Prompts, resources and resource templates of the servers that declare
 //     them are listed from the chat's processes on first use and kept in the
 //     chat's MCP server, which serves the lists (and their paging) and tells
@@ -38,6 +39,8 @@ import (
 //     those started later.
 //   - initialize's instructions carry what the host puts into the agent's
 //     system prompt (instructions).
+//   - The chat's remote servers pass through the same way, without
+//     sampling, elicitation and roots (passthrough_remote.go).
 
 // callOrigin is where a tool call came from.
 type callOrigin struct {
@@ -307,31 +310,11 @@ func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) 
 			return ss.Elicit(octx, req.Params)
 		}
 	}
-	opts.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-		o := link.byToken(req.Params.ProgressToken)
-		if o == nil || o.session == nil {
-			return
-		}
-		p := *req.Params
-		p.ProgressToken = o.progress
-		p.Message = c.redact(p.Message)
-		_ = o.session.NotifyProgress(o.ctx, &p)
+	opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		forwardProgress(c, link, req.Params)
 	}
 	opts.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-		p := *req.Params
-		p.Logger = server + loggerSuffix(p.Logger)
-		if red, err := redactValue(c, p.Data); err == nil {
-			p.Data = red
-		} else {
-			p.Data = "[withheld: the message could not be checked for secrets]"
-		}
-		if o := link.current(); o != nil && o.session != nil {
-			_ = o.session.Log(o.ctx, &p)
-			return
-		}
-		for ss := range gc.server.Sessions() {
-			_ = ss.Log(ctx, &p)
-		}
+		forwardLog(ctx, gc, server, link, req.Params)
 	}
 	opts.ResourceUpdatedHandler = func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 		_ = gc.server.ResourceUpdated(ctx, req.Params)
@@ -370,15 +353,73 @@ func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) 
 	return opts, roots, version
 }
 
+// forwardProgress passes a server's progress notification on to the call
+// its token belongs to, with the client's own token.
+func forwardProgress(c *Chat, link *procLink, params *mcp.ProgressNotificationParams) {
+	o := link.byToken(params.ProgressToken)
+	if o == nil || o.session == nil {
+		return
+	}
+	p := *params
+	p.ProgressToken = o.progress
+	p.Message = c.redact(p.Message)
+	_ = o.session.NotifyProgress(o.ctx, &p)
+}
+
+// forwardLog passes a server's log message on, tagged with the server's
+// name and redacted: to the session of the call in flight, else to every
+// session of the chat.
+func forwardLog(ctx context.Context, gc *gatewayChat, server string, link *procLink, params *mcp.LoggingMessageParams) {
+	c := gc.chat
+	p := *params
+	p.Logger = server + loggerSuffix(p.Logger)
+	if red, err := redactValue(c, p.Data); err == nil {
+		p.Data = red
+	} else {
+		p.Data = "[withheld: the message could not be checked for secrets]"
+	}
+	if o := link.current(); o != nil && o.session != nil {
+		_ = o.session.Log(o.ctx, &p)
+		return
+	}
+	for ss := range gc.server.Sessions() {
+		_ = ss.Log(ctx, &p)
+	}
+}
+
 // mirrorCaps are the capabilities a process is started with: the client's
-// sampling and elicitation, and always roots (the chat's workspace stands
-// in when the client has none).
+// sampling and elicitation, and always roots with listChanged (the chat's
+// workspace stands in when the client has none; a client's
+// notifications/roots/list_changed is passed on, rootsChanged).
 func mirrorCaps(up *mcp.ClientCapabilities) *mcp.ClientCapabilities {
-	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}
+	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
 	if up != nil {
 		caps.Sampling, caps.Elicitation, caps.Experimental = up.Sampling, up.Elicitation, up.Experimental
 	}
 	return caps
+}
+
+// rootsChangedMarker is the root rootsChanged adds to a process's MCP
+// client: adding a root is the go-sdk client's one way to send
+// notifications/roots/list_changed. The client's own roots are never
+// served (clientOptions answers roots/list), so the marker is not seen.
+var rootsChangedMarker = &mcp.Root{URI: "mcpc:roots-changed"}
+
+// rootsChanged passes a client's notifications/roots/list_changed on to
+// every running process of the chat, in the background (a process that
+// does not read its input must not hold up the client's session). Their
+// next roots/list asks the client again.
+func (g *Gateway) rootsChanged(gc *gatewayChat) {
+	for _, s := range gc.chat.slots {
+		s.mu.Lock()
+		r := s.run
+		s.mu.Unlock()
+		if r == nil || r.p.client == nil {
+			continue
+		}
+		client := r.p.client
+		g.h.track(func() { client.AddRoots(rootsChangedMarker) })
+	}
 }
 
 // stopCapabilities is why a process is restarted for a new client.
@@ -490,6 +531,7 @@ func (g *Gateway) ensureFeatures(ctx context.Context, gc *gatewayChat) error {
 			g.h.log("Warning", gc.chat.id, s.srv.cfg.Name, "MCP server %s: its prompts and resources are not offered: %s", s.srv.cfg.Name, err.Error())
 		}
 	}
+	g.listRemoteFeatures(ctx, gc)
 	f.mu.Lock()
 	f.listed = true
 	f.mu.Unlock()
@@ -497,14 +539,11 @@ func (g *Gateway) ensureFeatures(ctx context.Context, gc *gatewayChat) error {
 }
 
 // listFeatures lists one server's prompts, resources and templates (every
-// page) from the chat's process and serves them.
+// page) from the chat's process, or its remote connection (server is a
+// feature key, see withServer), and serves them.
 func (g *Gateway) listFeatures(ctx context.Context, gc *gatewayChat, server string) error {
-	s := gc.chat.slotOf(server)
-	if s == nil {
-		return nil
-	}
 	sf := &serverFeatures{}
-	err := s.withClient(ctx, "prompts and resources", func(cs *mcp.ClientSession) error {
+	err := gc.withServer(ctx, server, "prompts and resources", func(cs *mcp.ClientSession) error {
 		caps := cs.InitializeResult().Capabilities
 		if caps == nil {
 			return nil
@@ -553,18 +592,18 @@ func (g *Gateway) listFeatures(ctx context.Context, gc *gatewayChat, server stri
 func (g *Gateway) applyFeatures(gc *gatewayChat) {
 	f, c := gc.feat, gc.chat
 	var lists []naming.ServerTools
-	var order []*slot
-	for _, s := range c.slots {
-		sf := f.per[s.srv.cfg.Name]
+	var order []featureSource
+	for _, src := range gc.sources() {
+		sf := f.per[src.key]
 		if sf == nil {
 			continue
 		}
-		st := naming.ServerTools{Server: s.srv.cfg.Name, Prefix: s.srv.cfg.ToolPrefix}
+		st := naming.ServerTools{Server: src.name, Prefix: src.prefix, Remote: src.remote}
 		for _, p := range sf.prompts {
 			st.Tools = append(st.Tools, p.Name)
 		}
 		lists = append(lists, st)
-		order = append(order, s)
+		order = append(order, src)
 	}
 	names := naming.Assign(lists, naming.Options{Builtins: []string{}})
 	prompts := map[string]promptRef{}
@@ -573,9 +612,9 @@ func (g *Gateway) applyFeatures(gc *gatewayChat) {
 	var addP []func()
 	var addR []func()
 	i := 0
-	for _, s := range order {
-		server := s.srv.cfg.Name
-		sf := f.per[server]
+	for _, src := range order {
+		server, key := src.name, src.key
+		sf := f.per[key]
 		for _, p := range sf.prompts {
 			res := names[i]
 			i++
@@ -585,7 +624,7 @@ func (g *Gateway) applyFeatures(gc *gatewayChat) {
 			}
 			def := *p
 			def.Name = res.Name
-			ref := promptRef{server: server, name: p.Name, def: jsonOf(&def)}
+			ref := promptRef{server: key, name: p.Name, def: jsonOf(&def)}
 			prompts[res.Name] = ref
 			if f.prompts[res.Name] != ref {
 				addP = append(addP, func() { gc.server.AddPrompt(&def, g.promptHandler(gc, ref)) })
@@ -593,28 +632,28 @@ func (g *Gateway) applyFeatures(gc *gatewayChat) {
 		}
 		for _, r := range sf.resources {
 			if prev, taken := resources[r.URI]; taken {
-				g.h.log("Warning", c.id, server, "resource %s of MCP server %s is not offered: MCP server %s offers the same URI first", r.URI, server, prev.server)
+				g.h.log("Warning", c.id, server, "resource %s of MCP server %s is not offered: MCP server %s offers the same URI first", r.URI, server, displayName(prev.server))
 				continue
 			}
 			def := *r
-			def.Name = s.srv.cfg.ToolPrefix + r.Name
-			reg := registered{server: server, def: jsonOf(&def)}
+			def.Name = src.prefix + r.Name
+			reg := registered{server: key, def: jsonOf(&def)}
 			resources[r.URI] = reg
 			if f.resources[r.URI] != reg {
-				addR = append(addR, func() { gc.server.AddResource(&def, g.readHandler(gc, server)) })
+				addR = append(addR, func() { gc.server.AddResource(&def, g.readHandler(gc, key)) })
 			}
 		}
 		for _, t := range sf.templates {
 			if prev, taken := templates[t.URITemplate]; taken {
-				g.h.log("Warning", c.id, server, "resource template %s of MCP server %s is not offered: MCP server %s offers the same template first", t.URITemplate, server, prev.server)
+				g.h.log("Warning", c.id, server, "resource template %s of MCP server %s is not offered: MCP server %s offers the same template first", t.URITemplate, server, displayName(prev.server))
 				continue
 			}
 			def := *t
-			def.Name = s.srv.cfg.ToolPrefix + t.Name
-			reg := registered{server: server, def: jsonOf(&def)}
+			def.Name = src.prefix + t.Name
+			reg := registered{server: key, def: jsonOf(&def)}
 			templates[t.URITemplate] = reg
 			if f.templates[t.URITemplate] != reg {
-				addR = append(addR, func() { g.addTemplate(gc, &def, server) })
+				addR = append(addR, func() { g.addTemplate(gc, &def, key) })
 			}
 		}
 	}
@@ -654,13 +693,13 @@ func (g *Gateway) applyFeatures(gc *gatewayChat) {
 
 // addTemplate registers a template; the SDK panics on one it cannot parse,
 // which is logged and left out.
-func (g *Gateway) addTemplate(gc *gatewayChat, def *mcp.ResourceTemplate, server string) {
+func (g *Gateway) addTemplate(gc *gatewayChat, def *mcp.ResourceTemplate, key string) {
 	defer func() {
 		if r := recover(); r != nil {
-			g.h.log("Warning", gc.chat.id, server, "resource template %s of MCP server %s is not offered: %v", def.URITemplate, server, r)
+			g.h.log("Warning", gc.chat.id, displayName(key), "resource template %s of MCP server %s is not offered: %v", def.URITemplate, displayName(key), r)
 		}
 	}()
-	gc.server.AddResourceTemplate(def, g.readHandler(gc, server))
+	gc.server.AddResourceTemplate(def, g.readHandler(gc, key))
 }
 
 func jsonOf(v any) string {
@@ -670,9 +709,8 @@ func jsonOf(v any) string {
 
 func (g *Gateway) promptHandler(gc *gatewayChat, ref promptRef) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		s := gc.chat.slotOf(ref.server)
 		var res *mcp.GetPromptResult
-		err := s.withClient(ctx, "prompts/get", func(cs *mcp.ClientSession) error {
+		err := gc.withServer(ctx, ref.server, "prompts/get", func(cs *mcp.ClientSession) error {
 			p := *req.Params
 			p.Name = ref.name
 			var err error
@@ -693,12 +731,8 @@ func (g *Gateway) readHandler(gc *gatewayChat, server string) mcp.ResourceHandle
 }
 
 func (g *Gateway) read(ctx context.Context, gc *gatewayChat, server string, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	s := gc.chat.slotOf(server)
-	if s == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no MCP server %s", server)}
-	}
 	var res *mcp.ReadResourceResult
-	err := s.withClient(ctx, "resources/read", func(cs *mcp.ClientSession) error {
+	err := gc.withServer(ctx, server, "resources/read", func(cs *mcp.ClientSession) error {
 		var err error
 		res, err = cs.ReadResource(ctx, params)
 		return err
@@ -856,6 +890,11 @@ func (g *Gateway) setLevel(ctx context.Context, gc *gatewayChat, level mcp.Loggi
 			_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 		}
 	}
+	for _, rs := range gc.chat.remote.live() {
+		if caps := rs.cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+			_ = rs.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+		}
+	}
 }
 
 func (g *Gateway) complete(gc *gatewayChat) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -890,7 +929,7 @@ func (g *Gateway) complete(gc *gatewayChat) func(context.Context, *mcp.CompleteR
 		}
 		p.Ref = &ref
 		var res *mcp.CompleteResult
-		err := gc.chat.slotOf(server).withClient(ctx, "completion/complete", func(cs *mcp.ClientSession) error {
+		err := gc.withServer(ctx, server, "completion/complete", func(cs *mcp.ClientSession) error {
 			var err error
 			res, err = cs.Complete(ctx, &p)
 			return err
@@ -922,7 +961,7 @@ func (g *Gateway) subscribe(gc *gatewayChat, on bool) func(context.Context, stri
 		if (on && n > 0) || (!on && n > 1) {
 			return nil // the process already has (or keeps) the subscription
 		}
-		return gc.chat.slotOf(server).withClient(ctx, "resources/subscribe", func(cs *mcp.ClientSession) error {
+		return gc.withServer(ctx, server, "resources/subscribe", func(cs *mcp.ClientSession) error {
 			if on {
 				return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 			}

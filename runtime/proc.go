@@ -73,7 +73,10 @@ type proc struct {
 	cmd  *exec.Cmd
 	tr   *groupTransport
 	cs   *mcp.ClientSession // nil until the handshake succeeded
-	tail *stderrTail
+	// client is cs's client: it sends the notifications a client sends of
+	// itself (notifications/roots/list_changed, passthrough.go).
+	client *mcp.Client
+	tail   *stderrTail
 	// calls counts the calls in flight and the notifications/cancelled
 	// still owed to the server, for a shutdown (see callLedger).
 	calls *callLedger
@@ -167,7 +170,7 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 		p.stop()
 		return p, err
 	}
-	p.cs = cs
+	p.cs, p.client = cs, client
 	cfg.discover.learn(cs)
 	return p, nil
 }

@@ -102,6 +102,7 @@ func newChatRemote(c *Chat, scope string) *chatRemote {
 	}
 	m.log = func(server, msg string) { h.log("Warning", c.id, server, "%s", msg) }
 	r.m = m
+	r.passThrough()
 	return r
 }
 

@@ -83,6 +83,11 @@ type RemoteServers struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // goroutines, see background
+	// clientFor and onConnect, if set, pass what a server offers besides
+	// tools through a chat's gateway (passthrough_remote.go): the options
+	// of a server's MCP client, and what follows each connect.
+	clientFor func(server string, link *procLink) *mcp.ClientOptions
+	onConnect func(server string, conn *remote.Conn)
 
 	mu          sync.Mutex
 	started     bool
@@ -123,6 +128,7 @@ type remoteServer struct {
 	nextRetry time.Time
 	attempt   chan struct{} // closed when the running attempt ends
 	removed   bool
+	link      *procLink // routes what the server sends during calls (progress, log messages)
 }
 
 // NewRemoteServers returns the remote servers of the chat whose workspace
@@ -294,7 +300,7 @@ func (m *RemoteServers) open(e *remote.Entry, old []*remoteServer) (s *remoteSer
 			return s, ""
 		}
 	}
-	return &remoteServer{entry: e.Server, sealed: e.Sealed, headers: h, state: RemoteConnecting}, ""
+	return &remoteServer{entry: e.Server, sealed: e.Sealed, headers: h, state: RemoteConnecting, link: &procLink{}}, ""
 }
 
 // startAttempt starts connecting in the background, unless an attempt is
@@ -321,7 +327,18 @@ func (s *remoteServer) startAttempt(full bool) <-chan struct{} {
 
 func (s *remoteServer) connect(full bool, done chan struct{}) {
 	m := s.m
-	conn, err := remote.Dial(m.ctx, s.entry, s.headers, m.opts.Dial)
+	dial := m.opts.Dial
+	if m.clientFor != nil {
+		dial.Client = m.clientFor(s.entry.Name, s.link)
+	}
+	var connected *remote.Conn
+	defer func() {
+		// After the attempt ends (List does not wait for this).
+		if connected != nil && m.onConnect != nil {
+			m.onConnect(s.entry.Name, connected)
+		}
+	}()
+	conn, err := remote.Dial(m.ctx, s.entry, s.headers, dial)
 	var tools []*mcp.Tool
 	if err == nil && full {
 		if tools, err = conn.ListTools(m.ctx); err != nil {
@@ -355,6 +372,7 @@ func (s *remoteServer) connect(full bool, done chan struct{}) {
 		s.conn.Close()
 	}
 	s.conn, s.state, s.reason, s.failures = conn, RemoteConnected, "", 0
+	connected = conn
 	if full {
 		s.offered, s.listed = tools, true
 	}
@@ -635,7 +653,9 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 	if conn == nil {
 		return nil, fail(CallUnavailable, msg)
 	}
-	res, err := conn.Call(ctx, ref.tool, args, m.opts.CallTimeout)
+	params, leave := callParams(ctx, s.link, ref.tool, args)
+	defer leave()
+	res, err := conn.CallParams(ctx, params, m.opts.CallTimeout)
 	if err == nil {
 		return remote.RedactResult(res, m.Redact), nil
 	}

@@ -1,0 +1,293 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/remote"
+)
+
+// Pass-through for a chat's remote servers (servers.json), as for its
+// stdio servers (passthrough.go): their prompts, resources, templates and
+// completion are served through the chat's gateway, named like their tools
+// (<server>__<name>); their log messages, progress, resource updates and
+// list changes reach the chat's clients. The handlers look the gateway up
+// when they run: a connection may be made before the chat is served.
+//
+// In a chat's features a remote server is keyed remoteKey(name), apart
+// from the plan server that may have the same name.
+
+const remoteKeyPrefix = "remote:"
+
+func remoteKey(name string) string { return remoteKeyPrefix + name }
+
+// displayName is the server name of a feature key.
+func displayName(key string) string { return strings.TrimPrefix(key, remoteKeyPrefix) }
+
+// featureSource is a server whose prompts and resources a chat serves.
+type featureSource struct {
+	key, name, prefix string
+	remote            bool
+}
+
+// sources are the chat's servers that may offer prompts and resources: the
+// stdio servers in plan order, then the remote servers in servers.json
+// order.
+func (gc *gatewayChat) sources() []featureSource {
+	var out []featureSource
+	for _, s := range gc.chat.slots {
+		cfg := s.srv.cfg
+		out = append(out, featureSource{key: cfg.Name, name: cfg.Name, prefix: cfg.ToolPrefix})
+	}
+	for _, name := range gc.chat.remote.names() {
+		out = append(out, featureSource{key: remoteKey(name), name: name, prefix: name + "__", remote: true})
+	}
+	return out
+}
+
+// withServer runs fn with the client session of the chat's server key: its
+// process (started if needed) or its remote connection (made again if it
+// was dropped).
+func (gc *gatewayChat) withServer(ctx context.Context, key, what string, fn func(*mcp.ClientSession) error) error {
+	name, isRemote := strings.CutPrefix(key, remoteKeyPrefix)
+	if !isRemote {
+		s := gc.chat.slotOf(key)
+		if s == nil {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no MCP server %s", key)}
+		}
+		return s.withClient(ctx, what, fn)
+	}
+	cs, err := gc.chat.remote.session(ctx, name)
+	if err == nil {
+		err = fn(cs)
+	}
+	if err != nil {
+		return rpcError(gc.chat, err)
+	}
+	return nil
+}
+
+// liveRemote is a remote server with a live connection.
+type liveRemote struct {
+	name string
+	cs   *mcp.ClientSession
+}
+
+// names are the chat's remote servers, in servers.json order.
+func (r *chatRemote) names() []string {
+	if r == nil || r.m == nil {
+		return nil
+	}
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
+	out := make([]string, 0, len(r.m.servers))
+	for _, s := range r.m.servers {
+		out = append(out, s.entry.Name)
+	}
+	return out
+}
+
+// live are the chat's remote servers connected now, in servers.json order.
+func (r *chatRemote) live() []liveRemote {
+	if r == nil || r.m == nil {
+		return nil
+	}
+	r.m.mu.Lock()
+	servers := append([]*remoteServer(nil), r.m.servers...)
+	r.m.mu.Unlock()
+	var out []liveRemote
+	for _, s := range servers {
+		s.mu.Lock()
+		c := s.conn
+		s.mu.Unlock()
+		if c != nil && c.Alive() {
+			out = append(out, liveRemote{name: s.entry.Name, cs: c.Session()})
+		}
+	}
+	return out
+}
+
+// session is the session of the remote server name, reconnecting as a
+// call would.
+func (r *chatRemote) session(ctx context.Context, name string) (*mcp.ClientSession, error) {
+	if r == nil || r.m == nil {
+		return nil, fmt.Errorf("no remote server %s", name)
+	}
+	s := r.m.server(name)
+	if s == nil {
+		return nil, fmt.Errorf("remote server %s is no longer in servers.json", name)
+	}
+	conn, msg := s.connForCall(ctx)
+	if conn == nil {
+		return nil, errors.New(msg)
+	}
+	return conn.Session(), nil
+}
+
+// server is the server of that name, nil if none.
+func (m *RemoteServers) server(name string) *remoteServer {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.servers {
+		if s.entry.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// passThrough makes the chat's remote connections pass through its gateway.
+func (r *chatRemote) passThrough() {
+	c := r.c
+	r.m.clientFor = func(server string, link *procLink) *mcp.ClientOptions {
+		return r.clientOptions(server, link)
+	}
+	r.m.onConnect = func(server string, conn *remote.Conn) {
+		if up := c.up.Load(); up != nil {
+			up.g.remoteConnected(up.gc, server, conn.Session())
+		}
+	}
+}
+
+// clientOptions are the options of the MCP client of a connection to the
+// remote server: handlers that pass what it sends on to the chat's
+// clients, once the chat is served.
+func (r *chatRemote) clientOptions(server string, link *procLink) *mcp.ClientOptions {
+	c := r.c
+	key := remoteKey(server)
+	relistFeatures := func() {
+		up := c.up.Load()
+		if up == nil {
+			return
+		}
+		c.h.track(func() {
+			ctx, cancel := context.WithTimeout(c.h.ctx, DefaultCallTimeout)
+			defer cancel()
+			if err := up.g.listFeatures(ctx, up.gc, key); err != nil {
+				c.h.log("Warning", c.id, server, "remote server %s: listing its prompts and resources again failed: %s", server, c.redact(err.Error()))
+			}
+		})
+	}
+	return &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			forwardProgress(c, link, req.Params)
+		},
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			if up := c.up.Load(); up != nil {
+				forwardLog(ctx, up.gc, server, link, req.Params)
+			}
+		},
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if up := c.up.Load(); up != nil {
+				_ = up.gc.server.ResourceUpdated(ctx, req.Params)
+			}
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			c.h.track(func() { r.relistTools(server) })
+		},
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { relistFeatures() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { relistFeatures() },
+	}
+}
+
+// relistTools lists the remote server's tools again after it said they
+// changed, and gives the chat's clients the new list.
+func (r *chatRemote) relistTools(server string) {
+	c := r.c
+	s := r.m.server(server)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.h.ctx, DefaultCallTimeout)
+	defer cancel()
+	tools, err := conn.ListTools(ctx)
+	if err != nil {
+		c.h.log("Warning", c.id, server, "remote server %s: listing its tools again failed: %s", server, c.redact(reasonOf(err)))
+		return
+	}
+	s.mu.Lock()
+	if s.conn == conn {
+		s.offered, s.listed = tools, true
+	}
+	s.mu.Unlock()
+	table := c.h.currentTable()
+	if err := r.refresh(ctx, table); err != nil {
+		return
+	}
+	if up := c.up.Load(); up != nil {
+		up.g.sync(up.gc, table)
+	}
+}
+
+// remoteConnected gives a new connection to a remote server what the
+// chat's client set (the logging level, the subscriptions to its
+// resources) and, once the chat's prompts and resources were listed, lists
+// the server's.
+func (g *Gateway) remoteConnected(gc *gatewayChat, server string, cs *mcp.ClientSession) {
+	caps := cs.InitializeResult().Capabilities
+	if caps == nil {
+		return
+	}
+	key := remoteKey(server)
+	ctx, cancel := context.WithTimeout(g.h.ctx, DefaultCallTimeout)
+	defer cancel()
+	f := gc.feat
+	f.lmu.Lock()
+	level := f.level
+	var subs []string
+	for uri := range f.subs {
+		subs = append(subs, uri)
+	}
+	f.lmu.Unlock()
+	if level != "" && caps.Logging != nil {
+		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+	}
+	if caps.Resources != nil && caps.Resources.Subscribe {
+		for _, uri := range subs {
+			if gc.ownerOf(uri) == key {
+				_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			}
+		}
+	}
+	f.mu.Lock()
+	listed := f.listed
+	f.mu.Unlock()
+	if listed && (caps.Prompts != nil || caps.Resources != nil) {
+		if err := g.listFeatures(ctx, gc, key); err != nil {
+			g.h.log("Warning", gc.chat.id, server, "remote server %s: its prompts and resources are not offered: %s", server, gc.chat.redact(err.Error()))
+		}
+	}
+}
+
+// listRemoteFeatures lists the prompts and resources of the chat's remote
+// servers that offer them, after the first listing of its remote servers
+// (which waits for their first connects).
+func (g *Gateway) listRemoteFeatures(ctx context.Context, gc *gatewayChat) {
+	r := gc.chat.remote
+	if r == nil || r.m == nil {
+		return
+	}
+	if err := r.refresh(ctx, g.h.currentTable()); err != nil {
+		return
+	}
+	for _, l := range r.live() {
+		caps := l.cs.InitializeResult().Capabilities
+		if caps == nil || (caps.Prompts == nil && caps.Resources == nil) {
+			continue
+		}
+		if err := g.listFeatures(ctx, gc, remoteKey(l.name)); err != nil {
+			g.h.log("Warning", gc.chat.id, l.name, "remote server %s: its prompts and resources are not offered: %s", l.name, gc.chat.redact(err.Error()))
+		}
+	}
+}
