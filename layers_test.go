@@ -40,7 +40,7 @@ var mayImport = map[string][]string{
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/term"},
-	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
+	"runtime":  {"craftbot", "plan", "plandiff", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
 	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "runtime", "toollock"},

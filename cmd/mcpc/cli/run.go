@@ -186,8 +186,8 @@ func runAction(c *ucli.Context) error {
 		}
 		return &exitError{code: ExitProblems, msg: "nothing started: the plan is not valid (" + report.Summary(ds) + ")"}
 	}
-	if err := volcanicPlanOnly(planFile, p); err != nil {
-		return err
+	if p.Profile == plan.ProfileCraftbot {
+		return runCraftbot(c, planFile, p, stdio, addr, limits, minLevel, deny)
 	}
 
 	// The host environment, as for mcpc plan.
