@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -464,3 +466,64 @@ func TestCraftbotApplyDisableEnableAndConfigChange(t *testing.T) {
 		t.Errorf("%d starts, want 3 (start, enable, config change)", n)
 	}
 }
+
+// Over HTTP every client shares the servers: /mcp and /chats/{id}/mcp
+// reach the same process; GET /status needs the admin token.
+func TestCraftbotHTTP(t *testing.T) {
+	marker := noLeaks(t)
+	starts := filepath.Join(t.TempDir(), "starts")
+	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "echo", "-start-log", starts)), marker, CraftbotOptions{})
+	cb.Start()
+	const admin, mcpTok = "admin-token-0123456789", "mcp-token-0123456789ab"
+	srv := httptest.NewServer(cb.Handler(CraftbotHTTPOptions{AdminToken: admin, MCPToken: mcpTok}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(cb.CloseSessions)
+	bearer := func(tok string) *http.Client {
+		return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+tok)
+			return http.DefaultTransport.RoundTrip(r)
+		})}
+	}
+	for _, path := range []string{"/mcp", "/chats/42/mcp"} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: srv.URL + path, HTTPClient: bearer(mcpTok)}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if got := testservers.CallText(t, cs, "mcp_fs_echo", map[string]any{"text": path}); got != path {
+			t.Errorf("%s: %q", path, got)
+		}
+		cs.Close()
+	}
+	if n := len(lines(t, starts)); n != 1 {
+		t.Errorf("%d processes for two clients, want 1", n)
+	}
+	resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no MCP token: %d", resp.StatusCode)
+	}
+	for tok, want := range map[string]int{mcpTok: http.StatusUnauthorized, admin: http.StatusOK} {
+		resp, err := bearer(tok).Get(srv.URL + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st CraftbotStatus
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("status with %s: %d", tok[:5], resp.StatusCode)
+		}
+		if want == http.StatusOK && (st.Profile != "craftbot" || len(st.Servers) != 1 || st.Servers[0].State != StateRunning) {
+			t.Errorf("status %+v", st)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

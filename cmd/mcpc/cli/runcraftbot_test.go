@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
+)
+
+// mcpc run --stdio with a craftbot plan: the plan of an mcp_config.json
+// with a stdio, an sse and a websocket server (and a broken one) serves
+// their tools as CraftBot's actions; the env value of the config file
+// reaches the server and never shows; the broken server is reported and
+// the rest served; mcpc exits 0 with no process left.
+func TestRunCraftbotPlanStdio(t *testing.T) {
+	marker := leakMarker(t)
+	addr := testservers.StartWSServer(t)
+	dir := t.TempDir()
+	servers := []map[string]any{
+		{"name": "fs", "transport": "stdio", "command": testServer, "args": []string{"-tools", "echo,env,crash"},
+			"env": map[string]string{"TOKEN": runCanary, "EMPTY": ""}, "enabled": true},
+		{"name": "events", "transport": "sse", "url": "http://" + addr + "/sse", "enabled": true},
+		{"name": "sock", "transport": "websocket", "url": "ws://" + addr + "/ws", "enabled": true},
+		{"name": "broken", "transport": "stdio", "command": testServer, "args": []string{"-exit-at-start", "4"}, "enabled": true},
+		{"name": "off", "transport": "stdio", "command": testServer, "enabled": false},
+	}
+	b, _ := json.Marshal(map[string]any{"auto_connect": true, "mcp_servers": servers})
+	cfg := write(t, dir, "app/config/mcp_config.json", string(b))
+	planFile := filepath.Join(dir, "craftbot-plan.json")
+	if code, _, stderr := run(t, "plan", "--profile", "craftbot", "--clean-env", "--config", cfg, "-o", planFile); code != ExitOK {
+		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
+	}
+	cs, wait := runStdio(t, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env", "--env", marker)
+	names := toolNames(t, cs)
+	want := []string{"mcp_events_echo", "mcp_fs_crash", "mcp_fs_echo", "mcp_fs_env", "mcp_sock_echo"}
+	for _, n := range want {
+		if !slices.Contains(names, n) {
+			t.Errorf("tools %v lack %s", names, n)
+		}
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "mcp_broken_") || strings.HasPrefix(n, "mcp_off_") {
+			t.Errorf("served %s", n)
+		}
+	}
+	for _, n := range []string{"mcp_fs_echo", "mcp_events_echo", "mcp_sock_echo"} {
+		if got := callText(t, cs, n, map[string]any{"text": "via " + n}); got != "via "+n {
+			t.Errorf("%s: %q", n, got)
+		}
+	}
+	if got := callText(t, cs, "mcp_fs_env", map[string]any{"name": "TOKEN"}); got != "[REDACTED]" {
+		t.Errorf("TOKEN: %q, want the config value, redacted", got)
+	}
+	got := callText(t, cs, "mcp_fs_crash", map[string]any{"code": 6})
+	if want := "MCP server fs exited (6): testserver: crashing with code 6. It restarts on the next call; its state was lost."; got != want {
+		t.Errorf("crash: %q", got)
+	}
+	code, stderr := wait()
+	if code != ExitOK {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	for _, w := range []string{"craftbot plan: 5 servers (4 enabled), auto_connect on", "MCP server broken failed to start: exited (4)", "every server process is gone"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, runCanary) {
+		t.Errorf("the canary shows on stderr:\n%s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ws")); err != nil {
+		t.Errorf("the workspace: %v", err)
+	}
+}
