@@ -98,6 +98,7 @@ type Craftbot struct {
 	applyMu sync.Mutex // one Apply at a time
 	regMu   sync.Mutex
 	actions map[string]*cbAction // registered on srv, by action name
+	warned  map[string]bool      // the naming problems logged (once each)
 }
 
 // cbAction is one registered action.
@@ -114,7 +115,7 @@ func NewCraftbot(p *plan.Plan, opts CraftbotOptions) (*Craftbot, error) {
 		return nil, err
 	}
 	c := &Craftbot{opts: opts, clock: opts.Clock, env: opts.Env, closeDone: make(chan struct{}),
-		byName: map[string]*cbServer{}, actions: map[string]*cbAction{}, forms: map[string]bool{}}
+		byName: map[string]*cbServer{}, actions: map[string]*cbAction{}, forms: map[string]bool{}, warned: map[string]bool{}}
 	if c.clock == nil {
 		c.clock = RealClock{}
 	}
@@ -349,7 +350,10 @@ func (c *Craftbot) register() {
 			res := results[next]
 			next++
 			if res.Rule != "" {
-				c.log("Warning", s.name(), "%s: not served", res.Message)
+				if !c.warned[res.Message] {
+					c.warned[res.Message] = true
+					c.log("Warning", s.name(), "%s: not served", res.Message)
+				}
 				continue
 			}
 			def, ok := c.actionDef(res.Action, t)

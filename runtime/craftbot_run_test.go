@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -527,3 +528,60 @@ func TestCraftbotHTTP(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Two servers whose tools make one action name: the first in plan order is
+// served, the later one is not (and is logged once).
+func TestCraftbotActionCollisionFirstWins(t *testing.T) {
+	marker := noLeaks(t)
+	var log logRecorder
+	cb := newTestCraftbot(t, cbPlan(true, cbStdio("a", "-tools", "b_x"), cbStdio("a_b", "-tools", "x,echo")), marker, CraftbotOptions{Log: log.log})
+	cb.Start()
+	cs := cbClient(t, cb, nil)
+	if tools := toolMap(t, cs); len(tools) != 2 || tools["mcp_a_b_x"] == "" || tools["mcp_a_b_echo"] == "" {
+		t.Errorf("tools %v", tools)
+	}
+	if got := testservers.CallText(t, cs, "mcp_a_b_x", nil); got != "b_x" {
+		t.Errorf("mcp_a_b_x reached the tool %q, want b_x of server a", got)
+	}
+	if n := strings.Count(log.text(), "cb-action-collision"); n > 1 {
+		t.Errorf("logged %d times", n)
+	}
+	if !strings.Contains(log.text(), `becomes the action "mcp_a_b_x", as tool "b_x" of server "a" does`) {
+		t.Errorf("log:\n%s", log.text())
+	}
+}
+
+// A server that failed to connect is tried again by a listing once
+// DefaultDiscoveryRetry has passed on the runtime's clock.
+func TestCraftbotRetriesFailedServer(t *testing.T) {
+	marker := noLeaks(t)
+	ws := t.TempDir()
+	fault := filepath.Join(ws, "fault")
+	if err := os.WriteFile(fault, []byte("exit:3"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock := newFakeClock()
+	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "echo", "-fault-file", "fault")), marker, CraftbotOptions{Clock: clock, Workspace: ws})
+	cb.Start()
+	if err := cb.WaitConnected(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs := cbClient(t, cb, nil)
+	if tools := toolMap(t, cs); len(tools) != 0 || !strings.HasPrefix(serverStatus(cb, "fs").State, "failed: exited (3)") {
+		t.Fatalf("tools %v, status %+v", tools, serverStatus(cb, "fs"))
+	}
+	os.Remove(fault)
+	clock.Advance(DefaultDiscoveryRetry - time.Second)
+	toolMap(t, cs)
+	if st := serverStatus(cb, "fs"); st.Starts != 1 {
+		t.Fatalf("retried before its time: %+v", st)
+	}
+	clock.Advance(time.Second)
+	toolMap(t, cs)
+	if err := cb.WaitConnected(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if tools := toolMap(t, cs); tools["mcp_fs_echo"] == "" {
+		t.Errorf("after the retry: tools %v, status %+v", tools, serverStatus(cb, "fs"))
+	}
+}

@@ -102,10 +102,13 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 	byName := make(map[string]*cbServer, len(p.Servers))
 	var connect []*cbServer
 	c.mu.Lock()
-	auto := c.autoConnect
+	auto, existing := c.autoConnect, c.byName
+	c.mu.Unlock()
+	// Not under c.mu: a server's lock is taken before the runtime's (a
+	// connect starts under the server's lock and is tracked by the runtime).
 	for i := range p.Servers {
 		cfg := &p.Servers[i]
-		s := c.byName[cfg.Name]
+		s := existing[cfg.Name]
 		if s == nil {
 			s = &cbServer{c: c, state: StateNotStarted}
 		}
@@ -115,6 +118,7 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 		servers = append(servers, s)
 		byName[cfg.Name] = s
 	}
+	c.mu.Lock()
 	c.servers, c.byName = servers, byName
 	c.mu.Unlock()
 	c.register()
