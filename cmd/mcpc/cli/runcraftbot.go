@@ -255,7 +255,7 @@ func serveCraftbotHTTP(ctx context.Context, addr string, cb *runtime.Craftbot, o
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	base := "http://" + ln.Addr().String()
-	logw.printf("mcpc: serving the craftbot plan at %s/mcp (status: %s/status)\n", base, base)
+	logw.printf("mcpc: serving the craftbot plan at %s/mcp and at %s/chats/{id}/mcp, the same servers (status: %s/status)\n", base, base, base)
 	select {
 	case <-ctx.Done():
 	case err := <-served:

@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
@@ -73,5 +78,60 @@ func TestRunCraftbotPlanStdio(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ws")); err != nil {
 		t.Errorf("the workspace: %v", err)
+	}
+}
+
+// mcpc run --http with a craftbot plan: every client (any chat URL) shares
+// one process per server, started in the workspace root; SIGTERM stops it
+// with its process group and exits 0; the config value never shows.
+func TestRunCraftbotPlanHTTPSignal(t *testing.T) {
+	marker, bin := processTest(t)
+	dir, root := t.TempDir(), t.TempDir()
+	b, _ := json.Marshal(map[string]any{"auto_connect": false, "mcp_servers": []map[string]any{
+		{"name": "fs", "transport": "stdio", "command": testServer, "enabled": true,
+			"args": []string{"-tools", "echo,env", "-start-log", "starts", "-pidfile", "srv.pid", "-spawn-child", "-child-pidfile", "child.pid"},
+			"env":  map[string]string{"TOKEN": runCanary}},
+	}})
+	cfg := write(t, dir, "mcp_config.json", string(b))
+	planFile := filepath.Join(dir, "plan.json")
+	if code, _, stderr := run(t, "plan", "--profile", "craftbot", "--clean-env", "--config", cfg, "-o", planFile); code != ExitOK {
+		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
+	}
+	cmd, base, stderr := startRunHTTP(t, bin, "--plan", planFile, "--workspace-root", root, "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	tr := &http.Transport{}
+	client := &http.Client{Transport: tr}
+	for _, path := range []string{"/chats/a/mcp", "/chats/b/mcp", "/mcp"} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: base + path, HTTPClient: client}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fs_env", Arguments: map[string]any{"name": "TOKEN"}})
+		cs.Close()
+		if err != nil || testservers.TextOf(res) != "[REDACTED]" {
+			tr.CloseIdleConnections()
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("%s: TOKEN %+v %v\n%s", path, res, err, stderr.String())
+		}
+	}
+	if starts, _ := os.ReadFile(filepath.Join(root, "starts")); strings.Count(string(starts), "\n") != 1 {
+		t.Errorf("starts %q: want one process for every client", starts)
+	}
+	pids := []int{readPid(t, filepath.Join(root, "srv.pid")), readPid(t, filepath.Join(root, "child.pid"))}
+	tr.CloseIdleConnections()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v\n%s", err, stderr.String())
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d outlived mcpc run", pid)
+		}
+	}
+	if s := stderr.String(); !strings.Contains(s, "stopped; every server process is gone") || strings.Contains(s, runCanary) {
+		t.Errorf("stderr:\n%s", s)
 	}
 }
