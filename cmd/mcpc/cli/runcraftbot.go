@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -270,4 +272,31 @@ func serveCraftbotHTTP(ctx context.Context, addr string, cb *runtime.Craftbot, o
 	}
 	<-served
 	return nil
+}
+
+// craftbotStatus prints the status of a gateway that runs a craftbot plan
+// (its GET /status says profile craftbot): every server, its state and
+// its actions; done is false for any other gateway.
+func craftbotStatus(c *ucli.Context, where string, raw []byte, format string) (done bool, err error) {
+	var st runtime.CraftbotStatus
+	if json.Unmarshal(raw, &st) != nil || st.Profile != plan.ProfileCraftbot {
+		return false, nil
+	}
+	if c.String("chat") != "" || c.NArg() > 0 {
+		return true, usageError("%s runs a craftbot plan: it has no chats, and mcpc status shows every server", where)
+	}
+	if format == "json" {
+		return true, printJSON(c.App.Writer, st)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "craftbot plan, auto_connect %s: %s served\n", onOff(st.AutoConnect), plural(st.Actions, "action"))
+	for _, s := range st.Servers {
+		where := s.Transport
+		if s.URL != "" {
+			where += " " + s.URL
+		}
+		fmt.Fprintf(&b, "  %s (%s): %s · %s\n", s.Name, where, s.State, plural(s.Tools, "action"))
+	}
+	_, err = io.WriteString(c.App.Writer, b.String())
+	return true, err
 }

@@ -23,6 +23,7 @@ import (
 // the rest served; mcpc exits 0 with no process left.
 func TestRunCraftbotPlanStdio(t *testing.T) {
 	marker := leakMarker(t)
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	addr := testservers.StartWSServer(t)
 	dir := t.TempDir()
 	servers := []map[string]any{
@@ -63,6 +64,16 @@ func TestRunCraftbotPlanStdio(t *testing.T) {
 	got := callText(t, cs, "mcp_fs_crash", map[string]any{"code": 6})
 	if want := "MCP server fs exited (6): testserver: crashing with code 6. It restarts on the next call; its state was lost."; got != want {
 		t.Errorf("crash: %q", got)
+	}
+	// The status, on the workspace's socket: the failure is there.
+	ws := filepath.Join(dir, "ws")
+	_, out, errOut := run(t, "status", "--workspace", ws)
+	for _, w := range []string{"craftbot plan, auto_connect on: " + plural(len(names), "action") + " served", "  fs (stdio): exited · 3 actions",
+		"  broken (stdio): failed: exited (4): testserver: exiting at start with code 4 · 0 actions",
+		"  events (sse http://" + addr + "/sse): running · ", "  off (stdio): disabled · 0 actions"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("status lacks %q:\n%s%s", w, out, errOut)
+		}
 	}
 	code, stderr := wait()
 	if code != ExitOK {
