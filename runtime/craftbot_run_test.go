@@ -585,3 +585,44 @@ func TestCraftbotRetriesFailedServer(t *testing.T) {
 		t.Errorf("after the retry: tools %v, status %+v", tools, serverStatus(cb, "fs"))
 	}
 }
+
+// A websocket server: a cancelled call is cancelled at the server, a
+// connection dropped mid-call gives an error naming the server, and the
+// next call connects again.
+func TestCraftbotWebsocketLifecycle(t *testing.T) {
+	marker := noLeaks(t)
+	addr := testservers.StartWSServer(t)
+	cb := newTestCraftbot(t, cbPlan(true, cbRemote("sock", "websocket", "ws://"+addr+"/ws")), marker, CraftbotOptions{})
+	cb.Start()
+	ctx := context.Background()
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cb.Call(cctx, "mcp_sock_slow", map[string]any{"ms": 1e9})
+		errc <- err
+	}()
+	eventually(t, "the slow call runs at the server", func() bool {
+		res, err := cb.Call(ctx, "mcp_sock_slow-running", nil)
+		return err == nil && testservers.TextOf(res) == "1"
+	})
+	cancel()
+	var ce *CallError
+	if err := testservers.Recv(t, "the cancelled call", errc); !errors.As(err, &ce) || ce.Kind != CallCancelled {
+		t.Fatalf("cancel: %v", err)
+	}
+	eventually(t, "the server sees the cancel", func() bool {
+		res, err := cb.Call(ctx, "mcp_sock_cancelled", nil)
+		return err == nil && testservers.TextOf(res) == "1"
+	})
+	_, err := cb.Call(ctx, "mcp_sock_drop", nil)
+	if !errors.As(err, &ce) || ce.Kind != CallExited || !strings.HasPrefix(err.Error(), "MCP server sock closed the connection.") {
+		t.Fatalf("drop: %v", err)
+	}
+	res, err := cb.Call(ctx, "mcp_sock_echo", map[string]any{"text": "back"})
+	if err != nil || testservers.TextOf(res) != "back" {
+		t.Fatalf("after the drop: %v %v", res, err)
+	}
+	if st := serverStatus(cb, "sock"); st.Starts != 2 || st.State != StateRunning {
+		t.Errorf("%+v", st)
+	}
+}

@@ -49,15 +49,35 @@ type cbServer struct {
 
 // cbConn is one connection: a process over stdio (p) or a remote session.
 type cbConn struct {
-	cs       *mcp.ClientSession
-	p        *proc         // stdio only
-	cancel   func()        // ends a remote connection's context
-	sem      chan struct{} // one call at a time; nil for a parallel server
+	cs     *mcp.ClientSession
+	p      *proc         // stdio only
+	cancel func()        // ends a remote connection's context
+	sem    chan struct{} // stdio: one call at a time; nil for a parallel server
+	// Remote servers: one call at a time per tool (SPEC §4), as a chat's
+	// remote servers.
+	toolMu   sync.Mutex
+	toolSems map[string]chan struct{}
 	ended    chan struct{} // closed once the connection is gone and death or why is set
 	once     sync.Once
 	death    string
 	why      stopReason
 	stopping atomic.Bool
+}
+
+// gate is what a call of tool waits for: the process's one-at-a-time
+// gate (stdio), or the tool's (remote); nil: none.
+func (r *cbConn) gate(tool string) chan struct{} {
+	if r.toolSems == nil {
+		return r.sem
+	}
+	r.toolMu.Lock()
+	defer r.toolMu.Unlock()
+	sem := r.toolSems[tool]
+	if sem == nil {
+		sem = make(chan struct{}, 1)
+		r.toolSems[tool] = sem
+	}
+	return sem
 }
 
 func (r *cbConn) finish(death string) {
@@ -361,10 +381,7 @@ func (s *cbServer) connectRemote(ctx context.Context, cfg *plan.Server) (*cbConn
 		}
 		return nil, nil, where + ": " + shownError(err, c.Redact)
 	}
-	conn := &cbConn{cs: cs, ended: make(chan struct{}), cancel: connCancel}
-	if !cfg.Parallel {
-		conn.sem = make(chan struct{}, 1)
-	}
+	conn := &cbConn{cs: cs, ended: make(chan struct{}), cancel: connCancel, toolSems: map[string]chan struct{}{}}
 	return conn, tools, ""
 }
 
@@ -492,12 +509,12 @@ func (s *cbServer) call(ctx context.Context, action, tool string, args any) (*mc
 		return nil, err
 	}
 	name := s.name()
-	if r.sem != nil {
+	if sem := r.gate(tool); sem != nil {
 		select {
-		case r.sem <- struct{}{}:
-			defer func() { <-r.sem }()
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
 		case <-ctx.Done():
-			return nil, s.cancelledBefore(ctx, action, "while it waited for an earlier call to the server to end")
+			return nil, s.cancelledBefore(ctx, action, "while it waited for an earlier call to end")
 		case <-r.ended:
 			return nil, s.endedError(r, action)
 		}
