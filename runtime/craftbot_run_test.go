@@ -626,3 +626,20 @@ func TestCraftbotWebsocketLifecycle(t *testing.T) {
 		t.Errorf("%+v", st)
 	}
 }
+
+// BenchmarkCraftbotCall is one echo call through the craftbot runtime's MCP
+// server to a stdio test server (in-memory client transport).
+func BenchmarkCraftbotCall(b *testing.B) {
+	marker := noLeaks(b)
+	cb := newTestCraftbot(b, cbPlan(true, cbStdio("fs", "-tools", "echo")), marker, CraftbotOptions{})
+	cb.Start()
+	cs := cbClient(b, cb, nil)
+	toolMap(b, cs)
+	args := map[string]any{"text": "x"}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp_fs_echo", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
