@@ -40,7 +40,7 @@ var mayImport = map[string][]string{
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "rules", "schema", "plan"},
 	"remote":   {"diag", "node", "rules", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/term"},
-	"runtime":  {"plan", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/transport"},
+	"runtime":  {"craftbot", "plan", "plandiff", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
 	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "rules", "runtime", "toollock"},

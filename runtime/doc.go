@@ -93,9 +93,18 @@
 // deadline on the connection) are real time: they wait for the operating
 // system.
 //
-// It imports plan, naming, node, redact, remote, rules (the rule ids of its
-// warnings), policies/denylist and internal/transport (the stdio connection
-// to a server process; the runtime keeps starting, reaping and killing the
-// process); never compile: a runtime runs a plan without the compiler
-// (layers_test.go).
+// # Craftbot plans
+//
+// A [Craftbot] runs a craftbot plan (SPEC §5) as one MCP server shared by
+// every client: one process per stdio server (the same start, death and
+// kill as a chat's), one connection per sse or websocket server
+// (internal/transport), each server's tools served as CraftBot's actions
+// (package craftbot). Craftbot.Apply takes a new plan while it runs, acting
+// on the plan diff (package plandiff).
+//
+// It imports plan, plandiff, craftbot, naming, node, redact, remote,
+// rules (the rule ids of its warnings), policies/denylist and internal/transport (the stdio connection to a
+// server process; the runtime keeps starting, reaping and killing the
+// process; the sse and websocket clients); never compile: a runtime runs a
+// plan without the compiler (layers_test.go).
 package runtime

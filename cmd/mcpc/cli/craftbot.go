@@ -84,9 +84,10 @@ func exitFor(ds []diag.Diagnostic, strict bool) error {
 	return nil
 }
 
-// volcanicPlanOnly refuses a craftbot plan where a plan is started: the
-// runtime launches volcanic plans (a craftbot plan's env holds references
-// to mcp_config.json, its servers speak sse and websocket too).
+// volcanicPlanOnly refuses a craftbot plan where mcpc tools --plan reads
+// one: a craftbot plan's env holds references to mcp_config.json, which
+// mcpc tools reads with --profile craftbot --config instead (mcpc run runs
+// a craftbot plan: runCraftbot).
 func volcanicPlanOnly(file string, p *plan.Plan) error {
 	if p != nil && p.Profile != plan.ProfileVolcanic {
 		return usageError("--plan %s is a %s plan: this mcpc starts volcanic plans only", file, p.Profile)

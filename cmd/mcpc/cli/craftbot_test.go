@@ -120,7 +120,7 @@ func TestCraftbotExitCodes(t *testing.T) {
 		{[]string{"validate", "--profile", "claude", "--clean-env"}, ExitUsage, "the profiles are volcanic and craftbot"},
 		{append([]string{"tools"}, cb(ok, "--builtin-tools", "read")...), ExitUsage, "--builtin-actions"},
 		{[]string{"tools", "--clean-env", "--agent-dir", dir, "--builtin-actions", "x"}, ExitUsage, "--builtin-actions belongs to --profile craftbot"},
-		{[]string{"run", "--plan", planFile, "--stdio", "--workspace", dir, "--clean-env"}, ExitUsage, "craftbot plan"},
+		{[]string{"run", "--plan", planFile, "--stdio", "--workspace", dir, "--clean-env", "--scope", "s"}, ExitUsage, "craftbot plan"},
 		{[]string{"tools", "--plan", planFile, "--clean-env"}, ExitUsage, "craftbot plan"},
 		{append([]string{"explain", "nope"}, cb(ok)...), ExitUsage, `no server named "nope"`},
 	} {

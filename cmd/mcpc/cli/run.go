@@ -76,6 +76,9 @@ Each chat gets its own server processes, started by its first call to them;
 ${env:NAME} resolves against mcpc's environment overlaid by --env-file and --env.
 A server tool named like one of the host's built-in tools (--builtin-tools, as for
 mcpc tools) is not served.
+A craftbot plan (mcpc plan --profile craftbot) is served as its actions, mcp_<server>_<tool>:
+one process or connection per server, shared by every client; auto_connect says whether
+they connect at startup or on first use (its env values are read from its config file).
 Each chat also connects to the remote servers of its DIR/.volcanic/mcp/servers.json
 (mcpc remote add) whose entries are sealed for its session scope: --scope with --stdio
 (without it the chat uses no remote servers), the chat id over HTTP. Their tools are
@@ -186,8 +189,8 @@ func runAction(c *ucli.Context) error {
 		}
 		return &exitError{code: ExitProblems, msg: "nothing started: the plan is not valid (" + report.Summary(ds) + ")"}
 	}
-	if err := volcanicPlanOnly(planFile, p); err != nil {
-		return err
+	if p.Profile == plan.ProfileCraftbot {
+		return runCraftbot(c, planFile, p, stdio, addr, limits, minLevel, deny)
 	}
 
 	// The host environment, as for mcpc plan.

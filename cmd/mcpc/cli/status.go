@@ -84,6 +84,9 @@ func statusAction(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if done, err := craftbotStatus(c, gw.where, raw, format); done {
+		return err
+	}
 	var st runtime.HostStatus
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return &exitError{code: ExitInternal, msg: fmt.Sprintf("%s answered GET /status with something that is not a status: %v", gw.where, err)}

@@ -1,0 +1,302 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/transport"
+	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/runtime"
+)
+
+// volcanicRunFlags are the flags of mcpc run that only a volcanic plan
+// reads: chats, their scopes and limits. A craftbot plan has one set of
+// servers for every client.
+var volcanicRunFlags = []string{"scope", "builtin-tools", "max-chats", "max-sessions", "max-processes", "chat-idle-timeout", "session-idle-timeout"}
+
+// runCraftbot is mcpc run for a craftbot plan: its actions served as MCP
+// tools (mcp_<server>_<tool>) over stdio or HTTP, one process or
+// connection per server for every client (runtime.Craftbot).
+func runCraftbot(c *ucli.Context, planFile string, p *plan.Plan, stdio bool, addr string, lim limits, minLevel int, deny *denylist.List) error {
+	for _, f := range volcanicRunFlags {
+		if c.IsSet(f) {
+			return usageError("--%s goes with a volcanic plan; --plan %s is a craftbot plan, whose servers every client shares", f, planFile)
+		}
+	}
+	cfg, err := craftbotPlanConfig(planFile, p)
+	if err != nil {
+		return err
+	}
+	env, files, ds, err := loadHostEnv(c, deny)
+	if err != nil {
+		return err
+	}
+	if len(ds) > 0 {
+		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, files, nil); err != nil {
+			return err
+		}
+		if errs, _, _ := diag.Count(ds); errs > 0 {
+			return &exitError{code: ExitProblems, msg: "nothing started: fix the host environment above"}
+		}
+	}
+	hostEnv := runtime.HostEnv{Vars: map[string]string{}, Deny: deny}
+	for _, name := range env.Names() {
+		hostEnv.Vars[name] = env.Value(name)
+	}
+	token, err := takeToken(c, "admin-token-env", hostEnv.Vars)
+	if err != nil {
+		return err
+	}
+	mcpToken, err := takeToken(c, "mcp-token-env", hostEnv.Vars)
+	if err != nil {
+		return err
+	}
+	if token != "" && token == mcpToken {
+		return usageError("--admin-token-env and --mcp-token-env hold the same token: every MCP client could then use the admin endpoints; give each its own")
+	}
+	logw := &lockedWriter{w: c.App.ErrWriter}
+	if addr != "" {
+		if err := checkListenAddr(addr, token != ""); err != nil {
+			return err
+		}
+		if w := listenWarning(addr, mcpToken != ""); w != "" {
+			logw.printf("mcpc: warning: %s\n", strings.ReplaceAll(w, "/chats/{id}/mcp", "/mcp"))
+		}
+	}
+	dir := c.String("workspace")
+	if !stdio {
+		dir = c.String("workspace-root")
+	}
+	ws, err := filepath.Abs(dir)
+	if err == nil {
+		err = os.MkdirAll(ws, 0o700)
+	}
+	if err != nil {
+		return usageError("%s: %v", dir, unwrapPath(err))
+	}
+
+	guard := startGuard(logw)
+	closeGuard := func() runtime.GuardReport {
+		if guard == nil {
+			return runtime.GuardReport{}
+		}
+		r := guard.Close()
+		guard = nil
+		return r
+	}
+	waitOnExit := true
+	defer func() {
+		if waitOnExit {
+			closeGuard()
+		}
+	}()
+	cb, err := runtime.NewCraftbot(p, runtime.CraftbotOptions{
+		Env: hostEnv, Config: cfg.EnvValue, Workspace: ws, Secrets: []string{token, mcpToken}, Version: Version,
+		Remote: transport.RemoteOptions{Transport: dialOptions().Transport},
+		Log: func(e runtime.LogEntry) {
+			if levelRank(e.Level) < minLevel {
+				return
+			}
+			where := ""
+			if e.Stderr {
+				where = e.Server + " stderr: "
+			}
+			logw.printf("mcpc: %s: %s%s\n", strings.ToLower(e.Level), where, e.Message)
+		},
+	})
+	if err != nil {
+		return &exitError{code: ExitProblems, msg: err.Error()}
+	}
+	defer func() {
+		if waitOnExit {
+			cb.Close()
+		}
+	}()
+
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	defer stop()
+	sd := &shutdown{grace: lim.grace, done: make(chan struct{})}
+	stopOnSignal := context.AfterFunc(ctx, func() {
+		sd.start()
+		cb.Close()
+		close(sd.done)
+	})
+	logw.printf("mcpc: craftbot plan: %s (%d enabled), auto_connect %s; servers run in %s\n",
+		plural(len(p.Servers), "server"), enabledCount(p), onOff(p.AutoConnect == nil || *p.AutoConnect), ws)
+	cb.Start()
+	if stdio {
+		err = serveCraftbotStdio(ctx, c, cb, ws, logw)
+	} else {
+		err = serveCraftbotHTTP(ctx, addr, cb, runtime.CraftbotHTTPOptions{AdminToken: token, MCPToken: mcpToken}, logw, sd)
+	}
+	if err != nil {
+		return err
+	}
+	cb.CloseSessions()
+	if stopOnSignal() {
+		cb.Close() // no signal: the stdio client went away
+	} else if !sd.wait() {
+		waitOnExit = false
+		logw.printf("mcpc: the shutdown grace (%s) passed before every server process stopped; exiting anyway\n", lim.grace)
+		return &exitError{code: ExitInternal}
+	}
+	report := closeGuard()
+	escaped := cb.Status().EscapedProcesses
+	switch {
+	case len(report.Survivors) > 0:
+		logw.printf("mcpc: stopped; %s started by servers left their process group and could not be killed; still running: pids %v\n", processes(len(report.Survivors)), report.Survivors)
+	case escaped+report.Orphans > 0:
+		logw.printf("mcpc: stopped; every server process is gone (%s had left their server's process group (setsid) and were killed on their own; see above)\n", processes(escaped+report.Orphans))
+	default:
+		logw.printf("mcpc: stopped; every server process is gone\n")
+	}
+	return nil
+}
+
+// craftbotPlanConfig reads the config file a craftbot plan was compiled
+// from (its source of kind config): the plan holds references to its env
+// values, which are read from it at launch. A relative path is taken from
+// the current directory, else from the plan file's.
+func craftbotPlanConfig(planFile string, p *plan.Plan) (*craftbot.Config, error) {
+	path := ""
+	for _, s := range p.Sources {
+		if s.Kind == "config" {
+			path = s.Path
+		}
+	}
+	if path == "" {
+		return nil, usageError("--plan %s names no config file (sources): write the plan again with mcpc plan --profile craftbot", planFile)
+	}
+	if !filepath.IsAbs(path) {
+		if _, err := os.Stat(path); err != nil {
+			if alt := filepath.Join(filepath.Dir(planFile), path); regularFile(alt) {
+				path = alt
+			}
+		}
+	}
+	data, err := inputfile.ReadText(path)
+	if err != nil {
+		return nil, usageError("--plan %s: cannot read its config file %s, where the servers' env values are read at launch: %v", planFile, path, unwrapPath(err))
+	}
+	cfg, _, err := craftbot.Check(path, data, craftbot.Options{})
+	if err != nil {
+		return nil, &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	return cfg, nil
+}
+
+func regularFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+func enabledCount(p *plan.Plan) int {
+	n := 0
+	for _, s := range p.Servers {
+		if s.Enabled {
+			n++
+		}
+	}
+	return n
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// serveCraftbotStdio serves the actions on standard input and output until
+// the client closes stdin or a signal arrives; GET /status answers on the
+// owner-only status socket of the workspace.
+func serveCraftbotStdio(ctx context.Context, c *ucli.Context, cb *runtime.Craftbot, ws string, logw *lockedWriter) error {
+	if sock, closeSock, err := listenStatusSocket(cb.Handler(runtime.CraftbotHTTPOptions{}), ws); err != nil {
+		logw.printf("mcpc: warning: no status socket (mcpc status cannot read this gateway): %s\n", err)
+	} else {
+		defer closeSock()
+		logw.printf("mcpc: status: mcpc status --socket %s\n", sock)
+	}
+	in := c.App.Reader
+	if f, ok := in.(*os.File); ok && f == os.Stdin {
+		if pf, done, ok := transport.PollableInput(f, os.Stdout, os.Stderr); ok {
+			defer done()
+			in = pf
+		}
+	}
+	err := cb.ServeTransport(ctx, &transport.LineTransport{Reader: in, Writer: c.App.Writer})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		logw.printf("mcpc: the stdio session ended: %s\n", cb.Redact(err.Error()))
+	}
+	return nil
+}
+
+// serveCraftbotHTTP serves /mcp and GET /status until a signal arrives.
+func serveCraftbotHTTP(ctx context.Context, addr string, cb *runtime.Craftbot, opts runtime.CraftbotHTTPOptions, logw *lockedWriter, sd *shutdown) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return usageError("--http %s: %v", addr, err)
+	}
+	srv := &http.Server{Handler: cb.Handler(opts), ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	base := "http://" + ln.Addr().String()
+	logw.printf("mcpc: serving the craftbot plan at %s/mcp and at %s/chats/{id}/mcp, the same servers (status: %s/status)\n", base, base, base)
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return &exitError{code: ExitInternal, msg: "the HTTP server stopped: " + err.Error()}
+	}
+	logw.printf("mcpc: stopping\n")
+	cb.CloseSessions()
+	sctx, cancel := context.WithDeadline(context.Background(), sd.deadline())
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-served
+	return nil
+}
+
+// craftbotStatus prints the status of a gateway that runs a craftbot plan
+// (its GET /status says profile craftbot): every server, its state and
+// its actions; done is false for any other gateway.
+func craftbotStatus(c *ucli.Context, where string, raw []byte, format string) (done bool, err error) {
+	var st runtime.CraftbotStatus
+	if json.Unmarshal(raw, &st) != nil || st.Profile != plan.ProfileCraftbot {
+		return false, nil
+	}
+	if c.String("chat") != "" || c.NArg() > 0 {
+		return true, usageError("%s runs a craftbot plan: it has no chats, and mcpc status shows every server", where)
+	}
+	if format == "json" {
+		return true, printJSON(c.App.Writer, st)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "craftbot plan, auto_connect %s: %s served\n", onOff(st.AutoConnect), plural(st.Actions, "action"))
+	for _, s := range st.Servers {
+		where := s.Transport
+		if s.URL != "" {
+			where += " " + s.URL
+		}
+		fmt.Fprintf(&b, "  %s (%s): %s · %s\n", s.Name, where, s.State, plural(s.Tools, "action"))
+	}
+	_, err = io.WriteString(c.App.Writer, b.String())
+	return true, err
+}

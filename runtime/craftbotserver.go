@@ -1,0 +1,604 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/transport"
+	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/remote"
+)
+
+// stopRemoved and stopDisabled say why Apply stopped a server.
+const (
+	stopRemoved  stopReason = "it was removed from the plan"
+	stopDisabled stopReason = "it was disabled"
+	stopChanged  stopReason = "its configuration changed"
+)
+
+// cbServer is one server of a craftbot plan: its one connection, shared by
+// every client of the gateway.
+type cbServer struct {
+	c *Craftbot
+
+	mu       sync.Mutex
+	cfg      *plan.Server
+	conn     *cbConn    // the live connection, nil if none
+	pending  *cbConnect // a connect in progress
+	epoch    uint64     // bumped by every stop: connects of an older epoch give up
+	gone     stopReason // set when the server is no longer served (removed, disabled, closed)
+	state    string
+	lastErr  string
+	stderr   string // tail of the last process that ended, redacted
+	tools    []*mcp.Tool
+	listed   bool // tools holds a listing
+	tried    bool // a connect was started
+	failedAt time.Time
+	starts   int
+}
+
+// cbConn is one connection: a process over stdio (p) or a remote session.
+type cbConn struct {
+	cs     *mcp.ClientSession
+	p      *proc         // stdio only
+	cancel func()        // ends a remote connection's context
+	sem    chan struct{} // stdio: one call at a time; nil for a parallel server
+	// Remote servers: one call at a time per tool (SPEC §4), as a chat's
+	// remote servers.
+	toolMu   sync.Mutex
+	toolSems map[string]chan struct{}
+	ended    chan struct{} // closed once the connection is gone and death or why is set
+	once     sync.Once
+	death    string
+	why      stopReason
+	stopping atomic.Bool
+}
+
+// gate is what a call of tool waits for: the process's one-at-a-time
+// gate (stdio), or the tool's (remote); nil: none.
+func (r *cbConn) gate(tool string) chan struct{} {
+	if r.toolSems == nil {
+		return r.sem
+	}
+	r.toolMu.Lock()
+	defer r.toolMu.Unlock()
+	sem := r.toolSems[tool]
+	if sem == nil {
+		sem = make(chan struct{}, 1)
+		r.toolSems[tool] = sem
+	}
+	return sem
+}
+
+func (r *cbConn) finish(death string) {
+	r.once.Do(func() {
+		r.death = death
+		close(r.ended)
+	})
+}
+
+// cbConnect is a connect in progress, shared by those who wait for it.
+type cbConnect struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	conn   *cbConn
+	err    error
+}
+
+func (s *cbServer) name() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Name
+}
+
+// offered returns the tools to register: the last listing of an enabled,
+// served server.
+func (s *cbServer) offered() ([]*mcp.Tool, string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone != "" || !s.cfg.Enabled || !s.listed {
+		return nil, "", false
+	}
+	set := s.cfg.ActionSet
+	if set == "" {
+		set = "mcp_" + s.cfg.Name
+	}
+	return s.tools, set, true
+}
+
+func (s *cbServer) pendingOp() *cbConnect {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
+}
+
+// connectInBackground starts a connect unless one runs or the server is
+// connected.
+func (s *cbServer) connectInBackground() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone == "" && s.cfg.Enabled && s.conn == nil && s.pending == nil {
+		s.startLocked()
+	}
+}
+
+// firstUse starts the first connect of a server never tried, and returns
+// it (or the one in progress); nil when there is nothing to wait for.
+func (s *cbServer) firstUse() *cbConnect {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone != "" || !s.cfg.Enabled {
+		return nil
+	}
+	if s.pending != nil {
+		return s.pending
+	}
+	if s.tried {
+		return nil
+	}
+	return s.startLocked()
+}
+
+// retryIfDue restarts, in the background, a connect that failed at least
+// DefaultDiscoveryRetry before now.
+func (s *cbServer) retryIfDue(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone == "" && s.cfg.Enabled && s.conn == nil && s.pending == nil && s.state == StateFailed &&
+		!now.Before(s.failedAt.Add(DefaultDiscoveryRetry)) {
+		s.startLocked()
+	}
+}
+
+// ensure returns the live connection, connecting if needed.
+func (s *cbServer) ensure(ctx context.Context, action string) (*cbConn, error) {
+	s.mu.Lock()
+	if s.gone != "" {
+		err := s.goneErrorLocked(action)
+		s.mu.Unlock()
+		return nil, err
+	}
+	if r := s.conn; r != nil {
+		s.mu.Unlock()
+		return r, nil
+	}
+	op := s.pending
+	if op == nil {
+		op = s.startLocked()
+	}
+	s.mu.Unlock()
+	select {
+	case <-op.done:
+	case <-ctx.Done():
+		return nil, s.cancelledBefore(ctx, action, "while the server was connecting")
+	}
+	if op.err != nil {
+		var ce *CallError
+		if errors.As(op.err, &ce) {
+			cp := *ce
+			cp.Tool = action
+			return nil, &cp
+		}
+		return nil, op.err
+	}
+	return op.conn, nil
+}
+
+func (s *cbServer) goneErrorLocked(action string) error {
+	if s.gone == stopHostClosed {
+		return ErrHostClosed
+	}
+	return &CallError{Kind: CallUnavailable, Server: s.cfg.Name, Tool: action,
+		Message: fmt.Sprintf("MCP server %s is no longer served: %s", s.cfg.Name, s.gone)}
+}
+
+// startLocked starts a connect in the background; s.mu is held.
+func (s *cbServer) startLocked() *cbConnect {
+	c := s.c
+	ctx, cancel := context.WithCancel(c.ctx)
+	op := &cbConnect{done: make(chan struct{}), cancel: cancel}
+	s.pending, s.tried = op, true
+	s.starts++
+	epoch, cfg := s.epoch, s.cfg
+	if !c.track(func() { s.doConnect(ctx, op, epoch, cfg) }) {
+		cancel()
+		s.pending = nil
+		op.err = ErrHostClosed
+		close(op.done)
+	}
+	return op
+}
+
+// doConnect starts the process or opens the connection, and lists the
+// tools.
+func (s *cbServer) doConnect(ctx context.Context, op *cbConnect, epoch uint64, cfg *plan.Server) {
+	defer close(op.done)
+	defer op.cancel()
+	c := s.c
+	var conn *cbConn
+	var tools []*mcp.Tool
+	var reason, stderr string
+	if cfg.Transport == craftbot.TransportStdio {
+		conn, tools, reason, stderr = s.startStdio(ctx, cfg)
+	} else {
+		conn, tools, reason = s.connectRemote(ctx, cfg)
+	}
+	if conn == nil {
+		msg := fmt.Sprintf("MCP server %s failed to start: %s", cfg.Name, reason)
+		s.mu.Lock()
+		s.pending = nil
+		stale := s.epoch != epoch || s.gone != ""
+		if !stale {
+			s.state, s.lastErr, s.stderr, s.failedAt = StateFailed, msg, keptStderr(stderr), c.clock.Now()
+		}
+		s.mu.Unlock()
+		if stale {
+			op.err = &CallError{Kind: CallStopped, Server: cfg.Name, Message: fmt.Sprintf("MCP server %s was stopped while it started", cfg.Name)}
+			return
+		}
+		c.log("Warning", cfg.Name, "%s", msg)
+		op.err = &CallError{Kind: CallStartFailed, Server: cfg.Name, Message: msg}
+		return
+	}
+	s.mu.Lock()
+	s.pending = nil
+	if s.epoch != epoch || s.gone != "" {
+		s.mu.Unlock()
+		conn.why = stopRestart
+		s.close(conn)
+		conn.finish("")
+		op.err = &CallError{Kind: CallStopped, Server: cfg.Name, Message: fmt.Sprintf("MCP server %s was stopped while it started", cfg.Name)}
+		return
+	}
+	s.conn, s.state, s.lastErr, s.tools, s.listed = conn, StateRunning, "", tools, true
+	op.conn = conn
+	s.mu.Unlock()
+	if conn.p != nil {
+		c.log("Information", cfg.Name, "MCP server %s started (pid %d): %d tools", cfg.Name, conn.p.pid(), len(tools))
+	} else {
+		c.log("Information", cfg.Name, "MCP server %s connected (%s %s): %d tools", cfg.Name, cfg.Transport, remote.URLWithoutQuery(cfg.URL), len(tools))
+	}
+	c.register()
+	if !c.track(func() { s.watch(conn) }) {
+		// Closed since: nothing else records the end.
+		s.mu.Lock()
+		if conn.why == "" {
+			conn.why = stopHostClosed
+		}
+		if s.conn == conn {
+			s.conn, s.state = nil, StateNotStarted
+		}
+		s.mu.Unlock()
+		s.close(conn)
+		conn.finish("")
+	}
+}
+
+// startStdio starts a stdio server's process in the workspace, with the
+// environment CraftBot gives it, and lists its tools, within its startup
+// timeout. On failure conn is nil and reason (and the stderr tail) say why.
+func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *cbConn, tools []*mcp.Tool, reason, stderr string) {
+	c := s.c
+	c.mu.Lock()
+	config := c.config
+	c.mu.Unlock()
+	if config == nil {
+		config = func(string, string) (string, bool) { return "", false }
+	}
+	spec, err := CraftbotLaunch(cfg, c.env, config)
+	if err != nil {
+		return nil, nil, err.Error(), ""
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return nil, nil, "cannot create the workspace: " + err.Error(), ""
+	}
+	timeout := spec.StartupTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartupTimeout
+	}
+	sctx, cancel, timedOut := startTimeout(ctx, c.clock, timeout)
+	defer cancel()
+	name := cfg.Name
+	var onStderr func(string)
+	if c.opts.Log != nil {
+		onStderr = func(line string) {
+			c.opts.Log(LogEntry{Level: "Information", Server: name, Message: line, Stderr: true})
+		}
+	}
+	pcfg := procConfig{version: "craftbot", onStderr: onStderr, redact: c.Redact, secretSpan: c.secretSpan,
+		onEscaped: func(e procInfo, killed bool) { c.escaped(name, e.pid, e.comm, killed) }}
+	p, err := startProc(sctx, spec, ws, pcfg)
+	if err == nil {
+		tools, err = listAll(sctx, p.cs)
+		if err != nil {
+			p.stopping.Store(true)
+			p.stop()
+		}
+	}
+	if err != nil {
+		if p == nil {
+			return nil, nil, err.Error(), ""
+		}
+		stderr = c.Redact(p.tail.Text())
+		_, reason, _ = p.startFailure(err, ctx, timedOut(), timeout, c.Redact)
+		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
+			reason += ": " + strings.Join(lines, " | ")
+		}
+		return nil, nil, reason, stderr
+	}
+	conn = &cbConn{cs: p.cs, p: p, ended: make(chan struct{})}
+	if !cfg.Parallel {
+		conn.sem = make(chan struct{}, 1)
+	}
+	return conn, tools, "", ""
+}
+
+// connectRemote connects to an sse or websocket server through
+// internal/transport's clients and lists its tools, within 15 s.
+func (s *cbServer) connectRemote(ctx context.Context, cfg *plan.Server) (*cbConn, []*mcp.Tool, string) {
+	c := s.c
+	where := cfg.Transport + " " + remote.URLWithoutQuery(cfg.URL)
+	tr, err := transport.NewRemote(cfg.Transport, cfg.URL, nil, c.opts.Remote)
+	if err != nil {
+		return nil, nil, where + ": " + shownError(err, c.Redact)
+	}
+	sctx, cancel, timedOut := startTimeout(ctx, c.clock, remoteConnectTimeout)
+	defer cancel()
+	// The sse client ties its event stream to the context of Connect: the
+	// connection gets one of its own, which the connect's end (timeout,
+	// Close) cancels only while the connect runs.
+	connCtx, connCancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopBound := context.AfterFunc(sctx, connCancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: "craftbot"}, nil).Connect(connCtx, tr, nil)
+	var tools []*mcp.Tool
+	if err == nil {
+		tools, err = listAll(sctx, cs)
+		if err == nil && !stopBound() {
+			err = context.Cause(sctx)
+		}
+		if err != nil {
+			_ = cs.Close()
+		}
+	}
+	if err != nil {
+		connCancel()
+		switch {
+		case timedOut():
+			return nil, nil, where + ": no answer within " + formatSeconds(remoteConnectTimeout)
+		case ctx.Err() != nil:
+			return nil, nil, where + ": cancelled"
+		}
+		return nil, nil, where + ": " + shownError(err, c.Redact)
+	}
+	conn := &cbConn{cs: cs, ended: make(chan struct{}), cancel: connCancel, toolSems: map[string]chan struct{}{}}
+	return conn, tools, ""
+}
+
+// listAll lists every page of a server's tools.
+func listAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// watch waits for conn to end. If mcpc did not end it, the server died or
+// dropped the connection: its process group is killed, the death is
+// recorded for status and for the calls that were running, and the next
+// call connects anew.
+func (s *cbServer) watch(conn *cbConn) {
+	_ = conn.cs.Wait()
+	if conn.stopping.Load() {
+		s.close(conn)
+		conn.finish("")
+		return
+	}
+	s.close(conn)
+	c := s.c
+	name := s.name()
+	var msg, stderr string
+	if conn.p != nil {
+		stderr = c.Redact(conn.p.tail.Text())
+		msg = deathMessage(name, conn.p, stderr, c.Redact)
+	} else {
+		msg = fmt.Sprintf("MCP server %s closed the connection. It reconnects on the next call; its state was lost.", name)
+	}
+	s.mu.Lock()
+	if s.conn == conn {
+		s.conn, s.state, s.lastErr, s.stderr = nil, StateExited, msg, keptStderr(stderr)
+	}
+	s.mu.Unlock()
+	c.log("Warning", name, "%s", msg)
+	conn.finish(msg)
+}
+
+// close ends a connection: the process (its whole group) or the session.
+func (s *cbServer) close(conn *cbConn) {
+	if conn.p != nil {
+		conn.p.stop()
+		return
+	}
+	_ = conn.cs.Close()
+	if conn.cancel != nil {
+		conn.cancel()
+	}
+}
+
+// stopConn ends conn on purpose and waits until it is gone.
+func (s *cbServer) stopConn(conn *cbConn, why stopReason) {
+	s.mu.Lock()
+	if conn.why == "" {
+		conn.why = why
+	}
+	s.mu.Unlock()
+	conn.stopping.Store(true)
+	if conn.p != nil {
+		conn.p.stopping.Store(true)
+	}
+	s.close(conn)
+	s.mu.Lock()
+	if s.conn == conn {
+		s.conn, s.state = nil, StateNotStarted
+	}
+	if conn.p != nil {
+		s.stderr = keptStderr(s.c.Redact(conn.p.tail.Text()))
+	}
+	s.mu.Unlock()
+	<-conn.ended
+}
+
+// stop ends the connection and any connect in progress. gone, if not
+// "", marks the server no longer served (removed, disabled, closed): calls
+// fail at once. It returns once the process group is gone.
+func (s *cbServer) stop(why stopReason, gone bool) {
+	s.mu.Lock()
+	r, op := s.conn, s.pending
+	s.conn = nil
+	s.epoch++
+	if gone {
+		s.gone = why
+		s.listed, s.tools = false, nil
+	}
+	if why == stopDisabled {
+		s.state = StateDisabled
+	} else {
+		s.state = StateNotStarted
+	}
+	s.lastErr = ""
+	s.mu.Unlock()
+	if op != nil {
+		op.cancel() // kills a process that is starting at once
+		<-op.done
+	}
+	if r != nil {
+		s.stopConn(r, why)
+	}
+}
+
+// settleCalls waits, until deadline, for the notifications/cancelled the
+// runtime owes the server's process.
+func (s *cbServer) settleCalls(deadline time.Time) {
+	s.mu.Lock()
+	r := s.conn
+	s.mu.Unlock()
+	if r != nil && r.p != nil {
+		r.p.calls.settle(deadline)
+	}
+}
+
+// call runs one call of tool (the server's name; action is the agent's).
+func (s *cbServer) call(ctx context.Context, action, tool string, args any) (*mcp.CallToolResult, error) {
+	c := s.c
+	r, err := s.ensure(ctx, action)
+	if err != nil {
+		return nil, err
+	}
+	name := s.name()
+	if sem := r.gate(tool); sem != nil {
+		select {
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
+		case <-ctx.Done():
+			return nil, s.cancelledBefore(ctx, action, "while it waited for an earlier call to end")
+		case <-r.ended:
+			return nil, s.endedError(r, action)
+		}
+	}
+	timeout := c.opts.CallTimeout
+	if timeout <= 0 {
+		timeout = DefaultCallTimeout
+	}
+	if args == nil {
+		args = map[string]any{}
+	} else if raw, ok := args.(json.RawMessage); ok && (len(strings.TrimSpace(string(raw))) == 0 || strings.TrimSpace(string(raw)) == "null") {
+		args = map[string]any{}
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	errTimeout := errors.New("call timeout")
+	t := c.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
+	if r.p != nil {
+		r.p.calls.enter()
+	}
+	res, err := r.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	t.Stop()
+	timedOut := errors.Is(context.Cause(cctx), errTimeout)
+	if r.p != nil {
+		if err != nil && cctx.Err() != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+			r.p.calls.owe()
+		}
+		r.p.calls.leave()
+	}
+	cancel(nil)
+	if err == nil {
+		return res, nil
+	}
+	switch {
+	case timedOut:
+		msg := fmt.Sprintf("MCP server %s: tool %s did not answer within %s; the call was cancelled and the server was told so (notifications/cancelled)",
+			name, tool, formatSeconds(timeout))
+		c.log("Warning", name, "%s", msg)
+		return nil, &CallError{Kind: CallTimeout, Server: name, Tool: action, Message: msg}
+	case ctx.Err() != nil:
+		return nil, &CallError{Kind: CallCancelled, Server: name, Tool: action,
+			Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s; the server was told so (notifications/cancelled)", tool, name, cancelCause(ctx))}
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil, &CallError{Kind: CallServerError, Server: name, Tool: action, Code: we.Code,
+			Message: fmt.Sprintf("MCP server %s: tool %s: %s", name, tool, we.Message)}
+	}
+	// The transport failed: the process died or the connection broke. The
+	// watcher records which; wait for it, or end the connection if it
+	// somehow lives on.
+	select {
+	case <-r.ended:
+	case <-time.After(brokenWait):
+		s.stopConn(r, stopBroken)
+	}
+	return nil, s.endedError(r, action)
+}
+
+func (s *cbServer) cancelledBefore(ctx context.Context, action, while string) error {
+	name := s.name()
+	return &CallError{Kind: CallCancelled, Server: name, Tool: action,
+		Message: fmt.Sprintf("the call to %s of MCP server %s was cancelled%s %s; it was never sent to the server", action, name, cancelCause(ctx), while)}
+}
+
+// endedError is the error of a call whose connection ended under it.
+func (s *cbServer) endedError(r *cbConn, action string) error {
+	name := s.name()
+	if r.death != "" {
+		return &CallError{Kind: CallExited, Server: name, Tool: action, Message: r.death}
+	}
+	if r.why == stopRemoved || r.why == stopDisabled {
+		return &CallError{Kind: CallUnavailable, Server: name, Tool: action,
+			Message: fmt.Sprintf("MCP server %s was stopped during the call to %s: %s", name, action, r.why)}
+	}
+	return &CallError{Kind: CallStopped, Server: name, Tool: action,
+		Message: fmt.Sprintf("MCP server %s was stopped during the call to %s: %s. It restarts on the next call.", name, action, r.why)}
+}
+
+// escaped logs a process of a server found outside its process group.
+func (c *Craftbot) escaped(server string, pid int, command string, killed bool) {
+	c.escapes.Add(1)
+	if killed {
+		c.log("Warning", server, "MCP server %s: process %d (%s) had left the server's process group (setsid); it was killed on its own", server, pid, command)
+		return
+	}
+	c.log("Error", server, "MCP server %s: process %d (%s) had left the server's process group (setsid) and could not be killed; it still runs", server, pid, command)
+}
