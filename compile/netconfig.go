@@ -20,13 +20,15 @@ import (
 // cfgEntry is one key set by one layer.
 type cfgEntry struct {
 	value string
-	null  bool // a JSON null: it binds to the empty string
 	// pos is where the value stands, keyPos where its key does.
 	pos, keyPos diag.Pos
-	textOffset  int
-	layer       int
 	// envName is the variable name when the layer is an environment.
 	envName string
+	layer   int
+	// null and textOffset share a word: one entry per key of the host
+	// configuration is held until its server is bound.
+	null       bool // a JSON null: it binds to the empty string
+	textOffset uint8
 }
 
 // cfgNode is one key of the configuration tree, with every layer's value for

@@ -328,12 +328,56 @@ func FuzzBuildMatchesHujson(f *testing.F) {
 	})
 }
 
+// FuzzJSONCBuildMatchesHujson: a JSONC text whose comments and trailing
+// commas standardize blanks into valid JSON is one hujson accepts, and
+// build gives the tree hujson.Parse and convert give (keys, values,
+// positions, spans); hujson accepts nothing else that standardize leaves
+// unchanged and invalid.
+func FuzzJSONCBuildMatchesHujson(f *testing.F) {
+	for _, s := range []string{
+		"// c\n{\n  \"a\": [1, \"é\", {\"b\": null},],\n  \"ü\": \"x\", // é\n}\n",
+		`{"a": 1, /* x, } */ }`, `[1,]`, `[,]`, `{,}`, `[1,,]`, `{"a":,}`, `[1 /* */ , /**/]`,
+		"[1] // no newline", "[\"//\", \"/*\", \",]\"] /* \n */", `{"a" /**/ : /**/ 1,}`,
+		"{\"k\": \"v\", // \u2028\n}\n", `[1,/* unclosed`, `{"a": [{},],}`, `"x"/**/`, `[tr/**/ue]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !utf8.Valid(data) {
+			return
+		}
+		if _, deep := DeeperThan(data, true, MaxDepth); deep {
+			return
+		}
+		ix := NewLineIndex("f.json", data)
+		v, err := hujson.Parse(data)
+		std, ok := standardize(data)
+		if !ok || !json.Valid(std) {
+			if err == nil && !json.Valid(data) {
+				t.Fatalf("hujson accepts %q, standardize gives %q", data, std)
+			}
+			return
+		}
+		if len(std) != len(data) {
+			t.Fatalf("%q: standardize changed the length", data)
+		}
+		if err != nil {
+			t.Fatalf("%q standardizes to valid JSON %q, hujson refuses it: %v", data, std, err)
+		}
+		want := convert(ix, &v)
+		if got := build(ix, std); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: build and hujson differ", data)
+		}
+	})
+}
+
 // A Node stays in the 112-byte size class: a configuration keeps one per
 // value of every source for its whole compilation.
 func TestNodeSize(t *testing.T) {
-	// 112 bytes of value and position, and 16 of byte span (Start, End) that
-	// the CraftBot editor needs.
-	if size := unsafe.Sizeof(Node{}); size > 128 {
+	// 96 bytes of value and position, a word for End (the byte span is
+	// what the CraftBot editor needs) and one shared by Kind, Bool,
+	// TextOffset and Start.
+	if size := unsafe.Sizeof(Node{}); size > 112 {
 		t.Errorf("a Node takes %d bytes", size)
 	}
 }
