@@ -467,7 +467,7 @@ func brackets(data []byte, comments bool, visit func(i int, c byte) bool) (openC
 				i++
 			}
 		case comments && c == '/' && i+1 < len(data) && data[i+1] == '*':
-			end := strings.Index(string(data[i+2:]), "*/")
+			end := bytes.Index(data[i+2:], []byte("*/"))
 			if end < 0 {
 				return i, false
 			}

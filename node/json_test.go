@@ -268,6 +268,52 @@ func TestParseJSONStrictCostsWhatJSONCCosts(t *testing.T) {
 	}
 }
 
+// A JSONC file with a comment and trailing commas (the host's
+// appsettings.json often has both) costs about what the same file without
+// them costs: hujson's syntax tree of the whole file, kept while it was
+// converted, took more than the Nodes built from it.
+func TestParseJSONCWithCommentsCostsWhatJSONCosts(t *testing.T) {
+	var plain, commented strings.Builder
+	plain.WriteString(`{"Mcp": {"Servers": {`)
+	commented.WriteString("// generated\n{\"Mcp\": {\"Servers\": {")
+	for i := range 2000 {
+		if i > 0 {
+			plain.WriteString(",")
+			commented.WriteString(",")
+		}
+		entry := fmt.Sprintf(`"s-%d": {"Command": "node", "Args": ["a", "b", "c"], "Env": {"A": "x", "B": null}, "N": %d`, i, i)
+		plain.WriteString(entry + "}")
+		commented.WriteString(entry + ", /* trailing */ }")
+	}
+	plain.WriteString("}}}")
+	commented.WriteString("}}}\n")
+	parse := func(data string) uint64 {
+		return allocatedBytes(func() {
+			if _, d := ParseJSON("f.json", []byte(data), true); d != nil {
+				t.Fatal(d)
+			}
+		})
+	}
+	parse(plain.String()) // warm up
+	json, jsonc := parse(plain.String()), parse(commented.String())
+	// The blanked copy of the text is the only extra.
+	if limit := json + uint64(commented.Len())*2; jsonc > limit {
+		t.Errorf("JSONC with comments allocated %d KB, the same JSON %d KB", jsonc>>10, json>>10)
+	}
+}
+
+// The nesting check skips a block comment without copying the rest of the
+// file: it converted the remaining text to a string at every comment, a
+// quadratic cost (230 MB allocated for 2 000 comments in 200 KB).
+func TestDeeperThanSkipsCommentsInPlace(t *testing.T) {
+	data := []byte("[" + strings.Repeat(`1, /* c */ `, 20000) + "1]")
+	var deep bool
+	allocated := allocatedBytes(func() { _, deep = DeeperThan(data, true, MaxDepth) })
+	if deep || allocated > 1<<10 {
+		t.Errorf("DeeperThan: deep %v, allocated %d bytes", deep, allocated)
+	}
+}
+
 // What encoding/json decodes a string literal to, unquote gives too; and a
 // number no float64 holds is still refused in strict JSON, with
 // encoding/json's words.
