@@ -146,7 +146,7 @@ func genericNode(c *cfgNode) *node.Node {
 		n.TextOffset = w.textOffset
 		return n
 	}
-	out := &node.Node{Kind: node.Object, Pos: c.pos}
+	out := &node.Node{Kind: node.Object, Pos: c.pos, Members: make([]node.Member, 0, len(c.order))}
 	for _, ch := range c.order {
 		out.Members = append(out.Members, node.Member{Key: ch.key, KeyPos: ch.keyPos, Value: genericNode(ch)})
 	}
@@ -223,6 +223,7 @@ func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *nod
 		}
 		return out
 	}
+	out.Elems = make([]*node.Node, 0, len(c.order))
 	for _, el := range c.sortedChildren() {
 		w := el.winner()
 		if w == nil || len(el.order) > 0 {
@@ -305,6 +306,7 @@ func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node
 		}
 		return out
 	}
+	out.Members = make([]node.Member, 0, len(c.order))
 	for _, el := range c.order {
 		w := el.winner()
 		if w == nil || len(el.order) > 0 {

@@ -50,6 +50,12 @@ type Options struct {
 	// TargetOS (craftbot: linux, darwin or windows) marks launch paths
 	// invalid there; "" marks none.
 	TargetOS string
+	// KeepPlanJSON keeps the canonical encoding the digest is computed
+	// over, so that PlanJSON writes the plan without encoding it again
+	// (`mcpc plan`). Without it the plan is hashed as it is encoded and no
+	// copy of its encoding is held: at 50 000 servers that copy was a
+	// quarter of the memory a compilation holds.
+	KeepPlanJSON bool
 }
 
 // InputError is an input that could not be read at all (exit code 2).
@@ -115,7 +121,7 @@ type Result struct {
 	Craftbot *craftbot.Config
 	draft    *plan.Plan
 	// unsealed is the canonical JSON of Plan without its digest, what the
-	// digest was computed over (see seal).
+	// digest was computed over (see seal), kept with Options.KeepPlanJSON.
 	unsealed []byte
 }
 
@@ -269,7 +275,7 @@ func (c *compiler) finish(p *plan.Plan) error {
 	diag.Sort(c.ds)
 	res.Diagnostics = c.ds
 	if !res.HasErrors() {
-		if err := res.seal(p); err != nil {
+		if err := res.seal(p, c.opts.KeepPlanJSON); err != nil {
 			return err
 		}
 		res.Plan = p
@@ -278,9 +284,12 @@ func (c *compiler) finish(p *plan.Plan) error {
 }
 
 // seal sets p's digest as plan.Seal does (sha256 of the canonical plan
-// without digest) and keeps the canonical JSON it hashed, from which
-// PlanJSON writes the plan without encoding it a second time.
-func (r *Result) seal(p *plan.Plan) error {
+// without digest). With keep it keeps the canonical JSON it hashed, from
+// which PlanJSON writes the plan without encoding it a second time.
+func (r *Result) seal(p *plan.Plan, keep bool) error {
+	if !keep {
+		return p.Seal()
+	}
 	p.Digest = ""
 	b, err := p.Canonical()
 	if err != nil {
@@ -293,13 +302,18 @@ func (r *Result) seal(p *plan.Plan) error {
 }
 
 // PlanJSON returns the plan's canonical JSON, the bytes Plan.Canonical
-// gives, made from the encoding its digest was computed over: the digest
-// is one line inserted among the plan's top-level keys, in sorted order
-// (first for volcanic plans; after autoConnect for craftbot ones). A plan is
-// encoded once per compilation, not once to seal it and again to print it.
+// gives. With Options.KeepPlanJSON it is made from the encoding its digest
+// was computed over: the digest is one line inserted among the plan's
+// top-level keys, in sorted order (first for volcanic plans; after
+// autoConnect for craftbot ones), so that a plan is encoded once per
+// compilation, not once to seal it and again to print it. Without it the
+// plan is encoded again.
 func (r *Result) PlanJSON() ([]byte, error) {
 	if r.Plan == nil {
 		return nil, errors.New("no plan: the compilation found errors")
+	}
+	if r.unsealed == nil {
+		return r.Plan.Canonical()
 	}
 	at := digestLine(r.unsealed)
 	if at < 0 {

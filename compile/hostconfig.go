@@ -128,7 +128,7 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 // mentions it.
 func (c *compiler) hostOrigin(sn *cfgNode) plan.Origin {
 	info := layerInfo{kind: "appsettings"}
-	if sn.firstLayer >= 0 && sn.firstLayer < len(c.layers) {
+	if sn.firstLayer >= 0 && int(sn.firstLayer) < len(c.layers) {
 		info = c.layers[sn.firstLayer]
 	}
 	o := plan.Origin{Source: info.kind, Path: sn.keyPos.File, Line: sn.keyPos.Line, Column: sn.keyPos.Column}

@@ -3,6 +3,7 @@ package compile
 import (
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/node"
@@ -28,7 +29,7 @@ type EnvVar struct {
 	Pos      diag.Pos
 	ValuePos diag.Pos
 	// Quoted values in env files start one column after ValuePos.
-	TextOffset int
+	TextOffset uint8
 }
 
 // HostEnv is the host environment: the process environment (unless
@@ -79,7 +80,10 @@ func (h *HostEnv) Layers() [][]*EnvVar { return h.layers }
 // them as lines of the pseudo-file file. Entries without "=" are reported
 // (env-file-syntax).
 func entryVars(file, source string, entries []string) ([]*EnvVar, []diag.Diagnostic) {
-	var out []*EnvVar
+	// One array of variables, not one allocation each: a host environment
+	// can define thousands of servers.
+	vars := make([]EnvVar, 0, len(entries))
+	out := make([]*EnvVar, 0, len(entries))
 	var ds []diag.Diagnostic
 	for i, e := range entries {
 		pos := diag.Pos{File: file, Line: i + 1, Column: 1}
@@ -89,8 +93,9 @@ func entryVars(file, source string, entries []string) ([]*EnvVar, []diag.Diagnos
 			continue
 		}
 		vp := pos
-		vp.Column = len([]rune(k)) + 2
-		out = append(out, &EnvVar{Name: k, Value: v, Source: source, Pos: pos, ValuePos: vp})
+		vp.Column = utf8.RuneCountInString(k) + 2
+		vars = append(vars, EnvVar{Name: k, Value: v, Source: source, Pos: pos, ValuePos: vp})
+		out = append(out, &vars[len(vars)-1])
 	}
 	return out, ds
 }
@@ -107,7 +112,7 @@ func processEnvVars(environ []string) []*EnvVar {
 // envLines renders a layer as the lines of its pseudo-file, with the values
 // of secret variables redacted, for excerpts under diagnostics.
 func envLines(vars []*EnvVar, secret func(string) bool) []string {
-	var lines []string
+	lines := make([]string, 0, len(vars))
 	for _, v := range vars {
 		for len(lines) < v.Pos.Line-1 {
 			lines = append(lines, "")

@@ -13,11 +13,13 @@ import (
 // merge keeps the first definition of each name (host, preset, settings)
 // and builds the plan.
 func (c *compiler) merge(entries []*Entry) *plan.Plan {
-	p := &plan.Plan{PlanVersion: plan.Version, Profile: ProfileVolcanic, Sources: c.res.Sources, Servers: []plan.Server{}, Shadowed: []plan.Shadowed{}}
+	// Servers is sized once: grown by doubling, up to half of its
+	// capacity was never used, and each old array was garbage.
+	p := &plan.Plan{PlanVersion: plan.Version, Profile: ProfileVolcanic, Sources: c.res.Sources, Servers: make([]plan.Server, 0, len(entries)), Shadowed: []plan.Shadowed{}}
 	if p.Sources == nil {
 		p.Sources = []plan.SourceRef{}
 	}
-	winners := map[string]*Entry{}
+	winners := make(map[string]*Entry, len(entries))
 	for _, e := range entries {
 		if w, taken := winners[e.Name]; taken {
 			e.Winner = w

@@ -21,38 +21,53 @@ import (
 // cfgEntry is one key set by one layer.
 type cfgEntry struct {
 	value string
-	null  bool // a JSON null: it binds to the empty string
 	// pos is where the value stands, keyPos where its key does.
 	pos, keyPos diag.Pos
-	textOffset  int
-	layer       int
 	// envName is the variable name when the layer is an environment.
 	envName string
+	layer   int
+	// null and textOffset share a word: one entry per key of the host
+	// configuration is held until its server is bound.
+	null       bool // a JSON null: it binds to the empty string
+	textOffset uint8
 }
 
 // cfgNode is one key of the configuration tree, with every layer's value for
 // exactly this key.
+//
+// The tree holds a node per key of the whole host configuration until its
+// servers are bound: a node keeps only its key as written (its folded form
+// is made on the stack when compared), and firstLayer says whether pos and
+// keyPos are set.
 type cfgNode struct {
-	key  string // as first written
-	fold string // foldKey(key)
+	key string // as first written
 	// order holds the children in the order they first appeared; children
 	// indexes them by folded key once there are more than a few (a map
 	// per server field cost more than the rest of the tree).
 	order    []*cfgNode
 	children map[string]*cfgNode
 	entries  []*cfgEntry
-	// pos and keyPos come from the first layer that mentions the key; a
-	// container (object or array) in a JSON file gets its own position.
+	// pos and keyPos come from the first layer that mentions the key
+	// (firstLayer, -1 until one does); a container (object or array) in a
+	// JSON file gets its own position.
 	pos, keyPos diag.Pos
-	hasPos      bool
-	firstLayer  int
+	firstLayer  int32
 }
 
 // maxScannedChildren is how many children a node looks through before it
 // indexes them in a map.
 const maxScannedChildren = 16
 
-func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, fold: foldKey(key), firstLayer: -1} }
+func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, firstLayer: -1} }
+
+// hasPos reports whether a layer has mentioned the key (pos and keyPos are
+// set).
+func (n *cfgNode) hasPos() bool { return n.firstLayer >= 0 }
+
+// setFirst records where the first layer to mention the key puts it.
+func (n *cfgNode) setFirst(layer int, pos, keyPos diag.Pos) {
+	n.firstLayer, n.pos, n.keyPos = int32(layer), pos, keyPos
+}
 
 func (n *cfgNode) child(key string, create bool) *cfgNode {
 	// A short ASCII key is folded on the stack: looking it up allocates
@@ -72,11 +87,11 @@ func (n *cfgNode) child(key string, create bool) *cfgNode {
 	n.order = append(n.order, c)
 	switch {
 	case n.children != nil:
-		n.children[c.fold] = c
+		n.children[string(folded)] = c
 	case len(n.order) > maxScannedChildren:
 		n.children = make(map[string]*cfgNode, 2*len(n.order))
 		for _, o := range n.order {
-			n.children[o.fold] = o
+			n.children[foldKey(o.key)] = o
 		}
 	}
 	return c
@@ -88,11 +103,21 @@ func (n *cfgNode) find(folded []byte) *cfgNode {
 		return n.children[string(folded)]
 	}
 	for _, c := range n.order {
-		if c.fold == string(folded) {
+		if foldEqual(c.key, folded) {
 			return c
 		}
 	}
 	return nil
+}
+
+// foldEqual reports whether foldKey(key) is folded, without making it when
+// key is a short ASCII key.
+func foldEqual(key string, folded []byte) bool {
+	var buf [64]byte
+	if k, ok := foldASCII(buf[:0], key); ok {
+		return string(k) == string(folded)
+	}
+	return foldKey(key) == string(folded)
 }
 
 // release drops what is below n once it is bound, so that the tree of a
@@ -159,13 +184,12 @@ func (c *config) set(path []string, e *cfgEntry, keyPoses []diag.Pos) {
 	n := c.root
 	for i, p := range path {
 		n = n.child(p, true)
-		if !n.hasPos {
-			n.hasPos, n.firstLayer = true, e.layer
-			n.keyPos = e.keyPos
+		if !n.hasPos() {
+			keyPos := e.keyPos
 			if keyPoses != nil && i < len(keyPoses) {
-				n.keyPos = keyPoses[i]
+				keyPos = keyPoses[i]
 			}
-			n.pos = e.pos
+			n.setFirst(e.layer, e.pos, keyPos)
 		}
 	}
 	n.entries = append(n.entries, e)
@@ -225,12 +249,12 @@ func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
 // container's key before the last.
 func (w *jsonLayer) level(at *cfgNode, key string, keyPos diag.Pos, v *node.Node, last bool) *cfgNode {
 	cn := at.child(key, true)
-	if !cn.hasPos {
-		cn.hasPos, cn.firstLayer = true, w.layer
-		cn.keyPos, cn.pos = keyPos, v.Pos
+	if !cn.hasPos() {
+		pos := v.Pos
 		if !last && (v.Kind == node.Object || v.Kind == node.Array) {
-			cn.pos = keyPos
+			pos = keyPos
 		}
+		cn.setFirst(w.layer, pos, keyPos)
 	}
 	return cn
 }

@@ -270,7 +270,7 @@ func (r *reader) dropDuplicateKeys(n *node.Node, where string) {
 func (r *reader) readEntries(servers *node.Node, shift int) error {
 	var jobs []job
 	for i, el := range servers.Elems {
-		e := &Entry{Index: i, Node: el, Start: el.Start + shift, End: el.End + shift, NamePos: el.Pos, Enabled: schema.DefaultCraftbotEnabled}
+		e := &Entry{Index: i, Node: el, Start: int(el.Start) + shift, End: int(el.End) + shift, NamePos: el.Pos, Enabled: schema.DefaultCraftbotEnabled}
 		r.cfg.Entries = append(r.cfg.Entries, e)
 		if el.Kind != node.Object {
 			continue

@@ -255,7 +255,7 @@ func (e *editor) verify(ed Edit, target *Entry, before []diag.Diagnostic, newDat
 // entryDiagnostics returns the diagnostics of ds (sorted) that stand inside
 // el, an element of mcp_servers.
 func entryDiagnostics(ix *node.LineIndex, el *node.Node, ds []diag.Diagnostic) []diag.Diagnostic {
-	from, to := ix.Pos(el.Start), ix.Pos(el.End)
+	from, to := ix.Pos(int(el.Start)), ix.Pos(int(el.End))
 	before := func(a, b diag.Diagnostic) bool {
 		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
 	}

@@ -51,7 +51,7 @@ func (e *editor) colonOf(m node.Member) (string, bool) {
 		return "", false
 	}
 	end := e.stringEnd(k)
-	if end > m.Value.Start {
+	if end > int(m.Value.Start) {
 		return "", false
 	}
 	c := string(e.body[end:m.Value.Start])
@@ -214,7 +214,7 @@ func (e *editor) add(ed Edit) (*Change, error) {
 		e.insertMember(root, FieldServers, array(render(members, st)), st.colon)
 	case len(servers.Value.Elems) == 0:
 		st, array := e.freshStyle(servers.KeyPos)
-		e.replace(servers.Value.Start, servers.Value.End, array(render(members, st)))
+		e.replace(int(servers.Value.Start), int(servers.Value.End), array(render(members, st)))
 	default:
 		list := servers.Value.Elems
 		n := len(list)
@@ -229,7 +229,7 @@ func (e *editor) add(ed Edit) (*Change, error) {
 		if n >= 2 {
 			sep = string(e.body[list[n-2].End:list[n-1].Start])
 		}
-		e.replace(list[n-1].End, list[n-1].End, sep+render(members, st))
+		e.replace(int(list[n-1].End), int(list[n-1].End), sep+render(members, st))
 		e.added = n
 	}
 	return nil, nil
@@ -278,7 +278,7 @@ func describeName(n *node.Node) string {
 // colon.
 func (e *editor) insertMember(obj *node.Node, key, valueText, colon string) {
 	if len(obj.Members) == 0 {
-		e.replace(obj.Start, obj.End, "{"+jsonString(key)+colon+valueText+"}")
+		e.replace(int(obj.Start), int(obj.End), "{"+jsonString(key)+colon+valueText+"}")
 		return
 	}
 	n := len(obj.Members)
@@ -296,7 +296,7 @@ func (e *editor) insertMember(obj *node.Node, key, valueText, colon string) {
 			sep = s
 		}
 	}
-	e.replace(last.Value.End, last.Value.End, sep+jsonString(key)+colon+valueText)
+	e.replace(int(last.Value.End), int(last.Value.End), sep+jsonString(key)+colon+valueText)
 }
 
 // remove takes every entry named name out of mcp_servers; the separators
@@ -315,7 +315,7 @@ func (e *editor) remove(name string) error {
 		return e.noServer(name)
 	}
 	if len(keep) == 0 {
-		e.replace(list.Start+1, list.End-1, "")
+		e.replace(int(list.Start)+1, int(list.End)-1, "")
 		return nil
 	}
 	els := list.Elems
@@ -341,7 +341,7 @@ func (e *editor) setEnabled(t *Entry, want bool) error {
 	case m == nil:
 		e.insertMember(t.Node, FieldEnabled, "false", ": ")
 	default:
-		e.replace(m.Value.Start, m.Value.End, strconv.FormatBool(want))
+		e.replace(int(m.Value.Start), int(m.Value.End), strconv.FormatBool(want))
 	}
 	return nil
 }
@@ -385,7 +385,7 @@ func (e *editor) setEnv(t *Entry, key, value string) (*Change, error) {
 		case v.Kind == node.String && v.Text == value:
 			e.out = e.body
 		default:
-			e.replace(v.Start, v.End, jsonString(value))
+			e.replace(int(v.Start), int(v.End), jsonString(value))
 		}
 	}
 	return nil, nil

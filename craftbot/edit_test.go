@@ -103,7 +103,7 @@ func allowed(t *testing.T, old []byte, ed Edit) (int, int) {
 	}
 	switch ed.Op {
 	case OpAdd, OpAddJSON:
-		return list[len(list)-1].End + shift, list[len(list)-1].End + shift
+		return int(list[len(list)-1].End) + shift, int(list[len(list)-1].End) + shift
 	}
 	for i, e := range cfg.Entries {
 		if e.Name != ed.Name {
@@ -114,10 +114,10 @@ func allowed(t *testing.T, old []byte, ed Edit) (int, int) {
 		}
 		from, to := e.Start, e.End
 		if i > 0 {
-			from = list[i-1].End + shift
+			from = int(list[i-1].End) + shift
 		}
 		if i+1 < len(list) {
-			to = list[i+1].Start + shift
+			to = int(list[i+1].Start) + shift
 		}
 		return from, to
 	}

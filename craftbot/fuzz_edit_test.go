@@ -98,7 +98,7 @@ func FuzzEdit(f *testing.F) {
 		// Nothing outside the list of servers changed.
 		list := before.Root.Get(FieldServers)
 		shift := len(data) - len(bytes.TrimPrefix(data, bom))
-		if !keptOutside(data, ch.Data, list.Start+shift, list.End+shift) {
+		if !keptOutside(data, ch.Data, int(list.Start)+shift, int(list.End)+shift) {
 			t.Fatalf("bytes outside mcp_servers changed:\n%s\n%s", data, ch.Data)
 		}
 	})

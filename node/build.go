@@ -50,7 +50,7 @@ func (b *builder) value() *Node {
 	b.space()
 	start := b.off
 	n := b.valueAt(start)
-	n.Start, n.End = start, b.off
+	n.Start, n.End = int32(start), int32(b.off)
 	return n
 }
 

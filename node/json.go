@@ -226,7 +226,9 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 	// one an operator sees. json.Valid scans without building anything;
 	// only a file it refuses is decoded again for the message. Valid JSON
 	// (a JSONC file without comments or trailing commas too) is built into
-	// Nodes directly (build.go); hujson parses the rest.
+	// Nodes directly (build.go), and so is JSONC once its comments and
+	// trailing commas are blanked (jsonc.go); hujson parses the rest (a
+	// file with a syntax error), for its message.
 	if json.Valid(data) {
 		root := build(ix, data)
 		if !comments && overflowsFloat64(root) {
@@ -237,6 +239,11 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 	}
 	if !comments {
 		return nil, strictJSONError(ix, data)
+	}
+	// JSONC with comments or trailing commas: built from the same text with
+	// those blanked, when that is valid JSON (jsonc.go).
+	if std, ok := standardize(data); ok && json.Valid(std) {
+		return build(ix, std), nil
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
@@ -371,7 +378,7 @@ func hujsonErrorOffset(ix *LineIndex, err error) (int, string) {
 // both whole at once.
 func convert(ix *LineIndex, v *hujson.Value) *Node {
 	n := convertValue(ix, v)
-	n.Start, n.End = v.StartOffset, v.EndOffset
+	n.Start, n.End = int32(v.StartOffset), int32(v.EndOffset)
 	return n
 }
 
@@ -458,7 +465,7 @@ func brackets(data []byte, comments bool, visit func(i int, c byte) bool) (openC
 				i++
 			}
 		case comments && c == '/' && i+1 < len(data) && data[i+1] == '*':
-			end := strings.Index(string(data[i+2:]), "*/")
+			end := bytes.Index(data[i+2:], []byte("*/"))
 			if end < 0 {
 				return i, false
 			}

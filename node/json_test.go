@@ -269,6 +269,52 @@ func TestParseJSONStrictCostsWhatJSONCCosts(t *testing.T) {
 	}
 }
 
+// A JSONC file with a comment and trailing commas (the host's
+// appsettings.json often has both) costs about what the same file without
+// them costs: hujson's syntax tree of the whole file, kept while it was
+// converted, took more than the Nodes built from it.
+func TestParseJSONCWithCommentsCostsWhatJSONCosts(t *testing.T) {
+	var plain, commented strings.Builder
+	plain.WriteString(`{"Mcp": {"Servers": {`)
+	commented.WriteString("// generated\n{\"Mcp\": {\"Servers\": {")
+	for i := range 2000 {
+		if i > 0 {
+			plain.WriteString(",")
+			commented.WriteString(",")
+		}
+		entry := fmt.Sprintf(`"s-%d": {"Command": "node", "Args": ["a", "b", "c"], "Env": {"A": "x", "B": null}, "N": %d`, i, i)
+		plain.WriteString(entry + "}")
+		commented.WriteString(entry + ", /* trailing */ }")
+	}
+	plain.WriteString("}}}")
+	commented.WriteString("}}}\n")
+	parse := func(data string) uint64 {
+		return allocatedBytes(func() {
+			if _, d := ParseJSON("f.json", []byte(data), true); d != nil {
+				t.Fatal(d)
+			}
+		})
+	}
+	parse(plain.String()) // warm up
+	json, jsonc := parse(plain.String()), parse(commented.String())
+	// The blanked copy of the text is the only extra.
+	if limit := json + uint64(commented.Len())*2; jsonc > limit {
+		t.Errorf("JSONC with comments allocated %d KB, the same JSON %d KB", jsonc>>10, json>>10)
+	}
+}
+
+// The nesting check skips a block comment without copying the rest of the
+// file: it converted the remaining text to a string at every comment, a
+// quadratic cost (230 MB allocated for 2 000 comments in 200 KB).
+func TestDeeperThanSkipsCommentsInPlace(t *testing.T) {
+	data := []byte("[" + strings.Repeat(`1, /* c */ `, 20000) + "1]")
+	var deep bool
+	allocated := allocatedBytes(func() { _, deep = DeeperThan(data, true, MaxDepth) })
+	if deep || allocated > 1<<10 {
+		t.Errorf("DeeperThan: deep %v, allocated %d bytes", deep, allocated)
+	}
+}
+
 // What encoding/json decodes a string literal to, unquote gives too; and a
 // number no float64 holds is still refused in strict JSON, with
 // encoding/json's words.
@@ -329,12 +375,56 @@ func FuzzBuildMatchesHujson(f *testing.F) {
 	})
 }
 
+// FuzzJSONCBuildMatchesHujson: a JSONC text whose comments and trailing
+// commas standardize blanks into valid JSON is one hujson accepts, and
+// build gives the tree hujson.Parse and convert give (keys, values,
+// positions, spans); hujson accepts nothing else that standardize leaves
+// unchanged and invalid.
+func FuzzJSONCBuildMatchesHujson(f *testing.F) {
+	for _, s := range []string{
+		"// c\n{\n  \"a\": [1, \"é\", {\"b\": null},],\n  \"ü\": \"x\", // é\n}\n",
+		`{"a": 1, /* x, } */ }`, `[1,]`, `[,]`, `{,}`, `[1,,]`, `{"a":,}`, `[1 /* */ , /**/]`,
+		"[1] // no newline", "[\"//\", \"/*\", \",]\"] /* \n */", `{"a" /**/ : /**/ 1,}`,
+		"{\"k\": \"v\", // \u2028\n}\n", `[1,/* unclosed`, `{"a": [{},],}`, `"x"/**/`, `[tr/**/ue]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !utf8.Valid(data) {
+			return
+		}
+		if _, deep := DeeperThan(data, true, MaxDepth); deep {
+			return
+		}
+		ix := NewLineIndex("f.json", data)
+		v, err := hujson.Parse(data)
+		std, ok := standardize(data)
+		if !ok || !json.Valid(std) {
+			if err == nil && !json.Valid(data) {
+				t.Fatalf("hujson accepts %q, standardize gives %q", data, std)
+			}
+			return
+		}
+		if len(std) != len(data) {
+			t.Fatalf("%q: standardize changed the length", data)
+		}
+		if err != nil {
+			t.Fatalf("%q standardizes to valid JSON %q, hujson refuses it: %v", data, std, err)
+		}
+		want := convert(ix, &v)
+		if got := build(ix, std); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: build and hujson differ", data)
+		}
+	})
+}
+
 // A Node stays in the 112-byte size class: a configuration keeps one per
 // value of every source for its whole compilation.
 func TestNodeSize(t *testing.T) {
-	// 112 bytes of value and position, and 16 of byte span (Start, End) that
-	// the CraftBot editor needs.
-	if size := unsafe.Sizeof(Node{}); size > 128 {
+	// 96 bytes of value and position, a word for End (the byte span is
+	// what the CraftBot editor needs) and one shared by Kind, Bool,
+	// TextOffset and Start.
+	if size := unsafe.Sizeof(Node{}); size > 112 {
 		t.Errorf("a Node takes %d bytes", size)
 	}
 }

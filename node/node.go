@@ -45,23 +45,24 @@ func (k Kind) String() string {
 // Node is one value. Only the fields of its Kind are meaningful.
 //
 // Every value of every source is a Node, kept while its diagnostics and
-// explanations may point into it: Kind and Bool share a word, so that a
-// Node takes 128 bytes with its byte span, not 144.
+// explanations may point into it: Kind, Bool, TextOffset and Start share a
+// word, so that a Node takes 112 bytes with its byte span, not 128.
 type Node struct {
-	Kind    Kind
-	Bool    bool
-	Pos     diag.Pos
-	Text    string // String: the decoded string; Number: the literal as written
-	Elems   []*Node
-	Members []Member // in input order
+	Kind Kind
+	Bool bool
 	// TextOffset is how many columns after Pos the text of a string starts
 	// (1 for a quoted JSON string), so that a position inside the text can
 	// be computed.
-	TextOffset int
+	TextOffset uint8
 	// Start and End are the value's byte span in the parsed file (End
 	// exclusive), for tools that edit the file in place or hide a value's
-	// text; both are 0 for values that do not come from ParseJSON.
-	Start, End int
+	// text; both are 0 for values that do not come from ParseJSON. An input
+	// file is at most 16 MiB (inputfile.MaxSize): 32 bits hold any offset.
+	Start, End int32
+	Pos        diag.Pos
+	Text       string // String: the decoded string; Number: the literal as written
+	Elems      []*Node
+	Members    []Member // in input order
 }
 
 // Member is one key of an object, with the key's own position.

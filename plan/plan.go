@@ -9,11 +9,13 @@
 package plan
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 )
 
 // Version is the version of the plan format this mcpc writes and reads.
@@ -132,6 +134,25 @@ func (p *Plan) Canonical() ([]byte, error) {
 	return p.streamCanonical()
 }
 
+// WriteCanonical writes the bytes Canonical gives to w. A volcanic plan is
+// written one server at a time, never whole in memory: hashing a plan for
+// its digest needs no copy of its encoding.
+func (p *Plan) WriteCanonical(w io.Writer) error {
+	if p.Profile == ProfileCraftbot {
+		b, err := encodeCanonical(p.craftbotView())
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	if err := p.writeCanonical(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
 // encodeCanonical encodes v the way plans are encoded.
 func encodeCanonical(v any) ([]byte, error) {
 	var buf bytes.Buffer
@@ -150,7 +171,24 @@ func encodeCanonical(v any) ([]byte, error) {
 // most of the peak memory of a 50 000-server compile.
 // TestCanonicalStreamsAsEncodingJSON holds the two equal.
 func (p *Plan) streamCanonical() ([]byte, error) {
-	var out, scratch bytes.Buffer
+	var out bytes.Buffer
+	if err := p.writeCanonical(&out); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// canonicalWriter is what writeCanonical writes to: a bytes.Buffer or a
+// bufio.Writer.
+type canonicalWriter interface {
+	io.Writer
+	io.StringWriter
+	io.ByteWriter
+}
+
+// writeCanonical writes streamCanonical's bytes to out.
+func (p *Plan) writeCanonical(out canonicalWriter) error {
+	var scratch bytes.Buffer
 	enc := json.NewEncoder(&scratch)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("  ", "  ")
@@ -167,21 +205,21 @@ func (p *Plan) streamCanonical() ([]byte, error) {
 	if p.AutoConnect != nil {
 		out.WriteString(`  "autoConnect": `)
 		if err := value(p.AutoConnect); err != nil {
-			return nil, err
+			return err
 		}
 		out.WriteString(",\n")
 	}
 	if p.Digest != "" {
 		out.WriteString(`  "digest": `)
 		if err := value(p.Digest); err != nil {
-			return nil, err
+			return err
 		}
 		out.WriteString(",\n")
 	}
-	fmt.Fprintf(&out, "  \"planVersion\": %d,\n", p.PlanVersion)
+	fmt.Fprintf(out, "  \"planVersion\": %d,\n", p.PlanVersion)
 	out.WriteString(`  "profile": `)
 	if err := value(p.Profile); err != nil {
-		return nil, err
+		return err
 	}
 	out.WriteString(",\n  \"servers\": ")
 	switch {
@@ -196,7 +234,7 @@ func (p *Plan) streamCanonical() ([]byte, error) {
 			out.WriteString("    ")
 			scratch.Reset()
 			if err := enc.Encode(&p.Servers[i]); err != nil {
-				return nil, err
+				return err
 			}
 			out.Write(bytes.TrimSuffix(scratch.Bytes(), []byte("\n")))
 			if i < len(p.Servers)-1 {
@@ -209,20 +247,20 @@ func (p *Plan) streamCanonical() ([]byte, error) {
 	}
 	out.WriteString(",\n  \"shadowed\": ")
 	if err := value(p.Shadowed); err != nil {
-		return nil, err
+		return err
 	}
 	if len(p.Skipped) > 0 {
 		out.WriteString(",\n  \"skipped\": ")
 		if err := value(p.Skipped); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	out.WriteString(",\n  \"sources\": ")
 	if err := value(p.Sources); err != nil {
-		return nil, err
+		return err
 	}
-	out.WriteString("\n}\n")
-	return out.Bytes(), nil
+	_, err := out.WriteString("\n}\n")
+	return err
 }
 
 // canonicalJSON re-encodes JSON with sorted keys (maps sort on encoding),
@@ -247,12 +285,11 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 // Seal computes the digest: sha256 of the canonical plan without digest.
 func (p *Plan) Seal() error {
 	p.Digest = ""
-	b, err := p.Canonical()
-	if err != nil {
+	h := sha256.New()
+	if err := p.WriteCanonical(h); err != nil {
 		return err
 	}
-	sum := sha256.Sum256(b)
-	p.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	p.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return nil
 }
 

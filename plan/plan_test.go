@@ -113,5 +113,9 @@ func TestCanonicalStreamsAsEncodingJSON(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("plan %d: streamed\n%s\nencoding/json\n%s", i, got, want)
 		}
+		var written bytes.Buffer
+		if err := p.WriteCanonical(&written); err != nil || !bytes.Equal(written.Bytes(), want) {
+			t.Errorf("plan %d: WriteCanonical (%v)\n%s\nencoding/json\n%s", i, err, written.Bytes(), want)
+		}
 	}
 }

@@ -90,7 +90,7 @@ func ReadMax(path string, max int64) ([]byte, error) {
 	if err := check(fi, max); err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := readAll(io.LimitReader(f, max+1), fi.Size())
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
@@ -98,6 +98,18 @@ func ReadMax(path string, max int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: &Error{Limit: TooLarge, Max: max}}
 	}
 	return data, nil
+}
+
+// readAll is io.ReadAll into a buffer sized for the file's size: ReadAll
+// grows by doubling, and the file's text is held as long as diagnostics
+// may quote it (up to twice its size, for a large file).
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	// bytes.MinRead of room at the end: the read that finds the end of the
+	// file needs it, and a file that grew since its size was taken still
+	// reads whole.
+	buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }
 
 // testHookChecked, when set, runs between the first check and the open

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -77,5 +78,28 @@ func TestTrimBOM(t *testing.T) {
 		if got := string(TrimBOM([]byte(in))); got != want {
 			t.Errorf("TrimBOM(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A file is read into one buffer of about its size: io.ReadAll grows its
+// buffer step by step, allocating about twice the file's size, which at the
+// size of a large generated configuration is tens of MB of garbage before
+// the compilation has begun.
+func TestReadAllocatesAboutTheFileSize(t *testing.T) {
+	const size = 3_000_001
+	f := filepath.Join(t.TempDir(), "big.json")
+	want := bytes.Repeat([]byte("x"), size)
+	if err := os.WriteFile(f, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	data, err := Read(f)
+	runtime.ReadMemStats(&after)
+	if err != nil || !bytes.Equal(data, want) {
+		t.Fatalf("Read: %d bytes, %v", len(data), err)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > size*5/4 {
+		t.Errorf("Read of %d bytes allocated %d bytes", size, allocated)
 	}
 }

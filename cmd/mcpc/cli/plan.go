@@ -31,7 +31,12 @@ Examples:
 			if c.Bool("resolve") && c.String("workspace") == "" {
 				return usageError("--resolve needs --workspace DIR")
 			}
-			res, err := compileFromFlags(c)
+			opts, err := optionsFromFlags(c)
+			if err != nil {
+				return err
+			}
+			opts.KeepPlanJSON = !c.Bool("resolve") // printed as sealed: encode it once
+			res, err := compileWith(opts)
 			if err != nil {
 				return err
 			}
