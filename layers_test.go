@@ -40,15 +40,17 @@ var mayImport = map[string][]string{
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "schema", "plan"},
 	"remote":   {"diag", "node", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/term"},
-	"runtime":  {"plan", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
+	"runtime":  {"plan", "plandiff", "naming", "node", "redact", "remote", "policies/denylist", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
 	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "runtime", "toollock"},
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
 	"plandiff": {"plan"},
+	// Watching files for a reload (mcpc run --watch): fsnotify only.
+	"internal/watch": {},
 
-	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "lint", "naming", "node", "plan",
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "internal/watch", "lint", "naming", "node", "plan",
 		"plandiff", "policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

@@ -93,7 +93,14 @@
 // deadline on the connection) are real time: they wait for the operating
 // system.
 //
-// It imports plan, naming, node, redact, remote, policies/denylist and
+// # Reload
+//
+// Host.Apply makes a new plan the running one (`mcpc run --watch`): what
+// package plandiff says of each server decides whether it runs on, stops,
+// restarts or starts; a removed server's tools go before Apply returns
+// (reload.go).
+//
+// It imports plan, plandiff, naming, node, redact, remote, policies/denylist and
 // internal/transport (the stdio connection to a server process; the runtime
 // keeps starting, reaping and killing the process); never compile: a
 // runtime runs a plan without the compiler (layers_test.go).
