@@ -612,11 +612,15 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 	// reaches a server or a tool the file no longer allows. Reading a file
 	// of at most remote.MaxFileSize is cheap next to a remote call, and
 	// unlike a file watch it cannot miss a change (docs/decisions.md).
+	// The tool is taken from the listing first: the listing that a change
+	// starts (onChange) may replace it at any moment after the read.
+	m.mu.Lock()
+	ref, ok := m.tools[name]
+	m.mu.Unlock()
 	if m.reload() && m.onChange != nil {
 		m.onChange()
 	}
 	m.mu.Lock()
-	ref, ok := m.tools[name]
 	problem := ""
 	if ok {
 		ref, problem = m.successorLocked(ref)
