@@ -180,3 +180,89 @@ func TestApplyRefusesAndKeepsTheRunningPlan(t *testing.T) {
 		}
 	}
 }
+
+// Calls, listings and status running while plans are applied one after
+// the other: the kept server answers every call; the removed one's calls
+// that start after its Apply returned all fail; nothing races (-race).
+func TestApplyUnderConcurrentCalls(t *testing.T) {
+	marker := noLeaks(t)
+	dir := t.TempDir()
+	keep := testServer("keep", "-tools", "echo")
+	keep.ToolPrefix = "k_"
+	flip := testServer("flip", "-tools", "echo")
+	flip.ToolPrefix = "f_"
+	h := newTestHost(t, testPlan(keep, flip), HostOptions{Env: testEnv(marker)})
+	chat, _ := h.Chat("c", filepath.Join(dir, "ws"))
+	ctx := context.Background()
+	if _, err := chat.Tools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 4)
+	var removedAt atomic.Int64 // the generation of the Apply that removed flip, while it is removed
+	go func() {
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			if _, err := chat.Call(ctx, "k_echo", map[string]any{"text": "k"}); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			gen := removedAt.Load()
+			_, err := chat.Call(ctx, "f_echo", map[string]any{"text": "f"})
+			if gen != 0 && removedAt.Load() == gen && err == nil {
+				errs <- errors.New("a call that began after flip was removed reached it")
+				return
+			}
+		}
+	}()
+	go func() {
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			h.Status()
+			chat.Status()
+		}
+	}()
+	for i := 1; i <= 6; i++ {
+		p := testPlan(keep, flip)
+		if i%2 == 1 {
+			p = testPlan(keep)
+		}
+		if _, err := h.Apply(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			removedAt.Store(int64(i))
+		} else {
+			removedAt.Store(0)
+		}
+		if _, err := chat.Tools(ctx); err != nil { // the re-added server discovered
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
