@@ -24,6 +24,13 @@ func runStdioWatching(t *testing.T, changed chan<- struct{}, reloads chan<- erro
 	t.Helper()
 	testHookReloaded = func(_ bool, err error) { reloads <- err }
 	t.Cleanup(func() { testHookReloaded = nil })
+	return runStdioWatchingHooked(t, changed, args...)
+}
+
+// runStdioWatchingHooked is runStdioWatching with testHookReloaded set by
+// the caller.
+func runStdioWatchingHooked(t *testing.T, changed chan<- struct{}, args ...string) (*mcp.ClientSession, func() (int, string)) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr syncBuffer
@@ -146,5 +153,63 @@ func TestRunWatchAppliesPlanEdits(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// A storm of 100 saves of a new plan applies it once: however the
+// debounce groups the saves (internal/watch proves it groups them on a
+// fake clock), a reload that finds the running plan changes nothing, and
+// the removed server's process is stopped once.
+func TestRunWatchStormAppliesOnce(t *testing.T) {
+	marker := leakMarker(t)
+	planFile := compilePlan(t, map[string]map[string]any{
+		"one": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "one_"},
+		"two": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "two_"},
+	})
+	next, err := os.ReadFile(compilePlan(t, map[string]map[string]any{
+		"two": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "two_"},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	applied, reloads := 0, 0
+	firstApply := make(chan struct{})
+	testHookReloaded = func(ok bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reloads++
+		if err != nil {
+			t.Errorf("reload: %v", err)
+		}
+		if ok {
+			applied++
+			if applied == 1 {
+				close(firstApply)
+			}
+		}
+	}
+	t.Cleanup(func() { testHookReloaded = nil })
+	changed := make(chan struct{}, 1)
+	cs, wait := runStdioWatchingHooked(t, changed, "--plan", planFile, "--workspace", filepath.Join(t.TempDir(), "chat"),
+		"--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"one_echo", "two_echo"}) {
+		t.Fatalf("tools %v", got)
+	}
+	for range 100 {
+		replaceFile(t, planFile, next)
+	}
+	testservers.Recv(t, "the storm's reload", firstApply)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"two_echo"}) {
+		t.Fatalf("tools after the storm %v", got)
+	}
+	code, stderr := wait() // the watcher has ended: no reload is left to come
+	mu.Lock()
+	defer mu.Unlock()
+	if code != ExitOK || applied != 1 {
+		t.Fatalf("exit %d; %d of %d reloads applied a change, want 1\n%s", code, applied, reloads, stderr)
+	}
+	if n := strings.Count(stderr, "plan reloaded: stopped one"); n != 1 {
+		t.Errorf("the reload is logged %d times, want once:\n%s", n, stderr)
 	}
 }
