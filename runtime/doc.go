@@ -17,8 +17,9 @@
 // ([Host.Chat]) or a scope given with [Host.ChatWithScope]. It starts
 // connecting when it is created; its first listing waits for those
 // connects, later ones re-read servers.json and retry the unreachable
-// servers that are due (1, 2, 4 … 15 minutes, on the host's Clock). Their
-// allowlisted tools follow the stdio tools, named <server>__<tool>
+// servers that are due (1, 2, 4 … 15 minutes, on the host's Clock); every
+// remote call re-reads servers.json first, so that a removed server or tool
+// fails at once (`mcpc remote remove`). Their allowlisted tools follow the stdio tools, named <server>__<tool>
 // ([Tool.Remote]); a built-in or stdio tool wins a name. A transport failure
 // drops the connection and the next call reconnects; a JSON-RPC error of the
 // server stays one. The header values of the entries a chat opened are

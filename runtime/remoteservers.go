@@ -65,8 +65,8 @@ type RemoteListing struct {
 // unreachable servers that are due. A call runs on the server's
 // connection, one at a time per tool; a transport failure drops the
 // connection and the next call reconnects. servers.json is re-read before
-// each listing, so the `mcpc remote` commands take effect without a
-// restart. All methods are safe for concurrent use.
+// each listing and each call, so the `mcpc remote` commands take effect at
+// once, without a restart. All methods are safe for concurrent use.
 //
 // Every goroutine of the set (a connect, the ping after a timed-out call,
 // the close of a dropped connection) is one that Close waits for; in a
