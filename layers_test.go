@@ -50,8 +50,10 @@ var mayImport = map[string][]string{
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
 	"plandiff": {"plan"},
+	// Watching files for a reload (mcpc run --watch): fsnotify only.
+	"internal/watch": {},
 
-	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "lint", "naming", "node", "plan",
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "internal/watch", "lint", "naming", "node", "plan",
 		"plandiff", "policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport", "ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

@@ -102,8 +102,12 @@ type Chat struct {
 	id        string
 	workspace string
 	scope     string
-	slots     []*slot     // plan order
-	remote    *chatRemote // nil without HostOptions.Remote
+	// slots are the chat's servers, made on first use (slotFor, slotList
+	// in reload.go): a reload adds and retires servers under running chats.
+	slotMu      sync.Mutex
+	slotBy      map[*hostServer]*slot
+	slotsClosed bool        // the chat is closed: no slot is made any more
+	remote      *chatRemote // nil without HostOptions.Remote
 	// red redacts the chat's results, errors and status: the host's known
 	// secrets and the header values of the chat's remote servers.
 	red atomic.Pointer[redact.Redactor]
@@ -119,11 +123,8 @@ type gatewayLink struct {
 }
 
 func newChat(h *Host, id, workspace, scope string) *Chat {
-	c := &Chat{h: h, id: id, workspace: workspace, scope: scope, slots: make([]*slot, len(h.servers))}
+	c := &Chat{h: h, id: id, workspace: workspace, scope: scope, slotBy: map[*hostServer]*slot{}}
 	c.red.Store(h.redactor)
-	for i, s := range h.servers {
-		c.slots[i] = &slot{c: c, srv: s, state: StateNotStarted}
-	}
 	if h.opts.Remote != nil {
 		c.remote = newChatRemote(c, scope)
 	}
@@ -196,7 +197,7 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	if tool.Remote {
 		res, err = c.remote.call(ctx, tool, args)
 	} else {
-		res, err = c.slots[c.h.byName[tool.Server].index].call(ctx, tool, args)
+		res, err = c.slotFor(tool.srv).call(ctx, tool, args)
 		res = browserLost(tool.Server, res)
 	}
 	return res, c.redactError(err)
@@ -253,14 +254,14 @@ func (c *Chat) lookup(ctx context.Context, name string) (*Tool, error) {
 // Restart stops the chat's process of server (its whole process group);
 // the next call starts a fresh one. It returns once the process is gone.
 func (c *Chat) Restart(server string) error {
-	hs, ok := c.h.byName[server]
-	if !ok {
+	hs := c.h.server(server)
+	if hs == nil {
 		return fmt.Errorf("no MCP server %q in the plan (servers: %s)", server, strings.Join(c.h.ServerNames(), ", "))
 	}
 	if c.h.isClosed() {
 		return ErrHostClosed
 	}
-	c.slots[hs.index].stop(stopRestart, false)
+	c.slotFor(hs).stop(stopRestart, false)
 	return nil
 }
 
@@ -295,7 +296,7 @@ func (c *Chat) closeFor(why stopReason) {
 // settleCalls waits, until deadline at the latest, until no process of the
 // chat has a call in flight or owes its server a notifications/cancelled.
 func (c *Chat) settleCalls(deadline time.Time) {
-	for _, s := range c.slots {
+	for _, s := range c.allSlots(false) {
 		s.mu.Lock()
 		r := s.run
 		s.mu.Unlock()
@@ -309,7 +310,7 @@ func (c *Chat) settleCalls(deadline time.Time) {
 // for good (its slots and remote connections).
 func (c *Chat) stopAll(why stopReason, final bool) {
 	var wg sync.WaitGroup
-	for _, s := range c.slots {
+	for _, s := range c.allSlots(final) {
 		wg.Go(func() { s.stop(why, final) })
 	}
 	if final {
@@ -320,8 +321,9 @@ func (c *Chat) stopAll(why stopReason, final bool) {
 
 // Status returns the state of each server for this chat, in plan order.
 func (c *Chat) Status() ChatStatus {
-	st := ChatStatus{ID: c.id, Workspace: c.workspace, Servers: make([]ServerStatus, len(c.slots))}
-	for i, s := range c.slots {
+	slots := c.slotList()
+	st := ChatStatus{ID: c.id, Workspace: c.workspace, Servers: make([]ServerStatus, len(slots))}
+	for i, s := range slots {
 		st.Servers[i] = s.status()
 		// Where a server's status leaves the runtime.
 		st.Servers[i].State, st.Servers[i].LastError = c.redact(st.Servers[i].State), c.redact(st.Servers[i].LastError)
@@ -334,11 +336,11 @@ func (c *Chat) Status() ChatStatus {
 // (without environment values), environment names, server version, tools,
 // last error and stderr tail, all redacted.
 func (c *Chat) Server(name string) (ServerDetail, bool) {
-	hs, ok := c.h.byName[name]
-	if !ok {
+	hs := c.h.server(name)
+	if hs == nil {
 		return ServerDetail{}, false
 	}
-	d := c.slots[hs.index].detail()
+	d := c.slotFor(hs).detail()
 	// Where details leave the runtime: every string redacted with the
 	// chat's secrets (a stdio server could quote a remote key too). What
 	// cannot be redacted is withheld, never shown as it is.
@@ -515,6 +517,9 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 		s.mu.Unlock()
 		if h.isClosed() {
 			return nil, ErrHostClosed
+		}
+		if s.srv.retired.Load() {
+			return nil, retiredError(s.srv, tool) // reload.go
 		}
 		return nil, ErrChatClosed
 	}

@@ -17,8 +17,9 @@
 // ([Host.Chat]) or a scope given with [Host.ChatWithScope]. It starts
 // connecting when it is created; its first listing waits for those
 // connects, later ones re-read servers.json and retry the unreachable
-// servers that are due (1, 2, 4 … 15 minutes, on the host's Clock). Their
-// allowlisted tools follow the stdio tools, named <server>__<tool>
+// servers that are due (1, 2, 4 … 15 minutes, on the host's Clock); every
+// remote call re-reads servers.json first, so that a removed server or tool
+// fails at once (`mcpc remote remove`). Their allowlisted tools follow the stdio tools, named <server>__<tool>
 // ([Tool.Remote]); a built-in or stdio tool wins a name. A transport failure
 // drops the connection and the next call reconnects; a JSON-RPC error of the
 // server stays one. The header values of the entries a chat opened are
@@ -102,9 +103,16 @@
 // (package craftbot). Craftbot.Apply takes a new plan while it runs, acting
 // on the plan diff (package plandiff).
 //
-// It imports plan, plandiff, craftbot, naming, node, redact, remote,
-// rules (the rule ids of its warnings), policies/denylist and internal/transport (the stdio connection to a
-// server process; the runtime keeps starting, reaping and killing the
-// process; the sse and websocket clients); never compile: a runtime runs a
-// plan without the compiler (layers_test.go).
+// # Reload
+//
+// Host.Apply makes a new plan the running one (`mcpc run --watch`): what
+// package plandiff says of each server decides whether it runs on, stops,
+// restarts or starts; a removed server's tools go before Apply returns
+// (reload.go).
+//
+// It imports plan, plandiff, craftbot, naming, node, redact, remote, rules
+// (the rule ids of its warnings), policies/denylist and internal/transport
+// (the stdio connection to a server process; the runtime keeps starting,
+// reaping and killing the process; the sse and websocket clients); never
+// compile: a runtime runs a plan without the compiler (layers_test.go).
 package runtime

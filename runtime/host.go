@@ -112,8 +112,11 @@ type Host struct {
 	maxForm       int
 	remoteMaxForm atomic.Int64
 	retry         time.Duration
-	servers       []*hostServer // plan order, disabled ones too
-	byName        map[string]*hostServer
+	// set is the plan's servers now; a reload (Host.Apply, reload.go)
+	// replaces it whole, so readers take it once and need no lock.
+	set atomic.Pointer[serverSet]
+	// applyMu makes reloads one at a time; plan is the plan applied last.
+	applyMu sync.Mutex
 
 	ctx       context.Context // ends at Close: cancels starts, discoveries and calls
 	cancel    context.CancelFunc
@@ -152,7 +155,7 @@ func NewHost(p *plan.Plan, opts HostOptions) (*Host, error) {
 		return nil, fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", p.PlanVersion, plan.Version)
 	}
 	h := &Host{plan: p, opts: opts, clock: opts.Clock, env: opts.Env, retry: opts.DiscoveryRetry,
-		byName: map[string]*hostServer{}, chats: map[string]*Chat{}, closeDone: make(chan struct{})}
+		chats: map[string]*Chat{}, closeDone: make(chan struct{})}
 	if h.clock == nil {
 		h.clock = RealClock{}
 	}
@@ -166,20 +169,17 @@ func NewHost(p *plan.Plan, opts HostOptions) (*Host, error) {
 	if h.env.Vars == nil {
 		h.env.Vars = map[string]string{}
 	}
+	if err := checkServers(p); err != nil {
+		return nil, err
+	}
+	set := &serverSet{byName: map[string]*hostServer{}}
 	secrets := append([]string(nil), opts.Secrets...)
 	for i := range p.Servers {
 		s := &p.Servers[i]
-		if s.Transport != "" && s.Transport != "stdio" {
-			return nil, fmt.Errorf("runtime: server %q: transport %q is not run by this runtime (stdio only)", s.Name, s.Transport)
-		}
-		if _, dup := h.byName[s.Name]; dup {
-			return nil, fmt.Errorf("runtime: server %q is defined twice in the plan", s.Name)
-		}
-		hs := &hostServer{h: h, index: i, cfg: s}
-		h.servers = append(h.servers, hs)
-		h.byName[s.Name] = hs
+		set.add(&hostServer{h: h, cfg: s})
 		secrets = append(secrets, h.env.Secrets(s)...)
 	}
+	h.set.Store(set)
 	var forms []string
 	for _, s := range secrets {
 		forms = append(forms, secretForms(s)...)
@@ -379,6 +379,9 @@ type Tool struct {
 	// Remote marks a tool of one of the chat's remote servers (servers.json):
 	// Server is then the remote server's name.
 	Remote bool
+	// srv is the stdio server the tool was discovered from: a call goes to
+	// that one, and fails once a reload removed or replaced it.
+	srv *hostServer
 }
 
 // toolTable is the agent-visible tool list of the host at one moment. It
@@ -407,7 +410,7 @@ func (h *Host) tools(ctx context.Context) (*toolTable, error) {
 		return nil, ErrHostClosed
 	}
 	var waits []chan struct{}
-	for _, s := range h.servers {
+	for _, s := range h.servers() {
 		if !s.cfg.Enabled {
 			continue
 		}
@@ -434,7 +437,8 @@ func (h *Host) rebuildTable() {
 	defer h.rebuildMu.Unlock()
 	var in []naming.ServerTools
 	defs := map[string][]*mcp.Tool{}
-	for _, s := range h.servers {
+	srvs := map[string]*hostServer{}
+	for _, s := range h.servers() {
 		if !s.cfg.Enabled {
 			continue
 		}
@@ -446,6 +450,7 @@ func (h *Host) rebuildTable() {
 			st.Tools = append(st.Tools, t.Name)
 		}
 		defs[s.cfg.Name] = tools
+		srvs[s.cfg.Name] = s
 		in = append(in, st)
 	}
 	results := naming.Assign(in, naming.Options{Builtins: h.opts.Builtins})
@@ -471,7 +476,7 @@ func (h *Host) rebuildTable() {
 			h.log("Warning", "", r.Server, "tool %q of server %q is not served: its definition could not be checked for secrets", def.Name, r.Server)
 			continue
 		}
-		tool := &Tool{Name: r.Name, Server: r.Server, ServerTool: def.Name, Def: agent}
+		tool := &Tool{Name: r.Name, Server: r.Server, ServerTool: def.Name, Def: agent, srv: srvs[r.Server]}
 		t.list = append(t.list, tool)
 		t.byName[r.Name] = tool
 		t.perServer[r.Server]++
@@ -523,9 +528,11 @@ const (
 
 // hostServer is one plan server at host level: its shared discovery.
 type hostServer struct {
-	h     *Host
-	index int
-	cfg   *plan.Server
+	h   *Host
+	cfg *plan.Server
+	// retired is set when a reload removed or replaced the server: its
+	// chats' processes stop and no new one starts (reload.go).
+	retired atomic.Bool
 	// discover is shared by every process of the server (protocol.go).
 	discover discoverMemo
 
@@ -645,9 +652,10 @@ func (h *Host) escaped(chat, server string, pid int, command string, killed bool
 // Status returns the discovery of every server and the state of every
 // chat, chats sorted by id. Every text is redacted.
 func (h *Host) Status() HostStatus {
-	st := HostStatus{Servers: make([]DiscoveryStatus, 0, len(h.servers)), Chats: []ChatStatus{},
+	servers := h.servers()
+	st := HostStatus{Servers: make([]DiscoveryStatus, 0, len(servers)), Chats: []ChatStatus{},
 		EscapedProcesses: int(h.escapes.Load()), Processes: h.Processes()}
-	for _, s := range h.servers {
+	for _, s := range servers {
 		st.Servers = append(st.Servers, s.snapshot())
 	}
 	h.mu.Lock()
@@ -665,8 +673,9 @@ func (h *Host) Status() HostStatus {
 
 // ServerNames returns the plan's server names in plan order.
 func (h *Host) ServerNames() []string {
-	out := make([]string, len(h.servers))
-	for i, s := range h.servers {
+	servers := h.servers()
+	out := make([]string, len(servers))
+	for i, s := range servers {
 		out[i] = s.cfg.Name
 	}
 	return out

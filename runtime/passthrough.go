@@ -181,7 +181,7 @@ func newFeatures() *features {
 
 // serverCaps returns a server's capabilities from its discovery.
 func (h *Host) serverCaps(name string) (*mcp.ServerCapabilities, string) {
-	s := h.byName[name]
+	s := h.server(name)
 	if s == nil {
 		return nil, ""
 	}
@@ -192,10 +192,10 @@ func (h *Host) serverCaps(name string) (*mcp.ServerCapabilities, string) {
 
 // slotOf returns the chat's slot of a stdio server.
 func (c *Chat) slotOf(server string) *slot {
-	if s := c.h.byName[server]; s != nil {
-		return c.slots[s.index]
+	if s := c.h.server(server); s != nil {
+		return c.slotFor(s)
 	}
-	return nil
+	return c.goneSlot(server) // a reload removed it (reload.go)
 }
 
 // withClient runs fn with the chat's process of s, starting it if needed,
@@ -410,7 +410,7 @@ var rootsChangedMarker = &mcp.Root{URI: "mcpc:roots-changed"}
 // does not read its input must not hold up the client's session). Their
 // next roots/list asks the client again.
 func (g *Gateway) rootsChanged(gc *gatewayChat) {
-	for _, s := range gc.chat.slots {
+	for _, s := range gc.chat.allSlots(false) {
 		s.mu.Lock()
 		r := s.run
 		s.mu.Unlock()
@@ -432,7 +432,7 @@ const stopCapabilities stopReason = "a client with other capabilities connected 
 // refused.
 func (g *Gateway) recap(gc *gatewayChat, version string, up *mcp.ClientCapabilities) {
 	want := version + " " + jsonOf(mirrorCaps(up))
-	for _, s := range gc.chat.slots {
+	for _, s := range gc.chat.slotList() {
 		s.mu.Lock()
 		r := s.run
 		if r == nil || r.link == nil || r.link.caps == want || s.inflight > 0 || s.waiting > 0 {
@@ -476,7 +476,7 @@ func (g *Gateway) relistTools(ctx context.Context, gc *gatewayChat, server strin
 		g.h.log("Warning", gc.chat.id, server, "MCP server %s: listing its tools again failed: %s", server, gc.chat.redact(err.Error()))
 		return
 	}
-	hs := g.h.byName[server]
+	hs := s.srv
 	hs.mu.Lock()
 	hs.tools = tools
 	hs.mu.Unlock()
@@ -523,7 +523,7 @@ func (g *Gateway) ensureFeatures(ctx context.Context, gc *gatewayChat) error {
 	if listed {
 		return nil
 	}
-	for _, s := range gc.chat.slots {
+	for _, s := range gc.chat.slotList() {
 		if caps, _ := g.h.serverCaps(s.srv.cfg.Name); caps == nil || (caps.Prompts == nil && caps.Resources == nil) {
 			continue
 		}
@@ -881,7 +881,7 @@ func (g *Gateway) setLevel(ctx context.Context, gc *gatewayChat, level mcp.Loggi
 	gc.feat.lmu.Lock()
 	gc.feat.level = level
 	gc.feat.lmu.Unlock()
-	for _, s := range gc.chat.slots {
+	for _, s := range gc.chat.slotList() {
 		cs := s.running()
 		if cs == nil {
 			continue
@@ -983,7 +983,7 @@ func (g *Gateway) instructions(ctx context.Context, gc *gatewayChat) string {
 	}
 	var parts []string
 	browser := false
-	for _, hs := range g.h.servers {
+	for _, hs := range g.h.servers() {
 		cfg := hs.cfg
 		if !cfg.Enabled || table.perServer[cfg.Name] == 0 {
 			continue

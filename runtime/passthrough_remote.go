@@ -40,7 +40,7 @@ type featureSource struct {
 // order.
 func (gc *gatewayChat) sources() []featureSource {
 	var out []featureSource
-	for _, s := range gc.chat.slots {
+	for _, s := range gc.chat.slotList() {
 		cfg := s.srv.cfg
 		out = append(out, featureSource{key: cfg.Name, name: cfg.Name, prefix: cfg.ToolPrefix})
 	}

@@ -101,6 +101,7 @@ func newChatRemote(c *Chat, scope string) *chatRemote {
 		return r
 	}
 	m.log = func(server, msg string) { h.log("Warning", c.id, server, "%s", msg) }
+	m.onChange = func() { m.background(r.relist) }
 	r.m = m
 	r.passThrough()
 	return r
@@ -113,6 +114,20 @@ func (r *chatRemote) start() {
 	}
 	r.m.Start()
 	r.syncSecrets()
+}
+
+// relist lists the remote tools again after a call found servers.json
+// changed, and brings the chat's gateway up to date: its clients hear of
+// it (notifications/tools/list_changed) without listing first.
+func (r *chatRemote) relist() {
+	h := r.c.h
+	table := h.currentTable()
+	if r.refresh(r.m.ctx, table) != nil {
+		return
+	}
+	if up := r.c.up.Load(); up != nil {
+		up.g.sync(up.gc, table)
+	}
 }
 
 // close disconnects every remote server of the chat.

@@ -33,7 +33,7 @@ var patientDial = remote.DialOptions{HandshakeTimeout: testservers.Patient, List
 
 // addRemote seals and saves a servers.json entry for scope, as `mcpc
 // remote add` does.
-func addRemote(t *testing.T, ws, scope string, s remote.Server, h remote.Headers) {
+func addRemote(t testing.TB, ws, scope string, s remote.Server, h remote.Headers) {
 	t.Helper()
 	if s.Auth == "" {
 		s.Auth = remote.AuthHeaders

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -65,8 +66,8 @@ type RemoteListing struct {
 // unreachable servers that are due. A call runs on the server's
 // connection, one at a time per tool; a transport failure drops the
 // connection and the next call reconnects. servers.json is re-read before
-// each listing, so the `mcpc remote` commands take effect without a
-// restart. All methods are safe for concurrent use.
+// each listing and each call, so the `mcpc remote` commands take effect at
+// once, without a restart. All methods are safe for concurrent use.
 //
 // Every goroutine of the set (a connect, the ping after a timed-out call,
 // the close of a dropped connection) is one that Close waits for; in a
@@ -79,7 +80,11 @@ type RemoteServers struct {
 	host             *Host // nil for a set of its own (NewRemoteServers)
 	// log, if set, receives the failures of calls that a host logs: a
 	// connection that failed during a call, a call that timed out.
-	log    func(server, msg string)
+	log func(server, msg string)
+	// onChange, if set, is called when a call found servers.json changed
+	// (a chat then lists again and tells its clients; remote.go).
+	onChange func()
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // goroutines, see background
@@ -223,13 +228,13 @@ func (m *RemoteServers) Start() {
 
 // reload re-reads servers.json; when it changed, servers whose entry is
 // unchanged keep their connection, new ones start connecting, removed ones
-// are disconnected.
-func (m *RemoteServers) reload() {
+// are disconnected. It reports whether it changed anything.
+func (m *RemoteServers) reload() bool {
 	data, exists, err := remote.ReadFile(m.workspace)
 	m.mu.Lock()
 	if m.closed || m.loaded && err == nil && !m.readFailed && exists == m.fileExists && bytes.Equal(data, m.fileData) {
 		m.mu.Unlock()
-		return
+		return false
 	}
 	m.loaded, m.fileData, m.fileExists, m.readFailed = true, data, exists, err != nil
 	old := m.servers
@@ -279,6 +284,7 @@ func (m *RemoteServers) reload() {
 	for _, s := range fresh {
 		s.startAttempt(true)
 	}
+	return true
 }
 
 // open returns the server of entry e: the one of old when its entry did not
@@ -620,8 +626,24 @@ func (m *RemoteServers) Status() ([]RemoteServerStatus, []RemoteSkipped, string)
 // CallTimeout, CallCancelled, or CallUnavailable for a connection that
 // failed, a server that is unavailable or was removed.
 func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	// servers.json is read again before every call, not only by listings,
+	// so that `mcpc remote remove|tools|add` take effect at once: no call
+	// reaches a server or a tool the file no longer allows. Reading a file
+	// of at most remote.MaxFileSize is cheap next to a remote call, and
+	// unlike a file watch it cannot miss a change (docs/decisions.md).
+	// The tool is taken from the listing first: the listing that a change
+	// starts (onChange) may replace it at any moment after the read.
 	m.mu.Lock()
 	ref, ok := m.tools[name]
+	m.mu.Unlock()
+	if m.reload() && m.onChange != nil {
+		m.onChange()
+	}
+	m.mu.Lock()
+	problem := ""
+	if ok {
+		ref, problem = m.successorLocked(ref)
+	}
 	closed := m.closed
 	lock := m.locks[name]
 	if lock == nil {
@@ -640,6 +662,8 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 		return nil, fail(CallUnavailable, "the chat's remote connections are closed")
 	case !ok:
 		return nil, fail(CallUnavailable, fmt.Sprintf("unknown remote tool %q", name))
+	case problem != "":
+		return nil, fail(CallUnavailable, problem)
 	}
 	select {
 	case lock <- struct{}{}:
@@ -684,6 +708,32 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 		return nil, ce
 	}
 	return nil, fail(CallUnavailable, prefix+f.Reason)
+}
+
+// successorLocked follows a tool of the last listing whose server's entry
+// was since edited in servers.json (`mcpc remote tools`, or added again):
+// to the entry's new server, or to why the tool is no longer offered. A
+// removed server is left to connForCall, which says so. m.mu is held.
+func (m *RemoteServers) successorLocked(ref remoteToolRef) (remoteToolRef, string) {
+	if ref.srv == nil {
+		return ref, ""
+	}
+	ref.srv.mu.Lock()
+	removed := ref.srv.removed
+	ref.srv.mu.Unlock()
+	if !removed {
+		return ref, ""
+	}
+	for _, n := range m.servers {
+		if n.entry.Name != ref.srv.entry.Name {
+			continue
+		}
+		if n.entry.Tools != nil && !slices.Contains(n.entry.Tools, ref.tool) {
+			return ref, fmt.Sprintf("remote server %s: tool %s is no longer allowed by servers.json (mcpc remote tools)", n.entry.Name, ref.tool)
+		}
+		return remoteToolRef{srv: n, tool: ref.tool}, ""
+	}
+	return ref, ""
 }
 
 // server is the name of the server the tool belongs to ("" when unknown).

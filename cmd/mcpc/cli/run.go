@@ -97,6 +97,10 @@ SIGINT, SIGTERM, SIGHUP (the terminal went away) or SIGQUIT cancels the calls in
 flight (their servers get notifications/cancelled), stops every server process and
 exits 0 within --shutdown-grace. On Linux a guard process kills what is left of the
 servers' process groups if mcpc itself is killed.
+With --watch, a change of the --plan file (mcpc plan -o plan.json again) is applied to the
+running gateway: removed and disabled servers stop and their tools go at once, changed
+servers restart, added ones start, and clients get notifications/tools/list_changed. A
+plan that is not valid is logged with its diagnostics and the running plan stays.
 
 Examples:
    mcpc plan --appsettings appsettings.json -o plan.json
@@ -104,9 +108,11 @@ Examples:
    mcpc run --plan plan.json --stdio --workspace /srv/chats/42 --scope 42 --env-file host.env
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats
    mcpc run --plan plan.json --http 0.0.0.0:8080 --workspace-root /srv/chats --admin-token-env MCPC_ADMIN_TOKEN --mcp-token-env MCPC_MCP_TOKEN
-   mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats --max-chats 64 --chat-idle-timeout 1h`,
+   mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats --max-chats 64 --chat-idle-timeout 1h
+   mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats --watch`,
 		Flags: flags([]ucli.Flag{
 			&ucli.StringFlag{Name: "plan", Usage: "the plan `FILE` to run (written by mcpc plan -o)"},
+			&ucli.BoolFlag{Name: "watch", Usage: "apply every change of the --plan file to the running gateway: removed and disabled servers stop at once, changed ones restart, new ones start, clients are told; a plan that is not valid is logged and the running one stays"},
 			&ucli.BoolFlag{Name: "stdio", Usage: "serve one chat over standard input and output (needs --workspace)"},
 			&ucli.StringFlag{Name: "workspace", Usage: "with --stdio: the chat's workspace `DIR` (created if missing)"},
 			&ucli.StringFlag{Name: "scope", Usage: "with --stdio: the chat's session `SCOPE`, which its remote servers (servers.json) are sealed for; without it the chat uses no remote servers"},
@@ -298,6 +304,13 @@ func runAction(c *ucli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	sd := &shutdown{grace: limits.grace, done: make(chan struct{})}
+	if c.Bool("watch") {
+		w, err := startPlanWatch(ctx, c, planFile, host, logw)
+		if err != nil {
+			return err
+		}
+		defer w.Close() // first of all: a reload in progress ends before the host closes
+	}
 	stopOnSignal := context.AfterFunc(ctx, func() {
 		sd.start()
 		host.Close()

@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
+)
+
+// runStdioWatching runs `mcpc run --stdio --watch` in-process with a
+// client that reports notifications/tools/list_changed on changed, and
+// reports each reload on reloads.
+func runStdioWatching(t *testing.T, changed chan<- struct{}, reloads chan<- error, args ...string) (*mcp.ClientSession, func() (int, string)) {
+	t.Helper()
+	testHookReloaded = func(_ bool, err error) { reloads <- err }
+	t.Cleanup(func() { testHookReloaded = nil })
+	return runStdioWatchingHooked(t, changed, args...)
+}
+
+// runStdioWatchingHooked is runStdioWatching with testHookReloaded set by
+// the caller.
+func runStdioWatchingHooked(t *testing.T, changed chan<- struct{}, args ...string) (*mcp.ClientSession, func() (int, string)) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		code := Run(append([]string{"mcpc", "run", "--stdio", "--watch"}, args...), inR, outW, &stderr)
+		outW.Close()
+		inR.Close()
+		done <- code
+	}()
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(context.Background(),
+		&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		inW.Close()
+		code := <-done
+		t.Fatalf("connect: %v (exit %d)\n%s", err, code, stderr.String())
+	}
+	var once sync.Once
+	var code int
+	wait := func() (int, string) {
+		once.Do(func() {
+			cs.Close()
+			code = <-done
+		})
+		return code, stderr.String()
+	}
+	t.Cleanup(func() { wait() })
+	return cs, wait
+}
+
+// replaceFile writes path as `mcpc plan -o` and editors do: a temporary
+// file renamed over it.
+func replaceFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mcpc run --watch applies an edited plan to the running gateway: a
+// removed server's tool fails at once and leaves the list, an added one is
+// served, the client is told; a plan that is not valid is logged with its
+// positioned diagnostic and the running plan stays.
+func TestRunWatchAppliesPlanEdits(t *testing.T) {
+	marker := leakMarker(t)
+	pids := t.TempDir()
+	planFile := compilePlan(t, map[string]map[string]any{
+		"one": {"Command": testServer, "Args": []string{"-tools", "echo", "-pidfile", filepath.Join(pids, "one")}, "ToolPrefix": "one_"},
+		"two": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "two_"},
+	})
+	next := compilePlan(t, map[string]map[string]any{
+		"two":   {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "two_"},
+		"three": {"Command": testServer, "Args": []string{"-tools", "echo,env"}, "ToolPrefix": "three_"},
+	})
+	nextData, err := os.ReadFile(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 1)
+	reloads := make(chan error, 10)
+	ws := filepath.Join(t.TempDir(), "chat")
+	cs, wait := runStdioWatching(t, changed, reloads, "--plan", planFile, "--workspace", ws, "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	if got, want := toolNames(t, cs), []string{"one_echo", "two_echo"}; !slices.Equal(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+	if got := callText(t, cs, "one_echo", map[string]any{"text": "hi"}); got != "hi" {
+		t.Fatalf("one_echo: %q", got)
+	}
+	onePid := readPid(t, filepath.Join(pids, "one"))
+	select {
+	case <-changed: // the first listing's, if any
+	default:
+	}
+
+	// A broken edit: logged with its position, nothing changes.
+	replaceFile(t, planFile, []byte("{\n  \"planVersion\": \n"))
+	if err := testservers.Recv(t, "the broken plan's reload", reloads); err == nil || !strings.Contains(err.Error(), "the running plan stays") {
+		t.Fatalf("a broken plan's reload: %v", err)
+	}
+	if got := callText(t, cs, "one_echo", map[string]any{"text": "still"}); got != "still" {
+		t.Fatalf("after a broken edit, one_echo: %q", got)
+	}
+
+	replaceFile(t, planFile, nextData)
+	if err := testservers.Recv(t, "the new plan's reload", reloads); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	testservers.Recv(t, "notifications/tools/list_changed", changed)
+	if alive(onePid) {
+		t.Errorf("the removed server's process %d still runs", onePid)
+	}
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one_echo", Arguments: map[string]any{"text": "x"}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || !strings.Contains(we.Message, "one_echo") {
+		t.Errorf("a call to the removed server's tool: %v", err)
+	}
+	if got, want := toolNames(t, cs), []string{"three_echo", "three_env", "two_echo"}; !slices.Equal(got, want) {
+		t.Fatalf("tools after the reload %v, want %v", got, want)
+	}
+	if got := callText(t, cs, "three_echo", map[string]any{"text": "new"}); got != "new" {
+		t.Errorf("three_echo: %q", got)
+	}
+	code, stderr := wait()
+	if code != ExitOK {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"watching " + planFile, planFile + ":3:1", "is not a valid plan", "the running plan stays",
+		"plan reloaded: stopped one; started three"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// A storm of 100 saves of a new plan applies it once: however the
+// debounce groups the saves (internal/watch proves it groups them on a
+// fake clock), a reload that finds the running plan changes nothing, and
+// the removed server's process is stopped once.
+func TestRunWatchStormAppliesOnce(t *testing.T) {
+	marker := leakMarker(t)
+	planFile := compilePlan(t, map[string]map[string]any{
+		"one": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "one_"},
+		"two": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "two_"},
+	})
+	next, err := os.ReadFile(compilePlan(t, map[string]map[string]any{
+		"two": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "two_"},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	applied, reloads := 0, 0
+	firstApply := make(chan struct{})
+	testHookReloaded = func(ok bool, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		reloads++
+		if err != nil {
+			t.Errorf("reload: %v", err)
+		}
+		if ok {
+			applied++
+			if applied == 1 {
+				close(firstApply)
+			}
+		}
+	}
+	t.Cleanup(func() { testHookReloaded = nil })
+	changed := make(chan struct{}, 1)
+	cs, wait := runStdioWatchingHooked(t, changed, "--plan", planFile, "--workspace", filepath.Join(t.TempDir(), "chat"),
+		"--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"one_echo", "two_echo"}) {
+		t.Fatalf("tools %v", got)
+	}
+	for range 100 {
+		replaceFile(t, planFile, next)
+	}
+	testservers.Recv(t, "the storm's reload", firstApply)
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"two_echo"}) {
+		t.Fatalf("tools after the storm %v", got)
+	}
+	code, stderr := wait() // the watcher has ended: no reload is left to come
+	mu.Lock()
+	defer mu.Unlock()
+	if code != ExitOK || applied != 1 {
+		t.Fatalf("exit %d; %d of %d reloads applied a change, want 1\n%s", code, applied, reloads, stderr)
+	}
+	if n := strings.Count(stderr, "plan reloaded: stopped one"); n != 1 {
+		t.Errorf("the reload is logged %d times, want once:\n%s", n, stderr)
+	}
+}
