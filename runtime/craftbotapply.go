@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"reflect"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/mcpc-dev/mcpc/craftbot"
@@ -55,10 +57,6 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 	}
 
 	// Servers that go: unregistered first, then stopped.
-	type leaving struct {
-		s   *cbServer
-		why stopReason
-	}
 	var out []leaving
 	restart := map[string]bool{}
 	for _, ds := range d.Servers {
@@ -101,6 +99,7 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 	servers := make([]*cbServer, 0, len(p.Servers))
 	byName := make(map[string]*cbServer, len(p.Servers))
 	var connect []*cbServer
+	revived := map[string]bool{}
 	c.mu.Lock()
 	auto, existing := c.autoConnect, c.byName
 	c.mu.Unlock()
@@ -112,8 +111,11 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 		if s == nil {
 			s = &cbServer{c: c, state: StateNotStarted}
 		}
-		if s.revive(cfg) && auto {
-			connect = append(connect, s)
+		if s.revive(cfg) {
+			revived[cfg.Name] = true
+			if auto {
+				connect = append(connect, s)
+			}
 		}
 		servers = append(servers, s)
 		byName[cfg.Name] = s
@@ -122,6 +124,7 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 	c.servers, c.byName = servers, byName
 	c.mu.Unlock()
 	c.register()
+	c.logApplied(p, out, restart, revived, auto)
 	for _, s := range connect {
 		s.connectInBackground()
 	}
@@ -135,6 +138,55 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 		}
 	}
 	return d, nil
+}
+
+// leaving is a server that Apply takes out of service, and why.
+type leaving struct {
+	s   *cbServer
+	why stopReason
+}
+
+// logApplied logs what a reload did to the servers: stopped (removed,
+// disabled), restarted (changed, or a config value its env reads changed),
+// started (new, enabled; without auto_connect they start on first use); a
+// reload that touched none says so.
+func (c *Craftbot) logApplied(p *plan.Plan, out []leaving, restart, revived map[string]bool, auto bool) {
+	var stopped, restarted, started []string
+	for _, l := range out {
+		if l.why != stopChanged {
+			stopped = append(stopped, l.s.name())
+		}
+	}
+	for _, s := range p.Servers {
+		switch {
+		case restart[s.Name]:
+			restarted = append(restarted, s.Name)
+		case revived[s.Name]:
+			started = append(started, s.Name)
+		}
+	}
+	sort.Strings(stopped)
+	var parts []string
+	for _, g := range []struct {
+		what  string
+		names []string
+	}{{"stopped", stopped}, {"restarted", restarted}, {startedWord(auto), started}} {
+		if len(g.names) > 0 {
+			parts = append(parts, g.what+" "+strings.Join(g.names, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		c.log("Information", "", "plan reloaded: no server changed")
+		return
+	}
+	c.log("Information", "", "plan reloaded: %s", strings.Join(parts, "; "))
+}
+
+func startedWord(auto bool) string {
+	if auto {
+		return "started"
+	}
+	return "to start on first use"
 }
 
 func (c *Craftbot) server(name string) *cbServer {

@@ -100,7 +100,11 @@ servers' process groups if mcpc itself is killed.
 With --watch, a change of the --plan file (mcpc plan -o plan.json again) is applied to the
 running gateway: removed and disabled servers stop and their tools go at once, changed
 servers restart, added ones start, and clients get notifications/tools/list_changed. A
-plan that is not valid is logged with its diagnostics and the running plan stays.
+plan that is not valid is logged with its diagnostics and the running plan stays. With a
+craftbot plan, --watch also watches the mcp_config.json the plan names: an edit (/mcp enable,
+disable, env; mcpc config …) is compiled as mcpc plan --profile craftbot would, with this
+run's host environment, and applied (a server whose env value changed restarts); an edit
+that does not compile is logged and the running plan stays.
 
 Examples:
    mcpc plan --appsettings appsettings.json -o plan.json
@@ -112,7 +116,7 @@ Examples:
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats --watch`,
 		Flags: flags([]ucli.Flag{
 			&ucli.StringFlag{Name: "plan", Usage: "the plan `FILE` to run (written by mcpc plan -o)"},
-			&ucli.BoolFlag{Name: "watch", Usage: "apply every change of the --plan file to the running gateway: removed and disabled servers stop at once, changed ones restart, new ones start, clients are told; a plan that is not valid is logged and the running one stays"},
+			&ucli.BoolFlag{Name: "watch", Usage: "apply every change of the --plan file (craftbot: and of its mcp_config.json, compiled again) to the running gateway: removed and disabled servers stop at once, changed ones restart, new ones start, clients are told; a plan or config that is not valid is logged and the running one stays"},
 			&ucli.BoolFlag{Name: "stdio", Usage: "serve one chat over standard input and output (needs --workspace)"},
 			&ucli.StringFlag{Name: "workspace", Usage: "with --stdio: the chat's workspace `DIR` (created if missing)"},
 			&ucli.StringFlag{Name: "scope", Usage: "with --stdio: the chat's session `SCOPE`, which its remote servers (servers.json) are sealed for; without it the chat uses no remote servers"},
@@ -196,7 +200,7 @@ func runAction(c *ucli.Context) error {
 		return &exitError{code: ExitProblems, msg: "nothing started: the plan is not valid (" + report.Summary(ds) + ")"}
 	}
 	if p.Profile == plan.ProfileCraftbot {
-		return runCraftbot(c, planFile, p, stdio, addr, limits, minLevel, deny)
+		return runCraftbot(c, planFile, data, p, stdio, addr, limits, minLevel, deny)
 	}
 
 	// The host environment, as for mcpc plan.
@@ -305,7 +309,7 @@ func runAction(c *ucli.Context) error {
 	defer stop()
 	sd := &shutdown{grace: limits.grace, done: make(chan struct{})}
 	if c.Bool("watch") {
-		w, err := startPlanWatch(ctx, c, planFile, host, logw)
+		w, err := startPlanWatch(ctx, c, planFile, data, p, deny, host, logw)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -211,5 +212,109 @@ func TestRunWatchStormAppliesOnce(t *testing.T) {
 	}
 	if n := strings.Count(stderr, "plan reloaded: stopped one"); n != 1 {
 		t.Errorf("the reload is logged %d times, want once:\n%s", n, stderr)
+	}
+}
+
+// volcanicSourcesSetup writes appsettings.json with the servers given and
+// an agent directory whose settings.json holds server "two", and compiles
+// them to a plan.
+func volcanicSourcesSetup(t *testing.T, servers map[string]map[string]any) (app, planFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"Mcp": map[string]any{"Servers": servers}})
+	app = write(t, dir, "appsettings.json", string(b))
+	b, _ = json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"two": map[string]any{"command": testServer, "args": []string{"-tools", "echo"}, "toolPrefix": "two_"}}})
+	write(t, dir, "agent/settings.json", string(b))
+	planFile = filepath.Join(dir, "plan.json")
+	if code, _, stderr := run(t, "plan", "--clean-env", "--agent-dir", filepath.Join(dir, "agent"), "--appsettings", app, "-o", planFile); code != ExitOK {
+		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
+	}
+	return app, planFile
+}
+
+// mcpc run --watch on a plan that its sources reproduce watches them too:
+// an edit of appsettings.json is compiled and applied (a removed server's
+// tool fails at once, an added one is served, clients are told), and an
+// edit that does not compile is logged with its position while the running
+// plan stays.
+func TestRunWatchRecompilesVolcanicSources(t *testing.T) {
+	marker := leakMarker(t)
+	app, planFile := volcanicSourcesSetup(t, map[string]map[string]any{
+		"one": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "one_"},
+	})
+	changed := make(chan struct{}, 1)
+	reloads := make(chan error, 10)
+	ws := filepath.Join(t.TempDir(), "chat")
+	cs, wait := runStdioWatching(t, changed, reloads, "--plan", planFile, "--workspace", ws, "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	if got, want := toolNames(t, cs), []string{"one_echo", "two_echo"}; !slices.Equal(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+	drain(changed)
+
+	replaceFile(t, app, []byte("{\"Mcp\": {\"Servers\": {\n  \"one\": {\"Command\": \n}}}"))
+	if err := testservers.Recv(t, "the broken source's reload", reloads); err == nil || !strings.Contains(err.Error(), "do not compile") {
+		t.Fatalf("a broken source's reload: %v", err)
+	}
+	if got := callText(t, cs, "one_echo", map[string]any{"text": "still"}); got != "still" {
+		t.Fatalf("after a broken edit, one_echo: %q", got)
+	}
+
+	b, _ := json.Marshal(map[string]any{"Mcp": map[string]any{"Servers": map[string]any{
+		"three": map[string]any{"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "three_"}}}})
+	replaceFile(t, app, b)
+	if err := testservers.Recv(t, "the edited source's reload", reloads); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	testservers.Recv(t, "notifications/tools/list_changed", changed)
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one_echo", Arguments: map[string]any{"text": "x"}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || !strings.Contains(we.Message, "one_echo") {
+		t.Errorf("a call to the removed server's tool: %v", err)
+	}
+	if got, want := toolNames(t, cs), []string{"three_echo", "two_echo"}; !slices.Equal(got, want) {
+		t.Fatalf("tools after the reload %v, want %v", got, want)
+	}
+	if got := callText(t, cs, "three_echo", map[string]any{"text": "new"}); got != "new" {
+		t.Errorf("three_echo: %q", got)
+	}
+	code, stderr := wait()
+	if code != ExitOK {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"watching " + planFile + " and its sources " + app + ", ", app + ":3:1",
+		"do not compile", "the running plan stays", "plan reloaded: stopped one; started three"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// A plan that its sources no longer reproduce (a source changed after
+// mcpc plan) is followed by its file only, and the log says why.
+func TestRunWatchSourcesNotReproducingThePlan(t *testing.T) {
+	marker := leakMarker(t)
+	app, planFile := volcanicSourcesSetup(t, map[string]map[string]any{
+		"one": {"Command": testServer, "Args": []string{"-tools", "echo"}, "ToolPrefix": "one_"},
+	})
+	b, _ := json.Marshal(map[string]any{"Mcp": map[string]any{"Servers": map[string]any{}}})
+	replaceFile(t, app, b)
+	changed := make(chan struct{}, 1)
+	reloads := make(chan error, 10)
+	cs, wait := runStdioWatching(t, changed, reloads, "--plan", planFile, "--workspace", filepath.Join(t.TempDir(), "chat"),
+		"--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	if got, want := toolNames(t, cs), []string{"one_echo", "two_echo"}; !slices.Equal(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+	code, stderr := wait()
+	if code != ExitOK {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"its sources compile here to another plan than --plan " + planFile, "only the plan file is watched",
+		"watching " + planFile + ": a change"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	}
 }

@@ -33,13 +33,13 @@ var volcanicRunFlags = []string{"scope", "builtin-tools", "max-chats", "max-sess
 // runCraftbot is mcpc run for a craftbot plan: its actions served as MCP
 // tools (mcp_<server>_<tool>) over stdio or HTTP, one process or
 // connection per server for every client (runtime.Craftbot).
-func runCraftbot(c *ucli.Context, planFile string, p *plan.Plan, stdio bool, addr string, lim limits, minLevel int, deny *denylist.List) error {
+func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan, stdio bool, addr string, lim limits, minLevel int, deny *denylist.List) error {
 	for _, f := range volcanicRunFlags {
 		if c.IsSet(f) {
 			return usageError("--%s goes with a volcanic plan; --plan %s is a craftbot plan, whose servers every client shares", f, planFile)
 		}
 	}
-	cfg, err := craftbotPlanConfig(planFile, p)
+	cfg, cfgPath, cfgData, err := craftbotPlanConfig(planFile, p)
 	if err != nil {
 		return err
 	}
@@ -132,6 +132,13 @@ func runCraftbot(c *ucli.Context, planFile string, p *plan.Plan, stdio bool, add
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	sd := &shutdown{grace: lim.grace, done: make(chan struct{})}
+	if c.Bool("watch") {
+		w, err := startCraftbotWatch(ctx, c, craftbotSources{plan: planFile, planData: planData, config: cfgPath, configData: cfgData}, cb, deny, logw)
+		if err != nil {
+			return err
+		}
+		defer w.Close() // first of all: a reload in progress ends before the runtime closes
+	}
 	stopOnSignal := context.AfterFunc(ctx, func() {
 		sd.start()
 		cb.Close()
@@ -171,9 +178,28 @@ func runCraftbot(c *ucli.Context, planFile string, p *plan.Plan, stdio bool, add
 
 // craftbotPlanConfig reads the config file a craftbot plan was compiled
 // from (its source of kind config): the plan holds references to its env
-// values, which are read from it at launch. A relative path is taken from
-// the current directory, else from the plan file's.
-func craftbotPlanConfig(planFile string, p *plan.Plan) (*craftbot.Config, error) {
+// values, which are read from it at launch. It returns the file's path as
+// found and its text too (mcpc run --watch watches it).
+func craftbotPlanConfig(planFile string, p *plan.Plan) (*craftbot.Config, string, []byte, error) {
+	path, err := craftbotConfigPath(planFile, p)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	data, err := inputfile.ReadText(path)
+	if err != nil {
+		return nil, "", nil, usageError("--plan %s: cannot read its config file %s, where the servers' env values are read at launch: %v", planFile, path, unwrapPath(err))
+	}
+	cfg, _, err := craftbot.Check(path, data, craftbot.Options{})
+	if err != nil {
+		return nil, "", nil, &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	return cfg, path, data, nil
+}
+
+// craftbotConfigPath is the config file a craftbot plan names in its
+// sources. A relative path is taken from the current directory, else from
+// the plan file's.
+func craftbotConfigPath(planFile string, p *plan.Plan) (string, error) {
 	path := ""
 	for _, s := range p.Sources {
 		if s.Kind == "config" {
@@ -181,7 +207,7 @@ func craftbotPlanConfig(planFile string, p *plan.Plan) (*craftbot.Config, error)
 		}
 	}
 	if path == "" {
-		return nil, usageError("--plan %s names no config file (sources): write the plan again with mcpc plan --profile craftbot", planFile)
+		return "", usageError("--plan %s names no config file (sources): write the plan again with mcpc plan --profile craftbot", planFile)
 	}
 	if !filepath.IsAbs(path) {
 		if _, err := os.Stat(path); err != nil {
@@ -190,15 +216,7 @@ func craftbotPlanConfig(planFile string, p *plan.Plan) (*craftbot.Config, error)
 			}
 		}
 	}
-	data, err := inputfile.ReadText(path)
-	if err != nil {
-		return nil, usageError("--plan %s: cannot read its config file %s, where the servers' env values are read at launch: %v", planFile, path, unwrapPath(err))
-	}
-	cfg, _, err := craftbot.Check(path, data, craftbot.Options{})
-	if err != nil {
-		return nil, &exitError{code: ExitInternal, msg: err.Error()}
-	}
-	return cfg, nil
+	return path, nil
 }
 
 func regularFile(path string) bool {
