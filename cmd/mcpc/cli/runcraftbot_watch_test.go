@@ -205,3 +205,67 @@ func TestRunWatchCraftbotStormAppliesOnce(t *testing.T) {
 		t.Errorf("%d reloads logged, want one:\n%s", n, stderr)
 	}
 }
+
+// A plan file edit alone is applied as written under mcpc run --watch with
+// a craftbot plan (its env values still read from the config file); a plan
+// that names another config file is refused and the running plan stays.
+func TestRunWatchCraftbotPlanFileEdit(t *testing.T) {
+	marker := leakMarker(t)
+	dir, cfg, planFile, _ := craftbotWatchSetup(t)
+	original, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Plan B: the same config file with "two" disabled; the file is then
+	// put back, so that only the plan file differs.
+	if code, _, stderr := run(t, "config", "disable", "two", "--config", cfg); code != ExitOK {
+		t.Fatalf("mcpc config disable: exit %d\n%s", code, stderr)
+	}
+	planB := filepath.Join(dir, "plan-b.json")
+	if code, _, stderr := run(t, "plan", "--profile", "craftbot", "--clean-env", "--config", cfg, "-o", planB); code != ExitOK {
+		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
+	}
+	replaceFile(t, cfg, original)
+	other := write(t, dir, "other/mcp_config.json", string(original))
+	planOther := filepath.Join(dir, "plan-other.json")
+	if code, _, stderr := run(t, "plan", "--profile", "craftbot", "--clean-env", "--config", other, "-o", planOther); code != ExitOK {
+		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
+	}
+
+	changed := make(chan struct{}, 1)
+	reloads := make(chan error, 10)
+	cs, wait := runStdioWatching(t, changed, reloads, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env", "--env", marker)
+	all := []string{"mcp_one_echo", "mcp_one_env-sha256", "mcp_two_echo"}
+	if got := sortedToolNames(t, cs); !slices.Equal(got, all) {
+		t.Fatalf("tools %v, want %v", got, all)
+	}
+	drain(changed)
+
+	data, err := os.ReadFile(planOther)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, planFile, data)
+	if err := testservers.Recv(t, "the other config's plan reload", reloads); err == nil || !strings.Contains(err.Error(), "names the config file "+other) {
+		t.Fatalf("a plan naming another config file: %v", err)
+	}
+	data, err = os.ReadFile(planB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, planFile, data)
+	if err := testservers.Recv(t, "plan B's reload", reloads); err != nil {
+		t.Fatalf("plan B's reload: %v", err)
+	}
+	testservers.Recv(t, "notifications/tools/list_changed", changed)
+	if got, want := sortedToolNames(t, cs), []string{"mcp_one_echo", "mcp_one_env-sha256"}; !slices.Equal(got, want) {
+		t.Fatalf("tools after plan B %v, want %v", got, want)
+	}
+	if got, want := callText(t, cs, "mcp_one_env-sha256", map[string]any{"name": "VAL"}), sha256Text(runCanary+"-first"); got != want {
+		t.Errorf("VAL: %q, want %q", got, want)
+	}
+	code, stderr := wait()
+	if code != ExitOK || !strings.Contains(stderr, "plan reloaded: stopped two") {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+}
