@@ -100,8 +100,10 @@ servers' process groups if mcpc itself is killed.
 With --watch, a change of the --plan file (mcpc plan -o plan.json again) is applied to the
 running gateway: removed and disabled servers stop and their tools go at once, changed
 servers restart, added ones start, and clients get notifications/tools/list_changed. A
-plan that is not valid is logged with its diagnostics and the running plan stays. With a
-craftbot plan, --watch also watches the mcp_config.json the plan names: an edit (/mcp enable,
+plan that is not valid is logged with its diagnostics and the running plan stays. The plan's
+sources (appsettings, env files, settings.json) are watched too when compiling them here, with
+this run's environment and --env, gives the plan's digest; an edit of one is compiled and
+applied. With a craftbot plan, --watch also watches the mcp_config.json the plan names: an edit (/mcp enable,
 disable, env; mcpc config …) is compiled as mcpc plan --profile craftbot would, with this
 run's host environment, and applied (a server whose env value changed restarts); an edit
 that does not compile is logged and the running plan stays.
