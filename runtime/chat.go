@@ -188,7 +188,12 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer context.AfterFunc(c.h.ctx, func() { cancel(ErrHostClosed) })()
+	ctx, settle := c.startEarly(ctx, name) // early.go
+	defer settle()
 	tool, err := c.lookup(ctx, name)
+	if err == nil {
+		err = claimEarly(ctx, tool)
+	}
 	if err != nil {
 		return nil, c.redactError(err)
 	}
