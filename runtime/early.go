@@ -49,6 +49,54 @@ type earlyStart struct {
 
 type earlyKey struct{}
 
+// startForSession starts the chat's process of the plan's only enabled
+// server when a session initializes while that server's first discovery
+// runs: `initialize` waits for the discovery (its instructions), and the
+// chat's first call, which comes after it, would otherwise start the
+// process only then. The chat's first call settles the guess (settleGuess):
+// a call to another tool stops the process again, unused; without any
+// call it stops when idle, as any process of the chat.
+func (c *Chat) startForSession() {
+	var only *slot
+	for i, hs := range c.h.servers {
+		if !hs.cfg.Enabled {
+			continue
+		}
+		if only != nil {
+			return
+		}
+		only = c.slots[i]
+	}
+	if only == nil || !only.srv.firstRunning() || c.guess.Load() != nil {
+		return
+	}
+	if h := c.h; h.procs.max > 0 && h.Processes() >= h.procs.max {
+		return
+	}
+	if e := only.beginEarly(); e != nil && !c.guess.CompareAndSwap(nil, e) {
+		only.dropEarly(e)
+	}
+}
+
+// dropGuess stops the process startForSession started, if no call used
+// it: after a first call that never reached Chat.Call.
+func (c *Chat) dropGuess() { _ = c.settleGuess(nil) }
+
+// settleGuess settles the process startForSession started, if it is still
+// open: used by a call of tool (nil: a call that found no tool), else
+// stopped again if unused. It returns the start's error as claimEarly does.
+func (c *Chat) settleGuess(tool *Tool) error {
+	e := c.guess.Swap(nil)
+	if e == nil {
+		return nil
+	}
+	if tool != nil && !tool.Remote && e.s.srv.cfg.Name == tool.Server {
+		return e.claim(tool)
+	}
+	e.s.dropEarly(e)
+	return nil
+}
+
 // startEarly starts the chat's process for a call of tool name when name is
 // not known yet and exactly one enabled server, whose first discovery has
 // not ended, can own it. It returns ctx carrying the start, for claimEarly,
@@ -133,6 +181,12 @@ func claimEarly(ctx context.Context, tool *Tool) error {
 	if e == nil || tool.Remote || e.s.srv.cfg.Name != tool.Server {
 		return nil
 	}
+	return e.claim(tool)
+}
+
+// claim marks the early start as used by the call of tool, one of its
+// server's, and returns the start's error as claimEarly does.
+func (e *earlyStart) claim(tool *Tool) error {
 	e.claimed.Store(true)
 	select {
 	case <-e.op.done:

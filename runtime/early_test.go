@@ -136,3 +136,61 @@ func TestEarlyStartFailureIsTheCalls(t *testing.T) {
 		t.Errorf("%d processes started, want 2 (the discovery, the chat's)", got)
 	}
 }
+
+// A session's initialize waits for the discovery (its instructions); the
+// chat's process of the plan's only server starts meanwhile, not after
+// the client's first call. A first call whose tool turns out unknown (the
+// discovery failed here) stops it again, unused.
+func TestSessionStartsTheOnlyServerAlongsideDiscovery(t *testing.T) {
+	marker := noLeaks(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the discovery hangs ("../hold"), the chat's process does not
+	if err := os.WriteFile(filepath.Join(tmp, "hold"), []byte("hang"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startLog := filepath.Join(t.TempDir(), "starts")
+	s := testServer("srv", "-tools", "echo", "-fault-file", "../hold", "-pidfile", "pid", "-start-log", startLog)
+	s.StartupTimeoutSeconds = 10 // on the fake clock
+	clock := newFakeClock()
+	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clock})
+	gw := NewGateway(h, GatewayOptions{Version: "test"})
+	t.Cleanup(gw.Close)
+	ws := filepath.Join(t.TempDir(), "chats", "c")
+	chat, _ := h.Chat("c", ws)
+	connected := make(chan *mcp.ClientSession, 1)
+	go func() { connected <- connectInMemory(t, gw, chat, nil) }()
+	testservers.WaitUntil(t, "the chat's process runs while initialize waits for the hanging discovery", func() bool {
+		return innerState(chat) == StateRunning && len(lines(t, startLog)) == 2
+	})
+	pid := testservers.ReadPid(t, filepath.Join(ws, "pid"))
+	clock.Advance(10 * time.Second) // the discovery's startup timeout
+	cs := testservers.Recv(t, "initialize to end", connected)
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"}); err == nil || !strings.Contains(err.Error(), `unknown tool "echo"`) {
+		t.Fatalf("call: %v, want unknown tool", err)
+	}
+	testservers.WaitUntil(t, "the unused process stops", func() bool {
+		return innerState(chat) == StateNotStarted && !testservers.Alive(pid)
+	})
+}
+
+// The first call of a session uses the process its initialize started: a
+// discovery and one chat process in all, also with a second session.
+func TestSessionStartIsTheCallsProcess(t *testing.T) {
+	marker := noLeaks(t)
+	startLog := filepath.Join(t.TempDir(), "starts")
+	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo", "-start-log", startLog)), HostOptions{Env: testEnv(marker)})
+	gw := NewGateway(h, GatewayOptions{Version: "test"})
+	t.Cleanup(gw.Close)
+	chat, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
+	h.StartDiscovery()
+	for range 2 {
+		cs := connectInMemory(t, gw, chat, nil)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil || res.IsError || resultText(res) != "hi" {
+			t.Fatalf("echo: %v %+v", err, res)
+		}
+	}
+	if got := len(lines(t, startLog)); got != 2 {
+		t.Errorf("%d processes started, want 2 (the discovery, the chat's)", got)
+	}
+}
