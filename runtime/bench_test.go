@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"io"
 	goruntime "runtime"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
+	"github.com/mcpc-dev/mcpc/internal/transport"
 )
 
 // liveHeap is the heap in use after a full collection.
@@ -137,4 +139,57 @@ func BenchmarkParallelCalls1000From20Chats(b *testing.B) {
 	}
 	b.ReportMetric(float64(chats*perChat), "calls/op")
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*chats*perChat), "wall-µs/call")
+}
+
+// The gateway's cost per proxied call, in-process, over stdio (the line
+// transport of `mcpc run --stdio`, on pipes) and over Streamable HTTP, to
+// the same server: go test ./runtime -run XXX -bench GatewayCall
+// -benchmem -memprofile mem.out. The figures include the client's own
+// work, which runs in the same process; the CPU of the gateway alone,
+// process against process, is cmd/mcpc/cli's BenchmarkGatewayCPUPerCall.
+func BenchmarkGatewayCall(b *testing.B) {
+	marker := noLeaks(b)
+	h := newTestHost(b, testPlan(testServer("srv", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
+	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: b.TempDir()})
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "ping"}}
+	run := func(b *testing.B, cs *mcp.ClientSession) {
+		for range 50 { // the chat's process starts
+			if _, err := cs.CallTool(context.Background(), params); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := cs.CallTool(context.Background(), params)
+			if err != nil || res.IsError || resultText(res) != "ping" {
+				b.Fatalf("call: %v %v", err, res)
+			}
+		}
+	}
+	b.Run("stdio", func(b *testing.B) {
+		chat, err := h.Chat("stdio", b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		served := make(chan error, 1)
+		go func() {
+			served <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: inR, Writer: outW})
+			outW.Close()
+		}()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, cs)
+		cs.Close()
+		inW.Close()
+		<-served
+	})
+	b.Run("http", func(b *testing.B) {
+		base, client := httpGateway(b, gw)
+		run(b, connectHTTP(b, client, base+"/chats/h/mcp"))
+	})
 }

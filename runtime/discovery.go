@@ -89,6 +89,18 @@ type DiscoverOptions struct {
 	// left the server's process group (setsid) and was killed on its own
 	// when the server stopped (killed false: it would not die).
 	OnEscaped func(server string, pid int, command string, killed bool)
+	// Reap, if set, takes over the end of each discovery that listed its
+	// tools: Discover hands it a function that stops the process (stdin
+	// closed, stopGrace to exit, then its process group killed), reaps it
+	// and removes its workspace, and does not wait for it. Reap must see to
+	// it that the function runs to its end, say on a goroutine the caller
+	// waits for before it exits. nil: Discover runs these stops on
+	// goroutines of its own and waits for them before it returns.
+	//
+	// Either way, a discovery's result, and its place among the
+	// Concurrency servers running at once, are released as soon as
+	// tools/list answers: the stop no longer delays them (issue 13).
+	Reap func(stop func())
 }
 
 // Discovery is the result for one Target.
@@ -142,7 +154,8 @@ func (e *DiscoveryError) Error() string { return e.Reason }
 //
 // When Discover returns, every process it started has been killed and
 // reaped, with every descendant that stayed in the server's process group,
-// and every temporary workspace is removed.
+// and every temporary workspace is removed; unless opts.Reap is set, which
+// then stops the processes that listed their tools.
 func Discover(ctx context.Context, targets []Target, opts DiscoverOptions) []Discovery {
 	n := opts.Concurrency
 	if n <= 0 {
@@ -165,6 +178,13 @@ func Discover(ctx context.Context, targets []Target, opts DiscoverOptions) []Dis
 		}
 	}
 
+	reap := opts.Reap
+	if reap == nil {
+		var stops sync.WaitGroup
+		defer stops.Wait()
+		reap = func(stop func()) { stops.Go(stop) }
+	}
+
 	// n workers take the targets in order, so they also start in order.
 	out := make([]Discovery, len(targets))
 	next := make(chan int)
@@ -178,7 +198,7 @@ func Discover(ctx context.Context, targets []Target, opts DiscoverOptions) []Dis
 	for range min(n, len(targets)) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = discoverOne(ctx, targets[i], redact, progress, clock, opts.OnEscaped)
+				out[i] = discoverOne(ctx, targets[i], redact, progress, clock, opts.OnEscaped, reap)
 			}
 		})
 	}
@@ -193,9 +213,10 @@ func (d *Discovery) fail(redact func(string) string, kind FailureKind, reason st
 	d.Err = &DiscoveryError{Kind: kind, Reason: d.Reason, ExitCode: code}
 }
 
-// discoverOne runs one target.
+// discoverOne runs one target. A process that listed its tools is stopped
+// through reap, which also removes the workspace then.
 func discoverOne(ctx context.Context, t Target, redact func(string) string, progress func(ProgressEvent), clock Clock,
-	onEscaped func(server string, pid int, command string, killed bool)) (d Discovery) {
+	onEscaped func(server string, pid int, command string, killed bool), reap func(stop func())) (d Discovery) {
 	d.Server = t.Server
 	start := time.Now()
 	progress(ProgressEvent{Server: t.Server, Phase: PhaseStarted})
@@ -217,7 +238,14 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		d.fail(redact, FailStart, "cannot create a temporary workspace: "+err.Error(), -1)
 		return d
 	}
-	defer os.RemoveAll(ws) // deferred first, so it runs after the processes are gone
+	// Removed once the processes are gone: here, or by the stop handed to
+	// reap.
+	keepWS := false
+	defer func() {
+		if !keepWS {
+			os.RemoveAll(ws)
+		}
+	}()
 
 	if t.Spec == nil {
 		d.fail(redact, FailSpec, "invalid launch spec: no Spec function", -1)
@@ -237,6 +265,14 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		cfg.onEscaped = func(e procInfo, killed bool) { onEscaped(t.Server, e.pid, e.comm, killed) }
 	}
 	p := probe(ctx, spec, ws, clock, redact, cfg)
+	if p.stop != nil {
+		keepWS = true
+		stop := p.stop
+		reap(func() {
+			stop()
+			os.RemoveAll(ws)
+		})
+	}
 	d.Stderr = redact(p.stderr)
 	if p.kind != "" {
 		reason := p.reason
@@ -266,11 +302,17 @@ type probeResult struct {
 	kind          FailureKind // "" on success
 	reason        string      // headline, without stderr
 	code          int
+	// stop, set on success, stops the process, which still runs: the
+	// caller must call it.
+	stop func()
 }
 
-// probe starts the server, lists its tools within the startup timeout and
-// stops it, process group included. It returns only once the process is
-// reaped and its stderr drained.
+// probe starts the server and lists its tools within the startup timeout.
+// When that succeeds, it returns at once with the process still running
+// and r.stop to stop it (its stderr tail is what it wrote until then);
+// otherwise it stops the process, process group included, and returns
+// once it is reaped and its stderr drained, for the exit status and the
+// whole stderr.
 func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, redact func(string) string, cfg procConfig) (r probeResult) {
 	r.code = -1
 	timeout := spec.StartupTimeout
@@ -295,11 +337,12 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, 
 		r.tools, err = listTools(sctx, p.cs)
 		stopKill()
 	}
-	p.stop()
-	r.stderr = p.tail.Text()
 	if err == nil {
+		r.stderr, r.stop = p.tail.Text(), p.stop
 		return r
 	}
+	p.stop()
+	r.stderr = p.tail.Text()
 	r.tools = nil
 	r.kind, r.reason, r.code = p.startFailure(err, ctx, timedOut(), timeout, redact)
 	return r
@@ -333,4 +376,14 @@ func formatSeconds(d time.Duration) string {
 		return fmt.Sprintf("%ds", int64(d/time.Second))
 	}
 	return d.String()
+}
+
+// reap stops a discovery's process in the background (DiscoverOptions.Reap),
+// so that the discovery's result is published without waiting for the
+// process to exit; Close waits for it. Once the host is closed, it stops
+// the process at once.
+func (h *Host) reap(stop func()) {
+	if !h.track(stop) {
+		stop()
+	}
 }

@@ -427,3 +427,113 @@ func TestStderrTail(t *testing.T) {
 		t.Errorf("lastLines = %q, want %q", got, want)
 	}
 }
+
+// A discovery's result and its place among the servers running at once are
+// released as soon as tools/list answers, not once the process has exited
+// (issue 13: a server gets stopGrace to exit, which every first call and
+// every `mcpc tools` slot waited out). With DiscoverOptions.Reap holding
+// the stops, Discover returns while both processes still run, although
+// only one server may run at a time; each stop then ends its process and
+// removes its workspace.
+func TestDiscoverReleasesBeforeStop(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	workspaces := map[string]string{}
+	target := func(name string) Target {
+		pidFile := filepath.Join(dir, name+".pid")
+		return Target{Server: name, Spec: func(ws string) (LaunchSpec, error) {
+			mu.Lock()
+			workspaces[name] = ws
+			mu.Unlock()
+			// -linger: the server would take an hour to exit on its own.
+			return LaunchSpec{Server: name, Command: testBin, Args: []string{"-tools", name, "-linger", "1h", "-pidfile", pidFile},
+				Env: []string{"PATH=" + os.Getenv("PATH")}, StartupTimeout: testservers.Patient}, nil
+		}}
+	}
+	var stops []func()
+	res := Discover(context.Background(), []Target{target("a"), target("b")}, DiscoverOptions{Concurrency: 1,
+		Reap: func(stop func()) { stops = append(stops, stop) }}) // serialized: one worker
+	if len(stops) != 2 {
+		t.Fatalf("%d stops handed to Reap, want 2", len(stops))
+	}
+	for _, d := range res {
+		pid := testservers.ReadPid(t, filepath.Join(dir, d.Server+".pid"))
+		if d.Err != nil || !slices.Equal(toolNames(d), []string{d.Server}) {
+			t.Errorf("%s: %v %v", d.Server, toolNames(d), d.Err)
+		}
+		if !testservers.Alive(pid) || !fileExists(workspaces[d.Server]) {
+			t.Errorf("%s: process %d alive %v, workspace there %v: Discover stopped it itself", d.Server, pid,
+				testservers.Alive(pid), fileExists(workspaces[d.Server]))
+		}
+	}
+	for i, stop := range stops {
+		stop()
+		name := res[i].Server
+		if pid := testservers.ReadPid(t, filepath.Join(dir, name+".pid")); testservers.Alive(pid) {
+			t.Errorf("%s: process %d still runs after its stop", name, pid)
+		}
+		if fileExists(workspaces[name]) {
+			t.Errorf("%s: workspace %s left after its stop", name, workspaces[name])
+		}
+	}
+}
+
+// Without DiscoverOptions.Reap, the stops run in the background, and
+// Discover still returns only once every process is reaped and every
+// workspace removed.
+func TestDiscoverReapsBeforeReturn(t *testing.T) {
+	marker := noLeaks(t)
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var workspaces []string
+	var targets []Target
+	for i := range 3 {
+		name := fmt.Sprintf("s%d", i)
+		targets = append(targets, Target{Server: name, Spec: func(ws string) (LaunchSpec, error) {
+			mu.Lock()
+			workspaces = append(workspaces, ws)
+			mu.Unlock()
+			return LaunchSpec{Server: name, Command: testBin, Args: []string{"-linger", "1h", "-pidfile", filepath.Join(dir, name)},
+				Env: []string{"PATH=" + os.Getenv("PATH"), leakMarkerVar + "=" + marker}, StartupTimeout: testservers.Patient}, nil
+		}})
+	}
+	for _, d := range Discover(context.Background(), targets, DiscoverOptions{Concurrency: 2}) {
+		if d.Err != nil {
+			t.Errorf("%s: %v", d.Server, d.Err)
+		}
+		if pid := testservers.ReadPid(t, filepath.Join(dir, d.Server)); testservers.Alive(pid) {
+			t.Errorf("%s: process %d still runs after Discover returned", d.Server, pid)
+		}
+	}
+	for _, ws := range workspaces {
+		if fileExists(ws) {
+			t.Errorf("workspace %s left after Discover returned", ws)
+		}
+	}
+}
+
+// A host publishes a discovery's tools without waiting for the discovery's
+// process to exit; the process is stopped in the background, and Close
+// waits for that.
+func TestHostReapsDiscoveryOnClose(t *testing.T) {
+	marker := noLeaks(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h, err := NewHost(testPlan(testServer("srv", "-tools", "echo", "-linger", "1h", "-pidfile", pidFile)),
+		HostOptions{Env: testEnv(marker)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, err := h.Chat("c", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := chat.Tools(context.Background())
+	if err != nil || len(tools) != 1 {
+		t.Fatalf("tools %v, %v", tools, err)
+	}
+	pid := testservers.ReadPid(t, pidFile) // the discovery's: the chat started none
+	h.Close()
+	if testservers.Alive(pid) {
+		t.Errorf("the discovery's process %d still runs after Close", pid)
+	}
+}

@@ -216,6 +216,16 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 			if done := g.work(gc, req); done != nil {
 				defer done()
 			}
+			if method == "initialize" {
+				gc.chat.startForSession() // early.go
+			}
+			if method == "tools/call" {
+				// The chat's process starts alongside the discovery (early.go).
+				var settle func()
+				ctx, settle = gc.chat.startEarly(ctx, callName(req))
+				defer settle()
+				defer gc.chat.dropGuess() // a call the SDK answered itself (unknown tool)
+			}
 			if method == "tools/list" || method == "tools/call" {
 				// Discovery runs here, on the first listing or call, shared
 				// by every chat asking at the same time.

@@ -586,7 +586,8 @@ func (s *hostServer) start(first bool) {
 			return Launch(cfg, ws, h.env), nil
 		}, discover: &s.discover}
 		d := Discover(h.ctx, []Target{target}, DiscoverOptions{Redact: h.Redact, Clock: h.clock,
-			OnEscaped: func(_ string, pid int, command string, killed bool) { h.escaped("", cfg.Name, pid, command, killed) }})[0]
+			OnEscaped: func(_ string, pid int, command string, killed bool) { h.escaped("", cfg.Name, pid, command, killed) },
+			Reap:      h.reap})[0]
 		s.mu.Lock()
 		s.stderr = d.Stderr
 		if d.Err != nil {

@@ -301,6 +301,8 @@ func runAction(c *ucli.Context) error {
 		WorkspaceRoot: c.String("workspace-root"), MaxChats: limits.maxChats, MaxSessions: limits.maxSessions,
 		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout})
 	defer gw.Close()
+	// The first listing or call waits for the discoveries: start them now.
+	host.StartDiscovery()
 
 	// Every signal that ends a gateway by default ends it cleanly. SIGHUP
 	// comes when the terminal or the session that started mcpc goes away,

@@ -223,9 +223,11 @@ func startEscapingServer(t *testing.T, tools string) (*exec.Cmd, *mcp.ClientSess
 	t.Helper()
 	marker, bin := processTest(t)
 	dir := t.TempDir()
-	escaped := filepath.Join(dir, "escaped.pid")
+	// In the server's working directory: the chat's process may run at the
+	// same time as the discovery's, which starts a sleep of its own.
+	escaped := filepath.Join(dir, "ws", "escaped.pid")
 	plan := compilePlan(t, map[string]map[string]any{
-		"srv": {"Command": testServer, "Args": []string{"-tools", tools, "-spawn-escaped", escaped}},
+		"srv": {"Command": testServer, "Args": []string{"-tools", tools, "-spawn-escaped", "escaped.pid"}},
 	})
 	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", plan, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
 		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
