@@ -62,7 +62,7 @@ func keyName(e *cfgEntry, path []string) string {
 // (def schema.Playwright) into a typed node. canon maps a key to the field
 // name the schema uses.
 func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string) *node.Node {
-	out := &node.Node{Kind: node.Object, Pos: n.pos}
+	out := &node.Node{Kind: node.Object, Loc: node.LocOf(n.pos)}
 	if w := n.winner(); w != nil && len(n.order) == 0 {
 		if w.null || w.value == "" {
 			return out
@@ -106,7 +106,7 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 		if w := c.winner(); w != nil {
 			keyPos = w.keyPos
 		}
-		out.Members = append(out.Members, node.Member{Key: name, KeyPos: keyPos, Value: val})
+		out.Members = append(out.Members, node.Member{Key: name, KeyLoc: node.LocOf(keyPos), Value: val})
 	}
 	return out
 }
@@ -140,15 +140,15 @@ func genericNode(c *cfgNode) *node.Node {
 	if len(c.order) == 0 {
 		w := c.winner()
 		if w == nil {
-			return &node.Node{Kind: node.Object, Pos: c.pos}
+			return &node.Node{Kind: node.Object, Loc: node.LocOf(c.pos)}
 		}
 		n := node.Str(w.value, w.pos)
 		n.TextOffset = w.textOffset
 		return n
 	}
-	out := &node.Node{Kind: node.Object, Pos: c.pos, Members: make([]node.Member, 0, len(c.order))}
+	out := &node.Node{Kind: node.Object, Loc: node.LocOf(c.pos), Members: make([]node.Member, 0, len(c.order))}
 	for _, ch := range c.order {
-		out.Members = append(out.Members, node.Member{Key: ch.key, KeyPos: ch.keyPos, Value: genericNode(ch)})
+		out.Members = append(out.Members, node.Member{Key: ch.key, KeyLoc: node.LocOf(ch.keyPos), Value: genericNode(ch)})
 	}
 	return out
 }
@@ -170,7 +170,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 	switch {
 	case kind&cue.NullKind != 0 && (w.null || w.value == ""):
 		// A nullable setting: empty means unset.
-		return &node.Node{Kind: node.Null, Pos: w.pos}
+		return &node.Node{Kind: node.Null, Loc: node.LocOf(w.pos)}
 	case kind&cue.IntKind != 0:
 		n, ok := convertDotnetInt32(w.value)
 		if !ok {
@@ -178,7 +178,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
-		return &node.Node{Kind: node.Number, Pos: w.pos, Text: strconv.FormatInt(n, 10)}
+		return &node.Node{Kind: node.Number, Loc: node.LocOf(w.pos), Text: strconv.FormatInt(n, 10)}
 	case kind&cue.BoolKind != 0:
 		v, ok := parseDotnetBool(w.value)
 		if !ok {
@@ -186,7 +186,7 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 				"%s: %s must be true or false, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
-		return &node.Node{Kind: node.Bool, Pos: w.pos, Bool: v}
+		return &node.Node{Kind: node.Bool, Loc: node.LocOf(w.pos), Bool: v}
 	}
 	n := node.Str(w.value, w.pos)
 	n.TextOffset = w.textOffset
@@ -211,7 +211,7 @@ func kindWords(k cue.Kind) string {
 // warns when a later layer sets only some indices of an array an earlier
 // layer defined, since .NET then keeps the earlier elements it did not set.
 func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *node.Node {
-	out := &node.Node{Kind: node.Array, Pos: c.pos}
+	out := &node.Node{Kind: node.Array, Loc: node.LocOf(c.pos)}
 	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
 			sugg := `write a JSON list, one element per argument: ["-y", "package"]`
@@ -299,7 +299,7 @@ func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
 // bindMap binds env: every child key is a variable. A JSON null binds to ""
 // in the host, so it does not remove the variable.
 func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node.Node {
-	out := &node.Node{Kind: node.Object, Pos: c.pos}
+	out := &node.Node{Kind: node.Object, Loc: node.LocOf(c.pos)}
 	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
 			b.report(w.pos, rules.TypeMismatch, "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), b.quote(w.value))
@@ -319,7 +319,7 @@ func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node
 		}
 		n := node.Str(w.value, w.pos)
 		n.TextOffset = w.textOffset
-		out.Members = append(out.Members, node.Member{Key: el.key, KeyPos: w.keyPos, Value: n})
+		out.Members = append(out.Members, node.Member{Key: el.key, KeyLoc: node.LocOf(w.keyPos), Value: n})
 	}
 	return out
 }

@@ -92,19 +92,19 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 	}
 	b := &binder{v: c.v, layers: c.layers, quote: c.quote}
 	// The section itself: Servers and Playwright, nothing else.
-	top := &node.Node{Kind: node.Object, Pos: mcp.pos}
+	top := &node.Node{Kind: node.Object, Loc: node.LocOf(mcp.pos)}
 	var pw *node.Node
 	var servers *cfgNode
 	for _, ch := range mcp.order {
 		switch foldKey(ch.key) {
 		case "SERVERS":
 			servers = ch
-			top.Members = append(top.Members, node.Member{Key: "Servers", KeyPos: ch.keyPos, Value: &node.Node{Kind: node.Object, Pos: ch.pos}})
+			top.Members = append(top.Members, node.Member{Key: "Servers", KeyLoc: node.LocOf(ch.keyPos), Value: &node.Node{Kind: node.Object, Loc: node.LocOf(ch.pos)}})
 		case "PLAYWRIGHT":
 			pw = b.bindEntry(ch, schema.Playwright, []string{"Mcp", "Playwright"}, "Mcp:Playwright")
-			top.Members = append(top.Members, node.Member{Key: "Playwright", KeyPos: ch.keyPos, Value: pw})
+			top.Members = append(top.Members, node.Member{Key: "Playwright", KeyLoc: node.LocOf(ch.keyPos), Value: pw})
 		default:
-			top.Members = append(top.Members, node.Member{Key: ch.key, KeyPos: ch.keyPos, Value: genericNode(ch)})
+			top.Members = append(top.Members, node.Member{Key: ch.key, KeyLoc: node.LocOf(ch.keyPos), Value: genericNode(ch)})
 		}
 	}
 	c.checks = append(c.checks, checkJob{def: schema.Mcp, data: top, subject: "Mcp", naming: func(p []string) string { return strings.Join(p, ":") }})

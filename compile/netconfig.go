@@ -202,7 +202,7 @@ func (c *config) set(path []string, e *cfgEntry, keyPoses []diag.Pos) {
 // twice (compared case-insensitively) is an error: the host refuses to start.
 func (c *config) addJSON(root *node.Node, layer int) {
 	if root.Kind != node.Object {
-		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos,
+		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos(),
 			"an appsettings file must hold a JSON object, not "+node.Describe(root), ""))
 		return
 	}
@@ -231,13 +231,13 @@ func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
 		for {
 			seg, more, found := strings.Cut(rest, ":")
 			w.path = append(w.path, seg)
-			cn = w.level(cn, seg, m.KeyPos, m.Value, !found)
+			cn = w.level(cn, seg, m.KeyPos(), m.Value, !found)
 			if !found {
 				break
 			}
 			rest = more
 		}
-		w.value(m.Value, cn, m.KeyPos)
+		w.value(m.Value, cn, m.KeyPos())
 		w.path = w.path[:depth]
 		*m = node.Member{} // added: the file's tree is consumed as it is added
 	}
@@ -250,7 +250,7 @@ func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
 func (w *jsonLayer) level(at *cfgNode, key string, keyPos diag.Pos, v *node.Node, last bool) *cfgNode {
 	cn := at.child(key, true)
 	if !cn.hasPos() {
-		pos := v.Pos
+		pos := v.Pos()
 		if !last && (v.Kind == node.Object || v.Kind == node.Array) {
 			pos = keyPos
 		}
@@ -272,7 +272,7 @@ func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos diag.Pos) {
 		for i, el := range v.Elems {
 			key := strconv.Itoa(i)
 			w.path = append(w.path, key)
-			w.value(el, w.level(at, key, el.Pos, el, true), el.Pos)
+			w.value(el, w.level(at, key, el.Pos(), el, true), el.Pos())
 			w.path = w.path[:len(w.path)-1]
 			v.Elems[i] = nil
 		}
@@ -284,7 +284,7 @@ func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos diag.Pos) {
 			"remove one of them; the other is at "+first.keyPos.String()))
 		return
 	}
-	e := &cfgEntry{pos: v.Pos, keyPos: keyPos, layer: w.layer, textOffset: v.TextOffset}
+	e := &cfgEntry{pos: v.Pos(), keyPos: keyPos, layer: w.layer, textOffset: v.TextOffset}
 	switch v.Kind {
 	case node.Null:
 		e.null = true

@@ -91,11 +91,11 @@ func (p *preset) pick(name, variable string) (*node.Node, *EnvVar) {
 		v = p.variable(variable)
 	}
 	if cfg != nil {
-		p.settings[name] = presetSetting{name: name, variable: variable, source: "configured", pos: cfg.Pos}
+		p.settings[name] = presetSetting{name: name, variable: variable, source: "configured", pos: cfg.Pos()}
 		if v != nil {
 			p.ds = append(p.ds, rules.PlaywrightVarIgnored.At(v.ValuePos,
 				fmt.Sprintf("%s=%s is ignored: Mcp:Playwright:%s is configured at %s, and a configured value wins over its variable",
-					variable, p.quote(v.Value), name, cfg.Pos),
+					variable, p.quote(v.Value), name, cfg.Pos()),
 				fmt.Sprintf("remove %s from the configuration to let the variable decide, or remove the variable", name)))
 		}
 		return cfg, nil
@@ -130,7 +130,7 @@ func (p *preset) stringSetting(name, variable, def string) (string, diag.Pos) {
 	cfg, v := p.pick(name, variable)
 	switch {
 	case cfg != nil:
-		return cfg.Text, cfg.Pos
+		return cfg.Text, cfg.Pos()
 	case v != nil:
 		return v.Value, v.ValuePos
 	}
@@ -277,13 +277,13 @@ func (p *preset) entry() *Entry {
 		arg("${workspace}/.volcanic/browser-profile", "unless ExtraArgs contain --isolated", enabledPos)
 	}
 	for _, e := range p.extraNodes {
-		arg(e.Text, "ExtraArgs, from "+p.settings["ExtraArgs"].describe(), e.Pos)
+		arg(e.Text, "ExtraArgs, from "+p.settings["ExtraArgs"].describe(), e.Pos())
 	}
 	notes[FieldStartup] = fmt.Sprintf("preset: %d (the first npx run downloads the package)", DefaultPresetStartup)
-	n := &node.Node{Kind: node.Object, Pos: enabledPos, Members: []node.Member{
-		{Key: FieldCommand, KeyPos: cmdPos, Value: str(command, cmdPos)},
-		{Key: FieldArgs, KeyPos: enabledPos, Value: &node.Node{Kind: node.Array, Pos: enabledPos, Elems: args}},
-		{Key: FieldStartup, KeyPos: enabledPos, Value: &node.Node{Kind: node.Number, Pos: enabledPos, Text: fmt.Sprint(DefaultPresetStartup)}},
+	n := &node.Node{Kind: node.Object, Loc: node.LocOf(enabledPos), Members: []node.Member{
+		{Key: FieldCommand, KeyLoc: node.LocOf(cmdPos), Value: str(command, cmdPos)},
+		{Key: FieldArgs, KeyLoc: node.LocOf(enabledPos), Value: &node.Node{Kind: node.Array, Loc: node.LocOf(enabledPos), Elems: args}},
+		{Key: FieldStartup, KeyLoc: node.LocOf(enabledPos), Value: &node.Node{Kind: node.Number, Loc: node.LocOf(enabledPos), Text: fmt.Sprint(DefaultPresetStartup)}},
 	}}
 	s := p.settings["Enabled"]
 	origin := plan.Origin{Source: "preset", Path: enabledPos.File, Line: enabledPos.Line, Column: enabledPos.Column}

@@ -83,7 +83,7 @@ func (c *compiler) checkCredential(e *Entry, n *node.Node, envValue bool, path [
 	if envValue && validEnvName(key) {
 		sugg = fmt.Sprintf("write \"${env:%s}\" and give the host the variable %s (an env file outside the repository, or the service's secret store)", key, key)
 	}
-	c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
+	c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 		fmt.Sprintf("server %q: %s holds what looks like %s, written into the file: it ends up in the repository, in the plan and in ps", e.Name, e.naming(path), what), sugg))
 }
 
@@ -127,7 +127,7 @@ func (c *compiler) secretRef(e *Entry, n *node.Node) (string, bool) {
 	if e.Source != "host" || n == nil || n.Kind != node.String || n.Text == "" {
 		return "", false
 	}
-	name := c.varAtLine(n.Pos)
+	name := c.varAtLine(n.Pos())
 	if name == "" || !c.res.Deny.Denied(name) {
 		return "", false
 	}
@@ -149,11 +149,11 @@ func (c *compiler) checkSecrets(e *Entry) {
 		if name, ok := c.secretRef(e, n); ok {
 			switch {
 			case !envValue:
-				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
+				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 					fmt.Sprintf("%s: %s is set by %s, a host secret; a plan cannot carry its value, and a command line shows in ps", subject(), e.naming(path), name),
 					"set it through env instead: an env value may be ${env:NAME}, and the server reads the variable"))
 			case strings.Contains(n.Text, "${"):
-				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
+				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 					fmt.Sprintf("%s: %s is set by %s, a host secret whose value holds ${…}, which the host would expand; a plan can refer to the variable only as it is", subject(), e.naming(path), name),
 					"keep ${…} out of the secret, or write the template in the configuration file"))
 			}
@@ -169,7 +169,7 @@ func (c *compiler) checkSecrets(e *Entry) {
 		if envValue {
 			sugg = fmt.Sprintf("write \"${env:%s}\" instead of the value", name)
 		}
-		c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
+		c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 			fmt.Sprintf("%s: %s holds the value of the host secret %s; a plan cannot carry it, and a command line shows in ps", subject(), e.naming(path), name), sugg))
 	}
 	check(e.Node.Get(FieldCommand), false, FieldCommand)

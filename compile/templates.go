@@ -18,7 +18,7 @@ func validEnvName(name string) bool { return envNameRE.MatchString(name) }
 
 // textPos is the position of rune offset off inside a string node's text.
 func textPos(n *node.Node, off int) diag.Pos {
-	p := n.Pos
+	p := n.Pos()
 	p.Column += int(n.TextOffset) + off
 	return p
 }
