@@ -55,8 +55,8 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 	vars := map[diag.Pos]string{}
 	for _, layer := range r.Env.Layers() {
 		for _, v := range layer {
-			vars[v.Pos] = v.Name
-			vars[v.ValuePos] = v.Name
+			vars[v.Pos()] = v.Name
+			vars[v.ValuePos()] = v.Name
 		}
 	}
 	from := func(p diag.Pos) string {

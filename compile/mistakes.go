@@ -67,7 +67,7 @@ func (c *compiler) checkEnvKeys() {
 			if !singleUnderscore.MatchString(v.Name) || strings.Contains(v.Name, "__") {
 				continue
 			}
-			c.ds = append(c.ds, rules.EnvKeySingleUnderscore.At(v.Pos,
+			c.ds = append(c.ds, rules.EnvKeySingleUnderscore.At(v.Pos(),
 				fmt.Sprintf("%s has single underscores: .NET reads only __ as the section separator, so the host ignores it", v.Name),
 				fmt.Sprintf("write %s", strings.ReplaceAll(v.Name, "_", "__"))))
 		}

@@ -109,8 +109,8 @@ func TestParseDotenv(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if vars[1].Pos.Line != 4 || vars[1].Pos.Column != 8 || vars[1].ValuePos.Column != 12 {
-		t.Errorf("B at %v, value at %v", vars[1].Pos, vars[1].ValuePos)
+	if vars[1].Pos().Line != 4 || vars[1].Pos().Column != 8 || vars[1].ValuePos().Column != 12 {
+		t.Errorf("B at %v, value at %v", vars[1].Pos(), vars[1].ValuePos())
 	}
 }
 

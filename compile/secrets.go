@@ -33,7 +33,7 @@ func (c *compiler) learnSecrets() {
 		secrets = append(secrets, v.Value)
 		c.hostSecretNames = append(c.hostSecretNames, name)
 		if redact.Weak(v.Value) {
-			c.ds = append(c.ds, rules.SecretWeak.At(v.ValuePos,
+			c.ds = append(c.ds, rules.SecretWeak.At(v.ValuePos(),
 				fmt.Sprintf("the value of %s is too weak to redact: a word this short or plain is ordinary text, so mcpc leaves it in output as it is", name),
 				fmt.Sprintf("give %s a real secret (12 characters or more, not only letters)", name)))
 		}
@@ -113,7 +113,7 @@ func (c *compiler) varAtLine(pos diag.Pos) string {
 		c.varAt = map[diag.Pos]string{}
 		for _, vars := range c.res.Env.Layers() {
 			for _, v := range vars {
-				c.varAt[v.Pos] = v.Name
+				c.varAt[v.Pos()] = v.Name
 			}
 		}
 	}

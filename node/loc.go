@@ -52,3 +52,12 @@ func (l Loc) Pos() diag.Pos {
 	}
 	return p
 }
+
+// At is a Loc in the same file as l at line and col: a source that makes
+// many positions in one file interns its name once.
+func (l Loc) At(line, col int) Loc {
+	return Loc{file: l.file, line: clamp32(line), col: clamp32(col)}
+}
+
+// StrAt builds a string node at l.
+func StrAt(s string, l Loc) *Node { return &Node{Kind: String, Text: s, Loc: l} }
