@@ -18,6 +18,9 @@ import (
 // collects their diagnostics in job order.
 func (c *compiler) runChecks() {
 	jobs := c.checks
+	// The jobs (and the shallow copy of settings.json made for its check)
+	// are not needed past this point: not held to the end of compilation.
+	c.checks = nil
 	results := make([][]diag.Diagnostic, len(jobs))
 	workers := min(runtime.GOMAXPROCS(0), 1+len(jobs)/64)
 	if workers <= 1 {

@@ -104,20 +104,28 @@ func (c *compiler) quote(s string) string {
 }
 
 // varAtLine returns the host environment variable on the line of pos (a
-// bound value or key), or "" when pos is in a configuration file.
+// bound value or key), or "" when pos is in a configuration file: the
+// variable whose entry starts at column 1 of that line of that file, of the
+// last layer read from the file. A layer's variables are in line order, so
+// no index is built (a host environment can define thousands of servers).
 func (c *compiler) varAtLine(pos diag.Pos) string {
 	if c.res.Env == nil {
 		return ""
 	}
-	if c.varAt == nil {
-		c.varAt = map[diag.Pos]string{}
-		for _, vars := range c.res.Env.Layers() {
-			for _, v := range vars {
-				c.varAt[v.Pos()] = v.Name
+	layers := c.res.Env.Layers()
+	for i := len(layers) - 1; i >= 0; i-- {
+		vars := layers[i]
+		if len(vars) == 0 || vars[0].Pos().File != pos.File {
+			continue
+		}
+		j := sort.Search(len(vars), func(j int) bool { return vars[j].Loc.Line() >= pos.Line })
+		if j < len(vars) {
+			if at := vars[j].Pos(); at.Line == pos.Line && at.Column == 1 {
+				return vars[j].Name
 			}
 		}
 	}
-	return c.varAt[diag.Pos{File: pos.File, Line: pos.Line, Column: 1}]
+	return ""
 }
 
 // secretRef reports whether a host env value is bound from a deny-listed

@@ -87,16 +87,16 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 // shallow keeps the top level of settings.json and mcpServers' keys, so that
 // the #Settings check does not walk server entries (checked on their own).
 func shallow(root *node.Node) *node.Node {
-	out := &node.Node{Kind: node.Object, Loc: node.LocOf(root.Pos())}
+	out := &node.Node{Kind: node.Object, Loc: root.Loc}
 	for _, m := range root.Members {
 		if m.Key == "mcpServers" && m.Value.Kind == node.Object {
-			inner := &node.Node{Kind: node.Object, Loc: node.LocOf(m.Value.Pos())}
+			inner := &node.Node{Kind: node.Object, Loc: m.Value.Loc}
 			for _, s := range m.Value.Members {
 				v := s.Value
 				if v.Kind == node.Object {
-					v = &node.Node{Kind: node.Object, Loc: node.LocOf(v.Pos())}
+					v = &node.Node{Kind: node.Object, Loc: v.Loc}
 				}
-				inner.Members = append(inner.Members, node.Member{Key: s.Key, KeyLoc: node.LocOf(s.KeyPos()), Value: v})
+				inner.Members = append(inner.Members, node.Member{Key: s.Key, KeyLoc: s.KeyLoc, Value: v})
 			}
 			m.Value = inner
 		}

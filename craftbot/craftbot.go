@@ -214,12 +214,12 @@ func (r *reader) add(d diag.Diagnostic) {
 // mcp_servers by null, so that the #CraftbotConfig check does not walk the
 // entries (each is checked on its own, against #CraftbotServer).
 func shallow(root *node.Node) *node.Node {
-	out := &node.Node{Kind: node.Object, Loc: node.LocOf(root.Pos())}
+	out := &node.Node{Kind: node.Object, Loc: root.Loc}
 	for _, m := range root.Members {
 		if m.Key == FieldServers && m.Value.Kind == node.Array {
-			list := &node.Node{Kind: node.Array, Loc: node.LocOf(m.Value.Pos())}
+			list := &node.Node{Kind: node.Array, Loc: m.Value.Loc}
 			for _, e := range m.Value.Elems {
-				list.Elems = append(list.Elems, &node.Node{Kind: node.Null, Loc: node.LocOf(e.Pos())})
+				list.Elems = append(list.Elems, &node.Node{Kind: node.Null, Loc: e.Loc})
 			}
 			m.Value = list
 		}

@@ -61,3 +61,6 @@ func (l Loc) At(line, col int) Loc {
 
 // StrAt builds a string node at l.
 func StrAt(s string, l Loc) *Node { return &Node{Kind: String, Text: s, Loc: l} }
+
+// Line is the line of l (what Pos().Line gives), without making a diag.Pos.
+func (l Loc) Line() int { return int(l.line) }

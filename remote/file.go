@@ -245,13 +245,13 @@ func indentOf(data []byte, off int) string {
 // shallow returns root with each object element of servers emptied: the
 // file-level check looks at the list, the entries are checked one by one.
 func shallow(root *node.Node) *node.Node {
-	out := &node.Node{Kind: node.Object, Loc: node.LocOf(root.Pos())}
+	out := &node.Node{Kind: node.Object, Loc: root.Loc}
 	for _, m := range root.Members {
 		if m.Key == "servers" && m.Value.Kind == node.Array {
-			list := &node.Node{Kind: node.Array, Loc: node.LocOf(m.Value.Pos())}
+			list := &node.Node{Kind: node.Array, Loc: m.Value.Loc}
 			for _, el := range m.Value.Elems {
 				if el.Kind == node.Object {
-					el = &node.Node{Kind: node.Object, Loc: node.LocOf(el.Pos())}
+					el = &node.Node{Kind: node.Object, Loc: el.Loc}
 				}
 				list.Elems = append(list.Elems, el)
 			}
@@ -378,7 +378,7 @@ func (f *File) checkEntry(v *schema.Validator, e *Entry, el *node.Node) []diag.D
 // schema check: repeated keys are reported once, as duplicate-key.
 func firstKeys(el *node.Node) *node.Node {
 	seen := map[string]bool{}
-	out := &node.Node{Kind: node.Object, Loc: node.LocOf(el.Pos())}
+	out := &node.Node{Kind: node.Object, Loc: el.Loc}
 	for _, m := range el.Members {
 		if !seen[m.Key] {
 			seen[m.Key] = true
