@@ -26,7 +26,7 @@ func TestGoldenFastPathAgreesWithCUE(t *testing.T) {
 		defer mu.Unlock()
 		settled++
 		if !reflect.DeepEqual(fast, viaCUE) {
-			diffs = append(diffs, fmt.Sprintf("%s at %s: fast path %v, CUE %v", def, data.Pos, fast, viaCUE))
+			diffs = append(diffs, fmt.Sprintf("%s at %s: fast path %v, CUE %v", def, data.Pos(), fast, viaCUE))
 		}
 	})()
 	for _, c := range loadCases(t) {

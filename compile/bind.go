@@ -62,12 +62,12 @@ func keyName(e *cfgEntry, path []string) string {
 // (def schema.Playwright) into a typed node. canon maps a key to the field
 // name the schema uses.
 func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string) *node.Node {
-	out := &node.Node{Kind: node.Object, Pos: n.pos}
+	out := &node.Node{Kind: node.Object, Loc: n.pos}
 	if w := n.winner(); w != nil && len(n.order) == 0 {
 		if w.null || w.value == "" {
 			return out
 		}
-		b.report(w.pos, rules.TypeMismatch, "", "%s must be an object with its fields, not the value %s", subject, b.quote(w.value))
+		b.report(w.pos.Pos(), rules.TypeMismatch, "", "%s must be an object with its fields, not the value %s", subject, b.quote(w.value))
 		return out
 	}
 	fields := b.fieldsOf(def)
@@ -106,7 +106,7 @@ func (b *binder) bindEntry(n *cfgNode, def string, path []string, subject string
 		if w := c.winner(); w != nil {
 			keyPos = w.keyPos
 		}
-		out.Members = append(out.Members, node.Member{Key: name, KeyPos: keyPos, Value: val})
+		out.Members = append(out.Members, node.Member{Key: name, KeyLoc: keyPos, Value: val})
 	}
 	return out
 }
@@ -140,15 +140,15 @@ func genericNode(c *cfgNode) *node.Node {
 	if len(c.order) == 0 {
 		w := c.winner()
 		if w == nil {
-			return &node.Node{Kind: node.Object, Pos: c.pos}
+			return &node.Node{Kind: node.Object, Loc: c.pos}
 		}
-		n := node.Str(w.value, w.pos)
+		n := node.StrAt(w.value, w.pos)
 		n.TextOffset = w.textOffset
 		return n
 	}
-	out := &node.Node{Kind: node.Object, Pos: c.pos, Members: make([]node.Member, 0, len(c.order))}
+	out := &node.Node{Kind: node.Object, Loc: c.pos, Members: make([]node.Member, 0, len(c.order))}
 	for _, ch := range c.order {
-		out.Members = append(out.Members, node.Member{Key: ch.key, KeyPos: ch.keyPos, Value: genericNode(ch)})
+		out.Members = append(out.Members, node.Member{Key: ch.key, KeyLoc: ch.keyPos, Value: genericNode(ch)})
 	}
 	return out
 }
@@ -156,7 +156,7 @@ func genericNode(c *cfgNode) *node.Node {
 func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, kind cue.Kind) *node.Node {
 	w := c.winner()
 	if w == nil || len(c.order) > 0 {
-		b.report(c.keyPos, rules.TypeMismatch, "", "%s: %s must be %s, not a section with keys below it", subject, pascal(field), kindWords(kind))
+		b.report(c.keyPos.Pos(), rules.TypeMismatch, "", "%s: %s must be %s, not a section with keys below it", subject, pascal(field), kindWords(kind))
 		return nil
 	}
 	// The value as a message shows it: made only for a message, as most
@@ -170,25 +170,25 @@ func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, ki
 	switch {
 	case kind&cue.NullKind != 0 && (w.null || w.value == ""):
 		// A nullable setting: empty means unset.
-		return &node.Node{Kind: node.Null, Pos: w.pos}
+		return &node.Node{Kind: node.Null, Loc: w.pos}
 	case kind&cue.IntKind != 0:
 		n, ok := convertDotnetInt32(w.value)
 		if !ok {
-			b.report(w.pos, rules.TypeMismatch, "write a whole number such as 60",
+			b.report(w.pos.Pos(), rules.TypeMismatch, "write a whole number such as 60",
 				"%s: %s must be an integer, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
-		return &node.Node{Kind: node.Number, Pos: w.pos, Text: strconv.FormatInt(n, 10)}
+		return &node.Node{Kind: node.Number, Loc: w.pos, Text: strconv.FormatInt(n, 10)}
 	case kind&cue.BoolKind != 0:
 		v, ok := parseDotnetBool(w.value)
 		if !ok {
-			b.report(w.pos, rules.TypeMismatch, "write true or false",
+			b.report(w.pos.Pos(), rules.TypeMismatch, "write true or false",
 				"%s: %s must be true or false, and %s (from %s) does not convert; the host would refuse to start", subject, pascal(field), what(), keyName(w, path))
 			return nil
 		}
-		return &node.Node{Kind: node.Bool, Pos: w.pos, Bool: v}
+		return &node.Node{Kind: node.Bool, Loc: w.pos, Bool: v}
 	}
-	n := node.Str(w.value, w.pos)
+	n := node.StrAt(w.value, w.pos)
 	n.TextOffset = w.textOffset
 	return n
 }
@@ -211,14 +211,14 @@ func kindWords(k cue.Kind) string {
 // warns when a later layer sets only some indices of an array an earlier
 // layer defined, since .NET then keeps the earlier elements it did not set.
 func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *node.Node {
-	out := &node.Node{Kind: node.Array, Pos: c.pos}
+	out := &node.Node{Kind: node.Array, Loc: c.pos}
 	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
 			sugg := `write a JSON list, one element per argument: ["-y", "package"]`
 			if w.envName != "" {
 				sugg = fmt.Sprintf("set one variable per element: %s__0, %s__1, …", w.envName, w.envName)
 			}
-			b.report(w.pos, rules.TypeMismatch, sugg,
+			b.report(w.pos.Pos(), rules.TypeMismatch, sugg,
 				"%s: %s must be a list, not the single value %s", subject, pascal(field), b.quote(w.value))
 		}
 		return out
@@ -227,10 +227,10 @@ func (b *binder) bindList(c *cfgNode, path []string, subject, field string) *nod
 	for _, el := range c.sortedChildren() {
 		w := el.winner()
 		if w == nil || len(el.order) > 0 {
-			b.report(el.keyPos, rules.TypeMismatch, "", "%s: %s[%s] must be a string, not a section with keys below it", subject, pascal(field), el.key)
+			b.report(el.keyPos.Pos(), rules.TypeMismatch, "", "%s: %s[%s] must be a string, not a section with keys below it", subject, pascal(field), el.key)
 			continue
 		}
-		n := node.Str(w.value, w.pos)
+		n := node.StrAt(w.value, w.pos)
 		n.TextOffset = w.textOffset
 		out.Elems = append(out.Elems, n)
 	}
@@ -272,7 +272,7 @@ func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
 			var setKeys []string
 			for k, e := range set {
 				setKeys = append(setKeys, k)
-				if first == nil || e.keyPos.Line < first.keyPos.Line || (e.keyPos.Line == first.keyPos.Line && e.keyPos.Column < first.keyPos.Column) {
+				if first == nil || e.keyPos.Pos().Line < first.keyPos.Pos().Line || (e.keyPos.Pos().Line == first.keyPos.Pos().Line && e.keyPos.Pos().Column < first.keyPos.Pos().Column) {
 					first = e
 				}
 			}
@@ -285,7 +285,7 @@ func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
 					keys = append(keys, strings.Join(append(append([]string(nil), path...), k), ":"))
 				}
 			}
-			b.report(first.keyPos, rules.ArrayPartialOverride,
+			b.report(first.keyPos.Pos(), rules.ArrayPartialOverride,
 				fmt.Sprintf("also set %s there, or define the whole list in one place", joinWords(keys)),
 				"%s sets only %s of %s, which %s defines with %d elements; %s keep%s the value%s from %s",
 				b.layers[later].describe(), indexWords(setKeys), strings.Join(path, ":"), b.layers[earlier].describe(),
@@ -299,10 +299,10 @@ func (b *binder) checkPartialOverride(c *cfgNode, path []string, field string) {
 // bindMap binds env: every child key is a variable. A JSON null binds to ""
 // in the host, so it does not remove the variable.
 func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node.Node {
-	out := &node.Node{Kind: node.Object, Pos: c.pos}
+	out := &node.Node{Kind: node.Object, Loc: c.pos}
 	if len(c.order) == 0 {
 		if w := c.winner(); w != nil && !w.null && w.value != "" {
-			b.report(w.pos, rules.TypeMismatch, "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), b.quote(w.value))
+			b.report(w.pos.Pos(), rules.TypeMismatch, "", "%s: %s must be an object of NAME: value pairs, not the single value %s", subject, pascal(field), b.quote(w.value))
 		}
 		return out
 	}
@@ -310,16 +310,16 @@ func (b *binder) bindMap(c *cfgNode, path []string, subject, field string) *node
 	for _, el := range c.order {
 		w := el.winner()
 		if w == nil || len(el.order) > 0 {
-			b.report(el.keyPos, rules.TypeMismatch, "", "%s: %s.%s must be a string, not a section with keys below it", subject, pascal(field), el.key)
+			b.report(el.keyPos.Pos(), rules.TypeMismatch, "", "%s: %s.%s must be a string, not a section with keys below it", subject, pascal(field), el.key)
 			continue
 		}
 		if w.null {
-			b.report(w.pos, rules.HostNullEnv, "remove the variable in settings.json (where null removes it), or drop the key here",
+			b.report(w.pos.Pos(), rules.HostNullEnv, "remove the variable in settings.json (where null removes it), or drop the key here",
 				"%s: %s.%s is null, which the host binds to an empty string; the variable is set to \"\", not removed", subject, pascal(field), el.key)
 		}
-		n := node.Str(w.value, w.pos)
+		n := node.StrAt(w.value, w.pos)
 		n.TextOffset = w.textOffset
-		out.Members = append(out.Members, node.Member{Key: el.key, KeyPos: w.keyPos, Value: n})
+		out.Members = append(out.Members, node.Member{Key: el.key, KeyLoc: w.keyPos, Value: n})
 	}
 	return out
 }

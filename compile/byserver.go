@@ -67,12 +67,12 @@ func walkPositions(n *node.Node, f func(diag.Pos)) {
 	if n == nil {
 		return
 	}
-	f(n.Pos)
+	f(n.Pos())
 	for _, el := range n.Elems {
 		walkPositions(el, f)
 	}
 	for _, m := range n.Members {
-		f(m.KeyPos)
+		f(m.KeyPos())
 		walkPositions(m.Value, f)
 	}
 }

@@ -18,6 +18,9 @@ import (
 // collects their diagnostics in job order.
 func (c *compiler) runChecks() {
 	jobs := c.checks
+	// The jobs (and the shallow copy of settings.json made for its check)
+	// are not needed past this point: not held to the end of compilation.
+	c.checks = nil
 	results := make([][]diag.Diagnostic, len(jobs))
 	workers := min(runtime.GOMAXPROCS(0), 1+len(jobs)/64)
 	if workers <= 1 {
@@ -43,7 +46,7 @@ func (c *compiler) runChecks() {
 					j := jobs[i]
 					if v == nil {
 						// Cannot happen: the same schemas compiled for c.v.
-						results[i] = []diag.Diagnostic{rules.TypeMismatch.At(j.data.Pos, "internal: schema unavailable: "+err.Error(), "")}
+						results[i] = []diag.Diagnostic{rules.TypeMismatch.At(j.data.Pos(), "internal: schema unavailable: "+err.Error(), "")}
 						continue
 					}
 					results[i] = v.Check(j.def, j.data, j.subject, j.naming)
@@ -83,19 +86,19 @@ func (c *compiler) checkEntry(e *Entry) {
 		c.ds = append(c.ds, rules.MissingCommand.At(e.NamePos,
 			fmt.Sprintf("%s has no %s; the host cannot start it (disabled entries are checked too)", subject, name(FieldCommand)), sugg))
 	case cmd.Kind == node.String && strings.TrimSpace(cmd.Text) == "":
-		c.ds = append(c.ds, rules.MissingCommand.At(cmd.Pos,
+		c.ds = append(c.ds, rules.MissingCommand.At(cmd.Pos(),
 			fmt.Sprintf("%s has an empty %s; the host cannot start it", subject, name(FieldCommand)),
 			"write the program that runs the server, such as npx"))
 	}
 	if tp := e.Node.Get(FieldToolPrefix); tp != nil && tp.Kind == node.String && strings.HasPrefix(tp.Text, "mcp__") {
-		c.ds = append(c.ds, rules.ToolPrefixReserved.At(tp.Pos,
+		c.ds = append(c.ds, rules.ToolPrefixReserved.At(tp.Pos(),
 			fmt.Sprintf("%s: %s %q starts with mcp__, the namespace the provider gives every MCP tool (mcp__volcanic__<name>)", subject, name(FieldToolPrefix), tp.Text),
 			fmt.Sprintf("use %q", strings.TrimPrefix(tp.Text, "mcp__"))))
 	}
 	for _, f := range []string{FieldStartup, FieldCall, FieldIdle} {
 		if v := e.Node.Get(f); v != nil && v.Kind == node.Number && !strings.ContainsAny(v.Text, ".eE") {
 			if _, ok := parseDotnetInt(v.Text); !ok {
-				c.ds = append(c.ds, rules.TypeMismatch.At(v.Pos,
+				c.ds = append(c.ds, rules.TypeMismatch.At(v.Pos(),
 					fmt.Sprintf("%s: %s is %s, which does not fit a 32-bit integer", subject, name(f), v.Text),
 					"write a number of seconds up to 2147483647"))
 			}
@@ -127,7 +130,7 @@ func (c *compiler) checkEntry(e *Entry) {
 	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if !validEnvName(m.Key) && !strings.ContainsRune(m.Key, 0) { // NUL: nul-character
-				c.ds = append(c.ds, rules.EnvNameInvalid.At(m.KeyPos,
+				c.ds = append(c.ds, rules.EnvNameInvalid.At(m.KeyPos(),
 					fmt.Sprintf("%s: %q is not a valid environment variable name: use letters, digits and _, not starting with a digit", subject, m.Key),
 					fmt.Sprintf("did you mean %q?", suggestEnvName(m.Key))))
 			}
@@ -176,7 +179,7 @@ func (c *compiler) checkNUL(e *Entry, subject string) {
 	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if strings.ContainsRune(m.Key, 0) {
-				report(m.KeyPos, "the name of a variable in "+name([]string{FieldEnv}))
+				report(m.KeyPos(), "the name of a variable in "+name([]string{FieldEnv}))
 				continue
 			}
 			value(m.Value, FieldEnv, m.Key)

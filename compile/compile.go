@@ -183,8 +183,6 @@ type compiler struct {
 	// settingsPath is set when settings.json was read.
 	settingsPath string
 	settingsData []byte
-	// varAt finds the host variable whose line starts at a position.
-	varAt map[diag.Pos]string
 	// texts are the inputs read so far, searched for ${env:NAME}.
 	texts [][]byte
 	// hostSecrets finds the values of deny-listed host variables (named by

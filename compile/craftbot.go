@@ -52,7 +52,7 @@ func (c *compiler) runCraftbot() error {
 	byEntry := map[*craftbot.Entry]*Entry{}
 	for _, ce := range cfg.Entries {
 		e := &Entry{Name: ce.Name, Source: "config", NamePos: ce.NamePos, Node: ce.Node, Skip: ce.Skip, craftbot: ce,
-			Origin: plan.Origin{Source: "config", Path: path, Line: ce.Node.Pos.Line, Column: ce.Node.Pos.Column}}
+			Origin: plan.Origin{Source: "config", Path: path, Line: ce.Node.Pos().Line, Column: ce.Node.Pos().Column}}
 		if ce.Winner != nil {
 			e.Winner = byEntry[ce.Winner]
 		}
@@ -158,7 +158,7 @@ func (c *compiler) checkConfigSecretLiterals(cfg *craftbot.Config) {
 			if path[0] == craftbot.FieldCommand || path[0] == craftbot.FieldArgs {
 				why += ", and a command line shows in ps"
 			}
-			c.ds = append(c.ds, rules.SecretLiteral.At(v.Pos,
+			c.ds = append(c.ds, rules.SecretLiteral.At(v.Pos(),
 				fmt.Sprintf("%s: %s holds the value of %s; %s", e.Subject(), field, c.secretFrom[i], why),
 				"keep the secret in env only and let the server read it from there"))
 		}

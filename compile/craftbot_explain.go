@@ -39,7 +39,7 @@ func (r *Result) explainCraftbot(name string) (*Explanation, bool) {
 		used, specific := uses[f]
 		if specific && !used {
 			if m != nil {
-				add(f, nil, fmt.Sprintf("%s (ignored: a %s server does not use it)", m.Value.Pos, ce.Transport))
+				add(f, nil, fmt.Sprintf("%s (ignored: a %s server does not use it)", m.Value.Pos(), ce.Transport))
 			}
 			continue
 		}
@@ -48,20 +48,20 @@ func (r *Result) explainCraftbot(name string) (*Explanation, bool) {
 			add(f, craftbotFieldValue(f, ce), "default")
 		case f == craftbot.FieldArgs && m.Value.Kind == node.Array && len(m.Value.Elems) > 0:
 			for i, el := range m.Value.Elems {
-				add(f+"["+strconv.Itoa(i)+"]", el.Text, el.Pos.String())
+				add(f+"["+strconv.Itoa(i)+"]", el.Text, el.Pos().String())
 			}
 		case f == craftbot.FieldEnv && m.Value.Kind == node.Object && len(m.Value.Members) > 0:
 			for _, em := range m.Value.Members {
-				add(f+"."+em.Key, server.Env[em.Key], em.Value.Pos.String())
+				add(f+"."+em.Key, server.Env[em.Key], em.Value.Pos().String())
 			}
 		default:
-			add(f, craftbotFieldValue(f, ce), m.Value.Pos.String())
+			add(f, craftbotFieldValue(f, ce), m.Value.Pos().String())
 		}
 	}
 	from := "default"
 	if cfg := r.Craftbot; cfg != nil && cfg.Root != nil {
 		if m := cfg.Root.Member(craftbot.FieldAutoConnect); m != nil {
-			from = m.Value.Pos.String() + " (the whole file)"
+			from = m.Value.Pos().String() + " (the whole file)"
 		}
 		add(craftbot.FieldAutoConnect, cfg.AutoConnect, from)
 	}

@@ -77,7 +77,7 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
 			j++
 		}
-		v := &EnvVar{Name: key, Source: "env-file", Pos: at(keyStart), ValuePos: at(j)}
+		v := &EnvVar{Name: key, Source: "env-file", Loc: node.LocOf(at(keyStart)), ValueLoc: node.LocOf(at(j))}
 		rest := line[j:]
 		switch {
 		case strings.HasPrefix(rest, "'"):

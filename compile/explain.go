@@ -55,8 +55,8 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 	vars := map[diag.Pos]string{}
 	for _, layer := range r.Env.Layers() {
 		for _, v := range layer {
-			vars[v.Pos] = v.Name
-			vars[v.ValuePos] = v.Name
+			vars[v.Pos()] = v.Name
+			vars[v.ValuePos()] = v.Name
 		}
 	}
 	from := func(p diag.Pos) string {
@@ -86,10 +86,10 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 			add(label, fieldValue(server, f), "default")
 		case m.Value.Kind == node.Array:
 			if len(m.Value.Elems) == 0 {
-				add(label, []string{}, from(m.Value.Pos))
+				add(label, []string{}, from(m.Value.Pos()))
 			}
 			for i, el := range m.Value.Elems {
-				src := from(el.Pos)
+				src := from(el.Pos())
 				if note, ok := chosen.Notes[fmt.Sprintf("%s[%d]", f, i)]; ok {
 					src = note
 				}
@@ -97,7 +97,7 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 			}
 		case m.Value.Kind == node.Object:
 			if len(m.Value.Members) == 0 {
-				add(label, map[string]string{}, from(m.Value.Pos))
+				add(label, map[string]string{}, from(m.Value.Pos()))
 			}
 			for _, em := range m.Value.Members {
 				var v any = em.Value.Text
@@ -107,10 +107,10 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 				if server != nil && server.Env[em.Key] != nil {
 					v = *server.Env[em.Key] // as the plan holds it: a secret as a reference
 				}
-				add(label+"."+em.Key, v, from(em.Value.Pos))
+				add(label+"."+em.Key, v, from(em.Value.Pos()))
 			}
 		default:
-			add(label, fieldValue(server, f), from(m.Value.Pos))
+			add(label, fieldValue(server, f), from(m.Value.Pos()))
 		}
 	}
 	for _, e := range r.Entries {

@@ -29,18 +29,18 @@ type FileSet struct {
 	// hidden are byte spans of a file, sorted, that excerpts show as
 	// [REDACTED] whatever they hold (the env values of mcp_config.json).
 	hidden   map[string][]span
-	pseudo   map[string][]string
+	pseudo   map[string]pseudoFile
 	masked   map[string]map[int]string // lines replaced whole (env files)
 	redactor *redact.Redactor
 }
 
 func newFileSet() *FileSet {
-	return &FileSet{files: map[string]*node.LineIndex{}, hidden: map[string][]span{}, pseudo: map[string][]string{}, masked: map[string]map[int]string{}}
+	return &FileSet{files: map[string]*node.LineIndex{}, hidden: map[string][]span{}, pseudo: map[string]pseudoFile{}, masked: map[string]map[int]string{}}
 }
 
 func (fs *FileSet) add(path string, data []byte) { fs.files[path] = node.NewLineIndex(path, data) }
 
-func (fs *FileSet) addPseudo(path string, lines []string) { fs.pseudo[path] = lines }
+func (fs *FileSet) addPseudo(path string, f pseudoFile) { fs.pseudo[path] = f }
 
 // mask replaces a whole line of a file in excerpts (a line of an env file
 // that may hold a secret mcpc could not parse).
@@ -78,8 +78,8 @@ func (fs *FileSet) Line(file string, n, col int) (string, int, bool) {
 			start, _ := fs.files[file].LineStart(n)
 			raw, col = hideSpans(raw, start+from, col, spans)
 		}
-	case n >= 1 && n <= len(fs.pseudo[file]):
-		raw = fs.pseudo[file][n-1]
+	case fs.pseudo[file].has(n):
+		raw = fs.pseudo[file].line(n)
 	default:
 		return "", 0, false
 	}

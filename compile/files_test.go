@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/report"
 )
 
@@ -94,5 +95,30 @@ func TestSettingsDuplicateKeysSmallAndLarge(t *testing.T) {
 		if dups[len(dups)-1] != want {
 			t.Errorf("%d servers: %q, want %q", n, dups[len(dups)-1], want)
 		}
+	}
+}
+
+// A pseudo-file shows each variable on the line of its entry, an entry that
+// was not a variable as an empty line, and a secret variable's value
+// redacted.
+func TestPseudoFileLines(t *testing.T) {
+	vars, ds := entryVars(EnvFlagFile, "env", []string{"A=1", "not a variable", "API_TOKEN=s3cret-value", "B=é=2"})
+	if len(ds) != 1 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	f := envLines(vars, func(name string) bool { return name == "API_TOKEN" })
+	want := map[int]string{1: "A=1", 2: "", 3: "API_TOKEN=" + redact.Redacted, 4: "B=é=2"}
+	for n := 0; n <= 5; n++ {
+		line, ok := want[n]
+		if f.has(n) != ok {
+			t.Errorf("has(%d) = %v", n, !ok)
+			continue
+		}
+		if ok && f.line(n) != line {
+			t.Errorf("line %d = %q, want %q", n, f.line(n), line)
+		}
+	}
+	if (pseudoFile{}).has(1) {
+		t.Error("an empty layer has a line")
 	}
 }

@@ -56,7 +56,7 @@ func sortedEnvLines(env []string) []string {
 	vars := processEnvVars(env)
 	out := make([]string, len(env))
 	for _, v := range vars {
-		out[v.Pos.Line-1] = v.Name + "=" + v.Value
+		out[v.Pos().Line-1] = v.Name + "=" + v.Value
 	}
 	return out
 }

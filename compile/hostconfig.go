@@ -73,7 +73,7 @@ func (c *compiler) readAppSettings() error {
 		layer := len(c.layers)
 		info := layerInfo{kind: "environment"}
 		if len(vars) > 0 {
-			info = layerInfo{kind: vars[0].Source, path: vars[0].Pos.File}
+			info = layerInfo{kind: vars[0].Source, path: vars[0].Pos().File}
 		} else if !c.opts.CleanEnv && i == 0 {
 			info = layerInfo{kind: "environment"}
 		}
@@ -92,19 +92,19 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 	}
 	b := &binder{v: c.v, layers: c.layers, quote: c.quote}
 	// The section itself: Servers and Playwright, nothing else.
-	top := &node.Node{Kind: node.Object, Pos: mcp.pos}
+	top := &node.Node{Kind: node.Object, Loc: mcp.pos}
 	var pw *node.Node
 	var servers *cfgNode
 	for _, ch := range mcp.order {
 		switch foldKey(ch.key) {
 		case "SERVERS":
 			servers = ch
-			top.Members = append(top.Members, node.Member{Key: "Servers", KeyPos: ch.keyPos, Value: &node.Node{Kind: node.Object, Pos: ch.pos}})
+			top.Members = append(top.Members, node.Member{Key: "Servers", KeyLoc: ch.keyPos, Value: &node.Node{Kind: node.Object, Loc: ch.pos}})
 		case "PLAYWRIGHT":
 			pw = b.bindEntry(ch, schema.Playwright, []string{"Mcp", "Playwright"}, "Mcp:Playwright")
-			top.Members = append(top.Members, node.Member{Key: "Playwright", KeyPos: ch.keyPos, Value: pw})
+			top.Members = append(top.Members, node.Member{Key: "Playwright", KeyLoc: ch.keyPos, Value: pw})
 		default:
-			top.Members = append(top.Members, node.Member{Key: ch.key, KeyPos: ch.keyPos, Value: genericNode(ch)})
+			top.Members = append(top.Members, node.Member{Key: ch.key, KeyLoc: ch.keyPos, Value: genericNode(ch)})
 		}
 	}
 	c.checks = append(c.checks, checkJob{def: schema.Mcp, data: top, subject: "Mcp", naming: func(p []string) string { return strings.Join(p, ":") }})
@@ -113,7 +113,7 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 		for _, sn := range servers.sortedChildren() {
 			subject := fmt.Sprintf("server %q", sn.key)
 			n := b.bindEntry(sn, schema.Server, []string{"Mcp", "Servers", sn.key}, subject)
-			e := &Entry{Name: sn.key, Source: "host", NamePos: sn.keyPos, Node: n, naming: hostNaming}
+			e := &Entry{Name: sn.key, Source: "host", NamePos: sn.keyPos.Pos(), Node: n, naming: hostNaming}
 			e.Origin = c.hostOrigin(sn)
 			sn.release()
 			entries = append(entries, e)
@@ -131,9 +131,10 @@ func (c *compiler) hostOrigin(sn *cfgNode) plan.Origin {
 	if sn.firstLayer >= 0 && int(sn.firstLayer) < len(c.layers) {
 		info = c.layers[sn.firstLayer]
 	}
-	o := plan.Origin{Source: info.kind, Path: sn.keyPos.File, Line: sn.keyPos.Line, Column: sn.keyPos.Column}
+	at := sn.keyPos.Pos()
+	o := plan.Origin{Source: info.kind, Path: at.File, Line: at.Line, Column: at.Column}
 	if info.kind != "appsettings" {
-		o.Key = c.varAtLine(sn.keyPos) // the variable that first defined the server
+		o.Key = c.varAtLine(at) // the variable that first defined the server
 	}
 	return o
 }

@@ -25,12 +25,19 @@ type EnvVar struct {
 	Value string
 	// Source is the kind of layer: "environment", "env-file" or "env".
 	Source string
-	// Pos is the position of the entry (column 1); ValuePos of its value.
-	Pos      diag.Pos
-	ValuePos diag.Pos
+	// Loc is the position of the entry (column 1), ValueLoc of its value
+	// (Pos and ValuePos give them as diag.Pos): 16 bytes each, a host
+	// environment can define thousands of servers.
+	Loc, ValueLoc node.Loc
 	// Quoted values in env files start one column after ValuePos.
 	TextOffset uint8
 }
+
+// Pos is the position of the entry (column 1).
+func (v *EnvVar) Pos() diag.Pos { return v.Loc.Pos() }
+
+// ValuePos is the position of the value.
+func (v *EnvVar) ValuePos() diag.Pos { return v.ValueLoc.Pos() }
 
 // HostEnv is the host environment: the process environment (unless
 // --clean-env), overlaid by --env-file files, then by --env flags. Later
@@ -85,16 +92,14 @@ func entryVars(file, source string, entries []string) ([]*EnvVar, []diag.Diagnos
 	vars := make([]EnvVar, 0, len(entries))
 	out := make([]*EnvVar, 0, len(entries))
 	var ds []diag.Diagnostic
+	inFile := node.LocOf(diag.Pos{File: file})
 	for i, e := range entries {
-		pos := diag.Pos{File: file, Line: i + 1, Column: 1}
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			ds = append(ds, rules.EnvFileSyntax.At(pos, "expected KEY=VALUE, got "+quoteShort(e), "write it as NAME=value"))
+			ds = append(ds, rules.EnvFileSyntax.At(diag.Pos{File: file, Line: i + 1, Column: 1}, "expected KEY=VALUE, got "+quoteShort(e), "write it as NAME=value"))
 			continue
 		}
-		vp := pos
-		vp.Column = utf8.RuneCountInString(k) + 2
-		vars = append(vars, EnvVar{Name: k, Value: v, Source: source, Pos: pos, ValuePos: vp})
+		vars = append(vars, EnvVar{Name: k, Value: v, Source: source, Loc: inFile.At(i+1, 1), ValueLoc: inFile.At(i+1, utf8.RuneCountInString(k)+2)})
 		out = append(out, &vars[len(vars)-1])
 	}
 	return out, ds
@@ -109,26 +114,42 @@ func processEnvVars(environ []string) []*EnvVar {
 	return vars
 }
 
-// envLines renders a layer as the lines of its pseudo-file, with the values
-// of secret variables redacted, for excerpts under diagnostics.
-func envLines(vars []*EnvVar, secret func(string) bool) []string {
-	lines := make([]string, 0, len(vars))
-	for _, v := range vars {
-		for len(lines) < v.Pos.Line-1 {
-			lines = append(lines, "")
-		}
-		val := v.Value
-		if secret(v.Name) {
-			val = redact.Redacted
-		}
-		lines = append(lines, v.Name+"="+val)
+// pseudoFile is a layer of variables as the lines of its pseudo-file, for
+// excerpts under diagnostics: line n is the entry numbered n, "NAME=value"
+// with the value of a secret variable redacted, or empty where an entry was
+// not a variable. Lines are rendered when an excerpt asks, not kept: a host
+// environment can define thousands of servers.
+type pseudoFile struct {
+	vars   []*EnvVar // in line order
+	secret func(name string) bool
+}
+
+func envLines(vars []*EnvVar, secret func(string) bool) pseudoFile {
+	return pseudoFile{vars: vars, secret: secret}
+}
+
+// has reports whether the pseudo-file has a line n.
+func (f pseudoFile) has(n int) bool {
+	return n >= 1 && len(f.vars) > 0 && n <= f.vars[len(f.vars)-1].Pos().Line
+}
+
+// line is line n (has(n) must hold).
+func (f pseudoFile) line(n int) string {
+	i := sort.Search(len(f.vars), func(i int) bool { return f.vars[i].Pos().Line >= n })
+	if i == len(f.vars) || f.vars[i].Pos().Line != n {
+		return ""
 	}
-	return lines
+	v := f.vars[i]
+	val := v.Value
+	if f.secret(v.Name) {
+		val = redact.Redacted
+	}
+	return v.Name + "=" + val
 }
 
 // valueNode is the string node of a variable's value, positioned on it.
 func (v *EnvVar) valueNode() *node.Node {
-	n := node.Str(v.Value, v.ValuePos)
+	n := node.Str(v.Value, v.ValuePos())
 	n.TextOffset = v.TextOffset
 	return n
 }

@@ -50,7 +50,7 @@ func TestByteOrderMarkIsAccepted(t *testing.T) {
 		}
 	}
 	v, ok := res.Env.Lookup("FIRST")
-	if !ok || v.Value != "1" || v.Pos.Line != 1 || v.Pos.Column != 1 {
+	if !ok || v.Value != "1" || v.Pos().Line != 1 || v.Pos().Column != 1 {
 		t.Errorf("the first variable of an env file with a BOM: %+v, %v", v, ok)
 	}
 	// Excerpts show the line without the mark, so that the caret is under

@@ -23,7 +23,7 @@ func (c *compiler) checkHostFile(root *node.Node) {
 		return
 	}
 	pasted := func(m *node.Member, where string) {
-		c.ds = append(c.ds, rules.McpServersInAppSettings.At(m.KeyPos,
+		c.ds = append(c.ds, rules.McpServersInAppSettings.At(m.KeyPos(),
 			fmt.Sprintf("%s is a Claude Desktop block; the host reads its servers from Mcp:Servers and never reads this, so none of its %s starts", where, plural(m.Value)),
 			"move the entries to Mcp:Servers (PascalCase fields: Command, Args, Env) or to the agent's settings.json mcpServers"))
 	}
@@ -39,7 +39,7 @@ func (c *compiler) checkHostFile(root *node.Node) {
 				case strings.EqualFold(sub.Key, "mcpServers"):
 					pasted(sub, "Mcp:mcpServers")
 				case strings.EqualFold(sub.Key, "Servers") && sub.Value.Kind == node.Array:
-					c.ds = append(c.ds, rules.ServersArray.At(sub.Value.Pos,
+					c.ds = append(c.ds, rules.ServersArray.At(sub.Value.Pos(),
 						fmt.Sprintf("Mcp:Servers is a list: .NET binds it to servers named 0, 1, …, so tool prefixes, names in logs and precedence all use the index (%s)", plural(sub.Value)),
 						`write an object keyed by name: "Servers": {"github": {"Command": "npx", …}}`))
 				}
@@ -67,7 +67,7 @@ func (c *compiler) checkEnvKeys() {
 			if !singleUnderscore.MatchString(v.Name) || strings.Contains(v.Name, "__") {
 				continue
 			}
-			c.ds = append(c.ds, rules.EnvKeySingleUnderscore.At(v.Pos,
+			c.ds = append(c.ds, rules.EnvKeySingleUnderscore.At(v.Pos(),
 				fmt.Sprintf("%s has single underscores: .NET reads only __ as the section separator, so the host ignores it", v.Name),
 				fmt.Sprintf("write %s", strings.ReplaceAll(v.Name, "_", "__"))))
 		}

@@ -22,7 +22,7 @@ import (
 type cfgEntry struct {
 	value string
 	// pos is where the value stands, keyPos where its key does.
-	pos, keyPos diag.Pos
+	pos, keyPos node.Loc
 	// envName is the variable name when the layer is an environment.
 	envName string
 	layer   int
@@ -50,7 +50,7 @@ type cfgNode struct {
 	// pos and keyPos come from the first layer that mentions the key
 	// (firstLayer, -1 until one does); a container (object or array) in a
 	// JSON file gets its own position.
-	pos, keyPos diag.Pos
+	pos, keyPos node.Loc
 	firstLayer  int32
 }
 
@@ -65,7 +65,7 @@ func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, firstLayer: -1}
 func (n *cfgNode) hasPos() bool { return n.firstLayer >= 0 }
 
 // setFirst records where the first layer to mention the key puts it.
-func (n *cfgNode) setFirst(layer int, pos, keyPos diag.Pos) {
+func (n *cfgNode) setFirst(layer int, pos, keyPos node.Loc) {
 	n.firstLayer, n.pos, n.keyPos = int32(layer), pos, keyPos
 }
 
@@ -180,7 +180,7 @@ type config struct {
 func newConfig() *config { return &config{root: newCfgNode("")} }
 
 // set records one key of one layer.
-func (c *config) set(path []string, e *cfgEntry, keyPoses []diag.Pos) {
+func (c *config) set(path []string, e *cfgEntry, keyPoses []node.Loc) {
 	n := c.root
 	for i, p := range path {
 		n = n.child(p, true)
@@ -202,7 +202,7 @@ func (c *config) set(path []string, e *cfgEntry, keyPoses []diag.Pos) {
 // twice (compared case-insensitively) is an error: the host refuses to start.
 func (c *config) addJSON(root *node.Node, layer int) {
 	if root.Kind != node.Object {
-		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos,
+		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos(),
 			"an appsettings file must hold a JSON object, not "+node.Describe(root), ""))
 		return
 	}
@@ -231,13 +231,13 @@ func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
 		for {
 			seg, more, found := strings.Cut(rest, ":")
 			w.path = append(w.path, seg)
-			cn = w.level(cn, seg, m.KeyPos, m.Value, !found)
+			cn = w.level(cn, seg, m.KeyLoc, m.Value, !found)
 			if !found {
 				break
 			}
 			rest = more
 		}
-		w.value(m.Value, cn, m.KeyPos)
+		w.value(m.Value, cn, m.KeyLoc)
 		w.path = w.path[:depth]
 		*m = node.Member{} // added: the file's tree is consumed as it is added
 	}
@@ -247,10 +247,10 @@ func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
 // to mention it: its key stands at keyPos; its value's position is v's when
 // it holds v itself (last) or v is a value, keyPos for the levels of a
 // container's key before the last.
-func (w *jsonLayer) level(at *cfgNode, key string, keyPos diag.Pos, v *node.Node, last bool) *cfgNode {
+func (w *jsonLayer) level(at *cfgNode, key string, keyPos node.Loc, v *node.Node, last bool) *cfgNode {
 	cn := at.child(key, true)
 	if !cn.hasPos() {
-		pos := v.Pos
+		pos := v.Loc
 		if !last && (v.Kind == node.Object || v.Kind == node.Array) {
 			pos = keyPos
 		}
@@ -263,7 +263,7 @@ func (w *jsonLayer) level(at *cfgNode, key string, keyPos diag.Pos, v *node.Node
 // keyPos (an array element's key is the element). A key that the same file
 // sets twice (compared case-insensitively) is an error: the host refuses to
 // start.
-func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos diag.Pos) {
+func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos node.Loc) {
 	switch v.Kind {
 	case node.Object:
 		w.object(v, at)
@@ -272,19 +272,19 @@ func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos diag.Pos) {
 		for i, el := range v.Elems {
 			key := strconv.Itoa(i)
 			w.path = append(w.path, key)
-			w.value(el, w.level(at, key, el.Pos, el, true), el.Pos)
+			w.value(el, w.level(at, key, el.Loc, el, true), el.Loc)
 			w.path = w.path[:len(w.path)-1]
 			v.Elems[i] = nil
 		}
 		return
 	}
 	if first := at.winner(); first != nil && first.layer == w.layer {
-		w.c.ds = append(w.c.ds, rules.DuplicateKey.At(keyPos,
+		w.c.ds = append(w.c.ds, rules.DuplicateKey.At(keyPos.Pos(),
 			"the key "+strings.Join(w.path, ":")+" is set twice in this file (keys are case-insensitive); the host refuses to start",
-			"remove one of them; the other is at "+first.keyPos.String()))
+			"remove one of them; the other is at "+first.keyPos.Pos().String()))
 		return
 	}
-	e := &cfgEntry{pos: v.Pos, keyPos: keyPos, layer: w.layer, textOffset: v.TextOffset}
+	e := &cfgEntry{pos: v.Loc, keyPos: keyPos, layer: w.layer, textOffset: v.TextOffset}
 	switch v.Kind {
 	case node.Null:
 		e.null = true
@@ -307,14 +307,14 @@ func (c *config) addEnv(vars []*EnvVar, layer int) {
 			continue // only the Mcp section is mcpc's business
 		}
 		// Each level's key points at its own part of the variable name.
-		keyPoses := make([]diag.Pos, len(path))
-		col := v.Pos.Column
+		keyPoses := make([]node.Loc, len(path))
+		at := v.Pos()
+		col := at.Column
 		for i, p := range path {
-			keyPoses[i] = v.Pos
-			keyPoses[i].Column = col
+			keyPoses[i] = v.Loc.At(at.Line, col)
 			col += utf8.RuneCountInString(p) + 2
 		}
-		c.set(path, &cfgEntry{value: v.Value, pos: v.ValuePos, keyPos: keyPoses[len(keyPoses)-1], textOffset: v.TextOffset, layer: layer, envName: v.Name}, keyPoses)
+		c.set(path, &cfgEntry{value: v.Value, pos: v.ValueLoc, keyPos: keyPoses[len(keyPoses)-1], textOffset: v.TextOffset, layer: layer, envName: v.Name}, keyPoses)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/rules"
 )
@@ -109,8 +110,8 @@ func TestParseDotenv(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if vars[1].Pos.Line != 4 || vars[1].Pos.Column != 8 || vars[1].ValuePos.Column != 12 {
-		t.Errorf("B at %v, value at %v", vars[1].Pos, vars[1].ValuePos)
+	if vars[1].Pos().Line != 4 || vars[1].Pos().Column != 8 || vars[1].ValuePos().Column != 12 {
+		t.Errorf("B at %v, value at %v", vars[1].Pos(), vars[1].ValuePos())
 	}
 }
 
@@ -175,5 +176,37 @@ func TestCfgNodeChildFindsKeysInAnyCase(t *testing.T) {
 	}
 	if len(n.order) != 3*maxScannedChildren || n.child("other", false) != nil {
 		t.Errorf("%d children, or an unknown key found", len(n.order))
+	}
+}
+
+// varAtLine finds the variable whose entry starts a line of a host
+// environment layer, the last layer of the file that has one when the file
+// is read twice, and
+// nothing at an indented entry, on an empty line or in another file.
+func TestVarAtLine(t *testing.T) {
+	env := newHostEnv()
+	flags, _ := entryVars(EnvFlagFile, "env", []string{"A=1", "oops", "B=2"})
+	file1, _, _ := parseDotenv("h.env", []byte("X=1\n\n  Y=2\nZ=3\n"), nil)
+	file2, _, _ := parseDotenv("h.env", []byte("W=1\n"), nil)
+	env.addLayer(flags)
+	env.addLayer(file1)
+	env.addLayer(file2)
+	c := &compiler{res: &Result{Env: env}}
+	for _, tc := range []struct {
+		pos  diag.Pos
+		want string
+	}{
+		{diag.Pos{File: EnvFlagFile, Line: 1, Column: 3}, "A"},
+		{diag.Pos{File: EnvFlagFile, Line: 2, Column: 1}, ""},
+		{diag.Pos{File: EnvFlagFile, Line: 3, Column: 1}, "B"},
+		{diag.Pos{File: EnvFlagFile, Line: 4, Column: 1}, ""},
+		{diag.Pos{File: "h.env", Line: 1, Column: 5}, "W"},
+		{diag.Pos{File: "h.env", Line: 3, Column: 3}, ""},
+		{diag.Pos{File: "h.env", Line: 4, Column: 1}, "Z"},
+		{diag.Pos{File: "appsettings.json", Line: 1, Column: 1}, ""},
+	} {
+		if got := c.varAtLine(tc.pos); got != tc.want {
+			t.Errorf("varAtLine(%v) = %q, want %q", tc.pos, got, tc.want)
+		}
 	}
 }

@@ -91,17 +91,17 @@ func (p *preset) pick(name, variable string) (*node.Node, *EnvVar) {
 		v = p.variable(variable)
 	}
 	if cfg != nil {
-		p.settings[name] = presetSetting{name: name, variable: variable, source: "configured", pos: cfg.Pos}
+		p.settings[name] = presetSetting{name: name, variable: variable, source: "configured", pos: cfg.Pos()}
 		if v != nil {
-			p.ds = append(p.ds, rules.PlaywrightVarIgnored.At(v.ValuePos,
+			p.ds = append(p.ds, rules.PlaywrightVarIgnored.At(v.ValuePos(),
 				fmt.Sprintf("%s=%s is ignored: Mcp:Playwright:%s is configured at %s, and a configured value wins over its variable",
-					variable, p.quote(v.Value), name, cfg.Pos),
+					variable, p.quote(v.Value), name, cfg.Pos()),
 				fmt.Sprintf("remove %s from the configuration to let the variable decide, or remove the variable", name)))
 		}
 		return cfg, nil
 	}
 	if v != nil {
-		p.settings[name] = presetSetting{name: name, variable: variable, source: "variable", pos: v.ValuePos}
+		p.settings[name] = presetSetting{name: name, variable: variable, source: "variable", pos: v.ValuePos()}
 		return nil, v
 	}
 	p.settings[name] = presetSetting{name: name, variable: variable, source: "default"}
@@ -116,7 +116,7 @@ func (p *preset) boolSetting(name, variable string, def bool) bool {
 	case v != nil:
 		b, ok := parseDotnetBool(v.Value)
 		if !ok {
-			p.ds = append(p.ds, rules.BoolValue.At(v.ValuePos,
+			p.ds = append(p.ds, rules.BoolValue.At(v.ValuePos(),
 				fmt.Sprintf("%s=%s is not true or false; the host reads it as false", variable, p.quote(v.Value)),
 				fmt.Sprintf("write %s=true or %s=false", variable, variable)))
 			return false
@@ -130,9 +130,9 @@ func (p *preset) stringSetting(name, variable, def string) (string, diag.Pos) {
 	cfg, v := p.pick(name, variable)
 	switch {
 	case cfg != nil:
-		return cfg.Text, cfg.Pos
+		return cfg.Text, cfg.Pos()
 	case v != nil:
-		return v.Value, v.ValuePos
+		return v.Value, v.ValuePos()
 	}
 	return def, diag.Pos{}
 }
@@ -157,7 +157,7 @@ func (p *preset) resolve() {
 	case v != nil:
 		words, err := shlex.Split(v.Value)
 		if err != nil {
-			pos, sugg := v.ValuePos, `balance the quotes: --device "iPhone 15" is two arguments`
+			pos, sugg := v.ValuePos(), `balance the quotes: --device "iPhone 15" is two arguments`
 			if off, q, ok := openQuote(v.Value); ok {
 				pos = textPos(v.valueNode(), off)
 				sugg = fmt.Sprintf("close the %c opened here, or escape it as \\%c", q, q)
@@ -167,7 +167,7 @@ func (p *preset) resolve() {
 		}
 		for _, w := range words {
 			p.extra = append(p.extra, w)
-			p.extraNodes = append(p.extraNodes, node.Str(w, v.ValuePos))
+			p.extraNodes = append(p.extraNodes, node.Str(w, v.ValuePos()))
 		}
 	}
 
@@ -277,13 +277,13 @@ func (p *preset) entry() *Entry {
 		arg("${workspace}/.volcanic/browser-profile", "unless ExtraArgs contain --isolated", enabledPos)
 	}
 	for _, e := range p.extraNodes {
-		arg(e.Text, "ExtraArgs, from "+p.settings["ExtraArgs"].describe(), e.Pos)
+		arg(e.Text, "ExtraArgs, from "+p.settings["ExtraArgs"].describe(), e.Pos())
 	}
 	notes[FieldStartup] = fmt.Sprintf("preset: %d (the first npx run downloads the package)", DefaultPresetStartup)
-	n := &node.Node{Kind: node.Object, Pos: enabledPos, Members: []node.Member{
-		{Key: FieldCommand, KeyPos: cmdPos, Value: str(command, cmdPos)},
-		{Key: FieldArgs, KeyPos: enabledPos, Value: &node.Node{Kind: node.Array, Pos: enabledPos, Elems: args}},
-		{Key: FieldStartup, KeyPos: enabledPos, Value: &node.Node{Kind: node.Number, Pos: enabledPos, Text: fmt.Sprint(DefaultPresetStartup)}},
+	n := &node.Node{Kind: node.Object, Loc: node.LocOf(enabledPos), Members: []node.Member{
+		{Key: FieldCommand, KeyLoc: node.LocOf(cmdPos), Value: str(command, cmdPos)},
+		{Key: FieldArgs, KeyLoc: node.LocOf(enabledPos), Value: &node.Node{Kind: node.Array, Loc: node.LocOf(enabledPos), Elems: args}},
+		{Key: FieldStartup, KeyLoc: node.LocOf(enabledPos), Value: &node.Node{Kind: node.Number, Loc: node.LocOf(enabledPos), Text: fmt.Sprint(DefaultPresetStartup)}},
 	}}
 	s := p.settings["Enabled"]
 	origin := plan.Origin{Source: "preset", Path: enabledPos.File, Line: enabledPos.Line, Column: enabledPos.Column}

@@ -56,8 +56,8 @@ func (r *Result) Locate(path []any) diag.Pos {
 		return e.NamePos
 	}
 	for n := len(keys); n > 0; n-- {
-		if _, v := e.Node.Lookup(keys[:n]); v != nil && v.Pos.Line > 0 {
-			return v.Pos
+		if _, v := e.Node.Lookup(keys[:n]); v != nil && v.Pos().Line > 0 {
+			return v.Pos()
 		}
 	}
 	return origin

@@ -33,7 +33,7 @@ func (c *compiler) learnSecrets() {
 		secrets = append(secrets, v.Value)
 		c.hostSecretNames = append(c.hostSecretNames, name)
 		if redact.Weak(v.Value) {
-			c.ds = append(c.ds, rules.SecretWeak.At(v.ValuePos,
+			c.ds = append(c.ds, rules.SecretWeak.At(v.ValuePos(),
 				fmt.Sprintf("the value of %s is too weak to redact: a word this short or plain is ordinary text, so mcpc leaves it in output as it is", name),
 				fmt.Sprintf("give %s a real secret (12 characters or more, not only letters)", name)))
 		}
@@ -83,7 +83,7 @@ func (c *compiler) checkCredential(e *Entry, n *node.Node, envValue bool, path [
 	if envValue && validEnvName(key) {
 		sugg = fmt.Sprintf("write \"${env:%s}\" and give the host the variable %s (an env file outside the repository, or the service's secret store)", key, key)
 	}
-	c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
+	c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 		fmt.Sprintf("server %q: %s holds what looks like %s, written into the file: it ends up in the repository, in the plan and in ps", e.Name, e.naming(path), what), sugg))
 }
 
@@ -104,20 +104,28 @@ func (c *compiler) quote(s string) string {
 }
 
 // varAtLine returns the host environment variable on the line of pos (a
-// bound value or key), or "" when pos is in a configuration file.
+// bound value or key), or "" when pos is in a configuration file: the
+// variable whose entry starts at column 1 of that line of that file, of the
+// last layer read from the file. A layer's variables are in line order, so
+// no index is built (a host environment can define thousands of servers).
 func (c *compiler) varAtLine(pos diag.Pos) string {
 	if c.res.Env == nil {
 		return ""
 	}
-	if c.varAt == nil {
-		c.varAt = map[diag.Pos]string{}
-		for _, vars := range c.res.Env.Layers() {
-			for _, v := range vars {
-				c.varAt[v.Pos] = v.Name
+	layers := c.res.Env.Layers()
+	for i := len(layers) - 1; i >= 0; i-- {
+		vars := layers[i]
+		if len(vars) == 0 || vars[0].Pos().File != pos.File {
+			continue
+		}
+		j := sort.Search(len(vars), func(j int) bool { return vars[j].Loc.Line() >= pos.Line })
+		if j < len(vars) {
+			if at := vars[j].Pos(); at.Line == pos.Line && at.Column == 1 {
+				return vars[j].Name
 			}
 		}
 	}
-	return c.varAt[diag.Pos{File: pos.File, Line: pos.Line, Column: 1}]
+	return ""
 }
 
 // secretRef reports whether a host env value is bound from a deny-listed
@@ -127,7 +135,7 @@ func (c *compiler) secretRef(e *Entry, n *node.Node) (string, bool) {
 	if e.Source != "host" || n == nil || n.Kind != node.String || n.Text == "" {
 		return "", false
 	}
-	name := c.varAtLine(n.Pos)
+	name := c.varAtLine(n.Pos())
 	if name == "" || !c.res.Deny.Denied(name) {
 		return "", false
 	}
@@ -149,11 +157,11 @@ func (c *compiler) checkSecrets(e *Entry) {
 		if name, ok := c.secretRef(e, n); ok {
 			switch {
 			case !envValue:
-				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
+				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 					fmt.Sprintf("%s: %s is set by %s, a host secret; a plan cannot carry its value, and a command line shows in ps", subject(), e.naming(path), name),
 					"set it through env instead: an env value may be ${env:NAME}, and the server reads the variable"))
 			case strings.Contains(n.Text, "${"):
-				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
+				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 					fmt.Sprintf("%s: %s is set by %s, a host secret whose value holds ${…}, which the host would expand; a plan can refer to the variable only as it is", subject(), e.naming(path), name),
 					"keep ${…} out of the secret, or write the template in the configuration file"))
 			}
@@ -169,7 +177,7 @@ func (c *compiler) checkSecrets(e *Entry) {
 		if envValue {
 			sugg = fmt.Sprintf("write \"${env:%s}\" instead of the value", name)
 		}
-		c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos,
+		c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 			fmt.Sprintf("%s: %s holds the value of the host secret %s; a plan cannot carry it, and a command line shows in ps", subject(), e.naming(path), name), sugg))
 	}
 	check(e.Node.Get(FieldCommand), false, FieldCommand)

@@ -50,7 +50,7 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 		return nil, nil
 	}
 	if root.Kind != node.Object {
-		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos, "settings.json must hold a JSON object, not "+node.Describe(root), ""))
+		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos(), "settings.json must hold a JSON object, not "+node.Describe(root), ""))
 		return nil, nil
 	}
 	c.dropDuplicateKeys(root, "")
@@ -61,7 +61,7 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 		// mcpServers is most likely a typo that loses every server.
 		for _, m := range root.Members {
 			if m.Key != "mcpServers" && looksLike(m.Key, "mcpServers") {
-				c.ds = append(c.ds, rules.UnknownField.At(m.KeyPos,
+				c.ds = append(c.ds, rules.UnknownField.At(m.KeyPos(),
 					fmt.Sprintf("settings.json: %q is ignored; the extension reads its servers from mcpServers only", m.Key),
 					`did you mean "mcpServers"?`))
 			}
@@ -76,8 +76,8 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 			continue // the #Settings check reports it
 		}
 		subject := fmt.Sprintf("server %q", m.Key)
-		e := &Entry{Name: m.Key, Source: "settings", NamePos: m.KeyPos, Node: m.Value, naming: settingsNaming,
-			Origin: plan.Origin{Source: "settings", Path: path, Line: m.KeyPos.Line, Column: m.KeyPos.Column}}
+		e := &Entry{Name: m.Key, Source: "settings", NamePos: m.KeyPos(), Node: m.Value, naming: settingsNaming,
+			Origin: plan.Origin{Source: "settings", Path: path, Line: m.KeyPos().Line, Column: m.KeyPos().Column}}
 		entries = append(entries, e)
 		c.checks = append(c.checks, checkJob{def: schema.Server, data: m.Value, subject: subject, naming: settingsNaming})
 	}
@@ -87,16 +87,16 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 // shallow keeps the top level of settings.json and mcpServers' keys, so that
 // the #Settings check does not walk server entries (checked on their own).
 func shallow(root *node.Node) *node.Node {
-	out := &node.Node{Kind: node.Object, Pos: root.Pos}
+	out := &node.Node{Kind: node.Object, Loc: root.Loc}
 	for _, m := range root.Members {
 		if m.Key == "mcpServers" && m.Value.Kind == node.Object {
-			inner := &node.Node{Kind: node.Object, Pos: m.Value.Pos}
+			inner := &node.Node{Kind: node.Object, Loc: m.Value.Loc}
 			for _, s := range m.Value.Members {
 				v := s.Value
 				if v.Kind == node.Object {
-					v = &node.Node{Kind: node.Object, Pos: v.Pos}
+					v = &node.Node{Kind: node.Object, Loc: v.Loc}
 				}
-				inner.Members = append(inner.Members, node.Member{Key: s.Key, KeyPos: s.KeyPos, Value: v})
+				inner.Members = append(inner.Members, node.Member{Key: s.Key, KeyLoc: s.KeyLoc, Value: v})
 			}
 			m.Value = inner
 		}
@@ -146,13 +146,13 @@ func (c *compiler) dropDuplicateKeys(n *node.Node, where string) {
 				if where != "" {
 					what += " of " + where
 				}
-				c.ds = append(c.ds, rules.DuplicateKey.At(m.KeyPos,
+				c.ds = append(c.ds, rules.DuplicateKey.At(m.KeyPos(),
 					fmt.Sprintf("%s appears twice in this object; this one is ignored", what),
 					"remove one of them; the first is at "+first.String()))
 				continue
 			}
 			if seen != nil {
-				seen[m.Key] = m.KeyPos
+				seen[m.Key] = m.KeyPos()
 			}
 			kept = append(kept, m)
 			c.dropDuplicateKeys(m.Value, m.Key)
@@ -170,7 +170,7 @@ func firstKey(seen map[string]diag.Pos, kept []node.Member, key string) (diag.Po
 	}
 	for i := range kept {
 		if kept[i].Key == key {
-			return kept[i].KeyPos, true
+			return kept[i].KeyPos(), true
 		}
 	}
 	return diag.Pos{}, false

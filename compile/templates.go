@@ -18,7 +18,7 @@ func validEnvName(name string) bool { return envNameRE.MatchString(name) }
 
 // textPos is the position of rune offset off inside a string node's text.
 func textPos(n *node.Node, off int) diag.Pos {
-	p := n.Pos
+	p := n.Pos()
 	p.Column += int(n.TextOffset) + off
 	return p
 }
@@ -85,11 +85,11 @@ func (t *templateChecker) check(n *node.Node, field string, envValue bool) {
 						fmt.Sprintf("set %s for the host (--env-file or --env when checking)", r.Name)))
 				case v.Value == "":
 					t.ds = append(t.ds, rules.EnvRefUnset.At(pos,
-						fmt.Sprintf("%s: %s is set but empty in the host environment (%s), so %s gets an empty value", t.subject, r.Name, v.Pos, field),
+						fmt.Sprintf("%s: %s is set but empty in the host environment (%s), so %s gets an empty value", t.subject, r.Name, v.Pos(), field),
 						fmt.Sprintf("give %s a value", r.Name)))
 				case strings.IndexByte(v.Value, 0) >= 0:
 					t.ds = append(t.ds, rules.NULCharacter.At(pos,
-						fmt.Sprintf("%s: %s contains a NUL character (%s), which %s would get; no process can be started with it, so the host cannot start the server", t.subject, r.Name, v.ValuePos, field),
+						fmt.Sprintf("%s: %s contains a NUL character (%s), which %s would get; no process can be started with it, so the host cannot start the server", t.subject, r.Name, v.ValuePos(), field),
 						"remove it from "+r.Name))
 				}
 			}

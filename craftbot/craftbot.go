@@ -176,7 +176,7 @@ func Check(file string, data []byte, opts Options) (*Config, []diag.Diagnostic, 
 	cfg.Root = root
 	r := &reader{cfg: cfg, opts: opts}
 	if root.Kind != node.Object {
-		r.ds = append(r.ds, rules.TypeMismatch.At(root.Pos,
+		r.ds = append(r.ds, rules.TypeMismatch.At(root.Pos(),
 			"mcp_config.json must hold a JSON object, not "+node.Describe(root),
 			`write {"auto_connect": true, "mcp_servers": [ … ]}`))
 		return cfg, r.ds, nil
@@ -214,12 +214,12 @@ func (r *reader) add(d diag.Diagnostic) {
 // mcp_servers by null, so that the #CraftbotConfig check does not walk the
 // entries (each is checked on its own, against #CraftbotServer).
 func shallow(root *node.Node) *node.Node {
-	out := &node.Node{Kind: node.Object, Pos: root.Pos}
+	out := &node.Node{Kind: node.Object, Loc: root.Loc}
 	for _, m := range root.Members {
 		if m.Key == FieldServers && m.Value.Kind == node.Array {
-			list := &node.Node{Kind: node.Array, Pos: m.Value.Pos}
+			list := &node.Node{Kind: node.Array, Loc: m.Value.Loc}
 			for _, e := range m.Value.Elems {
-				list.Elems = append(list.Elems, &node.Node{Kind: node.Null, Pos: e.Pos})
+				list.Elems = append(list.Elems, &node.Node{Kind: node.Null, Loc: e.Loc})
 			}
 			m.Value = list
 		}
@@ -250,9 +250,9 @@ func (r *reader) dropDuplicateKeys(n *node.Node, where string) {
 					if where != "" {
 						what += " of " + where
 					}
-					r.add(rules.CbDuplicateKey.At(m.KeyPos,
+					r.add(rules.CbDuplicateKey.At(m.KeyPos(),
 						fmt.Sprintf("%s appears again later in this object; the host keeps the last one and ignores this one", what),
-						"remove one of them; the one that counts is at "+n.Members[j].KeyPos.String()))
+						"remove one of them; the one that counts is at "+n.Members[j].KeyPos().String()))
 					continue
 				}
 				kept = append(kept, m)
@@ -270,7 +270,7 @@ func (r *reader) dropDuplicateKeys(n *node.Node, where string) {
 func (r *reader) readEntries(servers *node.Node, shift int) error {
 	var jobs []job
 	for i, el := range servers.Elems {
-		e := &Entry{Index: i, Node: el, Start: int(el.Start) + shift, End: int(el.End) + shift, NamePos: el.Pos, Enabled: schema.DefaultCraftbotEnabled}
+		e := &Entry{Index: i, Node: el, Start: int(el.Start) + shift, End: int(el.End) + shift, NamePos: el.Pos(), Enabled: schema.DefaultCraftbotEnabled}
 		r.cfg.Entries = append(r.cfg.Entries, e)
 		if el.Kind != node.Object {
 			continue
@@ -285,7 +285,7 @@ func (r *reader) readEntries(servers *node.Node, shift int) error {
 	next := 0
 	for _, e := range r.cfg.Entries {
 		if e.Node.Kind != node.Object {
-			r.skip(e, e.Node.Pos, RuleEntryInvalid,
+			r.skip(e, e.Node.Pos(), RuleEntryInvalid,
 				fmt.Sprintf("%s is %s, not an object; the host skips it", e.Subject(), node.Describe(e.Node)),
 				`write {"name": "…", "transport": "stdio", "command": "…"}`)
 			continue
@@ -348,7 +348,7 @@ func (e *Entry) read() {
 		return ""
 	}
 	if v := n.Get(FieldName); v != nil && v.Kind == node.String {
-		e.Name, e.NamePos = v.Text, v.Pos
+		e.Name, e.NamePos = v.Text, v.Pos()
 	}
 	e.Description = str(FieldDescription)
 	e.Transport = str(FieldTransport)
@@ -364,7 +364,7 @@ func (e *Entry) read() {
 	if v := n.Get(FieldEnv); v != nil && v.Kind == node.Object {
 		for _, m := range v.Members {
 			if m.Value.Kind == node.String {
-				e.Env = append(e.Env, EnvVar{Key: m.Key, KeyPos: m.KeyPos, Value: m.Value.Text, Node: m.Value})
+				e.Env = append(e.Env, EnvVar{Key: m.Key, KeyPos: m.KeyPos(), Value: m.Value.Text, Node: m.Value})
 			}
 		}
 	}
@@ -383,7 +383,7 @@ func (r *reader) checkFields(e *Entry) {
 	n := e.Node
 	subject := e.Subject()
 	if n.Get(FieldName) == nil {
-		r.skip(e, n.Pos, RuleNameInvalid,
+		r.skip(e, n.Pos(), RuleNameInvalid,
 			fmt.Sprintf("%s has no name; the host skips it", subject),
 			`add "name": "…" (1 to 58 characters of A-Z a-z 0-9 _ -)`)
 	}
@@ -396,7 +396,7 @@ func (r *reader) checkFields(e *Entry) {
 		case n.Get(FieldURL) != nil:
 			sugg = `add "transport": "sse" (or "websocket")`
 		}
-		r.skip(e, n.Pos, RuleTransport, fmt.Sprintf("%s has no transport; the host skips it", subject), sugg)
+		r.skip(e, n.Pos(), RuleTransport, fmt.Sprintf("%s has no transport; the host skips it", subject), sugg)
 		return
 	}
 	switch e.Transport {
@@ -433,7 +433,7 @@ func (r *reader) insecureURL(e *Entry) {
 		if !e.Enabled {
 			report = rules.RemoteURLInsecure.InfoAt // a disabled catalog entry connects nowhere, as for cb-target-os
 		}
-		r.add(report(v.Pos,
+		r.add(report(v.Pos(),
 			fmt.Sprintf("%s: the url %s", e.Subject(), reason),
 			"if the server offers no "+secure+", reach it through a tunnel that ends on 127.0.0.1"))
 	}
@@ -446,7 +446,7 @@ func (r *reader) needText(e *Entry, field, rule, what, sugg string) {
 	case v == nil:
 		r.skip(e, e.NamePos, rule, fmt.Sprintf("%s is %s without %s; the host skips it", e.Subject(), what, field), "add "+sugg)
 	case v.Kind == node.String && strings.TrimSpace(v.Text) == "":
-		r.skip(e, v.Pos, rule, fmt.Sprintf("%s is %s with an empty %s; the host skips it", e.Subject(), what, field), "write "+sugg)
+		r.skip(e, v.Pos(), rule, fmt.Sprintf("%s is %s with an empty %s; the host skips it", e.Subject(), what, field), "write "+sugg)
 	}
 }
 
@@ -463,7 +463,7 @@ func (r *reader) ignored(e *Entry, field, why string) {
 	if empty {
 		return
 	}
-	r.add(rules.CbFieldIgnored.At(m.KeyPos,
+	r.add(rules.CbFieldIgnored.At(m.KeyPos(),
 		fmt.Sprintf("%s: %s is ignored: %s", e.Subject(), field, why),
 		fmt.Sprintf("remove %s, or change transport if it is wrong", field)))
 }
@@ -477,7 +477,7 @@ func (r *reader) checkLoaded(e *Entry) {
 	if e.Enabled {
 		for _, v := range e.Env {
 			if strings.TrimSpace(v.Value) == "" {
-				r.add(rules.CbEnvEmpty.At(v.Node.Pos,
+				r.add(rules.CbEnvEmpty.At(v.Node.Pos(),
 					fmt.Sprintf("server %q is enabled but its env %s is empty: the server starts without it and its calls fail (catalog entries ship credential keys empty)", e.Name, v.Key),
 					fmt.Sprintf("fill it in: mcpc config env %s %s (the value is read without echo), or disable the server", e.Name, v.Key)))
 			}
@@ -507,7 +507,7 @@ func argPos(e *Entry, i int) diag.Pos {
 		for _, a := range v.Elems {
 			if a.Kind == node.String {
 				if n == i {
-					return a.Pos
+					return a.Pos()
 				}
 				n++
 			}
@@ -518,7 +518,7 @@ func argPos(e *Entry, i int) diag.Pos {
 
 func fieldPos(e *Entry, field string) diag.Pos {
 	if v := e.Node.Get(field); v != nil {
-		return v.Pos
+		return v.Pos()
 	}
 	return e.NamePos
 }

@@ -46,7 +46,7 @@ func blank(s string) bool { return strings.Trim(s, " \t\r\n") == "" }
 
 // colonOf returns what stands between m's key and its value (": ").
 func (e *editor) colonOf(m node.Member) (string, bool) {
-	k := e.offset(m.KeyPos)
+	k := e.offset(m.KeyPos())
 	if k >= len(e.body) || e.body[k] != '"' {
 		return "", false
 	}
@@ -74,7 +74,7 @@ func (e *editor) entryStyle(el *node.Node) (style, bool) {
 	}
 	m0, last := el.Members[0], el.Members[len(el.Members)-1]
 	colon, ok := e.colonOf(m0)
-	open := string(e.body[el.Start+1 : e.offset(m0.KeyPos)])
+	open := string(e.body[el.Start+1 : e.offset(m0.KeyPos())])
 	closing := string(e.body[last.Value.End : el.End-1])
 	if !ok || !blank(open) || !blank(closing) {
 		return style{}, false
@@ -84,7 +84,7 @@ func (e *editor) entryStyle(el *node.Node) (style, bool) {
 		st.sep = "," + strings.TrimLeft(st.comma, ",")
 	}
 	if len(el.Members) >= 2 {
-		if s := string(e.body[m0.Value.End:e.offset(el.Members[1].KeyPos)]); strings.Trim(s, " \t\r\n") == "," {
+		if s := string(e.body[m0.Value.End:e.offset(el.Members[1].KeyPos())]); strings.Trim(s, " \t\r\n") == "," {
 			st.sep = s
 		}
 	}
@@ -208,12 +208,12 @@ func (e *editor) add(ed Edit) (*Change, error) {
 	case servers == nil:
 		keyPos := diag.Pos{}
 		if len(root.Members) > 0 {
-			keyPos = root.Members[0].KeyPos
+			keyPos = root.Members[0].KeyPos()
 		}
 		st, array := e.freshStyle(keyPos)
 		e.insertMember(root, FieldServers, array(render(members, st)), st.colon)
 	case len(servers.Value.Elems) == 0:
-		st, array := e.freshStyle(servers.KeyPos)
+		st, array := e.freshStyle(servers.KeyPos())
 		e.replace(int(servers.Value.Start), int(servers.Value.End), array(render(members, st)))
 	default:
 		list := servers.Value.Elems
@@ -223,7 +223,7 @@ func (e *editor) add(ed Edit) (*Change, error) {
 			st, ok = e.entryStyle(list[i])
 		}
 		if !ok {
-			st, _ = e.freshStyle(servers.KeyPos)
+			st, _ = e.freshStyle(servers.KeyPos())
 		}
 		sep := "," + string(e.body[servers.Value.Start+1:list[0].Start])
 		if n >= 2 {
@@ -247,7 +247,7 @@ func jsonMembers(ed Edit) ([]node.Member, *Change) {
 		return nil, refuse(*d)
 	}
 	if n.Kind != node.Object {
-		return nil, refuse(rules.CbEntryInvalid.ErrorAt(n.Pos,
+		return nil, refuse(rules.CbEntryInvalid.ErrorAt(n.Pos(),
 			"the JSON must be an object, not "+node.Describe(n),
 			`write {"transport": "sse", "url": "https://…"}`))
 	}
@@ -258,7 +258,7 @@ func jsonMembers(ed Edit) ([]node.Member, *Change) {
 			continue
 		}
 		if m.Value.Kind != node.String || m.Value.Text != ed.Name {
-			return nil, refuse(rules.CbNameInvalid.ErrorAt(m.Value.Pos,
+			return nil, refuse(rules.CbNameInvalid.ErrorAt(m.Value.Pos(),
 				fmt.Sprintf("the JSON names the server %s, the command %q", describeName(m.Value), ed.Name),
 				`leave "name" out of the JSON, or make it the NAME of the command`))
 		}
@@ -286,13 +286,13 @@ func (e *editor) insertMember(obj *node.Node, key, valueText, colon string) {
 	if c, ok := e.colonOf(last); ok {
 		colon = c
 	}
-	open := string(e.body[obj.Start+1 : e.offset(obj.Members[0].KeyPos)])
+	open := string(e.body[obj.Start+1 : e.offset(obj.Members[0].KeyPos())])
 	sep := "," + open
 	if !blank(open) || !strings.Contains(open, "\n") {
 		sep = "," + strings.TrimLeft(commaAfter(colon), ",")
 	}
 	if n >= 2 {
-		if s := string(e.body[obj.Members[n-2].Value.End:e.offset(last.KeyPos)]); strings.Trim(s, " \t\r\n") == "," {
+		if s := string(e.body[obj.Members[n-2].Value.End:e.offset(last.KeyPos())]); strings.Trim(s, " \t\r\n") == "," {
 			sep = s
 		}
 	}

@@ -32,7 +32,7 @@ func (c *converter) remote(s *source, e *entry, subject, transport string) bool 
 	}
 	templated := strings.HasPrefix(raw, "${") && c.opts.To == Volcanic // guidance only: the user fills it in
 	if scheme == "" && !templated {
-		c.fail(u.Pos, CodeShape, fmt.Sprintf("%s: url must be an absolute http(s) or ws(s) URL", subject), `write "url": "https://mcp.example.com/mcp"`)
+		c.fail(u.Pos(), CodeShape, fmt.Sprintf("%s: url must be an absolute http(s) or ws(s) URL", subject), `write "url": "https://mcp.example.com/mcp"`)
 		return false
 	}
 	shown, hidden := displayURL(raw)
@@ -42,7 +42,7 @@ func (c *converter) remote(s *source, e *entry, subject, transport string) bool 
 	}
 	for _, key := range []string{"command", "args", "env", "cwd"} {
 		if m := s.n.Member(key); m != nil {
-			c.warn(m.KeyPos, CodeFieldDropped, fmt.Sprintf("%s: %s is not imported: a remote server is not started", subject, key), "")
+			c.warn(m.KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: %s is not imported: a remote server is not started", subject, key), "")
 		}
 	}
 	var headers []node.Member
@@ -191,7 +191,7 @@ func (c *converter) remoteName(name string) string {
 // craftbotRemote makes an sse or websocket entry.
 func (c *converter) craftbotRemote(s *source, e *entry, u *node.Node, subject, transport, scheme, raw string, hidden bool, headers []node.Member) bool {
 	if hasTemplates(c.split(raw)) {
-		c.fail(u.Pos, CodeTemplateUnsupported, fmt.Sprintf("%s: url holds a ${…}; CraftBot expands no variables", subject), "write the URL itself")
+		c.fail(u.Pos(), CodeTemplateUnsupported, fmt.Sprintf("%s: url holds a ${…}; CraftBot expands no variables", subject), "write the URL itself")
 		return false
 	}
 	switch {
@@ -209,11 +209,11 @@ func (c *converter) craftbotRemote(s *source, e *entry, u *node.Node, subject, t
 		for _, h := range headers {
 			names = append(names, h.Key)
 		}
-		c.warn(s.n.Member("headers").KeyPos, CodeFieldDropped, fmt.Sprintf("%s: headers are not imported (%s): CraftBot's entries have no headers", subject, strings.Join(names, ", ")),
+		c.warn(s.n.Member("headers").KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: headers are not imported (%s): CraftBot's entries have no headers", subject, strings.Join(names, ", ")),
 			"if the server accepts its key another way, write it into the url; otherwise CraftBot cannot authenticate to it")
 	}
 	if hidden {
-		c.warn(u.Pos, CodeSecret, fmt.Sprintf("%s: the url has user info, a query or a fragment, which may hold a key; it is copied as it is", subject),
+		c.warn(u.Pos(), CodeSecret, fmt.Sprintf("%s: the url has user info, a query or a fragment, which may hold a key; it is copied as it is", subject),
 			"keep mcp_config.json on a machine you control and out of version control")
 	}
 	e.url = raw

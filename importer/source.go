@@ -69,7 +69,7 @@ func (c *converter) serversKey() string {
 // counts once, at its last definition, as JSON.parse reads it.
 func (c *converter) readSource(root *node.Node) []*source {
 	if root.Kind != node.Object {
-		c.fail(root.Pos, CodeShape, fmt.Sprintf("a %s MCP configuration is a JSON object, not %s", clientName(c.opts.From), node.Describe(root)),
+		c.fail(root.Pos(), CodeShape, fmt.Sprintf("a %s MCP configuration is a JSON object, not %s", clientName(c.opts.From), node.Describe(root)),
 			fmt.Sprintf(`write {"%s": {"name": {"command": …}}}`, c.serversKey()))
 		return nil
 	}
@@ -88,29 +88,29 @@ func (c *converter) readSource(root *node.Node) []*source {
 		return nil
 	}
 	if m.Value.Kind != node.Object {
-		c.fail(m.Value.Pos, CodeShape, fmt.Sprintf("%q must be an object of servers by name, not %s", key, node.Describe(m.Value)),
+		c.fail(m.Value.Pos(), CodeShape, fmt.Sprintf("%q must be an object of servers by name, not %s", key, node.Describe(m.Value)),
 			fmt.Sprintf(`write "%s": {"name": {"command": …}}`, key))
 		return nil
 	}
 	if len(m.Value.Members) == 0 {
-		c.warn(m.KeyPos, CodeNoServers, fmt.Sprintf("%q defines no server; the output has none", key), "")
+		c.warn(m.KeyPos(), CodeNoServers, fmt.Sprintf("%q defines no server; the output has none", key), "")
 	}
 	var out []*source
 	at := map[string]int{}
 	for _, sm := range m.Value.Members {
 		if i, ok := at[sm.Key]; ok {
 			prev := out[i]
-			c.warn(sm.KeyPos, CodeDuplicate, fmt.Sprintf("server %q is defined again here; %s reads the last definition, so the one at line %d is not imported",
+			c.warn(sm.KeyPos(), CodeDuplicate, fmt.Sprintf("server %q is defined again here; %s reads the last definition, so the one at line %d is not imported",
 				sm.Key, clientName(c.opts.From), prev.namePos.Line), "remove one of the two definitions")
 			out[i] = nil
 		}
 		if sm.Value.Kind != node.Object {
-			c.fail(sm.Value.Pos, CodeShape, fmt.Sprintf("server %q must be an object, not %s", sm.Key, node.Describe(sm.Value)),
+			c.fail(sm.Value.Pos(), CodeShape, fmt.Sprintf("server %q must be an object, not %s", sm.Key, node.Describe(sm.Value)),
 				`write {"command": "npx", "args": […]}`)
 			continue
 		}
 		at[sm.Key] = len(out)
-		out = append(out, &source{name: sm.Key, namePos: sm.KeyPos, n: sm.Value})
+		out = append(out, &source{name: sm.Key, namePos: sm.KeyPos(), n: sm.Value})
 	}
 	kept := out[:0]
 	for _, s := range out {
@@ -129,11 +129,11 @@ func (c *converter) missingServers(root *node.Node, key string) {
 		other, hint = "mcpServers", "--from claude-desktop, cursor or claude-code"
 	}
 	if m := root.Member(other); m != nil {
-		c.fail(m.KeyPos, CodeShape, fmt.Sprintf("%s keeps its servers under %q; this file has %q instead", clientName(c.opts.From), key, other),
+		c.fail(m.KeyPos(), CodeShape, fmt.Sprintf("%s keeps its servers under %q; this file has %q instead", clientName(c.opts.From), key, other),
 			"this looks like another client's file: try "+hint)
 		return
 	}
-	c.warn(root.Pos, CodeNoServers, fmt.Sprintf("no %q in this file: it defines no server, and the output has none", key),
+	c.warn(root.Pos(), CodeNoServers, fmt.Sprintf("no %q in this file: it defines no server, and the output has none", key),
 		fmt.Sprintf("is this the %s MCP configuration? It holds {\"%s\": {…}}", clientName(c.opts.From), key))
 }
 
@@ -144,13 +144,13 @@ func (c *converter) readInputs(n *node.Node) {
 		return
 	}
 	if n.Kind != node.Array {
-		c.warn(n.Pos, CodeShape, fmt.Sprintf(`"inputs" must be a list, not %s; it is ignored`, node.Describe(n)), "")
+		c.warn(n.Pos(), CodeShape, fmt.Sprintf(`"inputs" must be a list, not %s; it is ignored`, node.Describe(n)), "")
 		return
 	}
 	for _, e := range n.Elems {
 		id := e.Get("id")
 		if e.Kind != node.Object || id == nil || id.Kind != node.String {
-			c.warn(e.Pos, CodeShape, `an entry of "inputs" without a string "id" is ignored`, `write {"type": "promptString", "id": "api-key", "description": "…", "password": true}`)
+			c.warn(e.Pos(), CodeShape, `an entry of "inputs" without a string "id" is ignored`, `write {"type": "promptString", "id": "api-key", "description": "…", "password": true}`)
 			continue
 		}
 		in := input{}

@@ -133,7 +133,7 @@ func Parse(file string, data []byte) (*Deployment, []diag.Diagnostic) {
 	}
 	v, err := schema.Acquire()
 	if err != nil {
-		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos, err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos(), err.Error(), "")}
 	}
 	ds = v.Check(schema.Deployment, root, "", nil)
 	schema.Release(v)
@@ -146,11 +146,11 @@ func Parse(file string, data []byte) (*Deployment, []diag.Diagnostic) {
 	}
 	raw, err := json.Marshal(toAny(root))
 	if err != nil {
-		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos, err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos(), err.Error(), "")}
 	}
 	d := &Deployment{File: file, Dir: filepath.Dir(file), root: root}
 	if err := json.Unmarshal(raw, d); err != nil {
-		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos, "the deployment does not decode: "+err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos(), "the deployment does not decode: "+err.Error(), "")}
 	}
 	ds = append(ds, d.checkIgnores()...)
 	diag.Sort(ds)
@@ -179,14 +179,14 @@ func (d *Deployment) CheckRules(known []string) []diag.Diagnostic {
 	if m := d.root.Member("rules"); m != nil {
 		for _, r := range m.Value.Members {
 			if !isKnown[r.Key] {
-				unknown(r.KeyPos, r.Key)
+				unknown(r.KeyPos(), r.Key)
 			}
 		}
 	}
 	if m := d.root.Member("ignores"); m != nil {
 		for i, e := range m.Value.Elems {
 			if !isKnown[d.Ignores[i].Rule] {
-				unknown(e.Get("rule").Pos, d.Ignores[i].Rule)
+				unknown(e.Get("rule").Pos(), d.Ignores[i].Rule)
 			}
 		}
 	}
@@ -199,14 +199,14 @@ func (d *Deployment) checkIgnores() []diag.Diagnostic {
 	var ds []diag.Diagnostic
 	if m := d.root.Member("ignores"); m != nil {
 		for i, e := range m.Value.Elems {
-			d.Ignores[i].Pos = e.Pos
+			d.Ignores[i].Pos = e.Pos()
 			ig := d.Ignores[i]
 			if ig.Reason == "" || len([]rune(ig.Reason)) < 3 {
-				ds = append(ds, rules.DeploymentInvalid.At(e.Get("reason").Pos,
+				ds = append(ds, rules.DeploymentInvalid.At(e.Get("reason").Pos(),
 					"an ignore needs a reason: why the finding does not apply here", `reason: "the image pins the package by digest"`))
 			}
 			if !doublestar.ValidatePattern(ig.Path) {
-				ds = append(ds, rules.DeploymentInvalid.At(e.Get("path").Pos,
+				ds = append(ds, rules.DeploymentInvalid.At(e.Get("path").Pos(),
 					fmt.Sprintf("path %q is not a valid glob", ig.Path), `path: "**/appsettings*.json"`))
 			}
 		}

@@ -3,8 +3,6 @@ package node
 import (
 	"bytes"
 	"encoding/json"
-
-	"github.com/mcpc-dev/mcpc/diag"
 )
 
 // build turns data, which json.Valid accepts, into Nodes: the tree that
@@ -56,9 +54,9 @@ func (b *builder) value() *Node {
 
 // valueAt builds the value that starts at start.
 func (b *builder) valueAt(start int) *Node {
-	pos := b.ix.Pos(start)
+	pos := b.ix.Loc(start)
 	if start >= len(b.data) {
-		return &Node{Kind: Null, Pos: pos} // cannot happen: data is valid
+		return &Node{Kind: Null, Loc: pos} // cannot happen: data is valid
 	}
 	switch b.data[start] {
 	case '{':
@@ -66,28 +64,28 @@ func (b *builder) valueAt(start int) *Node {
 	case '[':
 		return b.array(pos)
 	case '"':
-		return &Node{Kind: String, Pos: pos, Text: b.str(), TextOffset: 1}
+		return &Node{Kind: String, Loc: pos, Text: b.str(), TextOffset: 1}
 	case 't':
 		b.off += len("true")
-		return &Node{Kind: Bool, Pos: pos, Bool: true}
+		return &Node{Kind: Bool, Loc: pos, Bool: true}
 	case 'f':
 		b.off += len("false")
-		return &Node{Kind: Bool, Pos: pos}
+		return &Node{Kind: Bool, Loc: pos}
 	case 'n':
 		b.off += len("null")
-		return &Node{Kind: Null, Pos: pos}
+		return &Node{Kind: Null, Loc: pos}
 	}
 	for b.off < len(b.data) && isNumberByte(b.data[b.off]) {
 		b.off++
 	}
-	return &Node{Kind: Number, Pos: pos, Text: string(b.data[start:b.off])}
+	return &Node{Kind: Number, Loc: pos, Text: string(b.data[start:b.off])}
 }
 
 func isNumberByte(c byte) bool {
 	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
-func (b *builder) object(pos diag.Pos) *Node {
+func (b *builder) object(pos Loc) *Node {
 	b.off++ // {
 	base := len(b.members)
 	for {
@@ -100,21 +98,21 @@ func (b *builder) object(pos diag.Pos) *Node {
 			b.off++
 			b.space()
 		}
-		keyPos := b.ix.Pos(b.off)
+		keyPos := b.ix.Loc(b.off)
 		key := b.key()
 		b.space()
 		b.off++ // :
 		v := b.value()
-		b.members = append(b.members, Member{Key: key, KeyPos: keyPos, Value: v})
+		b.members = append(b.members, Member{Key: key, KeyLoc: keyPos, Value: v})
 	}
-	n := &Node{Kind: Object, Pos: pos, Members: make([]Member, len(b.members)-base)}
+	n := &Node{Kind: Object, Loc: pos, Members: make([]Member, len(b.members)-base)}
 	copy(n.Members, b.members[base:])
 	clear(b.members[base:])
 	b.members = b.members[:base]
 	return n
 }
 
-func (b *builder) array(pos diag.Pos) *Node {
+func (b *builder) array(pos Loc) *Node {
 	b.off++ // [
 	base := len(b.elems)
 	for {
@@ -128,7 +126,7 @@ func (b *builder) array(pos diag.Pos) *Node {
 		}
 		b.elems = append(b.elems, b.value())
 	}
-	n := &Node{Kind: Array, Pos: pos, Elems: make([]*Node, len(b.elems)-base)}
+	n := &Node{Kind: Array, Loc: pos, Elems: make([]*Node, len(b.elems)-base)}
 	copy(n.Elems, b.elems[base:])
 	clear(b.elems[base:])
 	b.elems = b.elems[:base]

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unique"
 
 	"github.com/tailscale/hujson"
 
@@ -30,6 +31,7 @@ const MaxDepth = 100
 // for each of its values made positions quadratic in the file's size.
 type LineIndex struct {
 	file   string
+	handle unique.Handle[string] // file, interned once for every Loc
 	data   []byte
 	starts []int
 	// marks[i] is the first character boundary at or after byte
@@ -62,7 +64,7 @@ func NewLineIndex(file string, data []byte) *LineIndex {
 			ascii = false
 		}
 	}
-	ix := &LineIndex{file: file, data: data, starts: starts}
+	ix := &LineIndex{file: file, handle: fileHandle(file), data: data, starts: starts}
 	if !ascii {
 		ix.marks = runeMarks(data)
 	}
@@ -107,6 +109,18 @@ func (ix *LineIndex) runesBefore(off int) int {
 
 // Pos returns the position of byte offset off.
 func (ix *LineIndex) Pos(off int) diag.Pos {
+	line, col := ix.lineCol(off)
+	return diag.Pos{File: ix.file, Line: line, Column: col}
+}
+
+// Loc is Pos as a Loc, without interning the file name again.
+func (ix *LineIndex) Loc(off int) Loc {
+	line, col := ix.lineCol(off)
+	return Loc{file: ix.handle, line: int32(line), col: int32(col)}
+}
+
+// lineCol is the 1-based line and column of byte offset off.
+func (ix *LineIndex) lineCol(off int) (int, int) {
 	if off < 0 {
 		off = 0
 	}
@@ -123,7 +137,7 @@ func (ix *LineIndex) Pos(off int) diag.Pos {
 		}
 	}
 	col := ix.runesBefore(off) - ix.runesBefore(ix.starts[lo]) + 1
-	return diag.Pos{File: ix.file, Line: lo + 1, Column: col}
+	return lo + 1, col
 }
 
 // LineOffset returns the byte offset, within line n, of 1-based column col
@@ -383,23 +397,23 @@ func convert(ix *LineIndex, v *hujson.Value) *Node {
 }
 
 func convertValue(ix *LineIndex, v *hujson.Value) *Node {
-	pos := ix.Pos(v.StartOffset)
+	pos := ix.Loc(v.StartOffset)
 	switch t := v.Value.(type) {
 	case *hujson.Object:
-		n := &Node{Kind: Object, Pos: pos, Members: make([]Member, 0, len(t.Members))}
+		n := &Node{Kind: Object, Loc: pos, Members: make([]Member, 0, len(t.Members))}
 		for i := range t.Members {
 			m := &t.Members[i]
 			key, _ := m.Name.Value.(hujson.Literal)
 			n.Members = append(n.Members, Member{
 				Key:    unquote(key),
-				KeyPos: ix.Pos(m.Name.StartOffset),
+				KeyLoc: ix.Loc(m.Name.StartOffset),
 				Value:  convert(ix, &m.Value),
 			})
 			*m = hujson.ObjectMember{}
 		}
 		return n
 	case *hujson.Array:
-		n := &Node{Kind: Array, Pos: pos, Elems: make([]*Node, 0, len(t.Elements))}
+		n := &Node{Kind: Array, Loc: pos, Elems: make([]*Node, 0, len(t.Elements))}
 		for i := range t.Elements {
 			n.Elems = append(n.Elems, convert(ix, &t.Elements[i]))
 			t.Elements[i] = hujson.Value{}
@@ -408,16 +422,16 @@ func convertValue(ix *LineIndex, v *hujson.Value) *Node {
 	case hujson.Literal:
 		switch t.Kind() {
 		case 'n':
-			return &Node{Kind: Null, Pos: pos}
+			return &Node{Kind: Null, Loc: pos}
 		case 't', 'f':
-			return &Node{Kind: Bool, Pos: pos, Bool: t.Bool()}
+			return &Node{Kind: Bool, Loc: pos, Bool: t.Bool()}
 		case '"':
-			return &Node{Kind: String, Pos: pos, Text: unquote(t), TextOffset: 1}
+			return &Node{Kind: String, Loc: pos, Text: unquote(t), TextOffset: 1}
 		default:
-			return &Node{Kind: Number, Pos: pos, Text: string(t)}
+			return &Node{Kind: Number, Loc: pos, Text: string(t)}
 		}
 	}
-	return &Node{Kind: Null, Pos: pos}
+	return &Node{Kind: Null, Loc: pos}
 }
 
 // DeeperThan finds the first opening bracket of the JSON text data nested

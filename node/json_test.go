@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/rules"
 )
@@ -23,12 +24,12 @@ func TestParseJSONPositions(t *testing.T) {
 		t.Fatal(d)
 	}
 	m, v := n.Lookup([]string{"a", "2", "b"})
-	if m == nil || v.Kind != Null || v.Pos.String() != "f.json:3:23" || m.KeyPos.String() != "f.json:3:18" {
-		t.Errorf("a[2].b at %v (key %v)", v.Pos, m.KeyPos)
+	if m == nil || v.Kind != Null || v.Pos().String() != "f.json:3:23" || m.KeyPos().String() != "f.json:3:18" {
+		t.Errorf("a[2].b at %v (key %v)", v.Pos(), m.KeyPos())
 	}
 	m, v = n.Lookup([]string{"ü"})
-	if v.Text != "x" || m.KeyPos.String() != "f.json:4:3" || v.Pos.String() != "f.json:4:8" {
-		t.Errorf("ü at %v, key %v", v.Pos, m.KeyPos)
+	if v.Text != "x" || m.KeyPos().String() != "f.json:4:3" || v.Pos().String() != "f.json:4:8" {
+		t.Errorf("ü at %v, key %v", v.Pos(), m.KeyPos())
 	}
 }
 
@@ -418,13 +419,32 @@ func FuzzJSONCBuildMatchesHujson(f *testing.F) {
 	})
 }
 
-// A Node stays in the 112-byte size class: a configuration keeps one per
-// value of every source for its whole compilation.
+// A Node stays in the 96-byte size class and a Member within 40 bytes: a
+// configuration keeps one per value and one per key of every source for its
+// whole compilation.
 func TestNodeSize(t *testing.T) {
-	// 96 bytes of value and position, a word for End (the byte span is
-	// what the CraftBot editor needs) and one shared by Kind, Bool,
-	// TextOffset and Start.
-	if size := unsafe.Sizeof(Node{}); size > 112 {
+	// 80 bytes of value (text, elements, members), a 16-byte Loc for its
+	// position (an interned file name and 32-bit line and column), a word
+	// for End and one shared by Kind, Bool, TextOffset and Start.
+	if size := unsafe.Sizeof(Node{}); size > 96 {
 		t.Errorf("a Node takes %d bytes", size)
+	}
+	if size := unsafe.Sizeof(Member{}); size > 40 {
+		t.Errorf("a Member takes %d bytes", size)
+	}
+}
+
+// A Loc gives back the position it was made of, the zero one included.
+func TestLocRoundTrip(t *testing.T) {
+	for _, p := range []diag.Pos{{}, {File: "a.json", Line: 1, Column: 1}, {File: "<environment>", Line: 70000, Column: 16 << 20}, {Line: 3, Column: 4}, {File: "x"}} {
+		if got := LocOf(p).Pos(); got != p {
+			t.Errorf("LocOf(%#v).Pos() = %#v", p, got)
+		}
+	}
+	ix := NewLineIndex("f.json", []byte("{\n  \"é\": 1}"))
+	for off := 0; off <= 12; off++ {
+		if got, want := ix.Loc(off).Pos(), ix.Pos(off); got != want {
+			t.Errorf("offset %d: Loc gives %v, Pos %v", off, got, want)
+		}
 	}
 }

@@ -21,16 +21,16 @@ func Read(file string, data []byte) (*Plan, []diag.Diagnostic) {
 		return nil, []diag.Diagnostic{*d}
 	}
 	if root.Kind != node.Object {
-		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos, "a plan is a JSON object, not "+node.Describe(root), "write it with mcpc plan -o FILE")}
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos(), "a plan is a JSON object, not "+node.Describe(root), "write it with mcpc plan -o FILE")}
 	}
 	if m := root.Member("planVersion"); m != nil && m.Value.Kind == node.Number && m.Value.Text != fmt.Sprint(Version) {
-		return nil, []diag.Diagnostic{rules.PlanInvalid.At(m.Value.Pos,
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(m.Value.Pos(),
 			fmt.Sprintf("planVersion %s: this mcpc reads planVersion %d", m.Value.Text, Version),
 			"compile the plan again with this mcpc (mcpc plan -o FILE)")}
 	}
 	v, err := schema.Acquire()
 	if err != nil {
-		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos, err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos(), err.Error(), "")}
 	}
 	defer schema.Release(v)
 	def := schema.PlanFile
@@ -48,12 +48,12 @@ func Read(file string, data []byte) (*Plan, []diag.Diagnostic) {
 	var p Plan
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&p); err != nil {
-		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos, "the plan does not decode: "+err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(root.Pos(), "the plan does not decode: "+err.Error(), "")}
 	}
 	want := p.Digest
 	if err := p.Seal(); err != nil || p.Digest != want {
 		m := root.Member("digest")
-		return nil, []diag.Diagnostic{rules.PlanInvalid.At(m.Value.Pos,
+		return nil, []diag.Diagnostic{rules.PlanInvalid.At(m.Value.Pos(),
 			"the digest does not match the plan's content: the file was changed after mcpc compiled it",
 			"compile the plan again (mcpc plan -o FILE) instead of editing it")}
 	}

@@ -28,10 +28,10 @@ func PlanFile(root *node.Node) Locator {
 		}
 		for n := len(keys); n > 0; n-- {
 			if _, v := root.Lookup(keys[:n]); v != nil {
-				return v.Pos
+				return v.Pos()
 			}
 		}
-		return root.Pos
+		return root.Pos()
 	}
 }
 

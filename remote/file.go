@@ -151,10 +151,10 @@ func Parse(path string, data []byte) *File {
 	}
 	hv, err := hujson.Parse(data)
 	if err != nil { // node.ParseJSON accepted it: cannot happen
-		return fail(rules.JSONSyntax.At(root.Pos, "invalid JSON: "+err.Error(), ""))
+		return fail(rules.JSONSyntax.At(root.Pos(), "invalid JSON: "+err.Error(), ""))
 	}
 	if root.Kind != node.Object {
-		return fail(rules.TypeMismatch.At(root.Pos, "servers.json must hold a JSON object {\"version\": 1, \"servers\": [...]}, not "+node.Describe(root), ""))
+		return fail(rules.TypeMismatch.At(root.Pos(), "servers.json must hold a JSON object {\"version\": 1, \"servers\": [...]}, not "+node.Describe(root), ""))
 	}
 	if ds := duplicateKeys(root, false); len(ds) > 0 {
 		f.Diagnostics = append(f.Diagnostics, ds[1:]...)
@@ -162,13 +162,13 @@ func Parse(path string, data []byte) *File {
 	}
 	v, verr := schema.Acquire()
 	if verr != nil {
-		return fail(rules.TypeMismatch.At(root.Pos, "internal: "+verr.Error(), ""))
+		return fail(rules.TypeMismatch.At(root.Pos(), "internal: "+verr.Error(), ""))
 	}
 	defer schema.Release(v)
 
 	var fatal []diag.Diagnostic
 	for _, d := range v.Check(defFile, shallow(root), "servers.json", schema.DefaultNaming) {
-		if d.Severity == diag.Error && (d.Pos() == root.Pos || topLevel(root, d.Pos())) {
+		if d.Severity == diag.Error && (d.Pos() == root.Pos() || topLevel(root, d.Pos())) {
 			fatal = append(fatal, d)
 		} else {
 			f.Diagnostics = append(f.Diagnostics, d)
@@ -193,7 +193,7 @@ func Parse(path string, data []byte) *File {
 
 	firstByName := map[string]*Entry{}
 	for i, el := range servers.Elems {
-		e := &Entry{Index: i, Pos: el.Pos, NamePos: el.Pos, SealedPos: el.Pos, start: elems[i].StartOffset, end: elems[i].EndOffset}
+		e := &Entry{Index: i, Pos: el.Pos(), NamePos: el.Pos(), SealedPos: el.Pos(), start: elems[i].StartOffset, end: elems[i].EndOffset}
 		f.Entries = append(f.Entries, e)
 		ds := f.checkEntry(v, e, el)
 		for _, d := range ds {
@@ -222,7 +222,7 @@ func Parse(path string, data []byte) *File {
 // servers) rather than inside an element of servers.
 func topLevel(root *node.Node, pos diag.Pos) bool {
 	for _, m := range root.Members {
-		if m.KeyPos == pos || m.Value.Pos == pos {
+		if m.KeyPos() == pos || m.Value.Pos() == pos {
 			return true
 		}
 	}
@@ -245,13 +245,13 @@ func indentOf(data []byte, off int) string {
 // shallow returns root with each object element of servers emptied: the
 // file-level check looks at the list, the entries are checked one by one.
 func shallow(root *node.Node) *node.Node {
-	out := &node.Node{Kind: node.Object, Pos: root.Pos}
+	out := &node.Node{Kind: node.Object, Loc: root.Loc}
 	for _, m := range root.Members {
 		if m.Key == "servers" && m.Value.Kind == node.Array {
-			list := &node.Node{Kind: node.Array, Pos: m.Value.Pos}
+			list := &node.Node{Kind: node.Array, Loc: m.Value.Loc}
 			for _, el := range m.Value.Elems {
 				if el.Kind == node.Object {
-					el = &node.Node{Kind: node.Object, Pos: el.Pos}
+					el = &node.Node{Kind: node.Object, Loc: el.Loc}
 				}
 				list.Elems = append(list.Elems, el)
 			}
@@ -274,11 +274,11 @@ func duplicateKeys(n *node.Node, deep bool) []diag.Diagnostic {
 			seen := map[string]diag.Pos{}
 			for _, m := range n.Members {
 				if first, dup := seen[m.Key]; dup {
-					out = append(out, rules.DuplicateKey.At(m.KeyPos,
+					out = append(out, rules.DuplicateKey.At(m.KeyPos(),
 						fmt.Sprintf("key %q appears twice in this object (first at line %d, column %d)", m.Key, first.Line, first.Column),
 						"keep one of them"))
 				} else {
-					seen[m.Key] = m.KeyPos
+					seen[m.Key] = m.KeyPos()
 				}
 				if deep {
 					walk(m.Value)
@@ -316,7 +316,7 @@ func (f *File) checkEntry(v *schema.Validator, e *Entry, el *node.Node) []diag.D
 	}
 	ds := duplicateKeys(el, true)
 	if n := el.Get("name"); n != nil {
-		e.NamePos = n.Pos
+		e.NamePos = n.Pos()
 		if n.Kind == node.String {
 			e.Name = n.Text
 		}
@@ -336,29 +336,29 @@ func (f *File) checkEntry(v *schema.Validator, e *Entry, el *node.Node) []diag.D
 	e.Auth, _ = str("auth")
 	e.Sealed, sealedNode = str("sealed")
 	if sealedNode != nil {
-		e.SealedPos = sealedNode.Pos
+		e.SealedPos = sealedNode.Pos()
 	}
 	if urlNode != nil && urlNode.Kind == node.String {
-		ds = append(ds, f.checkURL(subject, e.URL, urlNode.Pos)...)
+		ds = append(ds, f.checkURL(subject, e.URL, urlNode.Pos())...)
 	}
 	if tn := el.Get("tools"); tn != nil && tn.Kind == node.Array {
 		e.Tools = []string{}
 		seen := map[string]bool{}
 		if len(tn.Elems) == 0 {
-			ds = append(ds, rules.RemoteTools.At(tn.Pos,
+			ds = append(ds, rules.RemoteTools.At(tn.Pos(),
 				subject+": tools is an empty list, so no tool of the server would be used",
 				fmt.Sprintf("write null to allow every tool, list the tools to allow, or remove the server (mcpc remote remove %s)", e.Name)))
 		}
 		for i, t := range tn.Elems {
 			if t.Kind != node.String {
-				ds = append(ds, rules.TypeMismatch.At(t.Pos, fmt.Sprintf("%s: tools[%d] must be a string, not %s", subject, i, node.Describe(t)), ""))
+				ds = append(ds, rules.TypeMismatch.At(t.Pos(), fmt.Sprintf("%s: tools[%d] must be a string, not %s", subject, i, node.Describe(t)), ""))
 				continue
 			}
 			switch {
 			case t.Text == "":
-				ds = append(ds, rules.RemoteTools.At(t.Pos, fmt.Sprintf("%s: tools[%d] is empty; a tool name is never empty", subject, i), "remove it"))
+				ds = append(ds, rules.RemoteTools.At(t.Pos(), fmt.Sprintf("%s: tools[%d] is empty; a tool name is never empty", subject, i), "remove it"))
 			case seen[t.Text]:
-				ds = append(ds, rules.RemoteTools.At(t.Pos, fmt.Sprintf("%s: tools[%d] repeats %q", subject, i, t.Text), "list each tool once"))
+				ds = append(ds, rules.RemoteTools.At(t.Pos(), fmt.Sprintf("%s: tools[%d] repeats %q", subject, i, t.Text), "list each tool once"))
 			}
 			seen[t.Text] = true
 			e.Tools = append(e.Tools, t.Text)
@@ -366,7 +366,7 @@ func (f *File) checkEntry(v *schema.Validator, e *Entry, el *node.Node) []diag.D
 	}
 	if sealedNode != nil && sealedNode.Kind == node.String {
 		if _, err := decodeSealed(e.Sealed); err != nil {
-			ds = append(ds, rules.RemoteSealed.At(sealedNode.Pos,
+			ds = append(ds, rules.RemoteSealed.At(sealedNode.Pos(),
 				fmt.Sprintf("%s: %v; the entry cannot be opened and is skipped", subject, err),
 				"sealed is written by mcpc remote add: add the server again"))
 		}
@@ -378,7 +378,7 @@ func (f *File) checkEntry(v *schema.Validator, e *Entry, el *node.Node) []diag.D
 // schema check: repeated keys are reported once, as duplicate-key.
 func firstKeys(el *node.Node) *node.Node {
 	seen := map[string]bool{}
-	out := &node.Node{Kind: node.Object, Pos: el.Pos}
+	out := &node.Node{Kind: node.Object, Loc: el.Loc}
 	for _, m := range el.Members {
 		if !seen[m.Key] {
 			seen[m.Key] = true

@@ -96,7 +96,7 @@ func nodeOf(v cue.Value, path, file string, at positions) (*node.Node, error) {
 	if pos.Line == 0 {
 		pos = diag.Pos{File: file, Line: 1, Column: 1}
 	}
-	n := &node.Node{Pos: pos}
+	n := &node.Node{Loc: node.LocOf(pos)}
 	switch v.Kind() {
 	case cue.StructKind:
 		n.Kind = node.Object
@@ -112,9 +112,9 @@ func nodeOf(v cue.Value, path, file string, at positions) (*node.Node, error) {
 			}
 			keyPos, ok := at.labels[path+"\x00"+key]
 			if !ok {
-				keyPos = child.Pos
+				keyPos = child.Pos()
 			}
-			n.Members = append(n.Members, node.Member{Key: key, KeyPos: keyPos, Value: child})
+			n.Members = append(n.Members, node.Member{Key: key, KeyLoc: node.LocOf(keyPos), Value: child})
 		}
 	case cue.ListKind:
 		n.Kind = node.Array

@@ -16,11 +16,11 @@ func TestParseCUE(t *testing.T) {
 		t.Fatal(ds)
 	}
 	m := n.Member("sources")
-	if m == nil || m.KeyPos.Line != 4 || m.KeyPos.Column != 1 {
+	if m == nil || m.KeyPos().Line != 4 || m.KeyPos().Column != 1 {
 		t.Fatalf("sources key at %+v", m)
 	}
 	_, app := n.Lookup([]string{"sources", "appsettings", "0"})
-	if app == nil || app.Text != "conf/appsettings.json" || app.Pos.Line != 5 {
+	if app == nil || app.Text != "conf/appsettings.json" || app.Pos().Line != 5 {
 		t.Fatalf("appsettings[0] = %+v", app)
 	}
 	if n.Member("_dir") != nil {

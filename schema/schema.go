@@ -272,9 +272,9 @@ func dataPath(path []string) []string {
 
 func (v *Validator) explain(def string, data *node.Node, path []string, subject string, name Naming, e cueerrors.Error) diag.Diagnostic {
 	member, value := data.Lookup(path)
-	pos := data.Pos
+	pos := data.Pos()
 	if value != nil {
-		pos = value.Pos
+		pos = value.Pos()
 	}
 	prefix := subject
 	if prefix != "" {
@@ -284,7 +284,7 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 	if !known && len(path) > 0 {
 		// A field the schema does not declare.
 		if member != nil {
-			pos = member.KeyPos
+			pos = member.KeyPos()
 		}
 		parentPath := path[:len(path)-1]
 		last := path[len(path)-1]
@@ -300,7 +300,7 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 	if value == nil && len(path) > 0 {
 		if parent, ok := v.lookup(def, path[:len(path)-1]); ok && parent.Exists() {
 			if _, pv := data.Lookup(path[:len(path)-1]); pv != nil {
-				pos = pv.Pos
+				pos = pv.Pos()
 			}
 		}
 		return rules.TypeMismatch.At(pos, fmt.Sprintf("%s%s is missing (%s)", prefix, shown, describeKind(want)), "")

@@ -179,7 +179,7 @@ func Read(path string, data []byte, v *schema.Validator) (*File, []diag.Diagnost
 		return nil, []diag.Diagnostic{*d}
 	}
 	if m := root.Member("lockVersion"); m != nil && m.Value.Kind == node.Number && m.Value.Text != fmt.Sprint(Version) {
-		return nil, []diag.Diagnostic{rules.LockInvalid.At(m.Value.Pos,
+		return nil, []diag.Diagnostic{rules.LockInvalid.At(m.Value.Pos(),
 			fmt.Sprintf("lockVersion %s: this mcpc reads lockVersion %d", m.Value.Text, Version), "write the lock again: mcpc tools --lock FILE")}
 	}
 	ds := v.Check(schema.LockFile, root, "lock", nil)
@@ -192,13 +192,13 @@ func Read(path string, data []byte, v *schema.Validator) (*File, []diag.Diagnost
 	}
 	var l Lock
 	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, []diag.Diagnostic{rules.LockInvalid.At(root.Pos, "the lock does not decode: "+err.Error(), "")}
+		return nil, []diag.Diagnostic{rules.LockInvalid.At(root.Pos(), "the lock does not decode: "+err.Error(), "")}
 	}
 	seen := map[string]bool{}
 	for i, s := range l.Servers {
 		if seen[s.Name] {
 			_, n := root.Lookup([]string{"servers", fmt.Sprint(i), "name"})
-			return nil, []diag.Diagnostic{rules.LockInvalid.At(n.Pos, fmt.Sprintf("server %q is locked twice", s.Name), "write the lock again: mcpc tools --lock FILE")}
+			return nil, []diag.Diagnostic{rules.LockInvalid.At(n.Pos(), fmt.Sprintf("server %q is locked twice", s.Name), "write the lock again: mcpc tools --lock FILE")}
 		}
 		seen[s.Name] = true
 	}
@@ -214,11 +214,11 @@ func (f *File) pos(path ...any) diag.Pos {
 	}
 	for len(p) > 0 {
 		if _, n := f.root.Lookup(p); n != nil {
-			return n.Pos
+			return n.Pos()
 		}
 		p = p[:len(p)-1]
 	}
-	return f.root.Pos
+	return f.root.Pos()
 }
 
 // Check compares the lock with a new lock of what discovery saw now. Servers
