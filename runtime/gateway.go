@@ -216,9 +216,6 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 			if done := g.work(gc, req); done != nil {
 				defer done()
 			}
-			if method == "initialize" {
-				gc.chat.startForSession() // early.go
-			}
 			if method == "tools/call" {
 				// The chat's process starts alongside the discovery (early.go).
 				var settle func()
