@@ -205,36 +205,9 @@ func runAction(c *ucli.Context) error {
 		return runCraftbot(c, planFile, data, p, stdio, addr, limits, minLevel, deny)
 	}
 
-	// The host environment, as for mcpc plan.
-	env, files, ds, err := loadHostEnv(c, deny)
+	hostEnv, token, mcpToken, err := gatewayEnv(c, deny)
 	if err != nil {
 		return err
-	}
-	if len(ds) > 0 {
-		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, files, nil); err != nil {
-			return err
-		}
-		if errs, _, _ := diag.Count(ds); errs > 0 {
-			return &exitError{code: ExitProblems, msg: "nothing started: fix the host environment above"}
-		}
-	}
-	hostEnv := runtime.HostEnv{Vars: map[string]string{}, Deny: deny}
-	for _, name := range env.Names() {
-		hostEnv.Vars[name] = env.Value(name)
-	}
-
-	// The gateway's own credentials: no server inherits them, whatever
-	// their names (the deny-list knows only the usual secret names).
-	token, err := takeToken(c, "admin-token-env", hostEnv.Vars)
-	if err != nil {
-		return err
-	}
-	mcpToken, err := takeToken(c, "mcp-token-env", hostEnv.Vars)
-	if err != nil {
-		return err
-	}
-	if token != "" && token == mcpToken {
-		return usageError("--admin-token-env and --mcp-token-env hold the same token: every MCP client could then use the admin endpoints; give each its own")
 	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
 	logw.printf("%s\n", playwrightLine(p))
@@ -669,4 +642,37 @@ func playwrightLine(p *plan.Plan) string {
 		return fmt.Sprintf("MCP: playwright enabled (%s, %s)", mode, browser)
 	}
 	return "MCP: playwright disabled (set PLAYWRIGHT_ENABLED=true)"
+}
+
+// gatewayEnv reads the host environment as mcpc plan does (its problems
+// printed; an error stops the gateway) and takes the gateway's own
+// credentials out of it: no server inherits them, whatever their names
+// (the deny-list knows only the usual secret names).
+func gatewayEnv(c *ucli.Context, deny *denylist.List) (hostEnv runtime.HostEnv, token, mcpToken string, err error) {
+	env, files, ds, err := loadHostEnv(c, deny)
+	if err != nil {
+		return hostEnv, "", "", err
+	}
+	if len(ds) > 0 {
+		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, files, nil); err != nil {
+			return hostEnv, "", "", err
+		}
+		if errs, _, _ := diag.Count(ds); errs > 0 {
+			return hostEnv, "", "", &exitError{code: ExitProblems, msg: "nothing started: fix the host environment above"}
+		}
+	}
+	hostEnv = runtime.HostEnv{Vars: map[string]string{}, Deny: deny}
+	for _, name := range env.Names() {
+		hostEnv.Vars[name] = env.Value(name)
+	}
+	if token, err = takeToken(c, "admin-token-env", hostEnv.Vars); err != nil {
+		return hostEnv, "", "", err
+	}
+	if mcpToken, err = takeToken(c, "mcp-token-env", hostEnv.Vars); err != nil {
+		return hostEnv, "", "", err
+	}
+	if token != "" && token == mcpToken {
+		return hostEnv, "", "", usageError("--admin-token-env and --mcp-token-env hold the same token: every MCP client could then use the admin endpoints; give each its own")
+	}
+	return hostEnv, token, mcpToken, nil
 }

@@ -17,7 +17,6 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/craftbot"
-	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/plan"
@@ -43,32 +42,9 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 	if err != nil {
 		return err
 	}
-	env, files, ds, err := loadHostEnv(c, deny)
+	hostEnv, token, mcpToken, err := gatewayEnv(c, deny)
 	if err != nil {
 		return err
-	}
-	if len(ds) > 0 {
-		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, files, nil); err != nil {
-			return err
-		}
-		if errs, _, _ := diag.Count(ds); errs > 0 {
-			return &exitError{code: ExitProblems, msg: "nothing started: fix the host environment above"}
-		}
-	}
-	hostEnv := runtime.HostEnv{Vars: map[string]string{}, Deny: deny}
-	for _, name := range env.Names() {
-		hostEnv.Vars[name] = env.Value(name)
-	}
-	token, err := takeToken(c, "admin-token-env", hostEnv.Vars)
-	if err != nil {
-		return err
-	}
-	mcpToken, err := takeToken(c, "mcp-token-env", hostEnv.Vars)
-	if err != nil {
-		return err
-	}
-	if token != "" && token == mcpToken {
-		return usageError("--admin-token-env and --mcp-token-env hold the same token: every MCP client could then use the admin endpoints; give each its own")
 	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
 	if addr != "" {
