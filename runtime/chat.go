@@ -114,9 +114,6 @@ type Chat struct {
 	// up is the gateway serving the chat, if any: its processes pass what
 	// they send on to its client (passthrough.go).
 	up atomic.Pointer[gatewayLink]
-	// guess is a process started when a session initialized, until the
-	// chat's first call settles it (early.go).
-	guess atomic.Pointer[earlyStart]
 }
 
 // gatewayLink is the gateway of a chat.
@@ -192,15 +189,7 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer context.AfterFunc(c.h.ctx, func() { cancel(ErrHostClosed) })()
-	ctx, settle := c.startEarly(ctx, name) // early.go
-	defer settle()
 	tool, err := c.lookup(ctx, name)
-	if err == nil {
-		err = claimEarly(ctx, tool)
-	}
-	if gerr := c.settleGuess(tool); err == nil {
-		err = gerr
-	}
 	if err != nil {
 		return nil, c.redactError(err)
 	}

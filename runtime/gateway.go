@@ -216,13 +216,6 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 			if done := g.work(gc, req); done != nil {
 				defer done()
 			}
-			if method == "tools/call" {
-				// The chat's process starts alongside the discovery (early.go).
-				var settle func()
-				ctx, settle = gc.chat.startEarly(ctx, callName(req))
-				defer settle()
-				defer gc.chat.dropGuess() // a call the SDK answered itself (unknown tool)
-			}
 			if method == "tools/list" || method == "tools/call" {
 				// Discovery runs here, on the first listing or call, shared
 				// by every chat asking at the same time.

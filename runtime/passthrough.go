@@ -836,10 +836,6 @@ func (g *Gateway) passMiddleware(gc *gatewayChat, next mcp.MethodHandler) mcp.Me
 				gc.feat.lmu.Unlock()
 				g.recap(gc, p.ProtocolVersion, p.Capabilities)
 			}
-			// The chat's process starts alongside the discovery that the
-			// instructions wait for (early.go); only now, so that it
-			// declares the capabilities and version the client just gave.
-			gc.chat.startForSession()
 			if ir, ok := res.(*mcp.InitializeResult); ok {
 				ir.Instructions = g.instructions(ctx, gc)
 			}

@@ -1,0 +1,21 @@
+package runtime
+
+// StartDiscovery starts the first discovery of every enabled server that
+// has not run yet, in the background, and returns at once: `mcpc run`
+// calls it as it starts, so that a first listing or call waits for less.
+// A server whose discovery ran already is left alone (a failed one is
+// retried by the next listing, once its time has come).
+//
+// A chat's process still starts only when its first call knows its tool's
+// server (SPEC §4): starting it alongside the discovery, on a guess, was
+// tried and withdrawn (docs/decisions.md, "Early start withdrawn").
+func (h *Host) StartDiscovery() {
+	if h.isClosed() {
+		return
+	}
+	for _, s := range h.servers() {
+		if s.cfg.Enabled {
+			s.ensure()
+		}
+	}
+}
