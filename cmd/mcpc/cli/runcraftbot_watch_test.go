@@ -45,6 +45,21 @@ func sortedToolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return names
 }
 
+// connectedToolNames lists the tools once auto_connect has connected n
+// servers' worth of them: the servers connect in the background, and each
+// one's tools arrive with notifications/tools/list_changed (changed), so a
+// short list waits for the next notification, never for a time.
+func connectedToolNames(t *testing.T, cs *mcp.ClientSession, changed <-chan struct{}, n int) []string {
+	t.Helper()
+	for {
+		got := sortedToolNames(t, cs)
+		if len(got) >= n {
+			return got
+		}
+		<-changed
+	}
+}
+
 func drain(ch <-chan struct{}) {
 	select {
 	case <-ch:
@@ -78,7 +93,7 @@ func TestRunWatchCraftbotConfigEdits(t *testing.T) {
 	reloads := make(chan error, 10)
 	cs, wait := runStdioWatching(t, changed, reloads, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env", "--env", marker)
 	all := []string{"mcp_one_echo", "mcp_one_env-sha256", "mcp_two_echo"}
-	if got := sortedToolNames(t, cs); !slices.Equal(got, all) {
+	if got := connectedToolNames(t, cs, changed, len(all)); !slices.Equal(got, all) {
 		t.Fatalf("tools %v, want %v", got, all)
 	}
 	if got, want := callText(t, cs, "mcp_one_env-sha256", map[string]any{"name": "VAL"}), sha256Text(runCanary+"-first"); got != want {
@@ -175,7 +190,7 @@ func TestRunWatchCraftbotStormAppliesOnce(t *testing.T) {
 	t.Cleanup(func() { testHookReloaded = nil })
 	changed := make(chan struct{}, 1)
 	cs, wait := runStdioWatchingHooked(t, changed, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env", "--env", marker)
-	if got := sortedToolNames(t, cs); !slices.Equal(got, []string{"mcp_one_echo", "mcp_one_env-sha256", "mcp_two_echo"}) {
+	if got := connectedToolNames(t, cs, changed, 3); !slices.Equal(got, []string{"mcp_one_echo", "mcp_one_env-sha256", "mcp_two_echo"}) {
 		t.Fatalf("tools %v", got)
 	}
 	data, err := os.ReadFile(cfg)
@@ -236,7 +251,7 @@ func TestRunWatchCraftbotPlanFileEdit(t *testing.T) {
 	reloads := make(chan error, 10)
 	cs, wait := runStdioWatching(t, changed, reloads, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env", "--env", marker)
 	all := []string{"mcp_one_echo", "mcp_one_env-sha256", "mcp_two_echo"}
-	if got := sortedToolNames(t, cs); !slices.Equal(got, all) {
+	if got := connectedToolNames(t, cs, changed, len(all)); !slices.Equal(got, all) {
 		t.Fatalf("tools %v, want %v", got, all)
 	}
 	drain(changed)
