@@ -483,7 +483,8 @@ func (g *Gateway) relistTools(ctx context.Context, gc *gatewayChat, server strin
 	g.h.rebuildTable()
 }
 
-// afterStart gives a new process what the chat's client set: the logging
+// afterStart gives a new process, or a new remote connection (server is
+// the chat's server key), what the chat's client set: the logging
 // level and the resource subscriptions.
 func (g *Gateway) afterStart(ctx context.Context, gc *gatewayChat, server string, cs *mcp.ClientSession) {
 	caps := cs.InitializeResult().Capabilities

@@ -242,24 +242,8 @@ func (g *Gateway) remoteConnected(gc *gatewayChat, server string, cs *mcp.Client
 	key := remoteKey(server)
 	ctx, cancel := context.WithTimeout(g.h.ctx, DefaultCallTimeout)
 	defer cancel()
+	g.afterStart(ctx, gc, key, cs) // as a new process gets them
 	f := gc.feat
-	f.lmu.Lock()
-	level := f.level
-	var subs []string
-	for uri := range f.subs {
-		subs = append(subs, uri)
-	}
-	f.lmu.Unlock()
-	if level != "" && caps.Logging != nil {
-		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
-	}
-	if caps.Resources != nil && caps.Resources.Subscribe {
-		for _, uri := range subs {
-			if gc.ownerOf(uri) == key {
-				_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-			}
-		}
-	}
 	f.mu.Lock()
 	listed := f.listed
 	f.mu.Unlock()
