@@ -186,7 +186,7 @@ func TestGatewayPassesRemoteServers(t *testing.T) {
 			slices.Contains(resourceNames(t, cs), "test://dynamic conf__dynamic")
 	})
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "conf__dynamic_tool"}); err != nil || resultText(res) != "dynamic" {
-		t.Errorf("conf__dynamic_tool: %v %v", err, res)
+		t.Errorf("conf__dynamic_tool: %v %v %q", err, res, resultText(res))
 	}
 }
 

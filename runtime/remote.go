@@ -59,8 +59,7 @@ type chatRemote struct {
 	disabled string
 
 	mu       sync.Mutex
-	seq      uint64 // listings started
-	applied  uint64 // the listing whose tools are in use
+	applied  uint64 // the RemoteListing.Seq whose tools are in use
 	gen      uint64 // bumped whenever tools change
 	tools    []*Tool
 	byName   map[string]*Tool
@@ -194,10 +193,6 @@ func (r *chatRemote) refresh(ctx context.Context, table *toolTable) error {
 	taken := func(name string) bool {
 		return table.byName[name] != nil || slices.Contains(builtins, name)
 	}
-	r.mu.Lock()
-	r.seq++
-	seq := r.seq
-	r.mu.Unlock()
 	l, err := r.m.List(ctx, taken)
 	if l == nil {
 		if h.isClosed() {
@@ -209,23 +204,23 @@ func (r *chatRemote) refresh(ctx context.Context, table *toolTable) error {
 	if err != nil {
 		return err
 	}
-	r.apply(seq, l)
+	r.apply(l)
 	r.logListing(l)
 	return nil
 }
 
-// apply makes the tools of listing seq the chat's remote tools, unless a
-// later listing was applied already. A tool whose definition did not change
+// apply makes the tools of the listing the chat's remote tools, unless a
+// later listing (RemoteListing.Seq) was applied already, as Call does. A tool whose definition did not change
 // keeps its *Tool, so that a gateway does not register it again (which
 // would notify the clients).
-func (r *chatRemote) apply(seq uint64, l *RemoteListing) {
+func (r *chatRemote) apply(l *RemoteListing) {
 	c := r.c
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if seq < r.applied {
+	if l.Seq < r.applied {
 		return
 	}
-	r.applied = seq
+	r.applied = l.Seq
 	r.section = l.PromptSection()
 	old := r.byName
 	list := make([]*Tool, 0, len(l.Tools))

@@ -58,6 +58,11 @@ type RemoteListing struct {
 	Warnings []RemoteWarning
 	// FileProblem is set when servers.json as a whole cannot be used.
 	FileProblem string
+	// Seq orders the listings of one set: Call uses the tools of the
+	// listing with the highest Seq, and a chat applies listings in the
+	// same order, so that what a chat offers is what Call finds even when
+	// two listings finish out of order.
+	Seq uint64
 }
 
 // RemoteServers keep one chat's connections to its remote servers (SPEC
@@ -106,8 +111,10 @@ type RemoteServers struct {
 	fileProblem string
 	secrets     map[string]bool
 	redactor    *redact.Redactor
-	tools       map[string]remoteToolRef   // visible name → server and tool, from the last listing
-	named       map[*remoteServer][]string // each server's visible names, from the last listing
+	tools       map[string]remoteToolRef   // visible name → server and tool, from the latest listing
+	named       map[*remoteServer][]string // each server's visible names, from the latest listing
+	listSeq     uint64                     // listings started
+	appliedSeq  uint64                     // the listing tools and named are from
 	locks       map[string]chan struct{}
 }
 
@@ -525,7 +532,10 @@ func (m *RemoteServers) List(ctx context.Context, taken func(name string) bool) 
 // listing names the tools of the connected servers and records them for
 // Call.
 func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool) *RemoteListing {
-	l := &RemoteListing{}
+	m.mu.Lock()
+	m.listSeq++
+	l := &RemoteListing{Seq: m.listSeq}
+	m.mu.Unlock()
 	var groups []naming.ServerTools
 	byName := map[string]*remoteServer{}
 	toolsOf := map[string]map[string]*mcp.Tool{}
@@ -590,7 +600,11 @@ func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool
 		l.Servers[i].Tools = len(named[s])
 	}
 	m.mu.Lock()
-	m.tools, m.named = refs, named
+	// A listing that started earlier but finished later must not replace
+	// a newer one's tools (see RemoteListing.Seq).
+	if l.Seq > m.appliedSeq {
+		m.tools, m.named, m.appliedSeq = refs, named, l.Seq
+	}
 	l.Skipped = append(l.Skipped, m.skipped...)
 	l.FileProblem = m.fileProblem
 	m.mu.Unlock()
