@@ -22,6 +22,7 @@ var mayImport = map[string][]string{
 	"internal/inputfile":  {},
 	"internal/term":       {},
 	"internal/atomicfile": {},
+	"internal/loopback":   {},
 
 	"rules":             {"diag"},
 	"node":              {"diag", "rules"},
@@ -33,27 +34,27 @@ var mayImport = map[string][]string{
 	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
-	"internal/transport": {"node"},
+	"internal/transport": {"internal/loopback", "node"},
 
 	"compile":  {"craftbot", "diag", "node", "rules", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"lint":     {"compile", "craftbot", "policies", "policies/denylist", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
 	"report":   {"diag", "rules"},
 	"toollock": {"diag", "node", "rules", "schema", "plan"},
-	"remote":   {"diag", "node", "rules", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/term"},
-	"runtime":  {"craftbot", "plan", "plandiff", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/transport"},
+	"remote":   {"diag", "node", "rules", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term"},
+	"runtime":  {"craftbot", "plan", "plandiff", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/loopback", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
 	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "rules", "runtime", "toollock"},
 
 	// mcpc ui: the servers page (both profiles, craftbot edits) and a gateway's.
-	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "plan", "runtime"},
+	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "internal/loopback", "plan", "runtime"},
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
 	"plandiff": {"plan"},
 	// Watching files for a reload (mcpc run --watch): fsnotify only.
 	"internal/watch": {},
 
-	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/term", "internal/transport", "internal/watch", "lint", "naming", "node", "plan",
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term", "internal/transport", "internal/watch", "lint", "naming", "node", "plan",
 		"plandiff", "policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport", "ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

@@ -11,13 +11,13 @@
 // used, and never rewritten. No header value, token or host secret is ever
 // put in a diagnostic, an error, a reason or a status.
 //
-// It imports diag, node, rules, schema, redact and internal/inputfile; never
-// naming, compile or runtime.
+// It imports diag, node, rules, schema, redact, internal/inputfile,
+// internal/atomicfile, internal/term and internal/loopback (which hosts are
+// this machine); never naming, compile or runtime.
 package remote
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -27,6 +27,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/rules"
 	"github.com/mcpc-dev/mcpc/schema"
@@ -412,7 +413,7 @@ func CheckURL(raw string) (problem, suggestion string, insecure bool) {
 			return "has a port outside 1–65535", "", false
 		}
 	}
-	return "", "", u.Scheme == "http" && !isLoopback(u.Hostname())
+	return "", "", u.Scheme == "http" && !loopback.Host(u.Hostname())
 }
 
 func (f *File) checkURL(subject, raw string, pos diag.Pos) []diag.Diagnostic {
@@ -430,17 +431,6 @@ func (f *File) checkURL(subject, raw string, pos diag.Pos) []diag.Diagnostic {
 			"use https://")}
 	}
 	return nil
-}
-
-// isLoopback reports whether host names this machine: localhost (and
-// *.localhost), 127.0.0.0/8 or ::1.
-func isLoopback(host string) bool {
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Find returns the entries named name, in file order.

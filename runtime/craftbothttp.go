@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,7 +64,7 @@ func cbAdmin(w http.ResponseWriter, r *http.Request, tok string) bool {
 			cbWriteError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token> (the token of --admin-token-env)")
 			return false
 		}
-	} else if !loopbackHost(r.Host) {
+	} else if !loopback.HostPort(r.Host) {
 		cbWriteError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name: without an admin token the admin endpoints answer loopback requests only", r.Host))
 		return false
 	}

@@ -111,7 +111,8 @@
 // (reload.go).
 //
 // It imports plan, plandiff, craftbot, naming, node, redact, remote, rules
-// (the rule ids of its warnings), policies/denylist and internal/transport
+// (the rule ids of its warnings), policies/denylist, internal/loopback (which
+// Host headers and Origins are this machine) and internal/transport
 // (the stdio connection to a server process; the runtime keeps starting,
 // reaping and killing the process; the sse and websocket clients); never
 // compile: a runtime runs a plan without the compiler (layers_test.go).

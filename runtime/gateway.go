@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/remote"
 )
 
@@ -463,7 +463,7 @@ func (g *Gateway) admin(w http.ResponseWriter, r *http.Request, method string) b
 			g.writeError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token> (the token of --admin-token-env)")
 			return false
 		}
-	} else if !loopbackHost(r.Host) {
+	} else if !loopback.HostPort(r.Host) {
 		g.writeError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name: without an admin token the admin endpoints answer loopback requests only", r.Host))
 		return false
 	}
@@ -473,20 +473,6 @@ func (g *Gateway) admin(w http.ResponseWriter, r *http.Request, method string) b
 		return false
 	}
 	return true
-}
-
-// loopbackHost reports whether a Host header names this machine's loopback.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (g *Gateway) writeJSON(w http.ResponseWriter, code int, v any) {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 )
 
@@ -176,7 +177,7 @@ func allowedOrigin(r *http.Request) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return false // "null" (a sandboxed or file page) included
 	}
-	return loopbackHost(u.Host)
+	return loopback.HostPort(u.Host)
 }
 
 // Resumable SSE streams (Streamable HTTP): every event of a chat's streams

@@ -7,6 +7,7 @@
 //
 // It imports compile (volcanic rows and their diagnostics), craftbot (rows,
 // the edits, through EditFile as mcpc config), diag, internal/inputfile,
+// internal/loopback (which Host headers and listen addresses are loopback),
 // plan and runtime (the gateway's admin client and status types).
 package ui
 
@@ -20,13 +21,13 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/runtime"
 )
 
@@ -108,7 +109,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
-	if s.opts.Token == "" && !loopbackHost(r.Host) {
+	if s.opts.Token == "" && !loopback.HostPort(r.Host) {
 		// DNS rebinding: a foreign name that resolves to 127.0.0.1.
 		s.fail(w, r, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name: without a token mcpc ui answers this machine only", r.Host))
 		return
@@ -227,27 +228,6 @@ func (s *Server) sameOriginPost(w http.ResponseWriter, r *http.Request, sess str
 		return false
 	}
 	return true
-}
-
-// loopbackHost reports whether a Host header names this machine's loopback.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// LoopbackAddr reports whether a listen address (HOST:PORT) is on loopback
-// only: a loopback IP or localhost, not every interface.
-func LoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	return err == nil && host != "" && loopbackHost(host)
 }
 
 // page is what every page's layout shows.

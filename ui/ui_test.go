@@ -459,14 +459,3 @@ func TestAccess(t *testing.T) {
 	// The Location header held no token; the request URL did, and only that.
 	tp.seen.noSecret(t, token)
 }
-
-func TestLoopbackAddr(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"127.0.0.1:8090": true, "localhost:0": true, "[::1]:80": true, "127.3.4.5:1": true,
-		":8090": false, "0.0.0.0:8090": false, "192.168.1.2:80": false, "example.com:80": false, "127.0.0.1": false,
-	} {
-		if got := LoopbackAddr(addr); got != want {
-			t.Errorf("%s: %v", addr, got)
-		}
-	}
-}

@@ -40,6 +40,7 @@
 // else; no header value and no url appears in their errors. [Insecure]
 // says when a url sends in clear text beyond the loopback interface.
 //
-// It imports node (the nesting-depth check) and no other package of mcpc;
+// It imports node (the nesting-depth check) and internal/loopback (which
+// hosts are this machine), no other package of mcpc;
 // the runtime and the CLI import it (layers_test.go).
 package transport

@@ -9,13 +9,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unicode"
+
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -355,21 +356,11 @@ func Insecure(rawURL string) (bool, string) {
 	if scheme != "ws" && scheme != "http" {
 		return false, ""
 	}
-	if loopback(u.Hostname()) {
+	if loopback.Host(u.Hostname()) {
 		return false, ""
 	}
 	secure := map[string]string{"ws": "wss", "http": "https"}[scheme]
 	return true, fmt.Sprintf("%s:// to %s sends the messages and any credential in clear text over the network; use %s://", scheme, u.Hostname(), secure)
-}
-
-// loopback reports whether host is the loopback interface: localhost or a
-// loopback address (an IPv6 zone or an IPv4-mapped form included).
-func loopback(host string) bool {
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
-		return true
-	}
-	addr, err := netip.ParseAddr(host)
-	return err == nil && addr.Unmap().WithZone("").IsLoopback()
 }
 
 // formatDuration renders a timeout as "15s", or "1.5s", "300ms".

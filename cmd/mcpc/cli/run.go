@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/naming"
 	"github.com/mcpc-dev/mcpc/plan"
@@ -570,23 +571,10 @@ func serveHTTP(ctx context.Context, addr string, host *runtime.Host, gw *runtime
 // listenWarning is the warning for an address beyond loopback without an
 // MCP token, "" otherwise.
 func listenWarning(addr string, mcpToken bool) string {
-	if mcpToken || loopbackAddr(addr) {
+	if mcpToken || loopback.ListenAddr(addr) {
 		return ""
 	}
 	return fmt.Sprintf("--http %s is reachable beyond this machine and the MCP endpoints /chats/{id}/mcp are not authenticated: anyone who reaches the port can use every server; set --mcp-token-env NAME", addr)
-}
-
-// loopbackAddr reports whether addr (host:port) names loopback only.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // checkListenAddr refuses a non-loopback address unless an admin token
@@ -596,7 +584,7 @@ func checkListenAddr(addr string, haveToken bool) error {
 	if err != nil {
 		return usageError("--http %q: expected HOST:PORT, such as 127.0.0.1:8080 (%v)", addr, err)
 	}
-	if haveToken || loopbackAddr(addr) {
+	if haveToken || loopback.ListenAddr(addr) {
 		return nil
 	}
 	shown := host

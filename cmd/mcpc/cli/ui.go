@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/ui"
 )
 
@@ -105,7 +106,7 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return opts, "", usageError("--listen %q: expected HOST:PORT, such as 127.0.0.1:8090 (%v)", addr, err)
 	}
-	if tok == "" && !ui.LoopbackAddr(addr) {
+	if tok == "" && !loopback.ListenAddr(addr) {
 		return opts, "", usageError("--listen %s: without --token-env, mcpc ui listens on loopback only; use 127.0.0.1:PORT, or put a token in a variable and pass --token-env NAME", addr)
 	}
 	co, err := optionsFromFlags(c)
