@@ -57,7 +57,7 @@ func (c *converter) convert(s *source) *entry {
 	subject := fmt.Sprintf("server %q", s.name)
 	for _, m := range s.n.Members {
 		if !knownFields[m.Key] {
-			c.warn(m.KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: field %q has no equivalent in %s; it is not imported", subject, m.Key, c.opts.To), "")
+			c.report(m.KeyPos(), FieldDropped, fmt.Sprintf("%s: field %q has no equivalent in %s; it is not imported", subject, m.Key, c.opts.To), "")
 		}
 	}
 	transport, ok := c.sourceTransport(s, subject)
@@ -87,7 +87,7 @@ func (c *converter) sourceTransport(s *source, subject string) (string, bool) {
 		return srcStdio, true
 	}
 	if t.Kind != node.String {
-		c.fail(t.Pos(), CodeShape, fmt.Sprintf("%s: type must be a string, not %s", subject, node.Describe(t)), `write "type": "stdio", "http" or "sse"`)
+		c.report(t.Pos(), Shape, fmt.Sprintf("%s: type must be a string, not %s", subject, node.Describe(t)), `write "type": "stdio", "http" or "sse"`)
 		return "", false
 	}
 	switch strings.ToLower(t.Text) {
@@ -100,7 +100,7 @@ func (c *converter) sourceTransport(s *source, subject string) (string, bool) {
 	case "ws", "websocket":
 		return srcWS, true
 	}
-	c.fail(t.Pos(), CodeShape, fmt.Sprintf("%s: type %q is not a transport %s knows", subject, clip(t.Text), clientName(c.opts.From)),
+	c.report(t.Pos(), Shape, fmt.Sprintf("%s: type %q is not a transport %s knows", subject, clip(t.Text), clientName(c.opts.From)),
 		`write "type": "stdio", "http" or "sse"`)
 	return "", false
 }
@@ -109,16 +109,16 @@ func (c *converter) sourceTransport(s *source, subject string) (string, bool) {
 func (c *converter) commonFields(s *source, e *entry, subject string) {
 	if m := s.n.Member("disabled"); m != nil {
 		if m.Value.Kind != node.Bool {
-			c.fail(m.Value.Pos(), CodeShape, fmt.Sprintf("%s: disabled must be true or false, not %s", subject, node.Describe(m.Value)), "")
+			c.report(m.Value.Pos(), Shape, fmt.Sprintf("%s: disabled must be true or false, not %s", subject, node.Describe(m.Value)), "")
 		} else if m.Value.Bool {
 			f := false
 			e.enabled = &f
-			c.info(m.KeyPos(), CodeFieldMapped, fmt.Sprintf(`%s: "disabled": true became "%s": false`, subject, c.field("enabled")))
+			c.report(m.KeyPos(), FieldMapped, fmt.Sprintf(`%s: "disabled": true became "%s": false`, subject, c.field("enabled")), "")
 		}
 	}
 	for _, key := range []string{"autoApprove", "alwaysAllow"} {
 		if m := s.n.Member(key); m != nil {
-			c.warn(m.KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: %s is not imported: %s has no list of tools that run without asking", subject, key, c.opts.To),
+			c.report(m.KeyPos(), FieldDropped, fmt.Sprintf("%s: %s is not imported: %s has no list of tools that run without asking", subject, key, c.opts.To),
 				"decide in the agent host which of the server's tools need approval")
 		}
 	}
@@ -126,7 +126,7 @@ func (c *converter) commonFields(s *source, e *entry, subject string) {
 		c.timeout(m, e, subject)
 	}
 	if m := s.n.Member("envFile"); m != nil {
-		c.warn(m.KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: envFile is not imported: %s does not read a server's variables from a file", subject, c.opts.To),
+		c.report(m.KeyPos(), FieldDropped, fmt.Sprintf("%s: envFile is not imported: %s does not read a server's variables from a file", subject, c.opts.To),
 			c.envFileAdvice())
 	}
 }
@@ -147,16 +147,16 @@ const maxTimeoutSeconds = math.MaxInt32
 func (c *converter) timeout(m *node.Member, e *entry, subject string) {
 	v := m.Value
 	if v.Kind != node.Number {
-		c.fail(v.Pos(), CodeShape, fmt.Sprintf("%s: timeout must be a number of seconds, not %s", subject, node.Describe(v)), "")
+		c.report(v.Pos(), Shape, fmt.Sprintf("%s: timeout must be a number of seconds, not %s", subject, node.Describe(v)), "")
 		return
 	}
 	if c.opts.To == Craftbot {
-		c.warn(m.KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: timeout is not imported: CraftBot has no per-server timeout", subject), "")
+		c.report(m.KeyPos(), FieldDropped, fmt.Sprintf("%s: timeout is not imported: CraftBot has no per-server timeout", subject), "")
 		return
 	}
 	f, err := strconv.ParseFloat(v.Text, 64)
 	if err != nil || f <= 0 || math.IsInf(f, 0) {
-		c.warn(v.Pos(), CodeFieldDropped, fmt.Sprintf("%s: timeout %s is not a positive number of seconds; callTimeoutSeconds keeps its default (120)", subject, clip(v.Text)), "")
+		c.report(v.Pos(), FieldDropped, fmt.Sprintf("%s: timeout %s is not a positive number of seconds; callTimeoutSeconds keeps its default (120)", subject, clip(v.Text)), "")
 		return
 	}
 	secs, how := math.Ceil(f), "seconds"
@@ -164,11 +164,11 @@ func (c *converter) timeout(m *node.Member, e *entry, subject string) {
 		secs, how = math.Ceil(f/1000), "milliseconds (a value over an hour)"
 	}
 	if secs > maxTimeoutSeconds {
-		c.warn(v.Pos(), CodeFieldDropped, fmt.Sprintf("%s: timeout %s does not fit callTimeoutSeconds; it keeps its default (120)", subject, clip(v.Text)), "")
+		c.report(v.Pos(), FieldDropped, fmt.Sprintf("%s: timeout %s does not fit callTimeoutSeconds; it keeps its default (120)", subject, clip(v.Text)), "")
 		return
 	}
 	e.callTimeout = int(secs)
-	c.info(m.KeyPos(), CodeFieldMapped, fmt.Sprintf(`%s: "timeout": %s, read as %s, became "%s": %d`, subject, clip(v.Text), how, c.field("callTimeoutSeconds"), e.callTimeout))
+	c.report(m.KeyPos(), FieldMapped, fmt.Sprintf(`%s: "timeout": %s, read as %s, became "%s": %d`, subject, clip(v.Text), how, c.field("callTimeoutSeconds"), e.callTimeout), "")
 }
 
 // field is a volcanic field's name in the output form.
@@ -184,19 +184,19 @@ func (c *converter) stdio(s *source, e *entry, subject string) bool {
 	e.transport = "stdio"
 	cmd := s.n.Get("command")
 	if cmd == nil {
-		c.fail(s.namePos, CodeShape, fmt.Sprintf("%s has no command and no url; %s cannot start it", subject, clientName(c.opts.From)),
+		c.report(s.namePos, Shape, fmt.Sprintf("%s has no command and no url; %s cannot start it", subject, clientName(c.opts.From)),
 			`add "command": "npx" (or the program that runs the server)`)
 		return false
 	}
 	if text, ok := c.stringValue(cmd, subject, "command"); ok {
 		if strings.TrimSpace(text) == "" {
-			c.fail(cmd.Pos(), CodeShape, fmt.Sprintf("%s has an empty command", subject), `write "command": "npx" (or the program that runs the server)`)
+			c.report(cmd.Pos(), Shape, fmt.Sprintf("%s has an empty command", subject), `write "command": "npx" (or the program that runs the server)`)
 		}
 		e.command, _ = c.convertText(cmd, text, subject, "command")
 	}
 	if a := s.n.Get("args"); a != nil {
 		if a.Kind != node.Array {
-			c.fail(a.Pos(), CodeShape, fmt.Sprintf("%s: args must be a list of strings, not %s", subject, node.Describe(a)), `write "args": ["-y", "package"]`)
+			c.report(a.Pos(), Shape, fmt.Sprintf("%s: args must be a list of strings, not %s", subject, node.Describe(a)), `write "args": ["-y", "package"]`)
 		} else {
 			for i, el := range a.Elems {
 				where := fmt.Sprintf("args[%d]", i)
@@ -209,7 +209,7 @@ func (c *converter) stdio(s *source, e *entry, subject string) bool {
 	}
 	if m := s.n.Member("cwd"); m != nil {
 		if c.opts.To == Craftbot {
-			c.warn(m.KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: cwd is not imported: CraftBot starts servers in its own working directory", subject),
+			c.report(m.KeyPos(), FieldDropped, fmt.Sprintf("%s: cwd is not imported: CraftBot starts servers in its own working directory", subject),
 				"if the server needs a directory, pass it as an argument")
 		} else if text, ok := c.stringValue(m.Value, subject, "cwd"); ok {
 			out, _ := c.convertText(m.Value, text, subject, "cwd")
@@ -221,7 +221,7 @@ func (c *converter) stdio(s *source, e *entry, subject string) bool {
 	}
 	for _, key := range []string{"url", "headers"} {
 		if m := s.n.Member(key); m != nil {
-			c.warn(m.KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: %s is not imported: the server is started by its command (stdio)", subject, key), "")
+			c.report(m.KeyPos(), FieldDropped, fmt.Sprintf("%s: %s is not imported: the server is started by its command (stdio)", subject, key), "")
 			if key == "headers" {
 				c.headerNames(m.Value, subject)
 			}
@@ -233,11 +233,11 @@ func (c *converter) stdio(s *source, e *entry, subject string) bool {
 // stringValue checks that v is a string a process can take.
 func (c *converter) stringValue(v *node.Node, subject, where string) (string, bool) {
 	if v.Kind != node.String {
-		c.fail(v.Pos(), CodeShape, fmt.Sprintf("%s: %s must be a string, not %s", subject, where, node.Describe(v)), "")
+		c.report(v.Pos(), Shape, fmt.Sprintf("%s: %s must be a string, not %s", subject, where, node.Describe(v)), "")
 		return "", false
 	}
 	if strings.ContainsRune(v.Text, 0) {
-		c.fail(v.Pos(), CodeShape, fmt.Sprintf("%s: %s holds a NUL character (\\u0000); no process can be started with it", subject, where), "remove the \\u0000")
+		c.report(v.Pos(), Shape, fmt.Sprintf("%s: %s holds a NUL character (\\u0000); no process can be started with it", subject, where), "remove the \\u0000")
 		return "", false
 	}
 	return v.Text, true
@@ -267,21 +267,21 @@ func (c *converter) convertText(v *node.Node, text, subject, where string) (stri
 			b.WriteString(p.text)
 		case tSeparator:
 			b.WriteString("/")
-			c.info(v.Pos(), CodeTemplate, fmt.Sprintf("%s: %s in %s became /", subject, p.text, where))
+			c.report(v.Pos(), Template, fmt.Sprintf("%s: %s in %s became /", subject, p.text, where), "")
 		case tWorkspace:
 			if c.opts.To == Craftbot {
-				c.fail(v.Pos(), CodeTemplateUnsupported, fmt.Sprintf("%s: %s holds ${workspaceFolder}; CraftBot has no workspace variable", subject, where),
+				c.report(v.Pos(), TemplateUnsupported, fmt.Sprintf("%s: %s holds ${workspaceFolder}; CraftBot has no workspace variable", subject, where),
 					"write the folder's absolute path")
 				ok = false
 				continue
 			}
 			b.WriteString("${workspace}")
-			c.info(v.Pos(), CodeTemplate, fmt.Sprintf("%s: ${workspaceFolder} in %s became ${workspace}, the chat's workspace", subject, where))
+			c.report(v.Pos(), Template, fmt.Sprintf("%s: ${workspaceFolder} in %s became ${workspace}, the chat's workspace", subject, where), "")
 		case tEnv, tInput:
-			c.fail(v.Pos(), CodeTemplateUnsupported, c.outsideEnvMessage(p, subject, where), c.outsideEnvAdvice(p))
+			c.report(v.Pos(), TemplateUnsupported, c.outsideEnvMessage(p, subject, where), c.outsideEnvAdvice(p))
 			ok = false
 		default:
-			c.fail(v.Pos(), CodeTemplateUnsupported, fmt.Sprintf("%s: %s holds %s (%s), which %s cannot express", subject, where, p.shown(), p.why, c.opts.To),
+			c.report(v.Pos(), TemplateUnsupported, fmt.Sprintf("%s: %s holds %s (%s), which %s cannot express", subject, where, p.shown(), p.why, c.opts.To),
 				"write the value itself")
 			ok = false
 		}

@@ -40,7 +40,7 @@ func (c *converter) secret(v *node.Node, value string) {
 // env converts a server's env, in file order.
 func (c *converter) env(n *node.Node, e *entry, subject string) {
 	if n.Kind != node.Object {
-		c.fail(n.Pos(), CodeShape, fmt.Sprintf("%s: env must be an object of variables, not %s", subject, node.Describe(n)), `write "env": {"NAME": "value"}`)
+		c.report(n.Pos(), Shape, fmt.Sprintf("%s: env must be an object of variables, not %s", subject, node.Describe(n)), `write "env": {"NAME": "value"}`)
 		return
 	}
 	seen := map[string]string{}
@@ -64,11 +64,11 @@ func (c *converter) env(n *node.Node, e *entry, subject string) {
 func (c *converter) envKeyOK(m node.Member, subject string, seen map[string]string) bool {
 	switch {
 	case c.opts.To == Volcanic && !envNameRE.MatchString(m.Key):
-		c.fail(m.KeyPos(), CodeEnvName, fmt.Sprintf("%s: env key %q is not a variable name volcanic accepts", subject, m.Key),
+		c.report(m.KeyPos(), EnvName, fmt.Sprintf("%s: env key %q is not a variable name volcanic accepts", subject, m.Key),
 			"use letters, digits and _, not starting with a digit")
 		return false
 	case c.opts.To == Craftbot && (m.Key == "" || strings.ContainsAny(m.Key, "=\x00")):
-		c.fail(m.KeyPos(), CodeEnvName, fmt.Sprintf("%s: env key %q cannot name an environment variable", subject, m.Key), "remove = and NUL from the name")
+		c.report(m.KeyPos(), EnvName, fmt.Sprintf("%s: env key %q cannot name an environment variable", subject, m.Key), "remove = and NUL from the name")
 		return false
 	}
 	fold := m.Key
@@ -76,7 +76,7 @@ func (c *converter) envKeyOK(m node.Member, subject string, seen map[string]stri
 		fold = strings.ToUpper(m.Key)
 	}
 	if prev, ok := seen[fold]; ok {
-		c.fail(m.KeyPos(), CodeEnvName, fmt.Sprintf("%s: env key %q repeats %q; the host's configuration keys ignore case", subject, m.Key, prev),
+		c.report(m.KeyPos(), EnvName, fmt.Sprintf("%s: env key %q repeats %q; the host's configuration keys ignore case", subject, m.Key, prev),
 			"keep one of them, or use --form settings (settings.json compares keys exactly)")
 		return false
 	}
@@ -93,18 +93,18 @@ func (c *converter) envValue(m node.Member, subject string) (*string, bool) {
 		if c.opts.To == Volcanic && c.opts.Form == FormSettings {
 			return nil, true // settings.json: null removes the variable, as in VS Code
 		}
-		c.info(m.KeyPos(), CodeFieldMapped, fmt.Sprintf("%s: %s is null (remove the variable), which %s cannot say; it is left out", subject, where, c.targetFile()))
+		c.report(m.KeyPos(), FieldMapped, fmt.Sprintf("%s: %s is null (remove the variable), which %s cannot say; it is left out", subject, where, c.targetFile()), "")
 		return nil, false
 	case node.Number, node.Bool:
 		s := v.Text
 		if v.Kind == node.Bool {
 			s = fmt.Sprint(v.Bool)
 		}
-		c.info(v.Pos(), CodeFieldMapped, fmt.Sprintf("%s: %s is %s; it became a string", subject, where, node.Describe(v)))
+		c.report(v.Pos(), FieldMapped, fmt.Sprintf("%s: %s is %s; it became a string", subject, where, node.Describe(v)), "")
 		return &s, true
 	case node.String:
 	default:
-		c.fail(v.Pos(), CodeShape, fmt.Sprintf("%s: %s must be a string, not %s", subject, where, node.Describe(v)), "")
+		c.report(v.Pos(), Shape, fmt.Sprintf("%s: %s must be a string, not %s", subject, where, node.Describe(v)), "")
 		return nil, false
 	}
 	text, ok := c.stringValue(v, subject, where)
@@ -139,7 +139,7 @@ func (c *converter) literalSecret(m node.Member, subject string) *string {
 	key := m.Key
 	text := m.Value.Text
 	if c.opts.To == Craftbot {
-		c.warn(m.Value.Pos(), CodeSecret, fmt.Sprintf("%s: env %s holds a literal credential; it is copied into mcp_config.json, where CraftBot reads credentials", subject, key),
+		c.report(m.Value.Pos(), Secret, fmt.Sprintf("%s: env %s holds a literal credential; it is copied into mcp_config.json, where CraftBot reads credentials", subject, key),
 			"keep mcp_config.json on a machine you control and out of version control")
 		return &text
 	}
@@ -149,7 +149,7 @@ func (c *converter) literalSecret(m node.Member, subject string) *string {
 	}
 	c.secretVars[host] = text
 	ref := "${env:" + host + "}"
-	c.warn(m.Value.Pos(), CodeSecret, fmt.Sprintf("%s: env %s holds a literal credential; it is not copied: the output reads it from the host variable %s (%s), which reaches only this server", subject, key, host, ref),
+	c.report(m.Value.Pos(), Secret, fmt.Sprintf("%s: env %s holds a literal credential; it is not copied: the output reads it from the host variable %s (%s), which reaches only this server", subject, key, host, ref),
 		fmt.Sprintf("set %s in the host environment (an env file kept out of version control) to the value written here", host))
 	return &ref
 }
@@ -172,13 +172,13 @@ func (c *converter) volcanicEnvTemplates(m node.Member, pieces []piece, subject 
 			b.WriteString(p.text)
 		case tSeparator:
 			b.WriteString("/")
-			c.info(v.Pos(), CodeTemplate, fmt.Sprintf("%s: %s in %s became /", subject, p.text, where))
+			c.report(v.Pos(), Template, fmt.Sprintf("%s: %s in %s became /", subject, p.text, where), "")
 		case tWorkspace:
 			b.WriteString("${workspace}")
-			c.info(v.Pos(), CodeTemplate, fmt.Sprintf("%s: ${workspaceFolder} in %s became ${workspace}, the chat's workspace", subject, where))
+			c.report(v.Pos(), Template, fmt.Sprintf("%s: ${workspaceFolder} in %s became ${workspace}, the chat's workspace", subject, where), "")
 		case tEnv:
 			if !envNameRE.MatchString(p.name) {
-				c.fail(v.Pos(), CodeTemplateUnsupported, fmt.Sprintf("%s: %s reads the variable %q, whose name volcanic cannot write in ${env:NAME}", subject, where, clip(p.name)),
+				c.report(v.Pos(), TemplateUnsupported, fmt.Sprintf("%s: %s reads the variable %q, whose name volcanic cannot write in ${env:NAME}", subject, where, clip(p.name)),
 					"use a variable named with letters, digits and _")
 				ok = false
 				continue
@@ -187,18 +187,18 @@ func (c *converter) volcanicEnvTemplates(m node.Member, pieces []piece, subject 
 			b.WriteString(ref)
 			switch {
 			case p.hasDef:
-				c.warn(v.Pos(), CodeDefaultLost, fmt.Sprintf("%s: %s in %s became %s without its default: an unset host variable gives the server an empty value", subject, p.shown(), where, ref),
+				c.report(v.Pos(), DefaultLost, fmt.Sprintf("%s: %s in %s became %s without its default: an unset host variable gives the server an empty value", subject, p.shown(), where, ref),
 					fmt.Sprintf("set %s in the host environment", p.name))
 			case p.text != ref:
-				c.info(v.Pos(), CodeTemplate, fmt.Sprintf("%s: %s in %s became %s, the host variable %s", subject, p.text, where, ref, p.name))
+				c.report(v.Pos(), Template, fmt.Sprintf("%s: %s in %s became %s, the host variable %s", subject, p.text, where, ref, p.name), "")
 			}
 		case tInput:
 			host := c.inputVar(p.name, key, whole)
 			b.WriteString("${env:" + host + "}")
-			c.warn(v.Pos(), CodeEnvToFill, fmt.Sprintf("%s: %s in %s is %s; volcanic cannot ask for a value: it became ${env:%s}", subject, p.text, where, c.inputWords(p.name), host),
+			c.report(v.Pos(), EnvToFill, fmt.Sprintf("%s: %s in %s is %s; volcanic cannot ask for a value: it became ${env:%s}", subject, p.text, where, c.inputWords(p.name), host),
 				fmt.Sprintf("set %s in the host environment", host))
 		default:
-			c.fail(v.Pos(), CodeTemplateUnsupported, fmt.Sprintf("%s: %s holds %s (%s), which volcanic cannot express", subject, where, p.shown(), p.why),
+			c.report(v.Pos(), TemplateUnsupported, fmt.Sprintf("%s: %s holds %s (%s), which volcanic cannot express", subject, where, p.shown(), p.why),
 				"write the value itself")
 			ok = false
 		}
@@ -218,7 +218,7 @@ func (c *converter) craftbotEnvTemplates(m node.Member, pieces []piece, subject 
 		if c.isCredential(key) {
 			c.secret(v, p.def)
 		}
-		c.warn(v.Pos(), CodeDefaultLost, fmt.Sprintf("%s: %s in %s became its default: CraftBot does not read %s from its environment", subject, p.shown(), where, p.name),
+		c.report(v.Pos(), DefaultLost, fmt.Sprintf("%s: %s in %s became its default: CraftBot does not read %s from its environment", subject, p.shown(), where, p.name),
 			fmt.Sprintf("to change it: /mcp env %s %s VALUE", sanitizeName(c.current, c.opts.To), key))
 		d := p.def
 		return &d, true
@@ -239,7 +239,7 @@ func (c *converter) craftbotEnvTemplates(m node.Member, pieces []piece, subject 
 		}
 	}
 	empty := ""
-	c.warn(v.Pos(), CodeEnvToFill, fmt.Sprintf("%s: %s reads %s; CraftBot passes env values literally, so it is left empty to fill in", subject, where, strings.Join(what, ", ")),
+	c.report(v.Pos(), EnvToFill, fmt.Sprintf("%s: %s reads %s; CraftBot passes env values literally, so it is left empty to fill in", subject, where, strings.Join(what, ", ")),
 		fmt.Sprintf("/mcp env %s %s VALUE", sanitizeName(c.current, c.opts.To), key))
 	return &empty, true
 }
@@ -270,7 +270,7 @@ func clip48(s string) string {
 // its names in file order.
 func (c *converter) headerNames(n *node.Node, subject string) []string {
 	if n.Kind != node.Object {
-		c.fail(n.Pos(), CodeShape, fmt.Sprintf("%s: headers must be an object of names and values, not %s", subject, node.Describe(n)), "")
+		c.report(n.Pos(), Shape, fmt.Sprintf("%s: headers must be an object of names and values, not %s", subject, node.Describe(n)), "")
 		return nil
 	}
 	var names []string

@@ -54,9 +54,9 @@ func (c *converter) assignNames(es []*entry) {
 		switch {
 		case name == e.orig:
 		case base == e.orig:
-			c.info(e.namePos, CodeRenamed, fmt.Sprintf("server %q became %q: the name is taken (the target compares names ignoring case)", e.orig, name))
+			c.report(e.namePos, Renamed, fmt.Sprintf("server %q became %q: the name is taken (the target compares names ignoring case)", e.orig, name), "")
 		default:
-			c.info(e.namePos, CodeRenamed, fmt.Sprintf("server %q became %q: a name holds only A-Z a-z 0-9 _ -%s", e.orig, name, c.nameLimit()))
+			c.report(e.namePos, Renamed, fmt.Sprintf("server %q became %q: a name holds only A-Z a-z 0-9 _ -%s", e.orig, name, c.nameLimit()), "")
 		}
 	}
 }

@@ -16,7 +16,7 @@ var remoteSchemes = []string{"http://", "https://", "ws://", "wss://"}
 func (c *converter) remote(s *source, e *entry, subject, transport string) bool {
 	u := s.n.Get("url")
 	if u == nil {
-		c.fail(s.namePos, CodeShape, fmt.Sprintf("%s is a remote (%s) server without url", subject, transportWords(transport)), `add "url": "https://…"`)
+		c.report(s.namePos, Shape, fmt.Sprintf("%s is a remote (%s) server without url", subject, transportWords(transport)), `add "url": "https://…"`)
 		return false
 	}
 	raw, ok := c.stringValue(u, subject, "url")
@@ -32,7 +32,7 @@ func (c *converter) remote(s *source, e *entry, subject, transport string) bool 
 	}
 	templated := strings.HasPrefix(raw, "${") && c.opts.To == Volcanic // guidance only: the user fills it in
 	if scheme == "" && !templated {
-		c.fail(u.Pos(), CodeShape, fmt.Sprintf("%s: url must be an absolute http(s) or ws(s) URL", subject), `write "url": "https://mcp.example.com/mcp"`)
+		c.report(u.Pos(), Shape, fmt.Sprintf("%s: url must be an absolute http(s) or ws(s) URL", subject), `write "url": "https://mcp.example.com/mcp"`)
 		return false
 	}
 	shown, hidden := displayURL(raw)
@@ -42,7 +42,7 @@ func (c *converter) remote(s *source, e *entry, subject, transport string) bool 
 	}
 	for _, key := range []string{"command", "args", "env", "cwd"} {
 		if m := s.n.Member(key); m != nil {
-			c.warn(m.KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: %s is not imported: a remote server is not started", subject, key), "")
+			c.report(m.KeyPos(), FieldDropped, fmt.Sprintf("%s: %s is not imported: a remote server is not started", subject, key), "")
 		}
 	}
 	var headers []node.Member
@@ -100,7 +100,7 @@ func (c *converter) remoteGuidance(s *source, subject, transport, scheme, shown 
 	}
 	msg := fmt.Sprintf("%s is a remote (%s) server; volcanic's %s holds only servers it starts, so it is not in the output", subject, transportWords(transport), file)
 	if scheme == "ws" || scheme == "wss" || transport == srcWS {
-		c.warn(s.namePos, CodeRemote, msg, "volcanic connects to remote servers over Streamable HTTP or SSE only; ask the server's provider for an http(s) endpoint")
+		c.report(s.namePos, Remote, msg, "volcanic connects to remote servers over Streamable HTTP or SSE only; ask the server's provider for an http(s) endpoint")
 		return
 	}
 	c.res.Remote++
@@ -131,7 +131,7 @@ func (c *converter) remoteGuidance(s *source, subject, transport, scheme, shown 
 	if len(notes) > 0 {
 		sugg += "; " + strings.Join(notes, "; ")
 	}
-	c.warn(s.namePos, CodeRemote, msg, sugg)
+	c.report(s.namePos, Remote, msg, sugg)
 }
 
 // keyOptions are the mcpc remote add options that set the headers, with
@@ -191,7 +191,7 @@ func (c *converter) remoteName(name string) string {
 // craftbotRemote makes an sse or websocket entry.
 func (c *converter) craftbotRemote(s *source, e *entry, u *node.Node, subject, transport, scheme, raw string, hidden bool, headers []node.Member) bool {
 	if hasTemplates(c.split(raw)) {
-		c.fail(u.Pos(), CodeTemplateUnsupported, fmt.Sprintf("%s: url holds a ${…}; CraftBot expands no variables", subject), "write the URL itself")
+		c.report(u.Pos(), TemplateUnsupported, fmt.Sprintf("%s: url holds a ${…}; CraftBot expands no variables", subject), "write the URL itself")
 		return false
 	}
 	switch {
@@ -201,7 +201,7 @@ func (c *converter) craftbotRemote(s *source, e *entry, u *node.Node, subject, t
 		e.transport = "sse"
 	default:
 		e.transport = "sse"
-		c.warn(s.namePos, CodeRemote, fmt.Sprintf("%s is a %s server; CraftBot connects over sse or websocket only, so it became an sse entry", subject, transportWords(transport)),
+		c.report(s.namePos, Remote, fmt.Sprintf("%s is a %s server; CraftBot connects over sse or websocket only, so it became an sse entry", subject, transportWords(transport)),
 			"check that the server offers SSE at this URL (often a path ending in /sse rather than /mcp)")
 	}
 	if len(headers) > 0 {
@@ -209,11 +209,11 @@ func (c *converter) craftbotRemote(s *source, e *entry, u *node.Node, subject, t
 		for _, h := range headers {
 			names = append(names, h.Key)
 		}
-		c.warn(s.n.Member("headers").KeyPos(), CodeFieldDropped, fmt.Sprintf("%s: headers are not imported (%s): CraftBot's entries have no headers", subject, strings.Join(names, ", ")),
+		c.report(s.n.Member("headers").KeyPos(), FieldDropped, fmt.Sprintf("%s: headers are not imported (%s): CraftBot's entries have no headers", subject, strings.Join(names, ", ")),
 			"if the server accepts its key another way, write it into the url; otherwise CraftBot cannot authenticate to it")
 	}
 	if hidden {
-		c.warn(u.Pos(), CodeSecret, fmt.Sprintf("%s: the url has user info, a query or a fragment, which may hold a key; it is copied as it is", subject),
+		c.report(u.Pos(), Secret, fmt.Sprintf("%s: the url has user info, a query or a fragment, which may hold a key; it is copied as it is", subject),
 			"keep mcp_config.json on a machine you control and out of version control")
 	}
 	e.url = raw

@@ -41,20 +41,10 @@ type input struct {
 	password    bool
 }
 
-// add reports an import code (importer.Codes, not a lint rule of package
-// rules) with the severity of the call site.
-func (c *converter) add(pos diag.Pos, sev diag.Severity, code, msg, sugg string) {
-	c.res.Diagnostics = append(c.res.Diagnostics, rules.Rule{ID: code, Severity: sev}.At(pos, msg, sugg))
-}
-
-func (c *converter) info(pos diag.Pos, code, msg string) { c.add(pos, diag.Info, code, msg, "") }
-
-func (c *converter) warn(pos diag.Pos, code, msg, sugg string) {
-	c.add(pos, diag.Warning, code, msg, sugg)
-}
-
-func (c *converter) fail(pos diag.Pos, code, msg, sugg string) {
-	c.add(pos, diag.Error, code, msg, sugg)
+// report reports a finding of an import code (Codes): its id and severity
+// are the code's, declared once in codes.go.
+func (c *converter) report(pos diag.Pos, code rules.Rule, msg, sugg string) {
+	c.res.Diagnostics = append(c.res.Diagnostics, code.At(pos, msg, sugg))
 }
 
 // serversKey is the top-level key that holds the client's servers.
@@ -69,7 +59,7 @@ func (c *converter) serversKey() string {
 // counts once, at its last definition, as JSON.parse reads it.
 func (c *converter) readSource(root *node.Node) []*source {
 	if root.Kind != node.Object {
-		c.fail(root.Pos(), CodeShape, fmt.Sprintf("a %s MCP configuration is a JSON object, not %s", clientName(c.opts.From), node.Describe(root)),
+		c.report(root.Pos(), Shape, fmt.Sprintf("a %s MCP configuration is a JSON object, not %s", clientName(c.opts.From), node.Describe(root)),
 			fmt.Sprintf(`write {"%s": {"name": {"command": …}}}`, c.serversKey()))
 		return nil
 	}
@@ -88,24 +78,24 @@ func (c *converter) readSource(root *node.Node) []*source {
 		return nil
 	}
 	if m.Value.Kind != node.Object {
-		c.fail(m.Value.Pos(), CodeShape, fmt.Sprintf("%q must be an object of servers by name, not %s", key, node.Describe(m.Value)),
+		c.report(m.Value.Pos(), Shape, fmt.Sprintf("%q must be an object of servers by name, not %s", key, node.Describe(m.Value)),
 			fmt.Sprintf(`write "%s": {"name": {"command": …}}`, key))
 		return nil
 	}
 	if len(m.Value.Members) == 0 {
-		c.warn(m.KeyPos(), CodeNoServers, fmt.Sprintf("%q defines no server; the output has none", key), "")
+		c.report(m.KeyPos(), NoServers, fmt.Sprintf("%q defines no server; the output has none", key), "")
 	}
 	var out []*source
 	at := map[string]int{}
 	for _, sm := range m.Value.Members {
 		if i, ok := at[sm.Key]; ok {
 			prev := out[i]
-			c.warn(sm.KeyPos(), CodeDuplicate, fmt.Sprintf("server %q is defined again here; %s reads the last definition, so the one at line %d is not imported",
+			c.report(sm.KeyPos(), Duplicate, fmt.Sprintf("server %q is defined again here; %s reads the last definition, so the one at line %d is not imported",
 				sm.Key, clientName(c.opts.From), prev.namePos.Line), "remove one of the two definitions")
 			out[i] = nil
 		}
 		if sm.Value.Kind != node.Object {
-			c.fail(sm.Value.Pos(), CodeShape, fmt.Sprintf("server %q must be an object, not %s", sm.Key, node.Describe(sm.Value)),
+			c.report(sm.Value.Pos(), Shape, fmt.Sprintf("server %q must be an object, not %s", sm.Key, node.Describe(sm.Value)),
 				`write {"command": "npx", "args": […]}`)
 			continue
 		}
@@ -129,11 +119,11 @@ func (c *converter) missingServers(root *node.Node, key string) {
 		other, hint = "mcpServers", "--from claude-desktop, cursor or claude-code"
 	}
 	if m := root.Member(other); m != nil {
-		c.fail(m.KeyPos(), CodeShape, fmt.Sprintf("%s keeps its servers under %q; this file has %q instead", clientName(c.opts.From), key, other),
+		c.report(m.KeyPos(), Shape, fmt.Sprintf("%s keeps its servers under %q; this file has %q instead", clientName(c.opts.From), key, other),
 			"this looks like another client's file: try "+hint)
 		return
 	}
-	c.warn(root.Pos(), CodeNoServers, fmt.Sprintf("no %q in this file: it defines no server, and the output has none", key),
+	c.report(root.Pos(), NoServers, fmt.Sprintf("no %q in this file: it defines no server, and the output has none", key),
 		fmt.Sprintf("is this the %s MCP configuration? It holds {\"%s\": {…}}", clientName(c.opts.From), key))
 }
 
@@ -144,13 +134,13 @@ func (c *converter) readInputs(n *node.Node) {
 		return
 	}
 	if n.Kind != node.Array {
-		c.warn(n.Pos(), CodeShape, fmt.Sprintf(`"inputs" must be a list, not %s; it is ignored`, node.Describe(n)), "")
+		c.report(n.Pos(), InputIgnored, fmt.Sprintf(`"inputs" must be a list, not %s; it is ignored`, node.Describe(n)), "")
 		return
 	}
 	for _, e := range n.Elems {
 		id := e.Get("id")
 		if e.Kind != node.Object || id == nil || id.Kind != node.String {
-			c.warn(e.Pos(), CodeShape, `an entry of "inputs" without a string "id" is ignored`, `write {"type": "promptString", "id": "api-key", "description": "…", "password": true}`)
+			c.report(e.Pos(), InputIgnored, `an entry of "inputs" without a string "id" is ignored`, `write {"type": "promptString", "id": "api-key", "description": "…", "password": true}`)
 			continue
 		}
 		in := input{}
