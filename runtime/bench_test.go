@@ -166,8 +166,9 @@ func BenchmarkGatewayCall(b *testing.B) {
 			}
 		}
 	}
+	stdioWorkspace := b.TempDir() // one chat, however often the sub-benchmark runs
 	b.Run("stdio", func(b *testing.B) {
-		chat, err := h.Chat("stdio", b.TempDir())
+		chat, err := h.Chat("stdio", stdioWorkspace)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/loopback"
+	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/remote"
 )
 
@@ -113,7 +114,7 @@ type Gateway struct {
 type gatewayChat struct {
 	chat    *Chat
 	server  *mcp.Server
-	handler http.Handler // Streamable HTTP; nil until served over HTTP
+	handler *transport.StreamableServer // Streamable HTTP; nil until served over HTTP
 
 	// Over HTTP (guarded by the gateway's mu): requests in flight, the idle
 	// timer, the sessions.

@@ -1,12 +1,12 @@
 package runtime
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 )
 
@@ -59,7 +60,7 @@ type httpSession struct {
 // initialize creates the chat and its workspace; an initialize that the
 // SDK refuses leaves nothing behind.
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
-	if !g.mcpAuthorized(w, r) {
+	if !g.mcpAuthorized(w, r) || !g.hostAllowed(w, r) {
 		return
 	}
 	if g.opts.WorkspaceRoot == "" {
@@ -74,10 +75,16 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	sid := r.Header.Get(sessionHeader)
+	// A POST body is decoded here, once, for the gateway and the transport.
+	var msgs *transport.Body
+	var bodyErr error
+	if r.Method == http.MethodPost {
+		msgs, bodyErr = transport.DecodeBody(body)
+	}
 	var initID jsonrpc.ID
 	init := false
 	if r.Method == http.MethodPost && sid == "" {
-		initID, init = initializeRequest(body)
+		initID, init = initializeRequest(msgs)
 	}
 	// An open GET stream only listens: it does not keep a chat or a
 	// session from expiring.
@@ -93,25 +100,43 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	defer g.leave(gc, sid, s, init, created, counted, r.Method == http.MethodDelete)
+	if r.Method == http.MethodPost && bodyErr != nil {
+		g.writeError(w, http.StatusBadRequest, "malformed payload: "+bodyErr.Error())
+		return
+	}
 	if s != nil && r.Method == http.MethodPost {
 		// A session of the chat: an unknown method is a JSON-RPC error,
-		// as over stdio, not the SDK's plain-text 400.
-		if req, unknown := unknownCall(body); unknown {
+		// as over stdio, not a plain-text 400.
+		if req, unknown := unknownCall(msgs); unknown {
 			writeMethodNotFound(w, req)
 			return
 		}
 	}
-	gc.handler.ServeHTTP(&retryHint{ResponseWriter: w}, r)
+	gc.handler.Serve(w, r, msgs)
+}
+
+// hostAllowed refuses (403) a request that reached a loopback address
+// under a name that is not a loopback name: a page of another site that
+// had its name resolved to 127.0.0.1 (DNS rebinding).
+func (g *Gateway) hostAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if loopback.HostPort(r.Host) {
+		return true
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !loopback.HostPort(local.String()) {
+		return true
+	}
+	g.writeError(w, http.StatusForbidden, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host))
+	return false
 }
 
 // initializeRequest reports whether body is one JSON-RPC initialize
 // request, and its id.
-func initializeRequest(body []byte) (jsonrpc.ID, bool) {
-	msg, err := transport.DecodeMessage(bytes.TrimSpace(body))
-	if err != nil {
+func initializeRequest(body *transport.Body) (jsonrpc.ID, bool) {
+	if body == nil || len(body.Messages) != 1 {
 		return jsonrpc.ID{}, false
 	}
-	req, ok := msg.(*jsonrpc.Request)
+	req, ok := body.Messages[0].(*jsonrpc.Request)
 	if !ok || !req.IsCall() || req.Method != "initialize" {
 		return jsonrpc.ID{}, false
 	}
@@ -205,8 +230,7 @@ func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, 
 	server := gc.server
 	gc.http, gc.sessions = true, map[string]*httpSession{}
 	gc.madeDir = madeDir
-	gc.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{EventStore: newEventStore()})
+	gc.handler = transport.NewStreamableServer(server, transport.StreamableOptions{EventStore: newEventStore(), Retry: sseRetry})
 	g.httpChats++
 	return gc, g.beginLocked(gc, sid, init, counted), true
 }
@@ -558,7 +582,9 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if n > 0 && limited {
+		// More time only while more is to come: a body that arrived whole
+		// (its declared length) needs no other deadline.
+		if n > 0 && limited && err == nil && (r.ContentLength < 0 || int64(len(buf)) < r.ContentLength) {
 			deadline = deadline.Add(time.Duration(n) * time.Second / minBodyRate)
 			_ = rc.SetReadDeadline(deadline)
 		}
@@ -583,7 +609,6 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	if limited {
 		_ = rc.SetReadDeadline(time.Time{}) // a stream answer may last
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf))
 	return buf, true
 }
 

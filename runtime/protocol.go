@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -121,12 +120,11 @@ var serverMethods = map[string]bool{
 
 // unknownCall returns the request in body if it is one call of a method
 // the server does not know.
-func unknownCall(body []byte) (*jsonrpc.Request, bool) {
-	msg, err := transport.DecodeMessage(bytes.TrimSpace(body))
-	if err != nil {
+func unknownCall(body *transport.Body) (*jsonrpc.Request, bool) {
+	if body == nil || len(body.Messages) != 1 {
 		return nil, false
 	}
-	req, ok := msg.(*jsonrpc.Request)
+	req, ok := body.Messages[0].(*jsonrpc.Request)
 	if !ok || !req.IsCall() || serverMethods[req.Method] {
 		return nil, false
 	}
@@ -154,10 +152,10 @@ func writeMethodNotFound(w http.ResponseWriter, req *jsonrpc.Request) {
 // that cannot serve them.
 func (g *Gateway) checkProtocolVersion(w http.ResponseWriter, r *http.Request) bool {
 	v := r.Header.Get("MCP-Protocol-Version")
-	versions := GatewayProtocolVersions()
-	if v == "" || slices.Contains(versions, v) {
+	if v == "" || slices.Contains(gatewayVersions, v) {
 		return true
 	}
+	versions := GatewayProtocolVersions()
 	g.writeError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q: the gateway accepts %s", v, strings.Join(versions, ", ")))
 	return false
 }
@@ -196,42 +194,6 @@ func newEventStore() mcp.EventStore {
 	return s
 }
 
-// retryHint writes an SSE retry field before the first event of an SSE
-// answer: how long a client that lost the stream waits before it
-// reconnects with Last-Event-ID.
-type retryHint struct {
-	http.ResponseWriter
-	wrote bool
-}
-
-func (w *retryHint) WriteHeader(code int) {
-	first := !w.wrote
-	w.wrote = true
-	w.ResponseWriter.WriteHeader(code)
-	if first && code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
-		_, _ = fmt.Fprintf(w.ResponseWriter, "retry: %d\n\n", sseRetry.Milliseconds())
-	}
-}
-
-func (w *retryHint) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *retryHint) Flush() {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection (deadlines).
-func (w *retryHint) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // Downstream, the go-sdk's client (v1.8) opens every connection with a
 // server/discover request (protocol 2026-07-28) and falls back to
 // initialize when the server answers it with an error, as every server
@@ -244,6 +206,10 @@ type discoverMemo struct{ legacy atomic.Bool }
 // lastSessionVersion is the newest protocol version with initialize: the
 // one the go-sdk's fallback asks for.
 var lastSessionVersion = GatewayProtocolVersions()[0]
+
+// gatewayVersions is GatewayProtocolVersions, for the check of every HTTP
+// request; never changed.
+var gatewayVersions = GatewayProtocolVersions()
 
 // options returns the client session options for the next connection; m
 // may be nil (no memory).

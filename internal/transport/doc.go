@@ -24,6 +24,14 @@
 // the kind and place of a fault and never quote the message, which may hold
 // a secret a server echoed.
 //
+// [StreamableServer] is the server side of MCP Streamable HTTP for the
+// gateway's chats (`mcpc run --http`): sessions, POSTs answered as SSE
+// streams, the GET stream, DELETE, resumable streams; each session is an
+// mcp.Connection that the go-sdk's mcp.Server runs on. Why not the SDK's
+// StreamableHTTPHandler: the CPU it spends per call (issue 13; see
+// streamable.go). [DecodeBody] decodes a POST body once, for the gateway
+// and the transport.
+//
 // A transport owns the connection only: reading, writing and closing the
 // pipes, the batch queue, the error texts, and how long a dead process's
 // stdout may still be read. The process at the other end of a PipeConn is
