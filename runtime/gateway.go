@@ -61,6 +61,11 @@ type GatewayOptions struct {
 	// MaxSessions caps the MCP sessions open over HTTP at once, over all
 	// chats; an initialize for one more gets 503. 0: no cap.
 	MaxSessions int
+	// ChatsChanged, if set, is told the number of chats served over HTTP
+	// each time a chat is added or forgotten (mcpc run --http sizes its
+	// processors by it). It is called with the gateway's lock held, in
+	// the order of the changes, and must not call the gateway.
+	ChatsChanged func(open int)
 	// ChatIdleTimeout closes a chat served over HTTP once no request (other
 	// than an open GET stream) has reached it for that long, on the host's
 	// Clock: its sessions end, its processes stop as on a reset, and the

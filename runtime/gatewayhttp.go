@@ -232,6 +232,7 @@ func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, 
 	gc.madeDir = madeDir
 	gc.handler = transport.NewStreamableServer(server, transport.StreamableOptions{EventStore: newEventStore(), Retry: sseRetry})
 	g.httpChats++
+	g.chatsChangedLocked()
 	return gc, g.beginLocked(gc, sid, init, counted), true
 }
 
@@ -427,6 +428,14 @@ func (g *Gateway) syncSessionsLocked(gc *gatewayChat) {
 	}
 }
 
+// chatsChangedLocked tells GatewayOptions.ChatsChanged the number of chats
+// served over HTTP. g.mu is held.
+func (g *Gateway) chatsChangedLocked() {
+	if g.opts.ChatsChanged != nil {
+		g.opts.ChatsChanged(g.httpChats)
+	}
+}
+
 // forgetLocked takes gc out of the gateway: new requests for its id find no
 // chat. g.mu is held.
 func (g *Gateway) forgetLocked(gc *gatewayChat) {
@@ -435,6 +444,7 @@ func (g *Gateway) forgetLocked(gc *gatewayChat) {
 		delete(g.chats, gc.chat.id)
 	}
 	g.httpChats--
+	g.chatsChangedLocked()
 	if g.httpChats < g.opts.MaxChats {
 		g.chatsLogged = false
 	}

@@ -13,6 +13,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -271,9 +272,13 @@ func runAction(c *ucli.Context) error {
 			host.Close()
 		}
 	}()
-	gw := runtime.NewGateway(host, runtime.GatewayOptions{Version: Version, AdminToken: token, MCPToken: mcpToken,
+	gwOpts := runtime.GatewayOptions{Version: Version, AdminToken: token, MCPToken: mcpToken,
 		WorkspaceRoot: c.String("workspace-root"), MaxChats: limits.maxChats, MaxSessions: limits.maxSessions,
-		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout})
+		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout}
+	if c.String("http") != "" {
+		defer procsPerChat(&gwOpts)()
+	}
+	gw := runtime.NewGateway(host, gwOpts)
 	defer gw.Close()
 	// The first listing or call waits for the discoveries: start them now.
 	host.StartDiscovery()
@@ -566,6 +571,39 @@ func serveHTTP(ctx context.Context, addr string, host *runtime.Host, gw *runtime
 	}
 	<-served
 	return nil
+}
+
+// adaptProcs lets mcpc run --http size its processors by its chats
+// (procsPerChat). Tests that run the gateway inside the test binary turn
+// it off: GOMAXPROCS is the whole test process's.
+var adaptProcs = true
+
+// procsPerChat makes the gateway use as many processors as it serves
+// chats, from one up to the machine's, unless the operator set GOMAXPROCS.
+// A chat's traffic is short bursts, one message at a time: with more
+// processors than chats, every hand-over between the gateway's goroutines
+// wakes another thread, and the idle ones spin, taking CPU from the
+// servers (about a third of the gateway's CPU per call over HTTP with one
+// chat on two processors; BenchmarkGatewayCPUPerCall). The stdio gateway,
+// one chat, runs on one processor for the same reason. It returns the
+// function that restores the processors mcpc started with.
+func procsPerChat(opts *runtime.GatewayOptions) (restore func()) {
+	if !adaptProcs || os.Getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	most := goruntime.GOMAXPROCS(0)
+	var restored atomic.Bool
+	set := func(chats int) {
+		if !restored.Load() {
+			goruntime.GOMAXPROCS(max(1, min(chats, most)))
+		}
+	}
+	set(0)
+	opts.ChatsChanged = set
+	return func() {
+		restored.Store(true)
+		goruntime.GOMAXPROCS(most)
+	}
 }
 
 // listenWarning is the warning for an address beyond loopback without an

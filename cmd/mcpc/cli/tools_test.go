@@ -16,6 +16,7 @@ import (
 var testServer string
 
 func TestMain(m *testing.M) {
+	adaptProcs = false // the gateways these tests run share the test process
 	testservers.Main(m, func(bin string) { testServer = bin })
 }
 
