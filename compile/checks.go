@@ -74,11 +74,11 @@ func (c *compiler) checkEntry(e *Entry) {
 		}
 		c.ds = append(c.ds, rules.ServerNameEmpty.At(e.NamePos, "a server has an empty name", sugg))
 	}
-	cmd := e.Node.Get(FieldCommand)
+	cmd := e.Node().Get(FieldCommand)
 	switch {
 	case cmd == nil:
 		sugg := fmt.Sprintf("add %q: \"npx\" (or the program that runs the server)", name(FieldCommand))
-		for _, m := range e.Node.Members {
+		for _, m := range e.Node().Members {
 			if looksLike(m.Key, FieldCommand) && !strings.EqualFold(m.Key, FieldCommand) {
 				sugg = fmt.Sprintf("rename %q to %q", m.Key, name(FieldCommand))
 			}
@@ -90,13 +90,13 @@ func (c *compiler) checkEntry(e *Entry) {
 			fmt.Sprintf("%s has an empty %s; the host cannot start it", subject, name(FieldCommand)),
 			"write the program that runs the server, such as npx"))
 	}
-	if tp := e.Node.Get(FieldToolPrefix); tp != nil && tp.Kind == node.String && strings.HasPrefix(tp.Text, "mcp__") {
+	if tp := e.Node().Get(FieldToolPrefix); tp != nil && tp.Kind == node.String && strings.HasPrefix(tp.Text, "mcp__") {
 		c.ds = append(c.ds, rules.ToolPrefixReserved.At(tp.Pos(),
 			fmt.Sprintf("%s: %s %q starts with mcp__, the namespace the provider gives every MCP tool (mcp__volcanic__<name>)", subject, name(FieldToolPrefix), tp.Text),
 			fmt.Sprintf("use %q", strings.TrimPrefix(tp.Text, "mcp__"))))
 	}
 	for _, f := range []string{FieldStartup, FieldCall, FieldIdle} {
-		if v := e.Node.Get(f); v != nil && v.Kind == node.Number && !strings.ContainsAny(v.Text, ".eE") {
+		if v := e.Node().Get(f); v != nil && v.Kind == node.Number && !strings.ContainsAny(v.Text, ".eE") {
 			if _, ok := parseDotnetInt(v.Text); !ok {
 				c.ds = append(c.ds, rules.TypeMismatch.At(v.Pos(),
 					fmt.Sprintf("%s: %s is %s, which does not fit a 32-bit integer", subject, name(f), v.Text),
@@ -114,20 +114,20 @@ func (c *compiler) checkEntry(e *Entry) {
 	if templated(cmd) {
 		t.check(cmd, name(FieldCommand), false)
 	}
-	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
+	if args := e.Node().Get(FieldArgs); args != nil && args.Kind == node.Array {
 		for i, a := range args.Elems {
 			if templated(a) {
 				t.check(a, e.naming([]string{FieldArgs, strconv.Itoa(i)}), false)
 			}
 		}
 	}
-	if cwd := e.Node.Get(FieldCwd); templated(cwd) {
+	if cwd := e.Node().Get(FieldCwd); templated(cwd) {
 		t.check(cwd, name(FieldCwd), false)
 	}
-	if ps := e.Node.Get(FieldPromptSection); templated(ps) {
+	if ps := e.Node().Get(FieldPromptSection); templated(ps) {
 		t.checkEnvRefs(ps, name(FieldPromptSection))
 	}
-	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
+	if env := e.Node().Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if !validEnvName(m.Key) && !strings.ContainsRune(m.Key, 0) { // NUL: nul-character
 				c.ds = append(c.ds, rules.EnvNameInvalid.At(m.KeyPos(),
@@ -169,14 +169,14 @@ func (c *compiler) checkNUL(e *Entry, subject string) {
 			report(textPos(n, utf8.RuneCountInString(n.Text[:i])), name(path))
 		}
 	}
-	value(e.Node.Get(FieldCommand), FieldCommand)
-	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
+	value(e.Node().Get(FieldCommand), FieldCommand)
+	if args := e.Node().Get(FieldArgs); args != nil && args.Kind == node.Array {
 		for i, a := range args.Elems {
 			value(a, FieldArgs, strconv.Itoa(i))
 		}
 	}
-	value(e.Node.Get(FieldCwd), FieldCwd)
-	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
+	value(e.Node().Get(FieldCwd), FieldCwd)
+	if env := e.Node().Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if strings.ContainsRune(m.Key, 0) {
 				report(m.KeyPos(), "the name of a variable in "+name([]string{FieldEnv}))

@@ -84,9 +84,11 @@ type Entry struct {
 	Source  string // host, preset, settings
 	NamePos diag.Pos
 	Origin  plan.Origin
-	// Node holds the entry's fields under their schema names, typed and
-	// positioned in the user's input.
-	Node *node.Node
+	// tree holds the entry's fields under their schema names, typed and
+	// positioned in the user's input, until the entry is checked; packed
+	// holds them from then on (see Node).
+	tree   *node.Node
+	packed node.Packed
 	// Notes explain fields a preset computed.
 	Notes map[string]string
 	// Winner is the entry that took the name, when this one is shadowed.
@@ -96,6 +98,27 @@ type Entry struct {
 	Skip     string
 	craftbot *craftbot.Entry
 	naming   schema.Naming
+}
+
+// Node returns the entry's fields under their schema names, typed and
+// positioned in the user's input. Once a compilation has checked an entry
+// it keeps the tree packed (a fifth of its size) and builds it again at
+// each call: a caller that reads it more than once keeps what it returns.
+func (e *Entry) Node() *node.Node {
+	if e.tree != nil {
+		return e.tree
+	}
+	return e.packed.Unpack()
+}
+
+// pack keeps e's tree in its packed form only: every value of every server
+// positioned until the end was most of what a compilation of a large
+// deployment held (docs/decisions.md, "Server trees packed").
+func (e *Entry) pack() {
+	if e.tree != nil {
+		e.packed = node.Pack(e.tree)
+		e.tree = nil
+	}
 }
 
 // Shadowed reports whether an earlier source took this entry's name.
@@ -236,27 +259,43 @@ func (c *compiler) run() error {
 	}
 	res.PlaywrightLog = res.Redactor.Redact(p.LogLine())
 
-	var entries []*Entry
+	entries := make([]*Entry, 0, len(hostEntries)+1+len(settingsEntries))
 	entries = append(entries, hostEntries...)
+	rest := settingsEntries
 	if p.enabled {
-		entries = append(entries, p.entry())
+		rest = append([]*Entry{p.entry()}, settingsEntries...)
 		res.Sources = append(res.Sources, plan.SourceRef{Kind: "preset"})
 	}
-	entries = append(entries, settingsEntries...)
+	entries = append(entries, rest...)
 	if c.settingsPath != "" {
 		res.Sources = append(res.Sources, plan.SourceRef{Kind: "settings", Path: c.settingsPath})
 	}
 	res.Entries = entries
 
-	c.runChecks()
-	for _, e := range entries {
-		c.checkEntry(e)
-		c.checkPromptWorkspace(e)
-	}
+	c.settle(rest)
 	c.checkEnvKeys()
 	c.checkNameCase(entries)
 	explainForeign(c.ds)
 	return c.finish(c.merge(entries))
+}
+
+// checkBatch is how many host entries are bound before they are checked
+// and packed: enough for the schema checks to run in parallel, few enough
+// that their trees take little memory.
+const checkBatch = 1024
+
+// settle runs the schema checks waiting (those of entries among them),
+// then the checks of each entry that the schema does not express, and
+// packs each entry's tree: the host entries are settled in batches while
+// they are bound, the preset's and settings.json's once it is read, so
+// that the trees of every entry are never whole at once.
+func (c *compiler) settle(entries []*Entry) {
+	c.runChecks()
+	for _, e := range entries {
+		c.checkEntry(e)
+		c.checkPromptWorkspace(e)
+		e.pack()
+	}
 }
 
 // finish ends a compilation of either profile with its merged plan: every

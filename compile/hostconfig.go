@@ -59,13 +59,13 @@ func (c *compiler) readAppSettings() error {
 		fileSources = append(fileSources, plan.SourceRef{Kind: "appsettings", Path: f})
 		layer := len(c.layers)
 		c.layers = append(c.layers, layerInfo{kind: "appsettings", path: f})
-		root, d := node.ParseJSON(f, data, true)
+		root, src, d := node.ParseJSONSource(f, data, true)
 		if d != nil {
 			c.ds = append(c.ds, *d)
 			continue
 		}
 		c.checkHostFile(root)
-		c.cfg.addJSON(root, layer)
+		c.cfg.addJSON(root, src, layer)
 	}
 	// Files first: the environment overrides them (SPEC §2.1).
 	c.res.Sources = append(fileSources, c.res.Sources...)
@@ -81,6 +81,7 @@ func (c *compiler) readAppSettings() error {
 		c.cfg.addEnv(vars, layer)
 	}
 	c.ds = append(c.ds, c.cfg.ds...)
+	c.cfg.ds = nil // bindHost adds those of the servers' parts
 	return nil
 }
 
@@ -109,18 +110,28 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 	}
 	c.checks = append(c.checks, checkJob{def: schema.Mcp, data: top, subject: "Mcp", naming: func(p []string) string { return strings.Join(p, ":") }})
 	var entries []*Entry
+	checked := 0
 	if servers != nil {
 		for _, sn := range servers.sortedChildren() {
+			c.cfg.expand(sn)
 			subject := fmt.Sprintf("server %q", sn.key)
 			n := b.bindEntry(sn, schema.Server, []string{"Mcp", "Servers", sn.key}, subject)
-			e := &Entry{Name: sn.key, Source: "host", NamePos: sn.keyPos.Pos(), Node: n, naming: hostNaming}
+			e := &Entry{Name: sn.key, Source: "host", NamePos: sn.keyPos.Pos(), tree: n, naming: hostNaming}
 			e.Origin = c.hostOrigin(sn)
 			sn.release()
 			entries = append(entries, e)
 			c.checks = append(c.checks, checkJob{def: schema.Server, data: n, subject: subject, naming: hostNaming})
+			// Checked and packed a batch at a time: the bound trees of
+			// every server were never needed at once.
+			if len(entries)-checked == checkBatch {
+				c.settle(entries[checked:])
+				checked = len(entries)
+			}
 		}
 	}
+	c.settle(entries[checked:])
 	c.ds = append(c.ds, b.ds...)
+	c.ds = append(c.ds, c.cfg.ds...)
 	return entries, pw
 }
 

@@ -52,7 +52,7 @@ func describeSource(e *Entry) string {
 // toServer fills in defaults; values of the wrong type (already reported)
 // count as absent.
 func (c *compiler) toServer(e *Entry) plan.Server {
-	n := e.Node
+	n := e.Node()
 	s := plan.Server{
 		Name: e.Name, Origin: e.Origin, Transport: "stdio",
 		Args: []string{}, Cwd: DefaultCwd, Env: map[string]*string{}, Enabled: true,

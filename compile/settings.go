@@ -76,7 +76,7 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 			continue // the #Settings check reports it
 		}
 		subject := fmt.Sprintf("server %q", m.Key)
-		e := &Entry{Name: m.Key, Source: "settings", NamePos: m.KeyPos(), Node: m.Value, naming: settingsNaming,
+		e := &Entry{Name: m.Key, Source: "settings", NamePos: m.KeyPos(), tree: m.Value, naming: settingsNaming,
 			Origin: plan.Origin{Source: "settings", Path: path, Line: m.KeyPos().Line, Column: m.KeyPos().Column}}
 		entries = append(entries, e)
 		c.checks = append(c.checks, checkJob{def: schema.Server, data: m.Value, subject: subject, naming: settingsNaming})

@@ -12,8 +12,7 @@ import (
 // text, so build only walks it; it decodes a string with an escape through
 // encoding/json. FuzzBuildMatchesHujson holds the two paths equal.
 func build(ix *LineIndex, data []byte) *Node {
-	b := &builder{ix: ix, data: data, keys: map[string]string{}}
-	return b.value()
+	return (&Source{ix: ix, data: data, keys: map[string]string{}}).Build(0)
 }
 
 type builder struct {

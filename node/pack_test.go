@@ -1,0 +1,172 @@
+package node
+
+import (
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcpc-dev/mcpc/diag"
+)
+
+// roundTrip packs n and checks that Unpack gives it back field for field.
+func roundTrip(t *testing.T, what string, n *Node) Packed {
+	t.Helper()
+	p := Pack(n)
+	if got := p.Unpack(); !reflect.DeepEqual(got, n) {
+		t.Fatalf("%s: Unpack(Pack(n)) differs from n", what)
+	}
+	return p
+}
+
+// Every JSON and JSONC file of the fixtures round-trips.
+func TestPackRoundTripsEveryFixture(t *testing.T) {
+	count := 0
+	err := filepath.WalkDir("../fixtures", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, jsonc := range []bool{false, true} {
+			if n, d := ParseJSON(path, data, jsonc); d == nil {
+				roundTrip(t, path, n)
+				count++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count < 50 {
+		t.Fatalf("only %d files round-tripped", count)
+	}
+}
+
+// What the parser does not make round-trips too: nil values and elements
+// (a consumed tree), nil and empty slices told apart, positions in several
+// files and none, positions going backwards, the extremes of 32 bits.
+func TestPackRoundTripsWhatBindingMakes(t *testing.T) {
+	a := LocOf(diag.Pos{File: "appsettings.json", Line: 40, Column: 7})
+	env := LocOf(diag.Pos{File: "<environment>", Line: 3, Column: 1})
+	tree := &Node{Kind: Object, Loc: a, Members: []Member{
+		{Key: "Command", KeyLoc: env, Value: &Node{Kind: String, Text: "npx", TextOffset: 20, Loc: env.At(3, 22)}},
+		{Key: "Args", KeyLoc: a.At(2, 1), Value: &Node{Kind: Array, Loc: a.At(1, 1), Elems: []*Node{
+			{Kind: String, Text: "-y", Start: 100, End: 104},
+			nil,
+			{Kind: Number, Text: "-0.5e3", Start: 90, End: 96, Loc: a.At(math.MaxInt32, math.MinInt32)},
+		}}},
+		{Key: "Env", Value: &Node{Kind: Object, Members: []Member{}}},
+		{Key: "Empty", Value: &Node{Kind: Array, Elems: []*Node{}}},
+		{Key: "", Value: nil},
+		{Key: "Enabled", KeyLoc: a, Value: &Node{Kind: Bool, Bool: true, Loc: a}},
+		{Key: "Null", Value: &Node{Kind: Null, Start: math.MaxInt32, End: math.MaxInt32}},
+		{Key: "ünïcode \x00 key", Value: &Node{Kind: String, Text: strings.Repeat("x", 300)}},
+	}}
+	roundTrip(t, "bound tree", tree)
+	if p := Pack(nil); !p.IsZero() || p.Unpack() != nil {
+		t.Fatal("Pack(nil) does not unpack to nil")
+	}
+	roundTrip(t, "scalar", &Node{Kind: String, Text: "s", Loc: env})
+}
+
+// A minified file of many servers: each server's tree packs into a fifth of
+// what its Nodes and Members take, or less.
+func TestPackIsSmall(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"mcpServers": {`)
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"user-` + strings.Repeat("9", 5) + `": {"command": "node", "args": ["server.js"], "env": {"DEBUG": null, "HOME_DIR": "${workspace}"}, "parallel": true, "callTimeoutSeconds": 300}`)
+	}
+	b.WriteString("}}")
+	root, d := ParseJSON("settings.json", []byte(b.String()), false)
+	if d != nil {
+		t.Fatal(d)
+	}
+	packed, held := 0, 0
+	for _, m := range root.Members[0].Value.Members {
+		p := roundTrip(t, m.Key, m.Value)
+		packed += len(p.data) + 16
+		held += treeBytes(m.Value)
+	}
+	t.Logf("packed %d bytes, tree %d bytes", packed, held)
+	if packed*5 > held {
+		t.Errorf("packed %d bytes for trees of %d bytes: want at most a fifth", packed, held)
+	}
+}
+
+// treeBytes is what the Nodes and Members under n take (their own size,
+// not their strings').
+func treeBytes(n *Node) int {
+	if n == nil {
+		return 0
+	}
+	size := int(reflect.TypeFor[Node]().Size()) + 8*cap(n.Elems) + int(reflect.TypeFor[Member]().Size())*cap(n.Members)
+	for _, el := range n.Elems {
+		size += treeBytes(el)
+	}
+	for _, m := range n.Members {
+		size += treeBytes(m.Value)
+	}
+	return size
+}
+
+// Every value of every fixture is built again from its Source as parsing
+// built it, Node for Node: JSON, and JSONC with comments blanked.
+func TestSourceBuildsEveryValueAgain(t *testing.T) {
+	count := 0
+	err := filepath.WalkDir("../fixtures", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, jsonc := range []bool{false, true} {
+			root, src, d := ParseJSONSource(path, data, jsonc)
+			if d != nil || src == nil {
+				continue
+			}
+			var walk func(n *Node)
+			walk = func(n *Node) {
+				if got := src.Build(n.Start); !reflect.DeepEqual(got, n) {
+					t.Fatalf("%s: the value at byte %d built again differs", path, n.Start)
+				}
+				count++
+				for _, el := range n.Elems {
+					walk(el)
+				}
+				for _, m := range n.Members {
+					walk(m.Value)
+				}
+			}
+			walk(root)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonc := []byte("{\n  // servers\n  \"a\": {\"b\": [1, 2,], /* c */ \"d\": \"e\",},\n}")
+	root, src, d := ParseJSONSource("x.json", jsonc, true)
+	if d != nil || src == nil {
+		t.Fatalf("JSONC: %v %v", d, src)
+	}
+	a := root.Get("a")
+	if got := src.Build(a.Start); !reflect.DeepEqual(got, a) {
+		t.Fatal("a JSONC value built again differs")
+	}
+	if count < 1000 {
+		t.Fatalf("only %d values built again", count)
+	}
+}
