@@ -111,6 +111,15 @@ func (e *Entry) Node() *node.Node {
 	return e.packed.Unpack()
 }
 
+// nodeIn is Node, building a packed tree in s (valid until s is used
+// again): the merge reads every entry's tree once and keeps none.
+func (e *Entry) nodeIn(s *node.Scratch) *node.Node {
+	if e.tree != nil {
+		return e.tree
+	}
+	return e.packed.UnpackInto(s)
+}
+
 // pack keeps e's tree in its packed form only: every value of every server
 // positioned until the end was most of what a compilation of a large
 // deployment held (docs/decisions.md, "Server trees packed").
@@ -253,7 +262,7 @@ func (c *compiler) run() error {
 	p.resolve()
 	c.ds = append(c.ds, p.ds...)
 
-	settingsEntries, err := c.readSettings()
+	settingsEntries, src, err := c.readSettings()
 	if err != nil {
 		return err
 	}
@@ -261,18 +270,20 @@ func (c *compiler) run() error {
 
 	entries := make([]*Entry, 0, len(hostEntries)+1+len(settingsEntries))
 	entries = append(entries, hostEntries...)
-	rest := settingsEntries
+	var presetEntry []*Entry
 	if p.enabled {
-		rest = append([]*Entry{p.entry()}, settingsEntries...)
+		presetEntry = []*Entry{p.entry()}
+		entries = append(entries, presetEntry...)
 		res.Sources = append(res.Sources, plan.SourceRef{Kind: "preset"})
 	}
-	entries = append(entries, rest...)
+	entries = append(entries, settingsEntries...)
 	if c.settingsPath != "" {
 		res.Sources = append(res.Sources, plan.SourceRef{Kind: "settings", Path: c.settingsPath})
 	}
 	res.Entries = entries
 
-	c.settle(rest)
+	c.settle(presetEntry) // with the check of settings.json's top level
+	c.settleSettings(settingsEntries, src)
 	c.checkEnvKeys()
 	c.checkNameCase(entries)
 	explainForeign(c.ds)

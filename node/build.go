@@ -15,6 +15,15 @@ func build(ix *LineIndex, data []byte) *Node {
 	return (&Source{ix: ix, data: data, keys: map[string]string{}}).Build(0)
 }
 
+// buildShallow is build, but the object members of the object at path
+// stub are built as skipObject leaves them; overflow says whether a number
+// in them holds no float64.
+func buildShallow(src *Source, stub []string) (n *Node, overflow bool) {
+	b := &builder{ix: src.ix, data: src.data, keys: src.keys, stub: stub}
+	n = b.value()
+	return n, b.overflow
+}
+
 type builder struct {
 	ix   *LineIndex
 	data []byte
@@ -26,6 +35,14 @@ type builder struct {
 	// keys interns object keys: the same few field names repeat in every
 	// entry of a configuration.
 	keys map[string]string
+	// stub is the path of keys to the object whose object members are not
+	// built (ParseJSONShallow); at is how many of its keys lead to the
+	// value being built, -1 when it is off that path.
+	stub []string
+	at   int
+	// overflow is set when a number of a value not built holds no
+	// float64 (what overflowsFloat64 finds in the values built).
+	overflow bool
 }
 
 // maxInternedKeys bounds the interning map: server names are unique, field
@@ -101,7 +118,18 @@ func (b *builder) object(pos Loc) *Node {
 		key := b.key()
 		b.space()
 		b.off++ // :
-		v := b.value()
+		var v *Node
+		at := b.at
+		if b.space(); b.stub != nil && at == len(b.stub) && b.off < len(b.data) && b.data[b.off] == '{' {
+			v = b.skipObject()
+		} else {
+			b.at = -1
+			if at >= 0 && at < len(b.stub) && key == b.stub[at] {
+				b.at = at + 1
+			}
+			v = b.value()
+			b.at = at
+		}
 		b.members = append(b.members, Member{Key: key, KeyLoc: keyPos, Value: v})
 	}
 	n := &Node{Kind: Object, Loc: pos, Members: make([]Member, len(b.members)-base)}
@@ -123,12 +151,54 @@ func (b *builder) array(pos Loc) *Node {
 		if b.data[b.off] == ',' {
 			b.off++
 		}
+		at := b.at
+		b.at = -1
 		b.elems = append(b.elems, b.value())
+		b.at = at
 	}
 	n := &Node{Kind: Array, Loc: pos, Elems: make([]*Node, len(b.elems)-base)}
 	copy(n.Elems, b.elems[base:])
 	clear(b.elems[base:])
 	b.elems = b.elems[:base]
+	return n
+}
+
+// skipObject moves past the object at b.off without building what is in
+// it: a Node with its kind, position and byte span only, to be built with
+// Source.Build when wanted. A number in it that no float64 holds sets
+// overflow.
+func (b *builder) skipObject() *Node {
+	start := b.off
+	n := &Node{Kind: Object, Loc: b.ix.Loc(start), Start: int32(start)}
+	depth := 0
+	for b.off < len(b.data) {
+		c := b.data[b.off]
+		switch {
+		case c == '"':
+			b.literal()
+			continue
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				b.off++
+				n.End = int32(b.off)
+				return n
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			num := b.off
+			for b.off < len(b.data) && isNumberByte(b.data[b.off]) {
+				b.off++
+			}
+			if overflows(string(b.data[num:b.off])) {
+				b.overflow = true
+			}
+			continue
+		}
+		b.off++
+	}
+	n.End = int32(b.off)
 	return n
 }
 

@@ -235,22 +235,36 @@ type Source struct {
 // Build builds again the value that starts at byte start (its Node's
 // Start): a tree equal to the one ParseJSONSource gave, Node for Node.
 func (s *Source) Build(start int32) *Node {
-	b := &builder{ix: s.ix, data: s.data, off: int(start), keys: s.keys}
+	b := &builder{ix: s.ix, data: s.data, off: int(start), keys: s.keys, at: -1}
 	return b.value()
+}
+
+// build builds the whole text, shallow under stub when it is not nil.
+func (s *Source) build(stub []string) (*Node, bool) {
+	if stub == nil {
+		return s.Build(0), false
+	}
+	return buildShallow(s, stub)
 }
 
 // ParseJSONSource is ParseJSON, and gives the Source the tree was built
 // from, or nil when it was not built from one (a JSONC file only hujson
 // reads).
 func ParseJSONSource(file string, data []byte, comments bool) (*Node, *Source, *diag.Diagnostic) {
-	root, src, d := parseJSON(file, data, comments)
-	if d != nil {
-		return nil, nil, d
-	}
-	return root, src, nil
+	return parseJSON(file, data, comments, nil)
 }
 
-func parseJSON(file string, data []byte, comments bool) (*Node, *Source, *diag.Diagnostic) {
+// ParseJSONShallow is ParseJSONSource, but the members of the object at
+// path (keys from the root) whose values are objects are not built: each
+// is a Node of Kind Object with its position and byte span only (no
+// members), which Source.Build builds whole. settings.json's servers are
+// built one batch at a time so, never all at once. When the Source is nil
+// (a JSONC file only hujson reads) the tree is whole.
+func ParseJSONShallow(file string, data []byte, comments bool, path []string) (*Node, *Source, *diag.Diagnostic) {
+	return parseJSON(file, data, comments, path)
+}
+
+func parseJSON(file string, data []byte, comments bool, stub []string) (*Node, *Source, *diag.Diagnostic) {
 	ix := NewLineIndex(file, data)
 	syntax := func(off int, msg, suggestion string) *diag.Diagnostic {
 		d := rules.JSONSyntax.At(ix.Pos(off), msg, suggestion)
@@ -280,8 +294,8 @@ func parseJSON(file string, data []byte, comments bool) (*Node, *Source, *diag.D
 	// file with a syntax error), for its message.
 	if json.Valid(data) {
 		src := &Source{ix: ix, data: data, keys: map[string]string{}}
-		root := src.Build(0)
-		if !comments && overflowsFloat64(root) {
+		root, overflow := src.build(stub)
+		if !comments && (overflow || overflowsFloat64(root)) {
 			// Valid JSON, but encoding/json refuses a number no float64 holds.
 			return nil, nil, strictJSONError(ix, data)
 		}
@@ -294,7 +308,8 @@ func parseJSON(file string, data []byte, comments bool) (*Node, *Source, *diag.D
 	// those blanked, when that is valid JSON (jsonc.go).
 	if std, ok := standardize(data); ok && json.Valid(std) {
 		src := &Source{ix: ix, data: std, keys: map[string]string{}}
-		return src.Build(0), src, nil
+		root, _ := src.build(stub)
+		return root, src, nil
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
@@ -341,10 +356,7 @@ func strictJSONError(ix *LineIndex, data []byte) *diag.Diagnostic {
 func overflowsFloat64(n *Node) bool {
 	switch n.Kind {
 	case Number:
-		if len(n.Text) > 300 || strings.ContainsAny(n.Text, "eE") {
-			_, err := strconv.ParseFloat(n.Text, 64)
-			return err != nil
-		}
+		return overflows(n.Text)
 	case Array:
 		for _, e := range n.Elems {
 			if overflowsFloat64(e) {
@@ -357,6 +369,15 @@ func overflowsFloat64(n *Node) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// overflows reports whether the number literal holds no float64.
+func overflows(lit string) bool {
+	if len(lit) > 300 || strings.ContainsAny(lit, "eE") {
+		_, err := strconv.ParseFloat(lit, 64)
+		return err != nil
 	}
 	return false
 }

@@ -165,21 +165,74 @@ type unpacker struct {
 	nodes     []Node
 	line, col int32
 	start     int32
+	// scratch, when set, gives the slices of the tree (Unpack with a
+	// Scratch).
+	scratch *Scratch
 }
 
 // Unpack builds the tree p holds again: a tree of new Nodes, equal to the
 // one packed. The zero Packed gives nil.
 func (p Packed) Unpack() *Node {
+	return p.unpack(nil)
+}
+
+// Scratch is memory that Packed.UnpackInto builds trees in, again and
+// again: reading the trees of many entries one after the other allocates
+// nothing once it has grown to the largest.
+type Scratch struct {
+	nodes   []Node
+	members []Member
+	elems   []*Node
+	files   []unique.Handle[string]
+}
+
+// UnpackInto is Unpack, building the tree in s: the tree is valid until
+// the next call with s (its strings stay valid: they are p's).
+func (p Packed) UnpackInto(s *Scratch) *Node {
+	return p.unpack(s)
+}
+
+func (p Packed) unpack(s *Scratch) *Node {
 	if p.data == "" {
 		return nil
 	}
-	u := &unpacker{data: p.data}
-	u.nodes = make([]Node, u.uint())
-	u.files = make([]unique.Handle[string], u.uint())
+	u := &unpacker{data: p.data, scratch: s}
+	nodes, files := int(u.uint()), int(u.uint())
+	if s == nil {
+		u.nodes = make([]Node, nodes)
+		u.files = make([]unique.Handle[string], files)
+	} else {
+		s.nodes = grow(s.nodes, nodes)
+		clear(s.nodes)
+		s.files = grow(s.files, files)
+		s.members, s.elems = s.members[:0], s.elems[:0]
+		u.nodes, u.files = s.nodes, s.files
+	}
 	for i := range u.files {
 		u.files[i] = unique.Make(u.str())
 	}
 	return u.node()
+}
+
+// grow returns a slice of n elements, s's array when it is large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// take returns n elements of the scratch slice *s from its end, growing it
+// (a new array: the elements taken before stay where they are) when full.
+func take[T any](s *[]T, n int) []T {
+	if *s == nil || len(*s)+n > cap(*s) {
+		*s = make([]T, 0, max(2*cap(*s), n, 64))
+	}
+	start := len(*s)
+	*s = (*s)[:start+n]
+	out := (*s)[start : start+n : start+n]
+	clear(out)
+	return out
 }
 
 // uint reads what binary.AppendUvarint wrote (from the string, without a
@@ -248,13 +301,21 @@ func (u *unpacker) node() *Node {
 		n.Text = u.str()
 	}
 	if h&flagElems != 0 {
-		n.Elems = make([]*Node, u.uint())
+		if u.scratch != nil {
+			n.Elems = take(&u.scratch.elems, int(u.uint()))
+		} else {
+			n.Elems = make([]*Node, u.uint())
+		}
 		for i := range n.Elems {
 			n.Elems[i] = u.node()
 		}
 	}
 	if h&flagMembers != 0 {
-		n.Members = make([]Member, u.uint())
+		if u.scratch != nil {
+			n.Members = take(&u.scratch.members, int(u.uint()))
+		} else {
+			n.Members = make([]Member, u.uint())
+		}
 		for i := range n.Members {
 			m := &n.Members[i]
 			m.Key = u.str()

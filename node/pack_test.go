@@ -12,12 +12,20 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 )
 
-// roundTrip packs n and checks that Unpack gives it back field for field.
+// scratch is shared by every roundTrip of a test binary: UnpackInto must
+// give each tree right whatever it built before.
+var scratch Scratch
+
+// roundTrip packs n and checks that Unpack and UnpackInto give it back
+// field for field.
 func roundTrip(t *testing.T, what string, n *Node) Packed {
 	t.Helper()
 	p := Pack(n)
 	if got := p.Unpack(); !reflect.DeepEqual(got, n) {
 		t.Fatalf("%s: Unpack(Pack(n)) differs from n", what)
+	}
+	if got := p.UnpackInto(&scratch); !reflect.DeepEqual(got, n) {
+		t.Fatalf("%s: UnpackInto(Pack(n)) differs from n", what)
 	}
 	return p
 }
@@ -74,6 +82,29 @@ func TestPackRoundTripsWhatBindingMakes(t *testing.T) {
 		t.Fatal("Pack(nil) does not unpack to nil")
 	}
 	roundTrip(t, "scalar", &Node{Kind: String, Text: "s", Loc: env})
+	var fresh Scratch
+	roundTrip(t, "bound tree", tree)
+	if got := Pack(tree).UnpackInto(&fresh); !reflect.DeepEqual(got, tree) {
+		t.Fatal("UnpackInto a new Scratch differs")
+	}
+}
+
+// UnpackInto allocates nothing once its Scratch has grown.
+func TestUnpackIntoReusesItsScratch(t *testing.T) {
+	root, d := ParseJSON("s.json", []byte(`{"a": {"command": "x", "args": ["1", "2"], "env": {"K": "v"}}, "b": {"args": []}}`), false)
+	if d != nil {
+		t.Fatal(d)
+	}
+	a, b := Pack(root.Get("a")), Pack(root.Get("b"))
+	var s Scratch
+	a.UnpackInto(&s)
+	b.UnpackInto(&s)
+	if n := testing.AllocsPerRun(100, func() {
+		a.UnpackInto(&s)
+		b.UnpackInto(&s)
+	}); n > 0 {
+		t.Errorf("UnpackInto allocated %v times per run", n)
+	}
 }
 
 // A minified file of many servers: each server's tree packs into a fifth of
@@ -168,5 +199,54 @@ func TestSourceBuildsEveryValueAgain(t *testing.T) {
 	}
 	if count < 1000 {
 		t.Fatalf("only %d values built again", count)
+	}
+}
+
+// ParseJSONShallow gives the tree ParseJSON gives but for the objects
+// under the path, which are leaves with the position and span of the
+// object, and which Source.Build builds as ParseJSON did.
+func TestParseJSONShallowLeavesObjectsUnderThePath(t *testing.T) {
+	docs := map[string]string{
+		"settings": `{"permissions": {"allow": [{"x": 1}]}, "mcpServers": {"a": {"command": "x", "env": {"K": "v"}}, "s": "str", "l": [{"n": 1}], "b": {"args": [[], {}], "q": "}{\"]"}}, "other": {"mcpServers": {"c": {}}}}`,
+		"not object": `{"mcpServers": [{"a": 1}]}`,
+		"nested":     "{\n \"mcpServers\" : {\n  \"a\" :\n   {\"x\": {\"y\": [1, -2.5e3, true, null]}}\n }\n}",
+	}
+	for name, doc := range docs {
+		for _, comments := range []bool{false, true} {
+			want, d := ParseJSON(name, []byte(doc), comments)
+			if d != nil {
+				t.Fatal(d)
+			}
+			got, src, d := ParseJSONShallow(name, []byte(doc), comments, []string{"mcpServers"})
+			if d != nil || src == nil {
+				t.Fatalf("%s: %v", name, d)
+			}
+			servers := want.Get("mcpServers")
+			for i := range servers.Members {
+				full := servers.Members[i].Value
+				leaf := got.Get("mcpServers").Members[i].Value
+				if full.Kind != Object {
+					continue
+				}
+				if stub := (&Node{Kind: Object, Loc: full.Loc, Start: full.Start, End: full.End}); !reflect.DeepEqual(leaf, stub) {
+					t.Fatalf("%s: %s is %+v, want a leaf %+v", name, servers.Members[i].Key, leaf, stub)
+				}
+				if built := src.Build(leaf.Start); !reflect.DeepEqual(built, full) {
+					t.Fatalf("%s: %s built again differs", name, servers.Members[i].Key)
+				}
+				got.Get("mcpServers").Members[i].Value = full
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: the rest of the tree differs", name)
+			}
+		}
+	}
+	// A number no float64 holds is an error of strict JSON, built or not.
+	for _, doc := range []string{`{"mcpServers": {"a": {"x": [1e999]}}}`, `{"mcpServers": {"a": {"x": -1E400}}}`} {
+		_, want := ParseJSON("s.json", []byte(doc), false)
+		_, _, got := ParseJSONShallow("s.json", []byte(doc), false, []string{"mcpServers"})
+		if want == nil || got == nil || *got != *want {
+			t.Errorf("%s: %v, want %v", doc, got, want)
+		}
 	}
 }
