@@ -207,7 +207,7 @@ func TestSourceBuildsEveryValueAgain(t *testing.T) {
 // object, and which Source.Build builds as ParseJSON did.
 func TestParseJSONShallowLeavesObjectsUnderThePath(t *testing.T) {
 	docs := map[string]string{
-		"settings": `{"permissions": {"allow": [{"x": 1}]}, "mcpServers": {"a": {"command": "x", "env": {"K": "v"}}, "s": "str", "l": [{"n": 1}], "b": {"args": [[], {}], "q": "}{\"]"}}, "other": {"mcpServers": {"c": {}}}}`,
+		"settings":   `{"permissions": {"allow": [{"x": 1}]}, "mcpServers": {"a": {"command": "x", "env": {"K": "v"}}, "s": "str", "l": [{"n": 1}], "b": {"args": [[], {}], "q": "}{\"]"}}, "other": {"mcpServers": {"c": {}}}}`,
 		"not object": `{"mcpServers": [{"a": 1}]}`,
 		"nested":     "{\n \"mcpServers\" : {\n  \"a\" :\n   {\"x\": {\"y\": [1, -2.5e3, true, null]}}\n }\n}",
 	}
