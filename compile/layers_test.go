@@ -17,8 +17,9 @@ var updateLayers = flag.Bool("update-layers", false, "rewrite testdata/layers.go
 // keys that hold several levels ("b:Command", "Mcp:Servers:c:Command"), a
 // server list, keys differing in case within a file (an error) and across
 // layers, scalars and null where a server goes, array overrides by a later
-// file and by variables, variables below and at a server, and settings.json
-// entries shadowed by host ones.
+// file (with comments and trailing commas) and by variables, variables
+// below and at a server, and settings.json entries shadowed by host ones,
+// defined twice, with keys twice.
 func layeredDeployment() (Options, map[string][]byte) {
 	files := map[string][]byte{
 		"appsettings.json": []byte(`{
@@ -38,11 +39,12 @@ func layeredDeployment() (Options, map[string][]byte) {
   },
   "Mcp:Servers:c": {"Args": ["z", "${workspace}"], "Cwd": "${workspace}/c"}
 }`),
-		"appsettings.Production.json": []byte(`{"Mcp": {"Servers": {"a": {"Args": ["only-first"]}, "h": {"Command": "prod", "IdleTimeoutSeconds": "nope"}}}}`),
+		"appsettings.Production.json": []byte("{\"Mcp\": {\"Servers\": {\"a\": {\"Args\": [\"only-first\",]}, // comment\n /* block */ \"h\": {\"Command\": \"prod\", \"IdleTimeoutSeconds\": \"nope\",},},},}"),
 		"list.json":                   []byte(`{"MCP": {"servers": [{"Command": "zero"}, {"Command": "one", "Args": ["x"]}]}}`),
 		filepath.Join("agent", "settings.json"): []byte(`{"mcpServers": {
   "a": {"command": "shadowed"},
-  "s1": {"command": "node", "args": ["s.js"], "env": {"X": "${env:HOST_VAR}", "Y": null}},
+  "s1": {"command": "node", "args": ["s.js"], "env": {"X": "${env:HOST_VAR}", "Y": null, "X": "again"}, "args": []},
+  "s1": {"command": "second"},
   "S1": {"command": "case"},
   "s2": {"comand": "typo", "timeout": 3}
 }}`),
