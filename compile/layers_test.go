@@ -169,3 +169,31 @@ func firstDifference(want, got string) string {
 	}
 	return ""
 }
+
+// A name has the value of its last definition in the last layer that
+// defines it; Names lists each name once, sorted.
+func TestHostEnvLastDefinitionWins(t *testing.T) {
+	env := newHostEnv()
+	first, _ := entryVars(EnvFlagFile, "env", []string{"B=1", "A=1", "B=2", "C=1"})
+	second, _ := entryVars("host.env", "env-file", []string{"C=2", "A=2", "C=3"})
+	env.addLayer(first)
+	env.addLayer(second)
+	env.addLayer(nil)
+	for name, want := range map[string]string{"A": "2", "B": "2", "C": "3", "D": ""} {
+		if got := env.Value(name); got != want {
+			t.Errorf("%s=%q, want %q", name, got, want)
+		}
+	}
+	if v, ok := env.Lookup("C"); !ok || v.Pos().File != "host.env" || v.Pos().Line != 3 {
+		t.Errorf("C is %+v", v)
+	}
+	if _, ok := env.Lookup("D"); ok {
+		t.Error("D is defined")
+	}
+	if got := strings.Join(env.Names(), " "); got != "A B C" {
+		t.Errorf("names %q", got)
+	}
+	if m := env.Map(); len(m) != 3 || m["B"] != "2" {
+		t.Errorf("map %v", m)
+	}
+}

@@ -76,6 +76,38 @@ func (p *packer) str(s string) {
 	p.buf = append(p.buf, s...)
 }
 
+// commonKeys are object keys that every server entry of the
+// configurations mcpc reads repeats (settings.json's names and the host
+// configuration's): a packed tree writes such a key as its index, a fifth
+// of what a packed server takes otherwise. A Packed lives in memory only,
+// so the list may change freely.
+var commonKeys = []string{
+	"command", "args", "env", "cwd", "toolPrefix", "enabled", "parallel", "startupTimeoutSeconds",
+	"callTimeoutSeconds", "idleTimeoutSeconds", "stderrLevel", "promptSection",
+	"Command", "Args", "Env", "Cwd", "ToolPrefix", "Enabled", "Parallel", "StartupTimeoutSeconds",
+	"CallTimeoutSeconds", "IdleTimeoutSeconds", "StderrLevel", "PromptSection",
+}
+
+// commonKey is the index of each of commonKeys.
+var commonKey = func() map[string]int {
+	m := make(map[string]int, len(commonKeys))
+	for i, k := range commonKeys {
+		m[k] = i
+	}
+	return m
+}()
+
+// key writes an object key: its index among commonKeys (odd) or its
+// length (even) and bytes.
+func (p *packer) key(k string) {
+	if i, ok := commonKey[k]; ok {
+		p.uint(uint64(i)<<1 | 1)
+		return
+	}
+	p.uint(uint64(len(k)) << 1)
+	p.buf = append(p.buf, k...)
+}
+
 // loc writes l: its file's index among the files of the tree, line and
 // column as differences from the previous Loc written.
 func (p *packer) loc(l Loc) {
@@ -150,7 +182,7 @@ func (p *packer) node(n *Node) {
 	if h&flagMembers != 0 {
 		p.uint(uint64(len(n.Members)))
 		for _, m := range n.Members {
-			p.str(m.Key)
+			p.key(m.Key)
 			p.loc(m.KeyLoc)
 			p.node(m.Value)
 		}
@@ -266,6 +298,18 @@ func (u *unpacker) str() string {
 	return s
 }
 
+// key reads what packer.key wrote.
+func (u *unpacker) key() string {
+	v := u.uint()
+	if v&1 != 0 {
+		return commonKeys[v>>1]
+	}
+	n := int(v >> 1)
+	k := u.data[u.off : u.off+n]
+	u.off += n
+	return k
+}
+
 func (u *unpacker) loc() Loc {
 	var l Loc
 	if file := u.uint(); file > 0 {
@@ -318,7 +362,7 @@ func (u *unpacker) node() *Node {
 		}
 		for i := range n.Members {
 			m := &n.Members[i]
-			m.Key = u.str()
+			m.Key = u.key()
 			m.KeyLoc = u.loc()
 			m.Value = u.node()
 		}
