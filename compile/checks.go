@@ -35,13 +35,10 @@ func (c *compiler) runChecks() {
 		}
 		close(next)
 		for w := 0; w < workers; w++ {
+			v, err := c.checker(w)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				v, err := schema.Acquire()
-				if err != nil {
-					v = nil
-				}
 				for i := range next {
 					j := jobs[i]
 					if v == nil {
@@ -51,9 +48,6 @@ func (c *compiler) runChecks() {
 					}
 					results[i] = v.Check(j.def, j.data, j.subject, j.naming)
 				}
-				if v != nil {
-					schema.Release(v)
-				}
 			}()
 		}
 		wg.Wait()
@@ -61,6 +55,24 @@ func (c *compiler) runChecks() {
 	for _, r := range results {
 		c.ds = append(c.ds, r...)
 	}
+}
+
+// checker is the Validator of the w-th goroutine of runChecks, acquired
+// once per compilation: the checks run a batch at a time, and a Validator
+// given back to the pool between batches was often dropped by a collection
+// and compiled again (milliseconds each time). Compile releases them.
+func (c *compiler) checker(w int) (*schema.Validator, error) {
+	for len(c.checkers) <= w {
+		c.checkers = append(c.checkers, nil)
+	}
+	if c.checkers[w] == nil {
+		v, err := schema.Acquire()
+		if err != nil {
+			return nil, err
+		}
+		c.checkers[w] = v
+	}
+	return c.checkers[w], nil
 }
 
 // checkEntry makes the checks of one entry that the schema does not express.

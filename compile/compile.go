@@ -102,7 +102,7 @@ type Entry struct {
 
 // Node returns the entry's fields under their schema names, typed and
 // positioned in the user's input. Once a compilation has checked an entry
-// it keeps the tree packed (a fifth of its size) and builds it again at
+// it keeps the tree packed (a sixth of its size) and builds it again at
 // each call: a caller that reads it more than once keeps what it returns.
 func (e *Entry) Node() *node.Node {
 	if e.tree != nil {
@@ -192,6 +192,11 @@ func Compile(opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer schema.Release(v)
+	defer func() {
+		for _, w := range c.checkers {
+			schema.Release(w)
+		}
+	}()
 	c.v = v
 	run := c.run
 	if opts.Profile == ProfileCraftbot {
@@ -204,14 +209,16 @@ func Compile(opts Options) (*Result, error) {
 }
 
 type compiler struct {
-	opts   Options
-	read   func(string) ([]byte, error)
-	v      *schema.Validator
-	res    *Result
-	cfg    *config
-	layers []layerInfo
-	ds     []diag.Diagnostic
-	checks []checkJob
+	opts Options
+	read func(string) ([]byte, error)
+	v    *schema.Validator
+	// checkers are the Validators of runChecks' goroutines.
+	checkers []*schema.Validator
+	res      *Result
+	cfg      *config
+	layers   []layerInfo
+	ds       []diag.Diagnostic
+	checks   []checkJob
 	// settingsPath is set when settings.json was read.
 	settingsPath string
 	settingsData []byte

@@ -59,7 +59,9 @@ func (c *compiler) readAppSettings() error {
 		fileSources = append(fileSources, plan.SourceRef{Kind: "appsettings", Path: f})
 		layer := len(c.layers)
 		c.layers = append(c.layers, layerInfo{kind: "appsettings", path: f})
-		root, src, d := node.ParseJSONSource(f, data, true)
+		// The servers' objects are not built here: each is built from
+		// the file when its server is bound (config.expand).
+		root, src, d := node.ParseJSONShallow(f, data, true, []string{"Mcp", "Servers"}, true)
 		if d != nil {
 			c.ds = append(c.ds, *d)
 			continue

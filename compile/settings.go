@@ -47,7 +47,7 @@ func (c *compiler) readSettings() ([]*Entry, *node.Source, error) {
 		return nil, nil, nil
 	}
 	path, data := c.settingsPath, c.settingsData
-	root, src, d := node.ParseJSONShallow(path, data, false, []string{"mcpServers"})
+	root, src, d := node.ParseJSONShallow(path, data, false, []string{"mcpServers"}, false)
 	if d != nil {
 		c.ds = append(c.ds, *d)
 		return nil, nil, nil

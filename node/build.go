@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // build turns data, which json.Valid accepts, into Nodes: the tree that
@@ -18,8 +19,8 @@ func build(ix *LineIndex, data []byte) *Node {
 // buildShallow is build, but the object members of the object at path
 // stub are built as skipObject leaves them; overflow says whether a number
 // in them holds no float64.
-func buildShallow(src *Source, stub []string) (n *Node, overflow bool) {
-	b := &builder{ix: src.ix, data: src.data, keys: src.keys, stub: stub}
+func buildShallow(src *Source, stub []string, fold bool) (n *Node, overflow bool) {
+	b := &builder{ix: src.ix, data: src.data, keys: src.keys, stub: stub, fold: fold}
 	n = b.value()
 	return n, b.overflow
 }
@@ -39,6 +40,7 @@ type builder struct {
 	// built (ParseJSONShallow); at is how many of its keys lead to the
 	// value being built, -1 when it is off that path.
 	stub []string
+	fold bool // the keys of stub compare case-insensitively
 	at   int
 	// overflow is set when a number of a value not built holds no
 	// float64 (what overflowsFloat64 finds in the values built).
@@ -124,7 +126,7 @@ func (b *builder) object(pos Loc) *Node {
 			v = b.skipObject()
 		} else {
 			b.at = -1
-			if at >= 0 && at < len(b.stub) && key == b.stub[at] {
+			if at >= 0 && at < len(b.stub) && (key == b.stub[at] || b.fold && strings.EqualFold(key, b.stub[at])) {
 				b.at = at + 1
 			}
 			v = b.value()

@@ -239,19 +239,19 @@ func (s *Source) Build(start int32) *Node {
 	return b.value()
 }
 
-// build builds the whole text, shallow under stub when it is not nil.
-func (s *Source) build(stub []string) (*Node, bool) {
-	if stub == nil {
+// build builds the whole text, shallow under stub when it has keys.
+func (s *Source) build(stub shallowPath) (*Node, bool) {
+	if stub.keys == nil {
 		return s.Build(0), false
 	}
-	return buildShallow(s, stub)
+	return buildShallow(s, stub.keys, stub.fold)
 }
 
 // ParseJSONSource is ParseJSON, and gives the Source the tree was built
 // from, or nil when it was not built from one (a JSONC file only hujson
 // reads).
 func ParseJSONSource(file string, data []byte, comments bool) (*Node, *Source, *diag.Diagnostic) {
-	return parseJSON(file, data, comments, nil)
+	return parseJSON(file, data, comments, shallowPath{})
 }
 
 // ParseJSONShallow is ParseJSONSource, but the members of the object at
@@ -260,11 +260,20 @@ func ParseJSONSource(file string, data []byte, comments bool) (*Node, *Source, *
 // members), which Source.Build builds whole. settings.json's servers are
 // built one batch at a time so, never all at once. When the Source is nil
 // (a JSONC file only hujson reads) the tree is whole.
-func ParseJSONShallow(file string, data []byte, comments bool, path []string) (*Node, *Source, *diag.Diagnostic) {
-	return parseJSON(file, data, comments, path)
+//
+// With fold, the keys of path compare case-insensitively (a .NET
+// configuration file: Mcp:Servers is also "MCP": {"servers": …}).
+func ParseJSONShallow(file string, data []byte, comments bool, path []string, fold bool) (*Node, *Source, *diag.Diagnostic) {
+	return parseJSON(file, data, comments, shallowPath{path, fold})
 }
 
-func parseJSON(file string, data []byte, comments bool, stub []string) (*Node, *Source, *diag.Diagnostic) {
+// shallowPath is where ParseJSONShallow does not build objects.
+type shallowPath struct {
+	keys []string
+	fold bool
+}
+
+func parseJSON(file string, data []byte, comments bool, stub shallowPath) (*Node, *Source, *diag.Diagnostic) {
 	ix := NewLineIndex(file, data)
 	syntax := func(off int, msg, suggestion string) *diag.Diagnostic {
 		d := rules.JSONSyntax.At(ix.Pos(off), msg, suggestion)

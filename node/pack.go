@@ -10,7 +10,7 @@ import (
 // each server entry's tree packed once its checks have run, and unpacks it
 // when an explanation, a provenance look-up or a per-server view of the
 // diagnostics asks: a tree of Nodes (96 bytes each) and Members (40) took
-// about 1.2 KB per server, its packed form about a fifth of that
+// about 1.2 KB per server, its packed form about a sixth of that
 // (docs/decisions.md, "Server trees packed").
 //
 // Unpack gives a tree equal field for field to the one packed (nil and
