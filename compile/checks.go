@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,65 +15,128 @@ import (
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
-// runChecks runs the schema checks on up to GOMAXPROCS goroutines and
-// collects their diagnostics in job order.
-func (c *compiler) runChecks() {
-	jobs := c.checks
-	// The jobs (and the shallow copy of settings.json made for its check)
-	// are not needed past this point: not held to the end of compilation.
-	c.checks = nil
-	results := make([][]diag.Diagnostic, len(jobs))
-	workers := min(runtime.GOMAXPROCS(0), 1+len(jobs)/64)
+// checkPool runs the schema checks of a compilation on GOMAXPROCS
+// goroutines while the compilation goes on binding and reading entries:
+// each entry is submitted once the checks of its own are made, and packed
+// by the goroutine that checked it. Jobs go in small groups (a goroutine
+// woken for each one cost more than many checks), and the queue is short,
+// so that few entries wait with their trees whole. Checking the entries a
+// batch of a thousand at a time instead, each batch waiting for its
+// slowest check, cost a third more time on a busy machine.
+type checkPool struct {
+	jobs    chan []numberedJob
+	pending []numberedJob
+	wg      sync.WaitGroup
+	// found holds, per goroutine, the diagnostics of the jobs that have
+	// any, with the job's number.
+	found [][]numberedDiags
+	n     int
+}
+
+type numberedJob struct {
+	n int
+	checkJob
+}
+
+type numberedDiags struct {
+	n  int
+	ds []diag.Diagnostic
+}
+
+const (
+	// checkGroup is how many jobs go to a goroutine at once.
+	checkGroup = 32
+	// checkQueue is how many groups wait for a goroutine at most.
+	checkQueue = 4
+)
+
+// check has j's schema check run, and its entry packed after it.
+func (c *compiler) check(j checkJob) {
+	workers := runtime.GOMAXPROCS(0)
 	if workers <= 1 {
-		for i, j := range jobs {
-			results[i] = c.v.Check(j.def, j.data, j.subject, j.naming)
+		c.ds = append(c.ds, c.v.Check(j.def, j.data, j.subject, j.naming)...)
+		if j.entry != nil {
+			j.entry.pack()
 		}
-	} else {
-		var wg sync.WaitGroup
-		next := make(chan int, len(jobs))
-		for i := range jobs {
-			next <- i
-		}
-		close(next)
-		for w := 0; w < workers; w++ {
-			v, err := c.checker(w)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					j := jobs[i]
-					if v == nil {
-						// Cannot happen: the same schemas compiled for c.v.
-						results[i] = []diag.Diagnostic{rules.TypeMismatch.At(j.data.Pos(), "internal: schema unavailable: "+err.Error(), "")}
-						continue
-					}
-					results[i] = v.Check(j.def, j.data, j.subject, j.naming)
-				}
-			}()
-		}
-		wg.Wait()
+		return
 	}
-	for _, r := range results {
-		c.ds = append(c.ds, r...)
+	p := c.checks
+	if p == nil {
+		p = startChecks(workers)
+		c.checks = p
+	}
+	p.pending = append(p.pending, numberedJob{p.n, j})
+	p.n++
+	if len(p.pending) == checkGroup {
+		p.jobs <- p.pending
+		p.pending = make([]numberedJob, 0, checkGroup)
 	}
 }
 
-// checker is the Validator of the w-th goroutine of runChecks, acquired
-// once per compilation: the checks run a batch at a time, and a Validator
-// given back to the pool between batches was often dropped by a collection
-// and compiled again (milliseconds each time). Compile releases them.
-func (c *compiler) checker(w int) (*schema.Validator, error) {
-	for len(c.checkers) <= w {
-		c.checkers = append(c.checkers, nil)
+// startChecks starts workers goroutines, each with a Validator of its own.
+func startChecks(workers int) *checkPool {
+	p := &checkPool{jobs: make(chan []numberedJob, checkQueue), pending: make([]numberedJob, 0, checkGroup), found: make([][]numberedDiags, workers)}
+	for w := range workers {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			v, err := schema.Acquire()
+			if err == nil {
+				defer schema.Release(v)
+			}
+			for group := range p.jobs {
+				for _, j := range group {
+					var ds []diag.Diagnostic
+					if v == nil {
+						// Cannot happen: the same schemas compiled for c.v.
+						ds = []diag.Diagnostic{rules.TypeMismatch.At(j.data.Pos(), "internal: schema unavailable: "+err.Error(), "")}
+					} else {
+						ds = v.Check(j.def, j.data, j.subject, j.naming)
+					}
+					if len(ds) > 0 {
+						p.found[w] = append(p.found[w], numberedDiags{j.n, ds})
+					}
+					if j.entry != nil {
+						j.entry.pack()
+					}
+				}
+			}
+		}()
 	}
-	if c.checkers[w] == nil {
-		v, err := schema.Acquire()
-		if err != nil {
-			return nil, err
-		}
-		c.checkers[w] = v
+	return p
+}
+
+// waitChecks waits for every check submitted and adds their diagnostics,
+// in the order the checks were submitted.
+func (c *compiler) waitChecks() {
+	p := c.checks
+	if p == nil {
+		return
 	}
-	return c.checkers[w], nil
+	c.checks = nil
+	if len(p.pending) > 0 {
+		p.jobs <- p.pending
+	}
+	close(p.jobs)
+	p.wg.Wait()
+	var all []numberedDiags
+	for _, f := range p.found {
+		all = append(all, f...)
+	}
+	slices.SortFunc(all, func(a, b numberedDiags) int { return a.n - b.n })
+	for _, f := range all {
+		c.ds = append(c.ds, f.ds...)
+	}
+}
+
+// stopChecks ends the goroutines of the checks, if a compilation stopped
+// before waiting for them.
+func (c *compiler) stopChecks() {
+	if p := c.checks; p != nil {
+		c.checks = nil
+		close(p.jobs)
+		p.wg.Wait()
+	}
 }
 
 // checkEntry makes the checks of one entry that the schema does not express.

@@ -192,11 +192,7 @@ func Compile(opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer schema.Release(v)
-	defer func() {
-		for _, w := range c.checkers {
-			schema.Release(w)
-		}
-	}()
+	defer c.stopChecks() // after an input error too: no goroutine left waiting
 	c.v = v
 	run := c.run
 	if opts.Profile == ProfileCraftbot {
@@ -212,13 +208,12 @@ type compiler struct {
 	opts Options
 	read func(string) ([]byte, error)
 	v    *schema.Validator
-	// checkers are the Validators of runChecks' goroutines.
-	checkers []*schema.Validator
-	res      *Result
-	cfg      *config
-	layers   []layerInfo
-	ds       []diag.Diagnostic
-	checks   []checkJob
+	// checks runs the schema checks while the entries are bound and read.
+	checks *checkPool
+	res    *Result
+	cfg    *config
+	layers []layerInfo
+	ds     []diag.Diagnostic
 	// settingsPath is set when settings.json was read.
 	settingsPath string
 	settingsData []byte
@@ -242,6 +237,8 @@ type checkJob struct {
 	data    *node.Node
 	subject string
 	naming  schema.Naming
+	// entry, when set, is packed once its tree is checked.
+	entry *Entry
 }
 
 func (c *compiler) run() error {
@@ -289,31 +286,28 @@ func (c *compiler) run() error {
 	}
 	res.Entries = entries
 
-	c.settle(presetEntry) // with the check of settings.json's top level
+	for _, e := range presetEntry {
+		c.checkEntry(e)
+		c.checkPromptWorkspace(e)
+		e.pack()
+	}
 	c.settleSettings(settingsEntries, src)
+	c.waitChecks()
 	c.checkEnvKeys()
 	c.checkNameCase(entries)
 	explainForeign(c.ds)
 	return c.finish(c.merge(entries))
 }
 
-// checkBatch is how many host entries are bound before they are checked
-// and packed: enough for the schema checks to run in parallel, few enough
-// that their trees take little memory.
-const checkBatch = 1024
-
-// settle runs the schema checks waiting (those of entries among them),
-// then the checks of each entry that the schema does not express, and
-// packs each entry's tree: the host entries are settled in batches while
-// they are bound, the preset's and settings.json's once it is read, so
-// that the trees of every entry are never whole at once.
-func (c *compiler) settle(entries []*Entry) {
-	c.runChecks()
-	for _, e := range entries {
-		c.checkEntry(e)
-		c.checkPromptWorkspace(e)
-		e.pack()
-	}
+// settle makes the checks of e that the schema does not express, then
+// has its schema check run (job), after which its tree is packed: the
+// entries are settled one by one as they are bound or read, so that the
+// trees of every entry are never whole at once.
+func (c *compiler) settle(e *Entry, job checkJob) {
+	c.checkEntry(e)
+	c.checkPromptWorkspace(e)
+	job.entry = e
+	c.check(job)
 }
 
 // finish ends a compilation of either profile with its merged plan: every

@@ -110,9 +110,8 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 			top.Members = append(top.Members, node.Member{Key: ch.key, KeyLoc: ch.keyPos, Value: genericNode(ch)})
 		}
 	}
-	c.checks = append(c.checks, checkJob{def: schema.Mcp, data: top, subject: "Mcp", naming: func(p []string) string { return strings.Join(p, ":") }})
+	c.check(checkJob{def: schema.Mcp, data: top, subject: "Mcp", naming: func(p []string) string { return strings.Join(p, ":") }})
 	var entries []*Entry
-	checked := 0
 	if servers != nil {
 		for _, sn := range servers.sortedChildren() {
 			c.cfg.expand(sn)
@@ -122,16 +121,11 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 			e.Origin = c.hostOrigin(sn)
 			sn.release()
 			entries = append(entries, e)
-			c.checks = append(c.checks, checkJob{def: schema.Server, data: n, subject: subject, naming: hostNaming})
-			// Checked and packed a batch at a time: the bound trees of
-			// every server were never needed at once.
-			if len(entries)-checked == checkBatch {
-				c.settle(entries[checked:])
-				checked = len(entries)
-			}
+			// Checked and packed as it is bound: the bound trees of every
+			// server were never needed at once.
+			c.settle(e, checkJob{def: schema.Server, data: n, subject: subject, naming: hostNaming})
 		}
 	}
-	c.settle(entries[checked:])
 	c.ds = append(c.ds, b.ds...)
 	c.ds = append(c.ds, c.cfg.ds...)
 	return entries, pw

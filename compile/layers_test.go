@@ -197,3 +197,24 @@ func TestHostEnvLastDefinitionWins(t *testing.T) {
 		t.Errorf("map %v", m)
 	}
 }
+
+// cutLevel cuts a variable name where strings.Split(strings.ReplaceAll(name,
+// "__", ":"), ":") does.
+func TestCutLevelSplitsAsEnvironmentKeys(t *testing.T) {
+	for _, name := range []string{"Mcp__Servers__a__Command", "a:b__c", "a_:b", "a__:b", "a___b", "a____b", "__a", "a__", ":", "", "Mcp:Servers__x", "_", "a_b"} {
+		want := strings.Split(strings.ReplaceAll(name, "__", ":"), ":")
+		var got []string
+		rest := name
+		for {
+			level, more, found := cutLevel(rest)
+			got = append(got, level)
+			if !found {
+				break
+			}
+			rest = more
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("%q: %q, want %q", name, got, want)
+		}
+	}
+}

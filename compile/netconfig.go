@@ -420,6 +420,9 @@ func (c *config) addEnv(vars []*EnvVar, layer int) {
 
 // addVar adds one variable of an environment layer.
 func (c *config) addVar(v *EnvVar, layer int) {
+	if c.laterVar(v, layer) {
+		return
+	}
 	path := strings.Split(strings.ReplaceAll(v.Name, "__", ":"), ":")
 	if len(path) < 2 || foldKey(path[0]) != "MCP" {
 		return // only the Mcp section is mcpc's business
@@ -438,6 +441,54 @@ func (c *config) addVar(v *EnvVar, layer int) {
 	if n != nil {
 		n.entries = append(n.entries, &cfgEntry{value: v.Value, pos: v.ValueLoc, keyPos: keyPos, textOffset: v.TextOffset, layer: layer, envName: v.Name})
 	}
+}
+
+// laterVar adds the levels down to the server of a variable that sets a
+// key below one (Mcp__Servers__NAME__…) as addVar would, keeps the
+// variable for the server's expansion and reports true, without splitting
+// the rest of its name (addVar does, once, when the server is expanded).
+// It reports false for any other variable, and while expanding.
+func (c *config) laterVar(v *EnvVar, layer int) bool {
+	if c.expanding {
+		return false
+	}
+	var segs [3]string
+	rest := v.Name
+	for i := range segs {
+		seg, more, found := cutLevel(rest)
+		if !found {
+			return false // three levels or fewer: added now
+		}
+		segs[i], rest = seg, more
+	}
+	if foldKey(segs[0]) != "MCP" {
+		return false
+	}
+	at := v.Pos()
+	col := at.Column
+	n := c.root
+	for _, seg := range segs {
+		n = n.child(seg, true)
+		if !n.hasPos() {
+			n.setFirst(layer, v.ValueLoc, v.Loc.At(at.Line, col))
+		}
+		col += utf8.RuneCountInString(seg) + 2
+	}
+	return c.later(n, func() { c.addVar(v, layer) })
+}
+
+// cutLevel cuts name at its first level separator ("__" or ":", the
+// levels strings.Split(strings.ReplaceAll(name, "__", ":"), ":") gives).
+func cutLevel(name string) (level, rest string, found bool) {
+	for i := 0; i < len(name); i++ {
+		switch {
+		case name[i] == ':':
+			return name[:i], name[i+1:], true
+		case name[i] == '_' && i+1 < len(name) && name[i+1] == '_':
+			return name[:i], name[i+2:], true
+		}
+	}
+	return name, "", false
 }
 
 // lookup follows a path of keys, case-insensitively.

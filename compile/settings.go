@@ -57,7 +57,7 @@ func (c *compiler) readSettings() ([]*Entry, *node.Source, error) {
 		return nil, nil, nil
 	}
 	c.dropDuplicateKeys(root, "") // a server's own keys: when it is built
-	c.checks = append(c.checks, checkJob{def: schema.Settings, data: shallow(root), subject: "settings.json", naming: settingsNaming})
+	c.check(checkJob{def: schema.Settings, data: shallow(root), subject: "settings.json", naming: settingsNaming})
 	servers := root.Get("mcpServers")
 	if servers == nil {
 		// Other top-level keys belong to others, but one that looks like
@@ -86,20 +86,16 @@ func (c *compiler) readSettings() ([]*Entry, *node.Source, error) {
 }
 
 // settleSettings builds the tree of each entry of settings.json from src
-// (its keys that appear twice dropped, as for the rest of the file),
-// checks it and packs it, a batch at a time: the trees of every server
-// of a large settings.json are never whole at once.
+// (its keys that appear twice dropped, as for the rest of the file), then
+// settles it: the trees of every server of a large settings.json are
+// never whole at once.
 func (c *compiler) settleSettings(entries []*Entry, src *node.Source) {
-	for start := 0; start < len(entries); start += checkBatch {
-		batch := entries[start:min(start+checkBatch, len(entries))]
-		for _, e := range batch {
-			if src != nil {
-				e.tree = src.Build(e.tree.Start)
-				c.dropDuplicateKeys(e.tree, e.Name)
-			}
-			c.checks = append(c.checks, checkJob{def: schema.Server, data: e.tree, subject: fmt.Sprintf("server %q", e.Name), naming: settingsNaming})
+	for _, e := range entries {
+		if src != nil {
+			e.tree = src.Build(e.tree.Start)
+			c.dropDuplicateKeys(e.tree, e.Name)
 		}
-		c.settle(batch)
+		c.settle(e, checkJob{def: schema.Server, data: e.tree, subject: fmt.Sprintf("server %q", e.Name), naming: settingsNaming})
 	}
 }
 

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -174,6 +173,13 @@ func (b *builder) skipObject() *Node {
 	n := &Node{Kind: Object, Loc: b.ix.Loc(start), Start: int32(start)}
 	depth := 0
 	for b.off < len(b.data) {
+		// Only quotes, brackets and numbers matter here.
+		for b.off < len(b.data) && !skipStop[b.data[b.off]] {
+			b.off++
+		}
+		if b.off >= len(b.data) {
+			break
+		}
 		c := b.data[b.off]
 		switch {
 		case c == '"':
@@ -203,6 +209,14 @@ func (b *builder) skipObject() *Node {
 	n.End = int32(b.off)
 	return n
 }
+
+// skipStop marks the bytes skipObject looks at.
+var skipStop = func() (t [256]bool) {
+	for _, c := range []byte("\"{}[]-0123456789") {
+		t[c] = true
+	}
+	return t
+}()
 
 // key reads an object key, interned.
 func (b *builder) key() string {
@@ -236,18 +250,19 @@ func (b *builder) str() string {
 func (b *builder) literal() ([]byte, bool) {
 	b.off++ // "
 	start, escaped := b.off, false
+	// A byte at a time: bytes.IndexAny made a set of the two bytes at
+	// each call, for strings that are mostly a few bytes long.
 	for b.off < len(b.data) {
-		i := bytes.IndexAny(b.data[b.off:], `"\`)
-		if i < 0 {
-			break
-		}
-		b.off += i
-		if b.data[b.off] == '"' {
+		switch b.data[b.off] {
+		case '"':
 			b.off++
 			return b.data[start : b.off-1], escaped
+		case '\\':
+			escaped = true
+			b.off += 2 // \ and the escaped character (\uXXXX: its u)
+		default:
+			b.off++
 		}
-		escaped = true
-		b.off += 2 // \ and the escaped character (\uXXXX: its u)
 	}
 	b.off = len(b.data)
 	return b.data[start:], escaped

@@ -2,6 +2,8 @@ package node
 
 import (
 	"encoding/binary"
+	"strings"
+	"sync"
 	"unique"
 )
 
@@ -43,29 +45,41 @@ const (
 // packer writes a tree; positions and offsets are written as the
 // difference from the previous one, which is small in any file.
 type packer struct {
-	buf       []byte
+	buf, head []byte
 	files     []unique.Handle[string]
 	nodes     int
 	line, col int32
 	start     int32
 }
 
+// packers keep their buffers from one Pack to the next: a compilation
+// packs every server entry, and the string is then the one allocation.
+var packers = sync.Pool{New: func() any { return &packer{buf: make([]byte, 0, 512), head: make([]byte, 0, 64)} }}
+
 // Pack encodes the tree under n.
 func Pack(n *Node) Packed {
 	if n == nil {
 		return Packed{}
 	}
-	p := &packer{buf: make([]byte, 0, 256)}
+	p := packers.Get().(*packer)
+	defer packers.Put(p)
+	clear(p.files)
+	p.buf, p.files, p.nodes, p.line, p.col, p.start = p.buf[:0], p.files[:0], 0, 0, 0, 0
 	p.node(n)
 	// The node count and the file names lead, so that Unpack allocates
 	// the Nodes at once and interns each file name once.
-	head := &packer{buf: make([]byte, 0, 64+len(p.buf))}
-	head.uint(uint64(p.nodes))
-	head.uint(uint64(len(p.files)))
+	h := binary.AppendUvarint(p.head[:0], uint64(p.nodes))
+	h = binary.AppendUvarint(h, uint64(len(p.files)))
 	for _, f := range p.files {
-		head.str(f.Value())
+		h = binary.AppendUvarint(h, uint64(len(f.Value())))
+		h = append(h, f.Value()...)
 	}
-	return Packed{data: string(append(head.buf, p.buf...))}
+	p.head = h
+	var out strings.Builder
+	out.Grow(len(h) + len(p.buf))
+	out.Write(h)
+	out.Write(p.buf)
+	return Packed{data: out.String()}
 }
 
 func (p *packer) uint(v uint64) { p.buf = binary.AppendUvarint(p.buf, v) }
