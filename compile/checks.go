@@ -15,7 +15,7 @@ import (
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
-// checkPool runs the schema checks of a compilation on GOMAXPROCS
+// checkPool runs the schema checks of a compilation on GOMAXPROCS-1
 // goroutines while the compilation goes on binding and reading entries:
 // each entry is submitted once the checks of its own are made, and packed
 // by the goroutine that checked it. Jobs go in small groups (a goroutine
@@ -52,8 +52,12 @@ const (
 
 // check has j's schema check run, and its entry packed after it.
 func (c *compiler) check(j checkJob) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers <= 1 {
+	// The compilation's own goroutine stays busy binding and reading: one
+	// goroutine fewer than GOMAXPROCS checks (the checks are an eighth of
+	// a compilation), as more than GOMAXPROCS busy goroutines only take
+	// turns.
+	workers := runtime.GOMAXPROCS(0) - 1
+	if workers < 1 {
 		c.ds = append(c.ds, c.v.Check(j.def, j.data, j.subject, j.naming)...)
 		if j.entry != nil {
 			j.entry.pack()
