@@ -33,7 +33,7 @@ func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, r
 	}
 	for _, e := range r.Entries {
 		add(e.NamePos, e.Name)
-		walkPositions(e.Node, func(p diag.Pos) { add(p, e.Name) })
+		walkPositions(e.Node(), func(p diag.Pos) { add(p, e.Name) })
 	}
 	for k := range marks {
 		ms := marks[k]

@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,52 +15,131 @@ import (
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
-// runChecks runs the schema checks on up to GOMAXPROCS goroutines and
-// collects their diagnostics in job order.
-func (c *compiler) runChecks() {
-	jobs := c.checks
-	// The jobs (and the shallow copy of settings.json made for its check)
-	// are not needed past this point: not held to the end of compilation.
-	c.checks = nil
-	results := make([][]diag.Diagnostic, len(jobs))
-	workers := min(runtime.GOMAXPROCS(0), 1+len(jobs)/64)
-	if workers <= 1 {
-		for i, j := range jobs {
-			results[i] = c.v.Check(j.def, j.data, j.subject, j.naming)
+// checkPool runs the schema checks of a compilation on GOMAXPROCS-1
+// goroutines while the compilation goes on binding and reading entries:
+// each entry is submitted once the checks of its own are made, and packed
+// by the goroutine that checked it. Jobs go in small groups (a goroutine
+// woken for each one cost more than many checks), and the queue is short,
+// so that few entries wait with their trees whole. Checking the entries a
+// batch of a thousand at a time instead, each batch waiting for its
+// slowest check, cost a third more time on a busy machine.
+type checkPool struct {
+	jobs    chan []numberedJob
+	pending []numberedJob
+	wg      sync.WaitGroup
+	// found holds, per goroutine, the diagnostics of the jobs that have
+	// any, with the job's number.
+	found [][]numberedDiags
+	n     int
+}
+
+type numberedJob struct {
+	n int
+	checkJob
+}
+
+type numberedDiags struct {
+	n  int
+	ds []diag.Diagnostic
+}
+
+const (
+	// checkGroup is how many jobs go to a goroutine at once.
+	checkGroup = 32
+	// checkQueue is how many groups wait for a goroutine at most.
+	checkQueue = 4
+)
+
+// check has j's schema check run, and its entry packed after it.
+func (c *compiler) check(j checkJob) {
+	// The compilation's own goroutine stays busy binding and reading: one
+	// goroutine fewer than GOMAXPROCS checks (the checks are an eighth of
+	// a compilation), as more than GOMAXPROCS busy goroutines only take
+	// turns.
+	workers := runtime.GOMAXPROCS(0) - 1
+	if workers < 1 {
+		c.ds = append(c.ds, c.v.Check(j.def, j.data, j.subject, j.naming)...)
+		if j.entry != nil {
+			j.entry.pack()
 		}
-	} else {
-		var wg sync.WaitGroup
-		next := make(chan int, len(jobs))
-		for i := range jobs {
-			next <- i
-		}
-		close(next)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				v, err := schema.Acquire()
-				if err != nil {
-					v = nil
-				}
-				for i := range next {
-					j := jobs[i]
+		return
+	}
+	p := c.checks
+	if p == nil {
+		p = startChecks(workers)
+		c.checks = p
+	}
+	p.pending = append(p.pending, numberedJob{p.n, j})
+	p.n++
+	if len(p.pending) == checkGroup {
+		p.jobs <- p.pending
+		p.pending = make([]numberedJob, 0, checkGroup)
+	}
+}
+
+// startChecks starts workers goroutines, each with a Validator of its own.
+func startChecks(workers int) *checkPool {
+	p := &checkPool{jobs: make(chan []numberedJob, checkQueue), pending: make([]numberedJob, 0, checkGroup), found: make([][]numberedDiags, workers)}
+	for w := range workers {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			v, err := schema.Acquire()
+			if err == nil {
+				defer schema.Release(v)
+			}
+			for group := range p.jobs {
+				for _, j := range group {
+					var ds []diag.Diagnostic
 					if v == nil {
 						// Cannot happen: the same schemas compiled for c.v.
-						results[i] = []diag.Diagnostic{rules.TypeMismatch.At(j.data.Pos(), "internal: schema unavailable: "+err.Error(), "")}
-						continue
+						ds = []diag.Diagnostic{rules.TypeMismatch.At(j.data.Pos(), "internal: schema unavailable: "+err.Error(), "")}
+					} else {
+						ds = v.Check(j.def, j.data, j.subject, j.naming)
 					}
-					results[i] = v.Check(j.def, j.data, j.subject, j.naming)
+					if len(ds) > 0 {
+						p.found[w] = append(p.found[w], numberedDiags{j.n, ds})
+					}
+					if j.entry != nil {
+						j.entry.pack()
+					}
 				}
-				if v != nil {
-					schema.Release(v)
-				}
-			}()
-		}
-		wg.Wait()
+			}
+		}()
 	}
-	for _, r := range results {
-		c.ds = append(c.ds, r...)
+	return p
+}
+
+// waitChecks waits for every check submitted and adds their diagnostics,
+// in the order the checks were submitted.
+func (c *compiler) waitChecks() {
+	p := c.checks
+	if p == nil {
+		return
+	}
+	c.checks = nil
+	if len(p.pending) > 0 {
+		p.jobs <- p.pending
+	}
+	close(p.jobs)
+	p.wg.Wait()
+	var all []numberedDiags
+	for _, f := range p.found {
+		all = append(all, f...)
+	}
+	slices.SortFunc(all, func(a, b numberedDiags) int { return a.n - b.n })
+	for _, f := range all {
+		c.ds = append(c.ds, f.ds...)
+	}
+}
+
+// stopChecks ends the goroutines of the checks, if a compilation stopped
+// before waiting for them.
+func (c *compiler) stopChecks() {
+	if p := c.checks; p != nil {
+		c.checks = nil
+		close(p.jobs)
+		p.wg.Wait()
 	}
 }
 
@@ -74,11 +154,11 @@ func (c *compiler) checkEntry(e *Entry) {
 		}
 		c.ds = append(c.ds, rules.ServerNameEmpty.At(e.NamePos, "a server has an empty name", sugg))
 	}
-	cmd := e.Node.Get(FieldCommand)
+	cmd := e.Node().Get(FieldCommand)
 	switch {
 	case cmd == nil:
 		sugg := fmt.Sprintf("add %q: \"npx\" (or the program that runs the server)", name(FieldCommand))
-		for _, m := range e.Node.Members {
+		for _, m := range e.Node().Members {
 			if looksLike(m.Key, FieldCommand) && !strings.EqualFold(m.Key, FieldCommand) {
 				sugg = fmt.Sprintf("rename %q to %q", m.Key, name(FieldCommand))
 			}
@@ -90,13 +170,13 @@ func (c *compiler) checkEntry(e *Entry) {
 			fmt.Sprintf("%s has an empty %s; the host cannot start it", subject, name(FieldCommand)),
 			"write the program that runs the server, such as npx"))
 	}
-	if tp := e.Node.Get(FieldToolPrefix); tp != nil && tp.Kind == node.String && strings.HasPrefix(tp.Text, "mcp__") {
+	if tp := e.Node().Get(FieldToolPrefix); tp != nil && tp.Kind == node.String && strings.HasPrefix(tp.Text, "mcp__") {
 		c.ds = append(c.ds, rules.ToolPrefixReserved.At(tp.Pos(),
 			fmt.Sprintf("%s: %s %q starts with mcp__, the namespace the provider gives every MCP tool (mcp__volcanic__<name>)", subject, name(FieldToolPrefix), tp.Text),
 			fmt.Sprintf("use %q", strings.TrimPrefix(tp.Text, "mcp__"))))
 	}
 	for _, f := range []string{FieldStartup, FieldCall, FieldIdle} {
-		if v := e.Node.Get(f); v != nil && v.Kind == node.Number && !strings.ContainsAny(v.Text, ".eE") {
+		if v := e.Node().Get(f); v != nil && v.Kind == node.Number && !strings.ContainsAny(v.Text, ".eE") {
 			if _, ok := parseDotnetInt(v.Text); !ok {
 				c.ds = append(c.ds, rules.TypeMismatch.At(v.Pos(),
 					fmt.Sprintf("%s: %s is %s, which does not fit a 32-bit integer", subject, name(f), v.Text),
@@ -114,20 +194,20 @@ func (c *compiler) checkEntry(e *Entry) {
 	if templated(cmd) {
 		t.check(cmd, name(FieldCommand), false)
 	}
-	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
+	if args := e.Node().Get(FieldArgs); args != nil && args.Kind == node.Array {
 		for i, a := range args.Elems {
 			if templated(a) {
 				t.check(a, e.naming([]string{FieldArgs, strconv.Itoa(i)}), false)
 			}
 		}
 	}
-	if cwd := e.Node.Get(FieldCwd); templated(cwd) {
+	if cwd := e.Node().Get(FieldCwd); templated(cwd) {
 		t.check(cwd, name(FieldCwd), false)
 	}
-	if ps := e.Node.Get(FieldPromptSection); templated(ps) {
+	if ps := e.Node().Get(FieldPromptSection); templated(ps) {
 		t.checkEnvRefs(ps, name(FieldPromptSection))
 	}
-	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
+	if env := e.Node().Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if !validEnvName(m.Key) && !strings.ContainsRune(m.Key, 0) { // NUL: nul-character
 				c.ds = append(c.ds, rules.EnvNameInvalid.At(m.KeyPos(),
@@ -169,14 +249,14 @@ func (c *compiler) checkNUL(e *Entry, subject string) {
 			report(textPos(n, utf8.RuneCountInString(n.Text[:i])), name(path))
 		}
 	}
-	value(e.Node.Get(FieldCommand), FieldCommand)
-	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
+	value(e.Node().Get(FieldCommand), FieldCommand)
+	if args := e.Node().Get(FieldArgs); args != nil && args.Kind == node.Array {
 		for i, a := range args.Elems {
 			value(a, FieldArgs, strconv.Itoa(i))
 		}
 	}
-	value(e.Node.Get(FieldCwd), FieldCwd)
-	if env := e.Node.Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
+	value(e.Node().Get(FieldCwd), FieldCwd)
+	if env := e.Node().Member(FieldEnv); env != nil && env.Value.Kind == node.Object {
 		for _, m := range env.Value.Members {
 			if strings.ContainsRune(m.Key, 0) {
 				report(m.KeyPos(), "the name of a variable in "+name([]string{FieldEnv}))

@@ -84,9 +84,11 @@ type Entry struct {
 	Source  string // host, preset, settings
 	NamePos diag.Pos
 	Origin  plan.Origin
-	// Node holds the entry's fields under their schema names, typed and
-	// positioned in the user's input.
-	Node *node.Node
+	// tree holds the entry's fields under their schema names, typed and
+	// positioned in the user's input, until the entry is checked; packed
+	// holds them from then on (see Node).
+	tree   *node.Node
+	packed node.Packed
 	// Notes explain fields a preset computed.
 	Notes map[string]string
 	// Winner is the entry that took the name, when this one is shadowed.
@@ -96,6 +98,36 @@ type Entry struct {
 	Skip     string
 	craftbot *craftbot.Entry
 	naming   schema.Naming
+}
+
+// Node returns the entry's fields under their schema names, typed and
+// positioned in the user's input. Once a compilation has checked an entry
+// it keeps the tree packed (a sixth of its size) and builds it again at
+// each call: a caller that reads it more than once keeps what it returns.
+func (e *Entry) Node() *node.Node {
+	if e.tree != nil {
+		return e.tree
+	}
+	return e.packed.Unpack()
+}
+
+// nodeIn is Node, building a packed tree in s (valid until s is used
+// again): the merge reads every entry's tree once and keeps none.
+func (e *Entry) nodeIn(s *node.Scratch) *node.Node {
+	if e.tree != nil {
+		return e.tree
+	}
+	return e.packed.UnpackInto(s)
+}
+
+// pack keeps e's tree in its packed form only: every value of every server
+// positioned until the end was most of what a compilation of a large
+// deployment held (docs/decisions.md, "Server trees packed").
+func (e *Entry) pack() {
+	if e.tree != nil {
+		e.packed = node.Pack(e.tree)
+		e.tree = nil
+	}
 }
 
 // Shadowed reports whether an earlier source took this entry's name.
@@ -160,6 +192,7 @@ func Compile(opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer schema.Release(v)
+	defer c.stopChecks() // after an input error too: no goroutine left waiting
 	c.v = v
 	run := c.run
 	if opts.Profile == ProfileCraftbot {
@@ -172,14 +205,15 @@ func Compile(opts Options) (*Result, error) {
 }
 
 type compiler struct {
-	opts   Options
-	read   func(string) ([]byte, error)
-	v      *schema.Validator
+	opts Options
+	read func(string) ([]byte, error)
+	v    *schema.Validator
+	// checks runs the schema checks while the entries are bound and read.
+	checks *checkPool
 	res    *Result
 	cfg    *config
 	layers []layerInfo
 	ds     []diag.Diagnostic
-	checks []checkJob
 	// settingsPath is set when settings.json was read.
 	settingsPath string
 	settingsData []byte
@@ -203,6 +237,8 @@ type checkJob struct {
 	data    *node.Node
 	subject string
 	naming  schema.Naming
+	// entry, when set, is packed once its tree is checked.
+	entry *Entry
 }
 
 func (c *compiler) run() error {
@@ -230,16 +266,18 @@ func (c *compiler) run() error {
 	p.resolve()
 	c.ds = append(c.ds, p.ds...)
 
-	settingsEntries, err := c.readSettings()
+	settingsEntries, src, err := c.readSettings()
 	if err != nil {
 		return err
 	}
 	res.PlaywrightLog = res.Redactor.Redact(p.LogLine())
 
-	var entries []*Entry
+	entries := make([]*Entry, 0, len(hostEntries)+1+len(settingsEntries))
 	entries = append(entries, hostEntries...)
+	var presetEntry []*Entry
 	if p.enabled {
-		entries = append(entries, p.entry())
+		presetEntry = []*Entry{p.entry()}
+		entries = append(entries, presetEntry...)
 		res.Sources = append(res.Sources, plan.SourceRef{Kind: "preset"})
 	}
 	entries = append(entries, settingsEntries...)
@@ -248,15 +286,28 @@ func (c *compiler) run() error {
 	}
 	res.Entries = entries
 
-	c.runChecks()
-	for _, e := range entries {
+	for _, e := range presetEntry {
 		c.checkEntry(e)
 		c.checkPromptWorkspace(e)
+		e.pack()
 	}
+	c.settleSettings(settingsEntries, src)
+	c.waitChecks()
 	c.checkEnvKeys()
 	c.checkNameCase(entries)
 	explainForeign(c.ds)
 	return c.finish(c.merge(entries))
+}
+
+// settle makes the checks of e that the schema does not express, then
+// has its schema check run (job), after which its tree is packed: the
+// entries are settled one by one as they are bound or read, so that the
+// trees of every entry are never whole at once.
+func (c *compiler) settle(e *Entry, job checkJob) {
+	c.checkEntry(e)
+	c.checkPromptWorkspace(e)
+	job.entry = e
+	c.check(job)
 }
 
 // finish ends a compilation of either profile with its merged plan: every

@@ -51,7 +51,7 @@ func (c *compiler) runCraftbot() error {
 
 	byEntry := map[*craftbot.Entry]*Entry{}
 	for _, ce := range cfg.Entries {
-		e := &Entry{Name: ce.Name, Source: "config", NamePos: ce.NamePos, Node: ce.Node, Skip: ce.Skip, craftbot: ce,
+		e := &Entry{Name: ce.Name, Source: "config", NamePos: ce.NamePos, tree: ce.Node, Skip: ce.Skip, craftbot: ce,
 			Origin: plan.Origin{Source: "config", Path: path, Line: ce.Node.Pos().Line, Column: ce.Node.Pos().Column}}
 		if ce.Winner != nil {
 			e.Winner = byEntry[ce.Winner]

@@ -71,6 +71,7 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 		b, _ := json.Marshal(value)
 		x.Fields = append(x.Fields, FieldOrigin{Field: field, Value: r.Redactor.Redact(string(b)), From: src})
 	}
+	tree := chosen.Node() // built again from its packed form: once
 	for _, f := range serverFields {
 		shown := chosen.naming
 		if shown == nil {
@@ -78,7 +79,7 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 		}
 		label := shown([]string{f})
 		note, hasNote := chosen.Notes[f]
-		m := chosen.Node.Member(f)
+		m := tree.Member(f)
 		switch {
 		case hasNote:
 			add(label, fieldValue(server, f), note)

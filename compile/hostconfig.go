@@ -59,13 +59,15 @@ func (c *compiler) readAppSettings() error {
 		fileSources = append(fileSources, plan.SourceRef{Kind: "appsettings", Path: f})
 		layer := len(c.layers)
 		c.layers = append(c.layers, layerInfo{kind: "appsettings", path: f})
-		root, d := node.ParseJSON(f, data, true)
+		// The servers' objects are not built here: each is built from
+		// the file when its server is bound (config.expand).
+		root, src, d := node.ParseJSONShallow(f, data, true, []string{"Mcp", "Servers"}, true)
 		if d != nil {
 			c.ds = append(c.ds, *d)
 			continue
 		}
 		c.checkHostFile(root)
-		c.cfg.addJSON(root, layer)
+		c.cfg.addJSON(root, src, layer)
 	}
 	// Files first: the environment overrides them (SPEC §2.1).
 	c.res.Sources = append(fileSources, c.res.Sources...)
@@ -81,6 +83,7 @@ func (c *compiler) readAppSettings() error {
 		c.cfg.addEnv(vars, layer)
 	}
 	c.ds = append(c.ds, c.cfg.ds...)
+	c.cfg.ds = nil // bindHost adds those of the servers' parts
 	return nil
 }
 
@@ -107,20 +110,24 @@ func (c *compiler) bindHost() ([]*Entry, *node.Node) {
 			top.Members = append(top.Members, node.Member{Key: ch.key, KeyLoc: ch.keyPos, Value: genericNode(ch)})
 		}
 	}
-	c.checks = append(c.checks, checkJob{def: schema.Mcp, data: top, subject: "Mcp", naming: func(p []string) string { return strings.Join(p, ":") }})
+	c.check(checkJob{def: schema.Mcp, data: top, subject: "Mcp", naming: func(p []string) string { return strings.Join(p, ":") }})
 	var entries []*Entry
 	if servers != nil {
 		for _, sn := range servers.sortedChildren() {
+			c.cfg.expand(sn)
 			subject := fmt.Sprintf("server %q", sn.key)
 			n := b.bindEntry(sn, schema.Server, []string{"Mcp", "Servers", sn.key}, subject)
-			e := &Entry{Name: sn.key, Source: "host", NamePos: sn.keyPos.Pos(), Node: n, naming: hostNaming}
+			e := &Entry{Name: sn.key, Source: "host", NamePos: sn.keyPos.Pos(), tree: n, naming: hostNaming}
 			e.Origin = c.hostOrigin(sn)
 			sn.release()
 			entries = append(entries, e)
-			c.checks = append(c.checks, checkJob{def: schema.Server, data: n, subject: subject, naming: hostNaming})
+			// Checked and packed as it is bound: the bound trees of every
+			// server were never needed at once.
+			c.settle(e, checkJob{def: schema.Server, data: n, subject: subject, naming: hostNaming})
 		}
 	}
 	c.ds = append(c.ds, b.ds...)
+	c.ds = append(c.ds, c.cfg.ds...)
 	return entries, pw
 }
 

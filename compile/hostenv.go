@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -43,28 +44,45 @@ func (v *EnvVar) ValuePos() diag.Pos { return v.ValueLoc.Pos() }
 // --clean-env), overlaid by --env-file files, then by --env flags. Later
 // layers replace earlier values of the same name.
 type HostEnv struct {
-	vars   map[string]*EnvVar
+	// byName holds the variable each name has (the last definition of the
+	// last layer that defines it), sorted by name: a map of every name
+	// cost five times as much, and a host environment may define
+	// thousands of servers.
+	byName []*EnvVar
 	layers [][]*EnvVar // each layer's entries in input order
 }
 
-func newHostEnv() *HostEnv { return &HostEnv{vars: map[string]*EnvVar{}} }
+func newHostEnv() *HostEnv { return &HostEnv{} }
 
 func (h *HostEnv) addLayer(vars []*EnvVar) {
 	h.layers = append(h.layers, vars)
-	for _, v := range vars {
-		h.vars[v.Name] = v
+	// Every definition in layering order, sorted by name keeping that
+	// order among equal names: the last of each name is the one it has.
+	all := make([]*EnvVar, 0, len(h.byName)+len(vars))
+	all = append(append(all, h.byName...), vars...)
+	slices.SortStableFunc(all, func(a, b *EnvVar) int { return strings.Compare(a.Name, b.Name) })
+	h.byName = all[:0]
+	for i, v := range all {
+		if i+1 < len(all) && all[i+1].Name == v.Name {
+			continue
+		}
+		h.byName = append(h.byName, v)
 	}
+	h.byName = slices.Clip(h.byName)
 }
 
 // Lookup returns the variable name (exact, as on Linux).
 func (h *HostEnv) Lookup(name string) (*EnvVar, bool) {
-	v, ok := h.vars[name]
-	return v, ok
+	i, ok := slices.BinarySearchFunc(h.byName, name, func(v *EnvVar, name string) int { return strings.Compare(v.Name, name) })
+	if !ok {
+		return nil, false
+	}
+	return h.byName[i], true
 }
 
 // Value returns the value of name, or "" when unset.
 func (h *HostEnv) Value(name string) string {
-	if v, ok := h.vars[name]; ok {
+	if v, ok := h.Lookup(name); ok {
 		return v.Value
 	}
 	return ""
@@ -72,11 +90,10 @@ func (h *HostEnv) Value(name string) string {
 
 // Names returns every variable name, sorted.
 func (h *HostEnv) Names() []string {
-	out := make([]string, 0, len(h.vars))
-	for n := range h.vars {
-		out = append(out, n)
+	out := make([]string, len(h.byName))
+	for i, v := range h.byName {
+		out[i] = v.Name
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -164,9 +181,9 @@ func quoteShort(s string) string {
 
 // Map returns the variables as a name → value map.
 func (h *HostEnv) Map() map[string]string {
-	out := make(map[string]string, len(h.vars))
-	for k, v := range h.vars {
-		out[k] = v.Value
+	out := make(map[string]string, len(h.byName))
+	for _, v := range h.byName {
+		out[v.Name] = v.Value
 	}
 	return out
 }

@@ -20,6 +20,7 @@ func (c *compiler) merge(entries []*Entry) *plan.Plan {
 		p.Sources = []plan.SourceRef{}
 	}
 	winners := make(map[string]*Entry, len(entries))
+	var scratch node.Scratch
 	for _, e := range entries {
 		if w, taken := winners[e.Name]; taken {
 			e.Winner = w
@@ -34,7 +35,7 @@ func (c *compiler) merge(entries []*Entry) *plan.Plan {
 			continue
 		}
 		winners[e.Name] = e
-		p.Servers = append(p.Servers, c.toServer(e))
+		p.Servers = append(p.Servers, c.toServer(e, e.nodeIn(&scratch)))
 	}
 	return p
 }
@@ -49,10 +50,10 @@ func describeSource(e *Entry) string {
 	return "settings.json"
 }
 
-// toServer fills in defaults; values of the wrong type (already reported)
-// count as absent.
-func (c *compiler) toServer(e *Entry) plan.Server {
-	n := e.Node
+// toServer fills in defaults from n, e's tree; values of the wrong type
+// (already reported) count as absent. The plan keeps no part of n, but its
+// strings.
+func (c *compiler) toServer(e *Entry, n *node.Node) plan.Server {
 	s := plan.Server{
 		Name: e.Name, Origin: e.Origin, Transport: "stdio",
 		Args: []string{}, Cwd: DefaultCwd, Env: map[string]*string{}, Enabled: true,
@@ -78,6 +79,7 @@ func (c *compiler) toServer(e *Entry) plan.Server {
 	}
 	str(FieldCommand, &s.Command)
 	if v := n.Get(FieldArgs); v != nil && v.Kind == node.Array {
+		s.Args = make([]string, 0, len(v.Elems)) // sized once: held as long as the plan
 		for _, a := range v.Elems {
 			if a.Kind == node.String {
 				s.Args = append(s.Args, a.Text)

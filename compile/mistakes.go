@@ -98,7 +98,7 @@ func originOf(o plan.Origin) string { return o.String() }
 // checkPromptWorkspace reports ${workspace} in a promptSection: the host puts
 // the text into the system prompt as written.
 func (c *compiler) checkPromptWorkspace(e *Entry) {
-	n := e.Node.Get(FieldPromptSection)
+	n := e.Node().Get(FieldPromptSection)
 	if n == nil || n.Kind != node.String {
 		return
 	}

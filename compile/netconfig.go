@@ -52,6 +52,35 @@ type cfgNode struct {
 	// JSON file gets its own position.
 	pos, keyPos node.Loc
 	firstLayer  int32
+	// role says whether the node is Mcp, Mcp:Servers or a server under
+	// it: what lies below a server is added when the server is bound
+	// (see config.pending).
+	role cfgRole
+}
+
+// cfgRole is what a configuration node stands for.
+type cfgRole uint8
+
+const (
+	roleOther cfgRole = iota
+	roleRoot
+	roleMcp
+	roleServers
+	roleServer
+)
+
+// childRole is the role of a child of a node of role parent whose key
+// folds to folded.
+func childRole(parent cfgRole, folded []byte) cfgRole {
+	switch {
+	case parent == roleRoot && string(folded) == "MCP":
+		return roleMcp
+	case parent == roleMcp && string(folded) == "SERVERS":
+		return roleServers
+	case parent == roleServers:
+		return roleServer
+	}
+	return roleOther
 }
 
 // maxScannedChildren is how many children a node looks through before it
@@ -84,6 +113,7 @@ func (n *cfgNode) child(key string, create bool) *cfgNode {
 		return nil
 	}
 	c := newCfgNode(key)
+	c.role = childRole(n.role, folded)
 	n.order = append(n.order, c)
 	switch {
 	case n.children != nil:
@@ -172,27 +202,72 @@ func foldASCII(buf []byte, k string) ([]byte, bool) {
 }
 
 // config is the layered configuration.
+//
+// What a layer sets below a server (Mcp:Servers:NAME:…) is not added when
+// the layer is read: the server's node keeps, in pending, what adds it
+// (the part of the file's tree, the variables), in the order the layers
+// give them, and expand adds it all when the server is bound, in that same
+// order. So the nodes of one server at a time are made, never the whole
+// configuration's, which took more memory than anything else in a
+// compilation of a large deployment (docs/decisions.md, "Server trees
+// packed"). What is added, and every message about it, is the same.
 type config struct {
-	root *cfgNode
-	ds   []diag.Diagnostic
+	root    *cfgNode
+	ds      []diag.Diagnostic
+	pending map[*cfgNode][]func()
+	// expanding is set while expand adds a server's pending parts.
+	expanding bool
 }
 
-func newConfig() *config { return &config{root: newCfgNode("")} }
+func newConfig() *config {
+	root := newCfgNode("")
+	root.role = roleRoot
+	return &config{root: root, pending: map[*cfgNode][]func(){}}
+}
 
-// set records one key of one layer.
-func (c *config) set(path []string, e *cfgEntry, keyPoses []node.Loc) {
+// later keeps add to run when n, a server, is expanded, and reports true;
+// it reports false (the caller adds now) for any other node, and while n
+// is being expanded.
+func (c *config) later(n *cfgNode, add func()) bool {
+	if n.role != roleServer || c.expanding {
+		return false
+	}
+	c.pending[n] = append(c.pending[n], add)
+	return true
+}
+
+// expand adds what the layers set below the server n, in the order they
+// set it.
+func (c *config) expand(n *cfgNode) {
+	adds := c.pending[n]
+	delete(c.pending, n)
+	c.expanding = true
+	for _, add := range adds {
+		add()
+	}
+	c.expanding = false
+}
+
+// walk returns the node of path, made where missing: each level made by
+// this layer stands at pos, its key at keyPoses[i] (keyPos beyond them).
+// Below a server it keeps redo for when the server is expanded (redo
+// walks again) and returns nil.
+func (c *config) walk(path []string, layer int, pos, keyPos node.Loc, keyPoses []node.Loc, redo func()) *cfgNode {
 	n := c.root
 	for i, p := range path {
 		n = n.child(p, true)
 		if !n.hasPos() {
-			keyPos := e.keyPos
-			if keyPoses != nil && i < len(keyPoses) {
-				keyPos = keyPoses[i]
+			kp := keyPos
+			if i < len(keyPoses) {
+				kp = keyPoses[i]
 			}
-			n.setFirst(e.layer, e.pos, keyPos)
+			n.setFirst(layer, pos, kp)
+		}
+		if i < len(path)-1 && c.later(n, redo) {
+			return nil
 		}
 	}
-	n.entries = append(n.entries, e)
+	return n
 }
 
 // addJSON flattens one appsettings file into keys. It consumes root: each
@@ -200,13 +275,17 @@ func (c *config) set(path []string, e *cfgEntry, keyPoses []node.Loc) {
 // configuration are not both whole at once. Object keys that contain
 // ":" split into several levels, as in .NET. A key that the same file sets
 // twice (compared case-insensitively) is an error: the host refuses to start.
-func (c *config) addJSON(root *node.Node, layer int) {
+//
+// src, when not nil, is what root was built from: the part of a server's
+// tree that waits for the server to be bound is then built again from it
+// rather than held.
+func (c *config) addJSON(root *node.Node, src *node.Source, layer int) {
 	if root.Kind != node.Object {
 		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos(),
 			"an appsettings file must hold a JSON object, not "+node.Describe(root), ""))
 		return
 	}
-	w := &jsonLayer{c: c, layer: layer}
+	w := &jsonLayer{c: c, layer: layer, src: src}
 	w.object(root, c.root)
 }
 
@@ -216,31 +295,61 @@ func (c *config) addJSON(root *node.Node, layer int) {
 type jsonLayer struct {
 	c     *config
 	layer int
+	src   *node.Source
 	// path holds the keys from the root to the value being added, for
 	// messages.
 	path []string
 }
 
+// later keeps add, what this layer adds below at, for when at (a server)
+// is expanded (config.later), and reports true; add gets a jsonLayer with
+// the path of now, and v (the value it adds) built again from the file
+// when the layer has its source, so that the tree of every server is not
+// held until it is bound.
+func (w *jsonLayer) later(at *cfgNode, v *node.Node, add func(w *jsonLayer, v *node.Node)) bool {
+	if at.role != roleServer || w.c.expanding {
+		return false
+	}
+	again := &jsonLayer{c: w.c, layer: w.layer, src: w.src, path: append([]string(nil), w.path...)}
+	if w.src != nil {
+		start := v.Start
+		return w.c.later(at, func() { add(again, w.src.Build(start)) })
+	}
+	return w.c.later(at, func() { add(again, v) })
+}
+
 // object adds the members of n, the object at configuration node at. A key
 // that contains ":" stands for several levels, as in .NET.
 func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
+	if w.later(at, n, func(w *jsonLayer, n *node.Node) { w.object(n, at) }) {
+		return
+	}
 	for i := range n.Members {
 		m := &n.Members[i]
 		depth := len(w.path)
-		cn, rest := at, m.Key
-		for {
-			seg, more, found := strings.Cut(rest, ":")
-			w.path = append(w.path, seg)
-			cn = w.level(cn, seg, m.KeyLoc, m.Value, !found)
-			if !found {
-				break
-			}
-			rest = more
-		}
-		w.value(m.Value, cn, m.KeyLoc)
+		w.member(at, m.Key, m.KeyLoc, m.Value)
 		w.path = w.path[:depth]
 		*m = node.Member{} // added: the file's tree is consumed as it is added
 	}
+}
+
+// member adds v, whose key (keyPos) is key below at: one level per part of
+// the key between ":".
+func (w *jsonLayer) member(at *cfgNode, key string, keyPos node.Loc, v *node.Node) {
+	cn, rest := at, key
+	for {
+		seg, more, found := strings.Cut(rest, ":")
+		w.path = append(w.path, seg)
+		cn = w.level(cn, seg, keyPos, v, !found)
+		if !found {
+			break
+		}
+		rest = more
+		if server := cn; w.later(server, v, func(w *jsonLayer, v *node.Node) { w.member(server, more, keyPos, v) }) {
+			return
+		}
+	}
+	w.value(v, cn, keyPos)
 }
 
 // level returns the child key of at, created where this layer is the first
@@ -269,6 +378,9 @@ func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos node.Loc) {
 		w.object(v, at)
 		return
 	case node.Array:
+		if w.later(at, v, func(w *jsonLayer, v *node.Node) { w.value(v, at, keyPos) }) {
+			return
+		}
 		for i, el := range v.Elems {
 			key := strconv.Itoa(i)
 			w.path = append(w.path, key)
@@ -302,20 +414,81 @@ func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos node.Loc) {
 // environment provider, "__" in a name separates levels.
 func (c *config) addEnv(vars []*EnvVar, layer int) {
 	for _, v := range vars {
-		path := strings.Split(strings.ReplaceAll(v.Name, "__", ":"), ":")
-		if len(path) < 2 || foldKey(path[0]) != "MCP" {
-			continue // only the Mcp section is mcpc's business
-		}
-		// Each level's key points at its own part of the variable name.
-		keyPoses := make([]node.Loc, len(path))
-		at := v.Pos()
-		col := at.Column
-		for i, p := range path {
-			keyPoses[i] = v.Loc.At(at.Line, col)
-			col += utf8.RuneCountInString(p) + 2
-		}
-		c.set(path, &cfgEntry{value: v.Value, pos: v.ValueLoc, keyPos: keyPoses[len(keyPoses)-1], textOffset: v.TextOffset, layer: layer, envName: v.Name}, keyPoses)
+		c.addVar(v, layer)
 	}
+}
+
+// addVar adds one variable of an environment layer.
+func (c *config) addVar(v *EnvVar, layer int) {
+	if c.laterVar(v, layer) {
+		return
+	}
+	path := strings.Split(strings.ReplaceAll(v.Name, "__", ":"), ":")
+	if len(path) < 2 || foldKey(path[0]) != "MCP" {
+		return // only the Mcp section is mcpc's business
+	}
+	// Each level's key points at its own part of the variable name.
+	var buf [8]node.Loc
+	keyPoses := buf[:0]
+	at := v.Pos()
+	col := at.Column
+	for _, p := range path {
+		keyPoses = append(keyPoses, v.Loc.At(at.Line, col))
+		col += utf8.RuneCountInString(p) + 2
+	}
+	keyPos := keyPoses[len(keyPoses)-1]
+	n := c.walk(path, layer, v.ValueLoc, keyPos, keyPoses, func() { c.addVar(v, layer) })
+	if n != nil {
+		n.entries = append(n.entries, &cfgEntry{value: v.Value, pos: v.ValueLoc, keyPos: keyPos, textOffset: v.TextOffset, layer: layer, envName: v.Name})
+	}
+}
+
+// laterVar adds the levels down to the server of a variable that sets a
+// key below one (Mcp__Servers__NAME__…) as addVar would, keeps the
+// variable for the server's expansion and reports true, without splitting
+// the rest of its name (addVar does, once, when the server is expanded).
+// It reports false for any other variable, and while expanding.
+func (c *config) laterVar(v *EnvVar, layer int) bool {
+	if c.expanding {
+		return false
+	}
+	var segs [3]string
+	rest := v.Name
+	for i := range segs {
+		seg, more, found := cutLevel(rest)
+		if !found {
+			return false // three levels or fewer: added now
+		}
+		segs[i], rest = seg, more
+	}
+	if foldKey(segs[0]) != "MCP" {
+		return false
+	}
+	at := v.Pos()
+	col := at.Column
+	n := c.root
+	for _, seg := range segs {
+		n = n.child(seg, true)
+		if !n.hasPos() {
+			n.setFirst(layer, v.ValueLoc, v.Loc.At(at.Line, col))
+		}
+		col += utf8.RuneCountInString(seg) + 2
+	}
+	return c.later(n, func() { c.addVar(v, layer) })
+}
+
+// cutLevel cuts name at its first level separator ("__" or ":", the
+// levels strings.Split(strings.ReplaceAll(name, "__", ":"), ":") gives).
+func cutLevel(name string) (level, rest string, found bool) {
+	for i := 0; i < len(name); i++ {
+		switch {
+		case name[i] == ':':
+			return name[:i], name[i+1:], true
+		case name[i] == '_' && i+1 < len(name) && name[i+1] == '_':
+			return name[:i], name[i+2:], true
+		}
+	}
+	return name, "", false
 }
 
 // lookup follows a path of keys, case-insensitively.

@@ -290,7 +290,7 @@ func (p *preset) entry() *Entry {
 	if s.source == "variable" {
 		origin.Key = "PLAYWRIGHT_ENABLED"
 	}
-	return &Entry{Name: PresetName, Source: "preset", NamePos: enabledPos, Node: n, Origin: origin, Notes: notes, naming: settingsNaming}
+	return &Entry{Name: PresetName, Source: "preset", NamePos: enabledPos, tree: n, Origin: origin, Notes: notes, naming: settingsNaming}
 }
 
 // openQuote finds the quote that a shell-style split leaves open: its rune

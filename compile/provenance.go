@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/node"
 )
 
 // Locate maps a path into the plan (keys and list indices from its root, as
@@ -38,7 +39,11 @@ func (r *Result) Locate(path []any) diag.Pos {
 	if origin.Line == 0 {
 		origin = fallback
 	}
-	if e == nil || e.Node == nil {
+	var tree *node.Node
+	if e != nil {
+		tree = e.Node() // built again from its packed form: once
+	}
+	if tree == nil {
 		return origin
 	}
 	keys := make([]string, 0, len(path)-2)
@@ -56,7 +61,7 @@ func (r *Result) Locate(path []any) diag.Pos {
 		return e.NamePos
 	}
 	for n := len(keys); n > 0; n-- {
-		if _, v := e.Node.Lookup(keys[:n]); v != nil && v.Pos().Line > 0 {
+		if _, v := tree.Lookup(keys[:n]); v != nil && v.Pos().Line > 0 {
 			return v.Pos()
 		}
 	}

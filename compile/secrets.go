@@ -180,18 +180,18 @@ func (c *compiler) checkSecrets(e *Entry) {
 		c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
 			fmt.Sprintf("%s: %s holds the value of the host secret %s; a plan cannot carry it, and a command line shows in ps", subject(), e.naming(path), name), sugg))
 	}
-	check(e.Node.Get(FieldCommand), false, FieldCommand)
-	if args := e.Node.Get(FieldArgs); args != nil && args.Kind == node.Array {
+	check(e.Node().Get(FieldCommand), false, FieldCommand)
+	if args := e.Node().Get(FieldArgs); args != nil && args.Kind == node.Array {
 		for i, a := range args.Elems {
 			if a.Kind == node.String {
 				check(a, false, FieldArgs, strconv.Itoa(i))
 			}
 		}
 	}
-	check(e.Node.Get(FieldCwd), false, FieldCwd)
-	check(e.Node.Get(FieldToolPrefix), false, FieldToolPrefix)
-	check(e.Node.Get(FieldPromptSection), false, FieldPromptSection)
-	if env := e.Node.Get(FieldEnv); env != nil && env.Kind == node.Object {
+	check(e.Node().Get(FieldCwd), false, FieldCwd)
+	check(e.Node().Get(FieldToolPrefix), false, FieldToolPrefix)
+	check(e.Node().Get(FieldPromptSection), false, FieldPromptSection)
+	if env := e.Node().Get(FieldEnv); env != nil && env.Kind == node.Object {
 		for _, m := range env.Members {
 			check(m.Value, true, FieldEnv, m.Key)
 		}

@@ -38,23 +38,26 @@ func (c *compiler) loadSettings() error {
 	return nil
 }
 
-// readSettings reads mcpServers of settings.json, in file order.
-func (c *compiler) readSettings() ([]*Entry, error) {
+// readSettings reads mcpServers of settings.json, in file order. The trees
+// of the servers are not built yet: each entry holds a leaf with the
+// position and span of its object, which settleSettings builds from src
+// (nil when the tree is whole).
+func (c *compiler) readSettings() ([]*Entry, *node.Source, error) {
 	if c.settingsPath == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	path, data := c.settingsPath, c.settingsData
-	root, d := node.ParseJSON(path, data, false)
+	root, src, d := node.ParseJSONShallow(path, data, false, []string{"mcpServers"}, false)
 	if d != nil {
 		c.ds = append(c.ds, *d)
-		return nil, nil
+		return nil, nil, nil
 	}
 	if root.Kind != node.Object {
 		c.ds = append(c.ds, rules.TypeMismatch.At(root.Pos(), "settings.json must hold a JSON object, not "+node.Describe(root), ""))
-		return nil, nil
+		return nil, nil, nil
 	}
-	c.dropDuplicateKeys(root, "")
-	c.checks = append(c.checks, checkJob{def: schema.Settings, data: shallow(root), subject: "settings.json", naming: settingsNaming})
+	c.dropDuplicateKeys(root, "") // a server's own keys: when it is built
+	c.check(checkJob{def: schema.Settings, data: shallow(root), subject: "settings.json", naming: settingsNaming})
 	servers := root.Get("mcpServers")
 	if servers == nil {
 		// Other top-level keys belong to others, but one that looks like
@@ -68,20 +71,32 @@ func (c *compiler) readSettings() ([]*Entry, error) {
 		}
 	}
 	if servers == nil || servers.Kind != node.Object {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var entries []*Entry
 	for _, m := range servers.Members {
 		if m.Value.Kind != node.Object {
 			continue // the #Settings check reports it
 		}
-		subject := fmt.Sprintf("server %q", m.Key)
-		e := &Entry{Name: m.Key, Source: "settings", NamePos: m.KeyPos(), Node: m.Value, naming: settingsNaming,
+		e := &Entry{Name: m.Key, Source: "settings", NamePos: m.KeyPos(), tree: m.Value, naming: settingsNaming,
 			Origin: plan.Origin{Source: "settings", Path: path, Line: m.KeyPos().Line, Column: m.KeyPos().Column}}
 		entries = append(entries, e)
-		c.checks = append(c.checks, checkJob{def: schema.Server, data: m.Value, subject: subject, naming: settingsNaming})
 	}
-	return entries, nil
+	return entries, src, nil
+}
+
+// settleSettings builds the tree of each entry of settings.json from src
+// (its keys that appear twice dropped, as for the rest of the file), then
+// settles it: the trees of every server of a large settings.json are
+// never whole at once.
+func (c *compiler) settleSettings(entries []*Entry, src *node.Source) {
+	for _, e := range entries {
+		if src != nil {
+			e.tree = src.Build(e.tree.Start)
+			c.dropDuplicateKeys(e.tree, e.Name)
+		}
+		c.settle(e, checkJob{def: schema.Server, data: e.tree, subject: fmt.Sprintf("server %q", e.Name), naming: settingsNaming})
+	}
 }
 
 // shallow keeps the top level of settings.json and mcpServers' keys, so that

@@ -1,8 +1,8 @@
 package node
 
 import (
-	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // build turns data, which json.Valid accepts, into Nodes: the tree that
@@ -12,8 +12,16 @@ import (
 // text, so build only walks it; it decodes a string with an escape through
 // encoding/json. FuzzBuildMatchesHujson holds the two paths equal.
 func build(ix *LineIndex, data []byte) *Node {
-	b := &builder{ix: ix, data: data, keys: map[string]string{}}
-	return b.value()
+	return (&Source{ix: ix, data: data, keys: map[string]string{}}).Build(0)
+}
+
+// buildShallow is build, but the object members of the object at path
+// stub are built as skipObject leaves them; overflow says whether a number
+// in them holds no float64.
+func buildShallow(src *Source, stub []string, fold bool) (n *Node, overflow bool) {
+	b := &builder{ix: src.ix, data: src.data, keys: src.keys, stub: stub, fold: fold}
+	n = b.value()
+	return n, b.overflow
 }
 
 type builder struct {
@@ -27,6 +35,15 @@ type builder struct {
 	// keys interns object keys: the same few field names repeat in every
 	// entry of a configuration.
 	keys map[string]string
+	// stub is the path of keys to the object whose object members are not
+	// built (ParseJSONShallow); at is how many of its keys lead to the
+	// value being built, -1 when it is off that path.
+	stub []string
+	fold bool // the keys of stub compare case-insensitively
+	at   int
+	// overflow is set when a number of a value not built holds no
+	// float64 (what overflowsFloat64 finds in the values built).
+	overflow bool
 }
 
 // maxInternedKeys bounds the interning map: server names are unique, field
@@ -102,7 +119,18 @@ func (b *builder) object(pos Loc) *Node {
 		key := b.key()
 		b.space()
 		b.off++ // :
-		v := b.value()
+		var v *Node
+		at := b.at
+		if b.space(); b.stub != nil && at == len(b.stub) && b.off < len(b.data) && b.data[b.off] == '{' {
+			v = b.skipObject()
+		} else {
+			b.at = -1
+			if at >= 0 && at < len(b.stub) && (key == b.stub[at] || b.fold && strings.EqualFold(key, b.stub[at])) {
+				b.at = at + 1
+			}
+			v = b.value()
+			b.at = at
+		}
 		b.members = append(b.members, Member{Key: key, KeyLoc: keyPos, Value: v})
 	}
 	n := &Node{Kind: Object, Loc: pos, Members: make([]Member, len(b.members)-base)}
@@ -124,7 +152,10 @@ func (b *builder) array(pos Loc) *Node {
 		if b.data[b.off] == ',' {
 			b.off++
 		}
+		at := b.at
+		b.at = -1
 		b.elems = append(b.elems, b.value())
+		b.at = at
 	}
 	n := &Node{Kind: Array, Loc: pos, Elems: make([]*Node, len(b.elems)-base)}
 	copy(n.Elems, b.elems[base:])
@@ -132,6 +163,60 @@ func (b *builder) array(pos Loc) *Node {
 	b.elems = b.elems[:base]
 	return n
 }
+
+// skipObject moves past the object at b.off without building what is in
+// it: a Node with its kind, position and byte span only, to be built with
+// Source.Build when wanted. A number in it that no float64 holds sets
+// overflow.
+func (b *builder) skipObject() *Node {
+	start := b.off
+	n := &Node{Kind: Object, Loc: b.ix.Loc(start), Start: int32(start)}
+	depth := 0
+	for b.off < len(b.data) {
+		// Only quotes, brackets and numbers matter here.
+		for b.off < len(b.data) && !skipStop[b.data[b.off]] {
+			b.off++
+		}
+		if b.off >= len(b.data) {
+			break
+		}
+		c := b.data[b.off]
+		switch {
+		case c == '"':
+			b.literal()
+			continue
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				b.off++
+				n.End = int32(b.off)
+				return n
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			num := b.off
+			for b.off < len(b.data) && isNumberByte(b.data[b.off]) {
+				b.off++
+			}
+			if overflows(string(b.data[num:b.off])) {
+				b.overflow = true
+			}
+			continue
+		}
+		b.off++
+	}
+	n.End = int32(b.off)
+	return n
+}
+
+// skipStop marks the bytes skipObject looks at.
+var skipStop = func() (t [256]bool) {
+	for _, c := range []byte("\"{}[]-0123456789") {
+		t[c] = true
+	}
+	return t
+}()
 
 // key reads an object key, interned.
 func (b *builder) key() string {
@@ -165,18 +250,19 @@ func (b *builder) str() string {
 func (b *builder) literal() ([]byte, bool) {
 	b.off++ // "
 	start, escaped := b.off, false
+	// A byte at a time: bytes.IndexAny made a set of the two bytes at
+	// each call, for strings that are mostly a few bytes long.
 	for b.off < len(b.data) {
-		i := bytes.IndexAny(b.data[b.off:], `"\`)
-		if i < 0 {
-			break
-		}
-		b.off += i
-		if b.data[b.off] == '"' {
+		switch b.data[b.off] {
+		case '"':
 			b.off++
 			return b.data[start : b.off-1], escaped
+		case '\\':
+			escaped = true
+			b.off += 2 // \ and the escaped character (\uXXXX: its u)
+		default:
+			b.off++
 		}
-		escaped = true
-		b.off += 2 // \ and the escaped character (\uXXXX: its u)
 	}
 	b.off = len(b.data)
 	return b.data[start:], escaped

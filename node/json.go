@@ -216,6 +216,64 @@ func (ix *LineIndex) Line(n int) (string, bool) {
 // allow); otherwise only strict JSON. A syntax error is returned as a
 // json-syntax diagnostic at the offending character.
 func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic) {
+	root, _, d := ParseJSONSource(file, data, comments)
+	return root, d
+}
+
+// Source is a parsed file kept so that any of its values can be built
+// again (Build) instead of held: the compiler drops the trees of the host
+// configuration's servers when it has read the file and builds each again
+// when the server is bound.
+type Source struct {
+	ix *LineIndex
+	// data is the text the tree was built from: the file, or JSONC with
+	// its comments and trailing commas blanked.
+	data []byte
+	keys map[string]string
+}
+
+// Build builds again the value that starts at byte start (its Node's
+// Start): a tree equal to the one ParseJSONSource gave, Node for Node.
+func (s *Source) Build(start int32) *Node {
+	b := &builder{ix: s.ix, data: s.data, off: int(start), keys: s.keys, at: -1}
+	return b.value()
+}
+
+// build builds the whole text, shallow under stub when it has keys.
+func (s *Source) build(stub shallowPath) (*Node, bool) {
+	if stub.keys == nil {
+		return s.Build(0), false
+	}
+	return buildShallow(s, stub.keys, stub.fold)
+}
+
+// ParseJSONSource is ParseJSON, and gives the Source the tree was built
+// from, or nil when it was not built from one (a JSONC file only hujson
+// reads).
+func ParseJSONSource(file string, data []byte, comments bool) (*Node, *Source, *diag.Diagnostic) {
+	return parseJSON(file, data, comments, shallowPath{})
+}
+
+// ParseJSONShallow is ParseJSONSource, but the members of the object at
+// path (keys from the root) whose values are objects are not built: each
+// is a Node of Kind Object with its position and byte span only (no
+// members), which Source.Build builds whole. settings.json's servers are
+// built one batch at a time so, never all at once. When the Source is nil
+// (a JSONC file only hujson reads) the tree is whole.
+//
+// With fold, the keys of path compare case-insensitively (a .NET
+// configuration file: Mcp:Servers is also "MCP": {"servers": …}).
+func ParseJSONShallow(file string, data []byte, comments bool, path []string, fold bool) (*Node, *Source, *diag.Diagnostic) {
+	return parseJSON(file, data, comments, shallowPath{path, fold})
+}
+
+// shallowPath is where ParseJSONShallow does not build objects.
+type shallowPath struct {
+	keys []string
+	fold bool
+}
+
+func parseJSON(file string, data []byte, comments bool, stub shallowPath) (*Node, *Source, *diag.Diagnostic) {
 	ix := NewLineIndex(file, data)
 	syntax := func(off int, msg, suggestion string) *diag.Diagnostic {
 		d := rules.JSONSyntax.At(ix.Pos(off), msg, suggestion)
@@ -230,10 +288,10 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 			}
 			off += size
 		}
-		return nil, syntax(off, "the file is not valid UTF-8", "save the file as UTF-8")
+		return nil, nil, syntax(off, "the file is not valid UTF-8", "save the file as UTF-8")
 	}
 	if off, ok := DeeperThan(data, comments, MaxDepth); ok {
-		return nil, syntax(off, fmt.Sprintf("invalid JSON: nested deeper than %d levels", MaxDepth),
+		return nil, nil, syntax(off, fmt.Sprintf("invalid JSON: nested deeper than %d levels", MaxDepth),
 			"a configuration file never needs this many levels: look for a missing closing bracket")
 	}
 	// Strict JSON is what encoding/json accepts, and its message is the
@@ -244,27 +302,30 @@ func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic
 	// trailing commas are blanked (jsonc.go); hujson parses the rest (a
 	// file with a syntax error), for its message.
 	if json.Valid(data) {
-		root := build(ix, data)
-		if !comments && overflowsFloat64(root) {
+		src := &Source{ix: ix, data: data, keys: map[string]string{}}
+		root, overflow := src.build(stub)
+		if !comments && (overflow || overflowsFloat64(root)) {
 			// Valid JSON, but encoding/json refuses a number no float64 holds.
-			return nil, strictJSONError(ix, data)
+			return nil, nil, strictJSONError(ix, data)
 		}
-		return root, nil
+		return root, src, nil
 	}
 	if !comments {
-		return nil, strictJSONError(ix, data)
+		return nil, nil, strictJSONError(ix, data)
 	}
 	// JSONC with comments or trailing commas: built from the same text with
 	// those blanked, when that is valid JSON (jsonc.go).
 	if std, ok := standardize(data); ok && json.Valid(std) {
-		return build(ix, std), nil
+		src := &Source{ix: ix, data: std, keys: map[string]string{}}
+		root, _ := src.build(stub)
+		return root, src, nil
 	}
 	v, err := hujson.Parse(data)
 	if err != nil {
 		off, msg := hujsonErrorOffset(ix, err)
-		return nil, syntax(off, "invalid JSON: "+msg, unclosedHint(ix, data, off, comments))
+		return nil, nil, syntax(off, "invalid JSON: "+msg, unclosedHint(ix, data, off, comments))
 	}
-	return convert(ix, &v), nil
+	return convert(ix, &v), nil, nil
 }
 
 // strictJSONError is the json-syntax diagnostic for data, which
@@ -304,10 +365,7 @@ func strictJSONError(ix *LineIndex, data []byte) *diag.Diagnostic {
 func overflowsFloat64(n *Node) bool {
 	switch n.Kind {
 	case Number:
-		if len(n.Text) > 300 || strings.ContainsAny(n.Text, "eE") {
-			_, err := strconv.ParseFloat(n.Text, 64)
-			return err != nil
-		}
+		return overflows(n.Text)
 	case Array:
 		for _, e := range n.Elems {
 			if overflowsFloat64(e) {
@@ -320,6 +378,15 @@ func overflowsFloat64(n *Node) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// overflows reports whether the number literal holds no float64.
+func overflows(lit string) bool {
+	if len(lit) > 300 || strings.ContainsAny(lit, "eE") {
+		_, err := strconv.ParseFloat(lit, 64)
+		return err != nil
 	}
 	return false
 }

@@ -370,8 +370,14 @@ func FuzzBuildMatchesHujson(f *testing.F) {
 			t.Fatalf("hujson refuses valid JSON %q: %v", data, err)
 		}
 		want := convert(ix, &v)
-		if got := build(ix, data); !reflect.DeepEqual(got, want) {
+		got := build(ix, data)
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: build and hujson differ", data)
+		}
+		// Packed and built again, the tree is the same (server trees
+		// are held packed).
+		if again := Pack(got).Unpack(); !reflect.DeepEqual(again, got) {
+			t.Errorf("%q: Unpack(Pack(tree)) differs", data)
 		}
 	})
 }

@@ -228,22 +228,21 @@ func (p *Plan) writeCanonical(out canonicalWriter) error {
 	case len(p.Servers) == 0:
 		out.WriteString("[]")
 	default:
-		enc.SetIndent("    ", "  ")
+		sw := newServerWriter()
 		out.WriteString("[\n")
 		for i := range p.Servers {
 			out.WriteString("    ")
-			scratch.Reset()
-			if err := enc.Encode(&p.Servers[i]); err != nil {
+			b, err := sw.server(&p.Servers[i])
+			if err != nil {
 				return err
 			}
-			out.Write(bytes.TrimSuffix(scratch.Bytes(), []byte("\n")))
+			out.Write(b)
 			if i < len(p.Servers)-1 {
 				out.WriteByte(',')
 			}
 			out.WriteByte('\n')
 		}
 		out.WriteString("  ]")
-		enc.SetIndent("  ", "  ")
 	}
 	out.WriteString(",\n  \"shadowed\": ")
 	if err := value(p.Shadowed); err != nil {
