@@ -52,6 +52,17 @@ func newTestCraftbot(t testing.TB, p *plan.Plan, marker string, opts CraftbotOpt
 
 // cbClient connects an MCP client to the runtime over an in-memory
 // transport; changed, if not nil, gets every notifications/tools/list_changed.
+// startConnected starts cb and waits for its auto_connect connects: a
+// listing does not wait for connects in progress (their actions come with
+// notifications/tools/list_changed), and these tests list every action.
+func startConnected(t testing.TB, cb *Craftbot) {
+	t.Helper()
+	cb.Start()
+	if err := cb.WaitConnected(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func cbClient(t testing.TB, cb *Craftbot, changed chan<- struct{}) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
@@ -116,7 +127,7 @@ func TestCraftbotServesEveryTransport(t *testing.T) {
 		cbRemote("events", "sse", "http://"+addr+"/sse"),
 		cbRemote("sock", "websocket", "ws://"+addr+"/ws"))
 	cb := newTestCraftbot(t, p, marker, CraftbotOptions{})
-	cb.Start()
+	startConnected(t, cb)
 	cs := cbClient(t, cb, nil)
 	tools := toolMap(t, cs)
 	for _, name := range []string{"mcp_fs_echo", "mcp_events_echo", "mcp_sock_echo"} {
@@ -141,7 +152,7 @@ func TestCraftbotServerEverythingSSE(t *testing.T) {
 	marker := noLeaks(t)
 	url := testservers.StartEverythingSSE(t)
 	cb := newTestCraftbot(t, cbPlan(true, cbRemote("every", "sse", url)), marker, CraftbotOptions{})
-	cb.Start()
+	startConnected(t, cb)
 	cs := cbClient(t, cb, nil)
 	if d := toolMap(t, cs)["mcp_every_echo"]; !strings.HasPrefix(d, "[MCP:every] ") {
 		t.Fatalf("mcp_every_echo: %q", d)
@@ -308,7 +319,7 @@ func TestCraftbotCanaryNeverShown(t *testing.T) {
 	s.Env = map[string]*string{"TOKEN": &ref}
 	config := func(server, key string) (string, bool) { return canary, server == "fs" && key == "TOKEN" }
 	cb := newTestCraftbot(t, cbPlan(true, s), marker, CraftbotOptions{Config: config, Log: log.log})
-	cb.Start()
+	startConnected(t, cb)
 	cs := cbClient(t, cb, nil)
 	var seen strings.Builder
 	for name, d := range toolMap(t, cs) {
@@ -347,7 +358,7 @@ func TestCraftbotApply(t *testing.T) {
 	keep := cbStdio("keep", "-tools", "echo", "-start-log", filepath.Join(dir, "keep-starts"))
 	old := cbPlan(true, cbStdio("a", "-tools", "echo", "-start-log", startsA), cbStdio("b", "-tools", "echo,slow", "-call-log", calls), keep)
 	cb := newTestCraftbot(t, old, marker, CraftbotOptions{})
-	cb.Start()
+	startConnected(t, cb)
 	changed := make(chan struct{}, 1)
 	cs := cbClient(t, cb, changed)
 	if tools := toolMap(t, cs); len(tools) != 4 {
@@ -430,7 +441,7 @@ func TestCraftbotApplyDisableEnableAndConfigChange(t *testing.T) {
 	config := func(string, string) (string, bool) { return value, true }
 	p := cbPlan(true, s)
 	cb := newTestCraftbot(t, p, marker, CraftbotOptions{Config: config})
-	cb.Start()
+	startConnected(t, cb)
 	cs := cbClient(t, cb, nil)
 	toolMap(t, cs)
 	off := *p
@@ -535,7 +546,7 @@ func TestCraftbotActionCollisionFirstWins(t *testing.T) {
 	marker := noLeaks(t)
 	var log logRecorder
 	cb := newTestCraftbot(t, cbPlan(true, cbStdio("a", "-tools", "b_x"), cbStdio("a_b", "-tools", "x,echo")), marker, CraftbotOptions{Log: log.log})
-	cb.Start()
+	startConnected(t, cb)
 	cs := cbClient(t, cb, nil)
 	if tools := toolMap(t, cs); len(tools) != 2 || tools["mcp_a_b_x"] == "" || tools["mcp_a_b_echo"] == "" {
 		t.Errorf("tools %v", tools)
@@ -632,7 +643,7 @@ func TestCraftbotWebsocketLifecycle(t *testing.T) {
 func BenchmarkCraftbotCall(b *testing.B) {
 	marker := noLeaks(b)
 	cb := newTestCraftbot(b, cbPlan(true, cbStdio("fs", "-tools", "echo")), marker, CraftbotOptions{})
-	cb.Start()
+	startConnected(b, cb)
 	cs := cbClient(b, cb, nil)
 	toolMap(b, cs)
 	args := map[string]any{"text": "x"}
