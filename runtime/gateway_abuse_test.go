@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -433,5 +434,35 @@ func TestGatewaySlowBodiesCutOff(t *testing.T) {
 	}
 	if ids := gw.ChatIDs(); len(ids) != 0 {
 		t.Errorf("slow bodies created chats %v", ids)
+	}
+}
+
+// GatewayOptions.ChatsChanged hears the number of chats served over HTTP
+// at each chat added and each chat forgotten, in that order.
+func TestGatewayChatsChanged(t *testing.T) {
+	marker := noLeaks(t)
+	clock := newFakeClock()
+	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{Env: testEnv(marker), Clock: clock})
+	var mu sync.Mutex
+	var heard []int
+	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: t.TempDir(), ChatIdleTimeout: 30 * time.Minute,
+		ChatsChanged: func(open int) {
+			mu.Lock()
+			heard = append(heard, open)
+			mu.Unlock()
+		}})
+	base, client := httpGateway(t, gw)
+	for _, id := range []string{"x", "y"} {
+		connectHTTP(t, client, base+"/chats/"+id+"/mcp")
+	}
+	gatewayQuiet(t, gw)
+	clock.Advance(31 * time.Minute) // both chats expire
+	if ids := gw.ChatIDs(); len(ids) != 0 {
+		t.Fatalf("chats after 31m idle: %v", ids)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(heard, []int{1, 2, 1, 0}) {
+		t.Errorf("ChatsChanged heard %v, want [1 2 1 0]", heard)
 	}
 }

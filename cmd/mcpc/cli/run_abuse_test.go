@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -469,4 +470,42 @@ func TestRunShutdownGracePassed(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	waitFor(t, "the lingering server is gone", func() bool { return !alive(server) })
+}
+
+// procsPerChat sets the processors to the chats served, from one up to
+// what the process had, and gives them back when the gateway ends; an
+// operator's GOMAXPROCS wins.
+func TestProcsPerChat(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set in this environment: procsPerChat leaves it alone")
+	}
+	most := goruntime.GOMAXPROCS(0)
+	adaptProcs = true
+	defer func() { adaptProcs = false }()
+	var opts runtime.GatewayOptions
+	restore := procsPerChat(&opts)
+	steps := []struct{ chats, want int }{{-1, 1}, {1, 1}, {2, min(2, most)}, {most + 5, most}, {0, 1}}
+	for _, s := range steps {
+		if s.chats >= 0 {
+			opts.ChatsChanged(s.chats)
+		}
+		if got := goruntime.GOMAXPROCS(0); got != s.want {
+			t.Errorf("%d chats: GOMAXPROCS %d, want %d", s.chats, got, s.want)
+		}
+	}
+	restore()
+	if got := goruntime.GOMAXPROCS(0); got != most {
+		t.Errorf("after the gateway: GOMAXPROCS %d, want %d", got, most)
+	}
+	opts.ChatsChanged(1) // a chat forgotten after the gateway ended
+	if got := goruntime.GOMAXPROCS(0); got != most {
+		t.Errorf("a change after the end set GOMAXPROCS to %d", got)
+	}
+
+	t.Setenv("GOMAXPROCS", strconv.Itoa(most))
+	var theirs runtime.GatewayOptions
+	procsPerChat(&theirs)()
+	if theirs.ChatsChanged != nil {
+		t.Error("with GOMAXPROCS set, procsPerChat took over")
+	}
 }
