@@ -558,14 +558,19 @@ func TestRunKilledLeavesNoServer(t *testing.T) {
 		"srv": {"Command": testServer, "Args": []string{"-hang-at-start", "-pidfile", filepath.Join(pids, "s")}},
 	})
 	cmd := exec.Command(bin, "run", "--plan", plan, "--stdio", "--workspace", t.TempDir(), "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.CommandTransport{Command: cmd}, nil)
+	// No client: mcpc run starts the server's discovery as it starts, and
+	// an initialize would wait for that discovery (its instructions), which
+	// a server that never answers holds for its whole startup timeout.
+	// Stdin stays open, so mcpc serves until it is killed.
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	// The listing waits for the discovery of a server that never answers.
-	go cs.ListTools(context.Background(), nil)
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
 	pidFile := filepath.Join(pids, "s")
 	testservers.WaitUntil(t, "the server starts", func() bool {
 		b, err := os.ReadFile(pidFile)
