@@ -267,10 +267,11 @@ func (c *Craftbot) Start() {
 	}
 }
 
-// WaitConnected waits until no server is connecting (or ctx ends).
+// WaitConnected waits until no server is connecting and the actions of
+// those that connected are registered (or ctx ends).
 func (c *Craftbot) WaitConnected(ctx context.Context) error {
 	for _, s := range c.serverList() {
-		if op := s.pendingOp(); op != nil {
+		if op := s.lastConnect(); op != nil {
 			select {
 			case <-op.done:
 			case <-ctx.Done():

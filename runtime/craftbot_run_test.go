@@ -401,6 +401,11 @@ func TestCraftbotApply(t *testing.T) {
 		t.Errorf("b's process %d still runs", bPid)
 	}
 	testservers.Recv(t, "notifications/tools/list_changed", changed)
+	// The new server c and the restarted a connect in the background
+	// (auto_connect): their actions come once they are connected.
+	if err := cb.WaitConnected(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	tools := toolMap(t, cs)
 	want := []string{"mcp_a_echo", "mcp_c_echo", "mcp_keep_echo"}
 	var names []string

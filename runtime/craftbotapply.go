@@ -129,7 +129,7 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 		s.connectInBackground()
 	}
 	for _, s := range connect {
-		if op := s.pendingOp(); op != nil {
+		if op := s.lastConnect(); op != nil {
 			select {
 			case <-op.done:
 			case <-ctx.Done():

@@ -35,6 +35,10 @@ type cbServer struct {
 	cfg      *plan.Server
 	conn     *cbConn    // the live connection, nil if none
 	pending  *cbConnect // a connect in progress
+	// last is the latest connect started, kept once it ended: its done
+	// closes only after its actions are registered, while pending is
+	// cleared before (lastConnect).
+	last *cbConnect
 	epoch    uint64     // bumped by every stop: connects of an older epoch give up
 	gone     stopReason // set when the server is no longer served (removed, disabled, closed)
 	state    string
@@ -116,10 +120,12 @@ func (s *cbServer) offered() ([]*mcp.Tool, string, bool) {
 	return s.tools, set, true
 }
 
-func (s *cbServer) pendingOp() *cbConnect {
+// lastConnect is the latest connect started (nil for none): waiting on its
+// done waits until its actions are registered, or it failed.
+func (s *cbServer) lastConnect() *cbConnect {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pending
+	return s.last
 }
 
 // connectInBackground starts a connect unless one runs or the server is
@@ -207,7 +213,7 @@ func (s *cbServer) startLocked() *cbConnect {
 	c := s.c
 	ctx, cancel := context.WithCancel(c.ctx)
 	op := &cbConnect{done: make(chan struct{}), cancel: cancel}
-	s.pending, s.tried = op, true
+	s.pending, s.last, s.tried = op, op, true
 	s.starts++
 	epoch, cfg := s.epoch, s.cfg
 	if !c.track(func() { s.doConnect(ctx, op, epoch, cfg) }) {
