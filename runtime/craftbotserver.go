@@ -31,14 +31,14 @@ const (
 type cbServer struct {
 	c *Craftbot
 
-	mu       sync.Mutex
-	cfg      *plan.Server
-	conn     *cbConn    // the live connection, nil if none
-	pending  *cbConnect // a connect in progress
+	mu      sync.Mutex
+	cfg     *plan.Server
+	conn    *cbConn    // the live connection, nil if none
+	pending *cbConnect // a connect in progress
 	// last is the latest connect started, kept once it ended: its done
 	// closes only after its actions are registered, while pending is
 	// cleared before (lastConnect).
-	last *cbConnect
+	last     *cbConnect
 	epoch    uint64     // bumped by every stop: connects of an older epoch give up
 	gone     stopReason // set when the server is no longer served (removed, disabled, closed)
 	state    string
