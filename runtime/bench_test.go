@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"io"
 	goruntime "runtime"
 	"sync"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/internal/transport"
 )
 
 // liveHeap is the heap in use after a full collection.
@@ -172,21 +170,9 @@ func BenchmarkGatewayCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		served := make(chan error, 1)
-		go func() {
-			served <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: inR, Writer: outW})
-			outW.Close()
-		}()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
+		cs, served := serveLines(b, gw, chat)
 		run(b, cs)
 		cs.Close()
-		inW.Close()
 		<-served
 	})
 	b.Run("http", func(b *testing.B) {

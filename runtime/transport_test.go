@@ -24,18 +24,7 @@ func TestLineTransportGateway(t *testing.T) {
 	chat, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
 	gw := NewGateway(h, GatewayOptions{Version: "test"})
 	defer gw.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: inR, Writer: outW})
-		outW.Close()
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, served := serveLines(t, gw, chat)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over lines"}})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
@@ -50,7 +39,27 @@ func TestLineTransportGateway(t *testing.T) {
 	if err := <-served; err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.ErrClosedPipe) {
 		t.Errorf("serve: %v", err)
 	}
-	inR.Close()
+}
+
+// serveLines serves chat through gw over LineTransport on pipes, to the
+// SDK's own client over IOTransport; served gets ServeTransport's error
+// once the client's Close has ended the gateway's input.
+func serveLines(t testing.TB, gw *Gateway, chat *Chat) (cs *mcp.ClientSession, served <-chan error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- gw.ServeTransport(context.Background(), chat, &transport.LineTransport{Reader: inR, Writer: outW})
+		outW.Close()
+		inR.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, done
 }
 
 // Messages far larger than the read buffer go through whole, both ways.

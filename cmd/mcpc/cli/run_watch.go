@@ -43,6 +43,29 @@ import (
 // with whether it changed what runs (tests count reloads through it).
 var testHookReloaded func(applied bool, err error)
 
+// startWatch watches files for mcpc run --watch, one reload at a time
+// (reload says whether the change was applied, for testHookReloaded), and
+// logs the watcher's own errors through redact.
+func startWatch(ctx context.Context, files []string, reload func(context.Context) (bool, error), redact func(string) string, logw *lockedWriter) (*watch.Watcher, error) {
+	w, err := watch.Start(ctx, watch.Options{
+		Files: files,
+		Reload: func(ctx context.Context) error {
+			applied, err := reload(ctx)
+			if testHookReloaded != nil {
+				testHookReloaded(applied, err)
+			}
+			return err
+		},
+		OnError: func(err error) {
+			logw.printf("mcpc: error: %s\n", redact(err.Error()))
+		},
+	})
+	if err != nil {
+		return nil, usageError("--watch: %v", err)
+	}
+	return w, nil
+}
+
 // volcanicReloader is the state of mcpc run --watch for a volcanic plan.
 // The watcher runs one reload at a time, so it needs no lock.
 type volcanicReloader struct {
@@ -76,21 +99,9 @@ func startPlanWatch(ctx context.Context, c *ucli.Context, planFile string, planD
 	for _, f := range r.sources {
 		r.sums[f] = fileSum(f)
 	}
-	w, err := watch.Start(ctx, watch.Options{
-		Files: files,
-		Reload: func(ctx context.Context) error {
-			applied, err := r.reload(ctx)
-			if testHookReloaded != nil {
-				testHookReloaded(applied, err)
-			}
-			return err
-		},
-		OnError: func(err error) {
-			logw.printf("mcpc: error: %s\n", host.Redact(err.Error()))
-		},
-	})
+	w, err := startWatch(ctx, files, r.reload, host.Redact, logw)
 	if err != nil {
-		return nil, usageError("--watch: %v", err)
+		return nil, err
 	}
 	if len(r.sources) > 0 {
 		logw.printf("mcpc: watching %s and its sources %s: a change is applied to the running gateway\n", planFile, strings.Join(r.sources, ", "))
@@ -311,21 +322,9 @@ func startCraftbotWatch(ctx context.Context, c *ucli.Context, files craftbotSour
 	if craftbot.ValidTargetOS(goruntime.GOOS) {
 		r.opts.TargetOS = goruntime.GOOS // the servers are launched here
 	}
-	w, err := watch.Start(ctx, watch.Options{
-		Files: []string{files.plan, files.config},
-		Reload: func(ctx context.Context) error {
-			applied, err := r.reload(ctx)
-			if testHookReloaded != nil {
-				testHookReloaded(applied, err)
-			}
-			return err
-		},
-		OnError: func(err error) {
-			logw.printf("mcpc: error: %s\n", cb.Redact(err.Error()))
-		},
-	})
+	w, err := startWatch(ctx, []string{files.plan, files.config}, r.reload, cb.Redact, logw)
 	if err != nil {
-		return nil, usageError("--watch: %v", err)
+		return nil, err
 	}
 	logw.printf("mcpc: watching %s and its config file %s: a change is applied to the running gateway\n", files.plan, files.config)
 	return w, nil
