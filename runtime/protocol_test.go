@@ -20,7 +20,10 @@ import (
 )
 
 // stdioLines serves chat over a line transport and returns a function that
-// sends one line and returns the answer line.
+// sends one line and returns the answer line. Notifications the gateway
+// sends meanwhile (a tools/list_changed once a discovery registered the
+// tools may come before or after an answer) are skipped: the protocol does
+// not order them against responses.
 func stdioLines(t *testing.T, gw *Gateway, chat *Chat) func(line string) string {
 	t.Helper()
 	cr, sw := io.Pipe()
@@ -43,11 +46,19 @@ func stdioLines(t *testing.T, gw *Gateway, chat *Chat) func(line string) string 
 		if _, err := io.WriteString(cw, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
-		answer, err := rd.ReadString('\n')
-		if err != nil {
-			t.Fatalf("no answer to %s: %v", line, err)
+		for {
+			answer, err := rd.ReadString('\n')
+			if err != nil {
+				t.Fatalf("no answer to %s: %v", line, err)
+			}
+			var msg struct {
+				Method string `json:"method"`
+			}
+			if json.Unmarshal([]byte(answer), &msg) == nil && strings.HasPrefix(msg.Method, "notifications/") {
+				continue
+			}
+			return answer
 		}
-		return answer
 	}
 }
 

@@ -12,6 +12,7 @@ package schema
 import (
 	"embed"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -593,31 +594,40 @@ func toExpr(n *node.Node) ast.Expr {
 	return ast.NewNull()
 }
 
-// pool keeps compiled Validators for reuse: compiling the schemas costs
-// milliseconds, and a Validator must serve one goroutine at a time.
-var pool = sync.Pool{New: func() any {
-	v, err := New()
-	if err != nil {
-		return err
-	}
-	return v
-}}
+// idle keeps compiled Validators for reuse: compiling the schemas costs
+// milliseconds (tens under the race detector), and a Validator must serve
+// one goroutine at a time. Not a sync.Pool: a pool is emptied by every
+// garbage collection, and a process that compiles more than once (a test
+// binary, `mcpc run --watch`, `mcpc ui`) then compiled the schemas again
+// for most compilations. At most GOMAXPROCS are kept, as many as can be
+// busy at once.
+var idle struct {
+	sync.Mutex
+	validators []*Validator
+}
 
 // Acquire returns a Validator for the calling goroutine's exclusive use;
 // give it back with Release.
 func Acquire() (*Validator, error) {
-	switch v := pool.Get().(type) {
-	case *Validator:
+	idle.Lock()
+	if n := len(idle.validators); n > 0 {
+		v := idle.validators[n-1]
+		idle.validators = idle.validators[:n-1]
+		idle.Unlock()
 		return v, nil
-	case error:
-		return nil, v
 	}
-	return nil, fmt.Errorf("schema: no validator")
+	idle.Unlock()
+	return New()
 }
 
-// Release returns a Validator from Acquire to the pool.
+// Release gives a Validator from Acquire back for reuse.
 func Release(v *Validator) {
-	if v != nil {
-		pool.Put(v)
+	if v == nil {
+		return
+	}
+	idle.Lock()
+	defer idle.Unlock()
+	if len(idle.validators) < runtime.GOMAXPROCS(0) {
+		idle.validators = append(idle.validators, v)
 	}
 }

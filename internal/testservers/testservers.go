@@ -54,7 +54,10 @@ func buildOnce(pkg, name string) (string, error) {
 			return
 		}
 		bin := filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", bin, "./"+pkg)
+		// -trimpath: compiled code that does not depend on the
+		// directory, which TestBuildInAClone's build of a copy of the tree
+		// then reuses from the build cache.
+		cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./"+pkg)
 		cmd.Dir = Root()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			os.RemoveAll(dir)

@@ -129,13 +129,31 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 		// The server gets the marker too: the Inspector starts it with a
 		// minimal environment of its own, and -e adds to that.
 		target: append([]string{"-e", marker, "--"}, append([]string{command}, args...)...)}
-	direct := map[string]any{}
-	for _, m := range inspectorMethods {
-		result, err := in.call(m.args("")...)
-		if err != nil {
-			t.Fatal(err)
+	// Every Inspector run is a process of its own that mostly waits (for
+	// its server to start, and after a direct run 2 s for
+	// server-everything to exit): a few run at once.
+	slots := make(chan struct{}, 4)
+	callAll := func(in inspectorCLI, prefix string) ([]any, []error) {
+		got := make([]any, len(inspectorMethods))
+		errs := make([]error, len(inspectorMethods))
+		var wg sync.WaitGroup
+		for i, m := range inspectorMethods {
+			wg.Go(func() {
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				got[i], errs[i] = in.call(m.args(prefix)...)
+			})
 		}
-		direct[m.name] = normalized(result)
+		wg.Wait()
+		return got, errs
+	}
+	direct := map[string]any{}
+	results, errs := callAll(in, "")
+	for i, m := range inspectorMethods {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		direct[m.name] = normalized(results[i])
 	}
 	// The comparisons rest on these: what directly works, and is offered.
 	if len(list(direct["resources/list"], "resources")) == 0 || len(list(direct["prompts/list"], "prompts")) == 0 ||
@@ -145,54 +163,51 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 		t.Fatalf("server-everything does not show what the test compares directly: %s", indent(direct))
 	}
 
-	// An empty toolPrefix: every name is the server's own; "ev_": tool,
-	// prompt, resource and template names get it, URIs do not (reference
-	// "Tool names", decisions "Prompts, resources, templates").
-	for _, prefix := range []string{"", "ev_"} {
-		t.Run("toolPrefix="+prefix, func(t *testing.T) {
-			plan := compilePlan(t, map[string]map[string]any{
-				"everything": {"Command": command, "Args": args, "ToolPrefix": prefix},
-			})
+	// Two ways through the gateway, each with one toolPrefix: `mcpc run
+	// --stdio` (the Inspector starts mcpc as its server) with "ev_", where
+	// tool, prompt, resource and template names get the prefix and URIs do
+	// not (reference "Tool names", decisions "Prompts, resources,
+	// templates"), and `mcpc run --http` with an empty prefix, where every
+	// name is the server's own. The prefix is applied above the transport,
+	// so each pair covers one prefix and one transport (decisions "The
+	// MCP Inspector through the gateway").
+	vias := []struct {
+		name, prefix string
+		http         bool
+	}{{"mcpc run --stdio", "ev_", false}, {"mcpc run --http", "", true}}
+	for _, via := range vias {
+		// Compiled here, not in the parallel subtests: cli.Run is not for
+		// concurrent use (urfave/cli's help flag is one shared value).
+		plan := compilePlan(t, map[string]map[string]any{
+			"everything": {"Command": command, "Args": args, "ToolPrefix": via.prefix},
+		})
+		t.Run(via.name+" toolPrefix="+via.prefix, func(t *testing.T) {
+			t.Parallel()
 			env := []string{"--clean-env", "--env", "PATH=" + os.Getenv("PATH"), "--env", marker}
-
-			stdio := in
-			stdio.target = append([]string{"-e", marker, "--", bin, "run", "--plan", plan, "--stdio",
-				"--workspace", filepath.Join(t.TempDir(), "ws")}, env...)
-
-			cmd, base, stderr := startRunHTTP(t, bin, append([]string{"--plan", plan, "--workspace-root", t.TempDir()}, env...)...)
-			defer func() {
-				cmd.Process.Signal(syscall.SIGTERM)
-				if err := cmd.Wait(); err != nil {
-					t.Errorf("mcpc run --http: %v\n%s", err, stderr.String())
-				}
-			}()
-			overHTTP := in
-			overHTTP.target = []string{"--transport", "http", "--server-url", base + "/chats/inspector/mcp"}
-
-			vias := []struct {
-				name string
-				in   inspectorCLI
-			}{{"mcpc run --stdio", stdio}, {"mcpc run --http", overHTTP}}
-			for _, m := range inspectorMethods {
-				want := prefixed(direct[m.name], prefix)
-				// Both ways through the gateway at once: each is a
-				// process of its own, and a run is slow.
-				got := make([]any, len(vias))
-				errs := make([]error, len(vias))
-				var wg sync.WaitGroup
-				for i, via := range vias {
-					wg.Go(func() { got[i], errs[i] = via.in.call(m.args(prefix)...) })
-				}
-				wg.Wait()
-				for i, via := range vias {
-					if errs[i] != nil {
-						t.Errorf("through %s: %v", via.name, errs[i])
-						continue
+			through := in
+			if via.http {
+				cmd, base, stderr := startRunHTTP(t, bin, append([]string{"--plan", plan, "--workspace-root", t.TempDir()}, env...)...)
+				defer func() {
+					cmd.Process.Signal(syscall.SIGTERM)
+					if err := cmd.Wait(); err != nil {
+						t.Errorf("mcpc run --http: %v\n%s", err, stderr.String())
 					}
-					if g := normalized(got[i]); !reflect.DeepEqual(g, want) {
-						t.Errorf("%s through %s differs from directly (names mapped by the prefix %q):\nthrough: %s\ndirectly: %s",
-							m.name, via.name, prefix, indent(g), indent(want))
-					}
+				}()
+				through.target = []string{"--transport", "http", "--server-url", base + "/chats/inspector/mcp"}
+			} else {
+				through.target = append([]string{"-e", marker, "--", bin, "run", "--plan", plan, "--stdio",
+					"--workspace", filepath.Join(t.TempDir(), "ws")}, env...)
+			}
+			got, errs := callAll(through, via.prefix)
+			for i, m := range inspectorMethods {
+				if errs[i] != nil {
+					t.Errorf("through %s: %v", via.name, errs[i])
+					continue
+				}
+				want := prefixed(direct[m.name], via.prefix)
+				if g := normalized(got[i]); !reflect.DeepEqual(g, want) {
+					t.Errorf("%s through %s differs from directly (names mapped by the prefix %q):\nthrough: %s\ndirectly: %s",
+						m.name, via.name, via.prefix, indent(g), indent(want))
 				}
 			}
 		})

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -53,29 +55,7 @@ func TestBuildInAClone(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	src, dir := testservers.Root(), t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		switch {
-		case rel == ".git" || rel == "node_modules":
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		case d.IsDir():
-			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
-		case !d.Type().IsRegular():
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, rel), data, 0o644)
-	})
-	if err != nil {
+	if err := copySourceTree(src, dir); err != nil {
 		t.Fatal(err)
 	}
 	sh := func(name string, args ...string) string {
@@ -96,8 +76,11 @@ func TestBuildInAClone(t *testing.T) {
 	head := strings.TrimSpace(sh("git", "rev-parse", "HEAD"))
 	bin := filepath.Join(dir, "mcpc")
 	// -buildvcs=auto is Go's default, which a machine's go env (GOFLAGS)
-	// may have turned off; a user's build has it.
-	sh("go", "build", "-buildvcs=auto", "-o", bin, "./cmd/mcpc")
+	// may have turned off; a user's build has it. -trimpath, as the tests'
+	// own build of mcpc (testservers.Mcpc): the packages' compiled code then
+	// does not depend on the directory, and this build links what that
+	// one compiled instead of compiling the whole tree again.
+	sh("go", "build", "-buildvcs=auto", "-trimpath", "-o", bin, "./cmd/mcpc")
 	out := sh(bin, "version")
 	if !strings.Contains(out, "\nrevision: "+head+" ") || strings.Contains(out, "uncommitted") {
 		t.Errorf("the build of commit %s says:\n%s", head, out)
@@ -122,4 +105,32 @@ done`
 	if err != nil || string(got) != want {
 		t.Errorf("bash completion: %v\n%s\nwant\n%s", err, got, want)
 	}
+}
+
+// copySourceTree copies into dir the files of the repository at src that a
+// commit of it would hold: those git tracks or would add (not ignored), as
+// `git ls-files` lists them; the npm trees and build outputs are ignored.
+func copySourceTree(src, dir string) error {
+	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = src
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files in %s: %v", src, err)
+	}
+	for _, rel := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(src, rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the working tree, not yet in the index
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
