@@ -116,8 +116,13 @@ func run(args ...string) (int, string, string) {
 }
 
 func TestGolden(t *testing.T) {
-	for _, c := range loadCases(t) {
+	cases := loadCases(t)
+	ran := 0
+	report := crossCheckCUE(t)
+	defer func() { report(ran == len(cases)) }()
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			ran++
 			if c.command != nil {
 				code, stdout, stderr := run(c.command...)
 				compareGolden(t, filepath.Join("golden", c.name+".txt"),

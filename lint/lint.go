@@ -1,6 +1,9 @@
 package lint
 
 import (
+	"slices"
+	"sync"
+
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
@@ -113,15 +116,28 @@ func readLock(file string) (*toollock.Lock, *node.Node, []byte, []diag.Diagnosti
 // rules about lint's own inputs.
 func Rules() ([]rules.Rule, error) {
 	out := rules.All() // the Go deployment rules are declared there too
+	declared, err := builtinPackRules()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, declared...), nil
+}
+
+// builtinPackRules are the rules the built-in packs declare, read once: a
+// declaration is a plain value, unlike a pack's CUE values (which each
+// lint compiles for itself), and compiling the packs is most of what
+// listing the rules costs.
+var builtinPackRules = sync.OnceValues(func() ([]rules.Rule, error) {
 	packs, err := policies.Builtin()
 	if err != nil {
 		return nil, err
 	}
+	var out []rules.Rule
 	for _, p := range packs {
 		out = append(out, p.Rules()...)
 	}
-	return out, nil
-}
+	return slices.Clip(out), nil
+})
 
 // LoadPacks loads the packs a deployment names (baseline when it names none),
 // then the team packs of its dirs and of extraDirs (--policy DIR).

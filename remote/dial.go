@@ -111,6 +111,16 @@ type Conn struct {
 // server).
 func (c *Conn) Done() <-chan struct{} { return c.dead }
 
+// Abandon ends a connection that failed: a stream that was lost, or a
+// server that no longer answers. Its requests in flight end at once, and
+// no session termination (the Streamable HTTP DELETE) is sent: Close would
+// wait up to 5 s (the go-sdk's bound) for each of those from a server that
+// already did not answer, and the session is of no use to it any more.
+func (c *Conn) Abandon() error {
+	c.cancel()
+	return c.Close()
+}
+
 // Close ends the connection.
 func (c *Conn) Close() error {
 	err := c.session.Close()

@@ -33,10 +33,12 @@ func TestGatewayPassesServerEverything(t *testing.T) {
 	cmd := exec.Command(command, args...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = []string{"PATH=" + testEnv(marker).Vars["PATH"], leakMarkerVar + "=" + marker}
-	direct, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: stopGrace}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// server-everything does not exit when its stdin closes: the close
+	// ends it after the runtime's own grace, not the SDK's default 5 s.
 	t.Cleanup(func() { direct.Close() })
 
 	names := func(cs *mcp.ClientSession) (prompts, uris, templates []string) {

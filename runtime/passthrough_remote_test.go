@@ -19,7 +19,7 @@ import (
 // server on 127.0.0.1 and returns its URL; the test's cleanup kills it.
 func conformanceOverHTTP(t *testing.T, marker string) string {
 	t.Helper()
-	cmd := exec.Command(testservers.Conformance(t), "-http", "127.0.0.1:0")
+	cmd := exec.Command(testservers.Conformance(t), "-http", "127.0.0.1:0", "-watched-every", "200ms")
 	cmd.Env = []string{leakMarkerVar + "=" + marker}
 	out, err := cmd.StdoutPipe()
 	if err != nil {

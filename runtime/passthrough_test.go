@@ -77,6 +77,8 @@ func TestGatewayPassThrough(t *testing.T) {
 	dir := t.TempDir()
 	s := testServer("conf")
 	s.Command = testservers.Conformance(t)
+	// The subscription below waits for the watched resource's next change.
+	s.Args = []string{"-watched-every", "200ms"}
 	s.ToolPrefix = "c_"
 	s.PromptSection = ptr("Use the c_ tools for conformance.")
 	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker)})

@@ -462,9 +462,10 @@ func (t *heldRequests) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // Host.Close waits for the chat's remote work: a connection that a call
-// dropped is closed in the background, and that close (its session's
-// DELETE, here held until the SDK gives it up) has ended when Host.Close
-// returns, not later.
+// dropped is abandoned in the background, and that close (its session's
+// DELETE, tried with the connection's context already cancelled, and held
+// here until that context ends) has ended when Host.Close returns, not
+// later.
 func TestRemoteWorkEndsBeforeHostClose(t *testing.T) {
 	marker := noLeaks(t)
 	ws := t.TempDir()

@@ -826,8 +826,9 @@ func (s *remoteServer) pingOrDrop(c *remote.Conn) {
 	})
 }
 
-// drop forgets c if it is still the server's connection, and closes it in
-// the background (closing may wait for a server that no longer answers).
+// drop forgets c if it is still the server's connection, and abandons it
+// in the background: c failed, and closing it as a healthy one would wait
+// for a server that no longer answers.
 // Once the set is closed it closes c at once: Close no longer sees it.
 func (s *remoteServer) drop(c *remote.Conn) {
 	s.mu.Lock()
@@ -835,8 +836,8 @@ func (s *remoteServer) drop(c *remote.Conn) {
 		s.conn = nil
 	}
 	s.mu.Unlock()
-	if !s.m.background(func() { c.Close() }) {
-		c.Close()
+	if !s.m.background(func() { c.Abandon() }) {
+		c.Abandon()
 	}
 }
 

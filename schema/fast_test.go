@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -140,7 +141,15 @@ func FuzzFastPathMatchesCUE(f *testing.F) {
 	for _, src := range fastCases {
 		f.Add([]byte(src))
 	}
+	// The fixtures' JSON files seed the fuzzer too, only when it fuzzes:
+	// as a plain test they are no news, since TestGolden (crossCheckCUE)
+	// cross-checks every golden case with CUE already (and they took ten
+	// seconds of the suite under the race detector).
+	fuzzing := flag.Lookup("test.fuzz") != nil && flag.Lookup("test.fuzz").Value.String() != ""
 	for _, pattern := range []string{"../fixtures/*/agent/settings.json", "../fixtures/*/*.json", "../fixtures/*/*/.volcanic/mcp/servers.json"} {
+		if !fuzzing {
+			break
+		}
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			if data, err := os.ReadFile(file); err == nil {

@@ -157,13 +157,12 @@ func Start(t testing.TB, opts Options) *Server {
 			return nil, ctx.Err()
 		}
 	})
+	// drop closes every client connection, the one carrying this call
+	// too, before it answers: the answer has no way left to the client.
+	// (It used to close them in the background and answer after 5 s, and
+	// a client's session close then waited for that answer.)
 	add("drop", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		go s.HTTP.CloseClientConnections()
-		select {
-		case <-ctx.Done():
-		case <-s.stopping:
-		case <-time.After(5 * time.Second):
-		}
+		s.HTTP.CloseClientConnections()
 		return text("answered after the drop"), nil
 	})
 	if opts.Schema != nil {
