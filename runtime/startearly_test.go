@@ -236,7 +236,7 @@ func TestStartEarlyFailure(t *testing.T) {
 	testservers.WaitUntil(t, "the start at initialize fails", func() bool {
 		return strings.HasPrefix(chat.Status().Servers[0].State, "failed: ")
 	})
-	if st := chat.Status().Servers[0]; !strings.Contains(st.State, "exited (3)") ||
+	if st := chat.Status().Servers[0]; !strings.Contains(st.State, "exiting at start with code 3") ||
 		!strings.HasPrefix(st.LastError, "MCP server srv failed to start: ") {
 		t.Errorf("status %+v", st)
 	}
@@ -249,5 +249,38 @@ func TestStartEarlyFailure(t *testing.T) {
 	}
 	if st := chat.Status().Servers[0]; st.State != StateRunning || st.LastError != "" {
 		t.Errorf("after the call: %+v", st)
+	}
+}
+
+// Early starts take their places under the host's process limit as a
+// call's start does: at the limit a server is not started, the limit's
+// message is its last error, and a call starts it once a place is free.
+func TestStartEarlyWithinProcessLimit(t *testing.T) {
+	marker := noLeaks(t)
+	dir := t.TempDir()
+	a := testServer("a", "-tools", "echo")
+	b := testServer("b", "-tools", "echo")
+	b.ToolPrefix = "b_"
+	h := newTestHost(t, testPlan(a, b), HostOptions{Env: testEnv(marker), MaxProcesses: 1})
+	gw := NewGateway(h, GatewayOptions{Version: "test", StartEarly: true})
+	t.Cleanup(gw.Close)
+	chat, _ := h.Chat("c", filepath.Join(dir, "ws"))
+	cs := connectInMemory(t, gw, chat, nil)
+	st := chat.Status().Servers
+	if st[0].State != "starting" && st[0].State != StateRunning {
+		t.Fatalf("a (first in the plan) is %q, want starting or running", st[0].State)
+	}
+	if st[1].State != StateNotStarted || !strings.Contains(st[1].LastError, "maximum of 1 server processes") {
+		t.Fatalf("b at the limit: %+v", st[1])
+	}
+	if n := h.Processes(); n != 1 {
+		t.Errorf("%d processes, want 1 (the limit)", n)
+	}
+	if err := chat.Restart("a"); err != nil { // gives its place back
+		t.Fatal(err)
+	}
+	callEcho(t, cs, "b_echo")
+	if st := chat.Status().Servers; st[0].State != StateNotStarted || st[1].State != StateRunning || st[1].LastError != "" {
+		t.Errorf("after a call to b: %+v", st)
 	}
 }
