@@ -212,7 +212,7 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 // the environment and the workspace); a call that comes meanwhile waits for
 // it and uses its process. A start that fails leaves the server "failed" in
 // the chat's status, and the next call starts it again; a process that gets
-// no call stops after idleTimeoutSeconds, counted from when it started.
+// no call stops after idleTimeoutSeconds, counted from when it runs.
 // Remote servers are not touched: they connect on the chat's first listing.
 func (c *Chat) StartEarly() {
 	if c.h.isClosed() {
