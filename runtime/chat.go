@@ -203,6 +203,28 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	return res, c.redactError(err)
 }
 
+// StartEarly starts the chat's process of every enabled server that has
+// none running or starting, in the background, and returns at once. The
+// gateway calls it when a client initializes a session on the chat and
+// GatewayOptions.StartEarly is set, so that the processes start alongside
+// the discoveries instead of after them, at the first call. Each start is
+// the one a call would make (the host's process limit, startupTimeoutSeconds,
+// the environment and the workspace); a call that comes meanwhile waits for
+// it and uses its process. A start that fails leaves the server "failed" in
+// the chat's status, and the next call starts it again; a process that gets
+// no call stops after idleTimeoutSeconds, counted from when it runs.
+// Remote servers are not touched: they connect on the chat's first listing.
+func (c *Chat) StartEarly() {
+	if c.h.isClosed() {
+		return
+	}
+	for _, hs := range c.h.servers() {
+		if hs.cfg.Enabled {
+			c.slotFor(hs).startEarly()
+		}
+	}
+}
+
 // redactError redacts the message of a *CallError with the chat's known
 // secrets (the host's and its remote servers' headers). It is where a
 // call's error leaves the runtime: the messages are built without
@@ -573,6 +595,19 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 	s.enterLocked()
 	s.mu.Unlock()
 	return op.run, nil
+}
+
+// startEarly starts the slot's process unless one runs or starts, or the
+// slot is closed (Chat.StartEarly). No call waits for the start: doStart
+// arms the idle stop once the process runs, as it does for a start whose
+// callers all gave up.
+func (s *slot) startEarly() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.run != nil || s.pending != nil {
+		return
+	}
+	s.startLocked()
 }
 
 // enterLocked counts a call in flight; an idle stop is no longer due.

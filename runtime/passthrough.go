@@ -837,6 +837,13 @@ func (g *Gateway) passMiddleware(gc *gatewayChat, next mcp.MethodHandler) mcp.Me
 				gc.feat.lmu.Unlock()
 				g.recap(gc, p.ProtocolVersion, p.Capabilities)
 			}
+			if g.opts.StartEarly {
+				// Before the instructions wait for the discoveries, so that
+				// the processes start alongside them; after the client's
+				// capabilities and version are recorded, so that the
+				// processes declare those.
+				gc.chat.StartEarly()
+			}
 			if ir, ok := res.(*mcp.InitializeResult); ok {
 				ir.Instructions = g.instructions(ctx, gc)
 			}

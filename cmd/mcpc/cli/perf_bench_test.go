@@ -92,11 +92,11 @@ func coldDirect(b *testing.B, command string, args []string) time.Duration {
 }
 
 // coldStdio starts `mcpc run --stdio` with a plan of server-everything,
-// connects and calls echo.
-func coldStdio(b *testing.B, bin, planFile string) time.Duration {
+// connects and calls echo; extra are more flags of mcpc run.
+func coldStdio(b *testing.B, bin, planFile string, extra ...string) time.Duration {
 	start := time.Now()
-	cmd := exec.Command(bin, "run", "--plan", planFile, "--stdio", "--workspace", b.TempDir(),
-		"--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--log-level", "None")
+	cmd := exec.Command(bin, append([]string{"run", "--plan", planFile, "--stdio", "--workspace", b.TempDir(),
+		"--clean-env", "--env", "PATH=" + os.Getenv("PATH"), "--log-level", "None"}, extra...)...)
 	cs, err := mcp.NewClient(benchClient, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -143,10 +143,10 @@ func stopHTTP(b *testing.B, cmd *exec.Cmd) {
 }
 
 // coldHTTP starts `mcpc run --http`, connects a first chat once it serves
-// and calls echo.
-func coldHTTP(b *testing.B, bin, planFile string) time.Duration {
+// and calls echo; extra are more flags of mcpc run.
+func coldHTTP(b *testing.B, bin, planFile string, extra ...string) time.Duration {
 	start := time.Now()
-	cmd, base := startHTTP(b, bin, "--plan", planFile, "--log-level", "None")
+	cmd, base := startHTTP(b, bin, append([]string{"--plan", planFile, "--log-level", "None"}, extra...)...)
 	tr := &http.Transport{}
 	cs, err := mcp.NewClient(benchClient, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: base + "/chats/c1/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
@@ -164,29 +164,40 @@ func coldHTTP(b *testing.B, bin, planFile string) time.Duration {
 // Target (issue 13): from the start of the client's server process to the
 // first echo answered, `mcpc run --stdio` and `mcpc run --http` (first
 // chat) take at most 1.3 × what server-everything started directly takes.
-// One op is one cold start of each, in turn; the figures are medians.
+// The same two with --start-early (the chat's process started at
+// initialize, alongside the discovery: not what the host does) are
+// reported beside them. One op is one cold start of each, in turn; the
+// figures are medians.
 func BenchmarkColdStart(b *testing.B) {
 	command, args := everything(b)
 	bin := buildMcpc(b)
 	planFile := benchPlan(b, map[string]any{"everything": map[string]any{"Command": command, "Args": args}})
 	old := oldMcpc()
-	var direct, stdio, viaHTTP, oldStdio, oldHTTP []time.Duration
+	var direct, stdio, viaHTTP, earlyStdio, earlyHTTP, oldStdio, oldHTTP []time.Duration
 	for b.Loop() {
 		direct = append(direct, coldDirect(b, command, args))
 		stdio = append(stdio, coldStdio(b, bin, planFile))
 		viaHTTP = append(viaHTTP, coldHTTP(b, bin, planFile))
+		earlyStdio = append(earlyStdio, coldStdio(b, bin, planFile, "--start-early"))
+		earlyHTTP = append(earlyHTTP, coldHTTP(b, bin, planFile, "--start-early"))
 		if old != "" {
 			oldStdio = append(oldStdio, coldStdio(b, old, planFile))
 			oldHTTP = append(oldHTTP, coldHTTP(b, old, planFile))
 		}
 	}
-	b.Logf("direct %v\nstdio %v\nhttp %v\nold stdio %v\nold http %v", direct, stdio, viaHTTP, oldStdio, oldHTTP)
+	b.Logf("direct %v\nstdio %v\nhttp %v\nstdio --start-early %v\nhttp --start-early %v\nold stdio %v\nold http %v",
+		direct, stdio, viaHTTP, earlyStdio, earlyHTTP, oldStdio, oldHTTP)
 	d, s, h := median(direct), median(stdio), median(viaHTTP)
 	b.ReportMetric(ms(d), "direct-ms")
 	b.ReportMetric(ms(s), "stdio-ms")
 	b.ReportMetric(ms(h), "http-ms")
 	b.ReportMetric(float64(s)/float64(d), "stdio/direct")
 	b.ReportMetric(float64(h)/float64(d), "http/direct")
+	es, eh := median(earlyStdio), median(earlyHTTP)
+	b.ReportMetric(ms(es), "early-stdio-ms")
+	b.ReportMetric(ms(eh), "early-http-ms")
+	b.ReportMetric(float64(es)/float64(d), "early-stdio/direct")
+	b.ReportMetric(float64(eh)/float64(d), "early-http/direct")
 	if old != "" {
 		b.ReportMetric(ms(median(oldStdio)), "old-stdio-ms")
 		b.ReportMetric(ms(median(oldHTTP)), "old-http-ms")

@@ -75,6 +75,9 @@ func runCommand() *ucli.Command {
    mcpc run --plan FILE --http 127.0.0.1:PORT --workspace-root DIR [--admin-token-env NAME] [--mcp-token-env NAME]
 
 Each chat gets its own server processes, started by its first call to them;
+with --start-early, by its client's initialize instead, alongside the discoveries
+(the host does not do that: a process runs for every chat that connects, called or
+not, until its idleTimeoutSeconds pass without a call).
 ${env:NAME} resolves against mcpc's environment overlaid by --env-file and --env.
 A server tool named like one of the host's built-in tools (--builtin-tools, as for
 mcpc tools) is not served.
@@ -114,6 +117,7 @@ Examples:
    mcpc plan --appsettings appsettings.json -o plan.json
    mcpc run --plan plan.json --stdio --workspace /srv/chats/42
    mcpc run --plan plan.json --stdio --workspace /srv/chats/42 --scope 42 --env-file host.env
+   mcpc run --plan plan.json --stdio --workspace /srv/chats/42 --start-early
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats
    mcpc run --plan plan.json --http 0.0.0.0:8080 --workspace-root /srv/chats --admin-token-env MCPC_ADMIN_TOKEN --mcp-token-env MCPC_MCP_TOKEN
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats --max-chats 64 --chat-idle-timeout 1h
@@ -130,6 +134,7 @@ Examples:
 			&ucli.StringFlag{Name: "mcp-token-env", Usage: "with --http: the host variable `NAME` holding the bearer token (16 characters or more) every request to /chats/{id}/mcp must carry; without it the MCP endpoints are not authenticated"},
 			&ucli.IntFlag{Name: "max-chats", Value: defaultMaxChats, Usage: "with --http: the most chats served at once; an initialize for one more gets 503 (0: no limit)"},
 			&ucli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "with --http: the most MCP sessions open at once, over all chats; one more gets 503 (0: no limit)"},
+			&ucli.BoolFlag{Name: "start-early", Usage: "start each chat's server processes when its client initializes, alongside the discoveries, instead of at its first call to them (the host does not: this runs a process for every chat that connects, called or not; one without calls stops after its idleTimeoutSeconds)"},
 			&ucli.IntFlag{Name: "max-processes", Value: defaultMaxProcesses, Usage: "the most server processes the chats run at once; a call that needs one more fails, naming the limit (0: no limit)"},
 			&ucli.DurationFlag{Name: "chat-idle-timeout", Value: defaultChatIdle, Usage: "with --http: a chat without requests for `DURATION` is closed: its sessions end and its processes stop as on a reset; its workspace stays (0: never)"},
 			&ucli.DurationFlag{Name: "session-idle-timeout", Value: defaultSessionIdle, Usage: "with --http: an MCP session without requests for `DURATION` is closed; the client initializes again (0: never)"},
@@ -204,6 +209,12 @@ func runAction(c *ucli.Context) error {
 		return &exitError{code: ExitProblems, msg: "nothing started: the plan is not valid (" + report.Summary(ds) + ")"}
 	}
 	if p.Profile == plan.ProfileCraftbot {
+		if c.Bool("start-early") {
+			// A craftbot plan has no chat processes to start early: one
+			// process or connection per server, shared by every client,
+			// started by auto_connect or on first use.
+			return usageError("--start-early goes with a volcanic plan; --plan %s is a craftbot plan, whose servers every client shares (auto_connect starts them at startup)", planFile)
+		}
 		return runCraftbot(c, planFile, data, p, stdio, addr, limits, minLevel, deny)
 	}
 
@@ -274,7 +285,8 @@ func runAction(c *ucli.Context) error {
 	}()
 	gwOpts := runtime.GatewayOptions{Version: Version, AdminToken: token, MCPToken: mcpToken,
 		WorkspaceRoot: c.String("workspace-root"), MaxChats: limits.maxChats, MaxSessions: limits.maxSessions,
-		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout}
+		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout,
+		StartEarly: c.Bool("start-early")}
 	if c.String("http") != "" {
 		defer procsPerChat(&gwOpts)()
 	}
