@@ -64,7 +64,7 @@ row() {
 		{ v[$1] = $2 }
 		END {
 			line = sprintf("| %s | %.0f %s | %.0f %s | %.2f | %s |", label, v[m], unit, v[p], unit, v[r], target)
-			if (before != "") line = line sprintf(" %.0f %s | %.2f |", v[o], unit, v[or])
+			if (before != "") line = line (o == "" ? " — | — |" : sprintf(" %.0f %s | %.2f |", v[o], unit, v[or]))
 			print line
 		}' "$1"
 }
@@ -81,6 +81,10 @@ row "$work/cold" 'cold start to the first `echo`, `mcpc run --stdio` (peer: serv
 	stdio-ms direct-ms stdio/direct '≤ 1.3' ms old-stdio-ms old-stdio/direct
 row "$work/cold" 'the same via `mcpc run --http`, first chat' \
 	http-ms direct-ms http/direct '≤ 1.3' ms old-http-ms old-http/direct
+row "$work/cold" 'cold start, `mcpc run --stdio --start-early` (opt-in: the chat'"'"'s process starts at initialize)' \
+	early-stdio-ms direct-ms early-stdio/direct '≤ 1.3' ms
+row "$work/cold" 'the same via `mcpc run --http --start-early`, first chat' \
+	early-http-ms direct-ms early-http/direct '≤ 1.3' ms
 row "$work/tools" '`mcpc tools`, 20 servers (peer: a plain client listing all 20 at once)' \
 	mcpc-tools-ms plain-client-ms mcpc/plain '≤ 1.05' ms old-mcpc-tools-ms old-mcpc/plain
 row "$work/cpu" 'gateway CPU per proxied call over HTTP (peer: the same over stdio)' \

@@ -431,6 +431,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	var release func()
 	if t.ctx != nil {
+		if err := t.ctx.Err(); err != nil {
+			// The connection was closed or abandoned: nothing more of it
+			// goes out (an abandoned session's DELETE, say).
+			return nil, err
+		}
 		ctx, cancel := context.WithCancel(req.Context())
 		stop := context.AfterFunc(t.ctx, cancel)
 		req = req.WithContext(ctx)

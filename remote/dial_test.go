@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,5 +187,58 @@ func TestEchoedKeyPieces(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// deleteWatch is an HTTP transport that counts the session DELETEs that
+// reach it, and holds each until the connection gives it up, as a server
+// that no longer answers would.
+type deleteWatch struct {
+	base    http.RoundTripper
+	arrived chan struct{}
+	deletes atomic.Int32
+}
+
+func (d *deleteWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodDelete {
+		return d.base.RoundTrip(req)
+	}
+	d.deletes.Add(1)
+	d.arrived <- struct{}{}
+	<-req.Context().Done()
+	return nil, req.Context().Err()
+}
+
+// A connection that failed is abandoned: Abandon ends its requests with it
+// and sends no DELETE, where Close sends one and waits (up to the go-sdk's
+// 5 s) for a server that may no longer answer.
+func TestAbandonSendsNoDelete(t *testing.T) {
+	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
+	for _, abandon := range []bool{true, false} {
+		watch := &deleteWatch{base: http.DefaultTransport.(*http.Transport).Clone(), arrived: make(chan struct{}, 1)}
+		opts := patient
+		opts.Transport = watch
+		c, err := Dial(context.Background(), Server{Name: "s", URL: srv.URL, Transport: TransportHTTP}, Headers{}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if abandon {
+			// The session's close sends its DELETE, if any, before
+			// Abandon returns.
+			c.Abandon()
+			if n := watch.deletes.Load(); n != 0 {
+				t.Errorf("Abandon sent %d DELETE(s)", n)
+			}
+			continue
+		}
+		closed := make(chan struct{})
+		go func() {
+			c.Close()
+			close(closed)
+		}()
+		testservers.Recv(t, "the session's DELETE", watch.arrived)
+		// Close waits for the DELETE: end it as the go-sdk's bound would.
+		c.cancel()
+		testservers.Recv(t, "the end of the close", closed)
 	}
 }
