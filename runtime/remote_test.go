@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -441,9 +442,16 @@ type heldRequests struct {
 	arrived  chan struct{} // one value per held request
 }
 
-// isDelete picks the end of a Streamable HTTP session, which closing a
-// connection sends.
-func isDelete(req *http.Request) bool { return req.Method == http.MethodDelete }
+// isPing picks a ping. The body is read and put back for the server.
+func isPing(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return err == nil && bytes.Contains(body, []byte(`"method":"ping"`))
+}
 
 // isHandshake picks the first request of a connection: its initialize.
 func isHandshake(req *http.Request) bool {
@@ -461,18 +469,19 @@ func (t *heldRequests) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, req.Context().Err()
 }
 
-// Host.Close waits for the chat's remote work: a connection that a call
-// dropped is abandoned in the background, and that close (its session's
-// DELETE, tried with the connection's context already cancelled, and held
-// here until that context ends) has ended when Host.Close returns, not
-// later.
+// Host.Close waits for the chat's remote work in the background: a call
+// that timed out is followed by a ping that asks whether the server still
+// answers (and drops the connection if not); that ping, held here until it
+// is given up, has ended when Host.Close returns, not later. (This test
+// held the DELETE of a dropped connection before; a failed connection is
+// abandoned now and sends none.)
 func TestRemoteWorkEndsBeforeHostClose(t *testing.T) {
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	addRemote(t, ws, "c1", remote.Server{Name: "s", URL: srv.URL, Transport: "http"}, remote.Headers{})
-	held := &heldRequests{base: newRemoteTransport(), hold: isDelete, arrived: make(chan struct{}, 10)}
-	h := heldRemoteHost(t, marker, held)
+	held := &heldRequests{base: newRemoteTransport(), hold: isPing, arrived: make(chan struct{}, 10)}
+	h := heldRemoteHostWith(t, marker, held, 300*time.Millisecond)
 	defer h.Close()
 	chat, err := h.Chat("c1", ws)
 	if err != nil {
@@ -481,15 +490,15 @@ func TestRemoteWorkEndsBeforeHostClose(t *testing.T) {
 	if _, err := chat.Tools(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// The server drops the connection mid-call: the chat drops it too and
-	// closes it in the background, which ends its session with a DELETE.
-	if _, err := chat.Call(context.Background(), "s__drop", nil); err == nil {
-		t.Fatal("drop succeeded")
+	// A call that never ends times out (300 ms: a short timeout for the
+	// one call that must time out); the ping follows in the background.
+	if _, err := chat.Call(context.Background(), "s__slow", map[string]any{"ms": 600000}); err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Fatalf("the slow call: %v", err)
 	}
-	testservers.Recv(t, "the DELETE of the dropped connection", held.arrived)
+	testservers.Recv(t, "the ping after the timed-out call", held.arrived)
 	h.Close()
 	if n := held.inFlight.Load(); n != 0 {
-		t.Errorf("Host.Close returned while %d close(s) of the chat's remote connections still ran", n)
+		t.Errorf("Host.Close returned while %d ping(s) of the chat's remote servers still ran", n)
 	}
 }
 
@@ -517,10 +526,17 @@ func TestRemoteConnectEndsBeforeHostClose(t *testing.T) {
 // through held.
 func heldRemoteHost(t *testing.T, marker string, held *heldRequests) *Host {
 	t.Helper()
+	return heldRemoteHostWith(t, marker, held, 0)
+}
+
+// heldRemoteHostWith is heldRemoteHost with a remote call timeout (0: the
+// default).
+func heldRemoteHostWith(t *testing.T, marker string, held *heldRequests, callTimeout time.Duration) *Host {
+	t.Helper()
 	dial := patientDial
 	dial.Transport = held
 	return newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{
 		Env:    testEnv(marker, "MCP_ENCRYPTION_SECRET="+remoteSecret),
-		Remote: &RemoteOptions{Dial: dial},
+		Remote: &RemoteOptions{Dial: dial, CallTimeout: callTimeout},
 	})
 }
