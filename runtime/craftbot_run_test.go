@@ -490,7 +490,9 @@ func TestCraftbotHTTP(t *testing.T) {
 	marker := noLeaks(t)
 	starts := filepath.Join(t.TempDir(), "starts")
 	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "echo", "-start-log", starts)), marker, CraftbotOptions{})
-	cb.Start()
+	// Connected before the first call: under auto_connect a call of an
+	// action whose server is still connecting is an unknown action.
+	startConnected(t, cb)
 	const admin, mcpTok = "admin-token-0123456789", "mcp-token-0123456789ab"
 	srv := httptest.NewServer(cb.Handler(CraftbotHTTPOptions{AdminToken: admin, MCPToken: mcpTok}))
 	t.Cleanup(srv.Close)
@@ -609,7 +611,7 @@ func TestCraftbotWebsocketLifecycle(t *testing.T) {
 	marker := noLeaks(t)
 	addr := testservers.StartWSServer(t)
 	cb := newTestCraftbot(t, cbPlan(true, cbRemote("sock", "websocket", "ws://"+addr+"/ws")), marker, CraftbotOptions{})
-	cb.Start()
+	startConnected(t, cb)
 	ctx := context.Background()
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
