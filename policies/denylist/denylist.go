@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -60,7 +61,7 @@ type source struct {
 
 // Default returns the built-in deny-list.
 func Default() *List {
-	src, err := parse("denylist.cue", []byte(defaultSource))
+	src, err := defaultParsed()
 	if err != nil {
 		panic("denylist: embedded list does not compile: " + err.Error())
 	}
@@ -70,6 +71,14 @@ func Default() *List {
 	}
 	return l
 }
+
+// defaultParsed is the built-in list's source, parsed once: parsing is
+// a CUE compilation, and every compilation of a deployment starts from the
+// default list. Each List is built from it anew (Load adds to it); the
+// slices of a source are only read.
+var defaultParsed = sync.OnceValues(func() (source, error) {
+	return parse("denylist.cue", []byte(defaultSource))
+})
 
 // Load reads a deny-list file (CUE or JSON with "names", "patterns" and
 // "replace"). It adds to the built-in list unless it says replace: true;
