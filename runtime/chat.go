@@ -691,6 +691,11 @@ func (s *slot) startLocked() *startOp {
 	return op
 }
 
+// hookAfterStartRead, nil but in a test, runs in doStart between the
+// client's settings given to a new process and the process counting as
+// running: where a logging/setLevel used to be lost.
+var hookAfterStartRead func()
+
 // doStart starts the chat's process: in the workspace, with the
 // environment of SPEC §2.4, within startupTimeoutSeconds.
 func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
@@ -756,9 +761,13 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		fail(reason, stderr)
 		return
 	}
+	var logLevel mcp.LoggingLevel
 	if up != nil {
 		// Before any call: the level and subscriptions the client set.
-		up.g.afterStart(ctx, up.gc, name, p.cs)
+		logLevel = up.g.afterStart(ctx, up.gc, name, p.cs)
+		if hookAfterStartRead != nil {
+			hookAfterStartRead()
+		}
 	}
 	r := &procRun{p: p, ended: make(chan struct{}), release: op.release, link: link}
 	if !cfg.Parallel {
@@ -783,6 +792,11 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	// none is left, nothing else would arm the idle stop.
 	s.armIdleLocked()
 	s.mu.Unlock()
+	if up != nil {
+		// A logging/setLevel that came after afterStart read the level and
+		// before the process counted as running passed it by: give it now.
+		up.g.levelSince(ctx, up.gc, p.cs, logLevel)
+	}
 	h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, p.pid(), c.workspace)
 	if !h.track(func() { s.watch(r) }) {
 		// The host closed since: no watcher will record the end, so stop

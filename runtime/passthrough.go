@@ -485,11 +485,11 @@ func (g *Gateway) relistTools(ctx context.Context, gc *gatewayChat, server strin
 
 // afterStart gives a new process, or a new remote connection (server is
 // the chat's server key), what the chat's client set: the logging
-// level and the resource subscriptions.
-func (g *Gateway) afterStart(ctx context.Context, gc *gatewayChat, server string, cs *mcp.ClientSession) {
+// level and the resource subscriptions. It returns the level it read.
+func (g *Gateway) afterStart(ctx context.Context, gc *gatewayChat, server string, cs *mcp.ClientSession) mcp.LoggingLevel {
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil {
-		return
+		return ""
 	}
 	f := gc.feat
 	f.lmu.Lock()
@@ -508,6 +508,24 @@ func (g *Gateway) afterStart(ctx context.Context, gc *gatewayChat, server string
 				_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 			}
 		}
+	}
+	return level
+}
+
+// levelSince gives a process that now counts as running the client's
+// logging level if it changed since afterStart read it (was). setLevel
+// stores the level before it looks for running processes, so a level set
+// while the process started reaches it either way.
+func (g *Gateway) levelSince(ctx context.Context, gc *gatewayChat, cs *mcp.ClientSession, was mcp.LoggingLevel) {
+	caps := cs.InitializeResult().Capabilities
+	if caps == nil || caps.Logging == nil {
+		return
+	}
+	gc.feat.lmu.Lock()
+	level := gc.feat.level
+	gc.feat.lmu.Unlock()
+	if level != was && level != "" {
+		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 	}
 }
 

@@ -219,3 +219,37 @@ func TestGatewayPassThrough(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A logging/setLevel that arrives while the chat's process starts, after
+// the start gave the process the client's settings and before the process
+// counts as running, still reaches it: the level used to be lost there
+// (setLevel passed it to running processes only), and the server never
+// logged.
+func TestSetLevelDuringAStartReachesTheProcess(t *testing.T) {
+	marker := noLeaks(t)
+	s := testServer("conf")
+	s.Command = testservers.Conformance(t)
+	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker)})
+	gw := NewGateway(h, GatewayOptions{Version: "test"})
+	t.Cleanup(gw.Close)
+	chat, _ := h.Chat("c", t.TempDir())
+	pc := &passClient{updated: make(chan string, 1)}
+	cs := connectVersion(t, gw, chat, pc.options(), "2025-11-25")
+	ctx := context.Background()
+	hookAfterStartRead = func() {
+		hookAfterStartRead = nil // the one start of this test
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { hookAfterStartRead = nil })
+	// The call starts the chat's process; the level comes during that.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_tool_with_logging"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the 3 log messages of the call", func() bool {
+		pc.mu.Lock()
+		defer pc.mu.Unlock()
+		return len(pc.logs) >= 3
+	})
+}
