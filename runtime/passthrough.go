@@ -369,6 +369,10 @@ func forwardProgress(c *Chat, link *procLink, params *mcp.ProgressNotificationPa
 // forwardLog passes a server's log message on, tagged with the server's
 // name and redacted: to the session of the call in flight, else to every
 // session of the chat.
+// hookForwardLogRead, nil but in a test, runs in forwardLog after it found
+// the call a message belongs to.
+var hookForwardLogRead func()
+
 func forwardLog(ctx context.Context, gc *gatewayChat, server string, link *procLink, params *mcp.LoggingMessageParams) {
 	c := gc.chat
 	p := *params
@@ -379,7 +383,16 @@ func forwardLog(ctx context.Context, gc *gatewayChat, server string, link *procL
 		p.Data = "[withheld: the message could not be checked for secrets]"
 	}
 	if o := link.current(); o != nil && o.session != nil {
-		_ = o.session.Log(o.ctx, &p)
+		if hookForwardLogRead != nil {
+			hookForwardLogRead()
+		}
+		if err := o.session.Log(o.ctx, &p); err != nil && o.ctx.Err() != nil {
+			// The call ended while its message was on the way here (the
+			// SDK hands a response to its caller before it runs the
+			// handlers of the notifications that came before it): the
+			// message goes to the same session outside the request.
+			_ = o.session.Log(ctx, &p)
+		}
 		return
 	}
 	for ss := range gc.server.Sessions() {

@@ -253,3 +253,40 @@ func TestSetLevelDuringAStartReachesTheProcess(t *testing.T) {
 		return len(pc.logs) >= 3
 	})
 }
+
+// A log message a process sends during a call can reach the gateway after
+// the call's answer: the SDK hands a response to its caller before it runs
+// the handlers of the notifications that came before it. The message still
+// reaches the client, outside the ended request.
+func TestLogAfterItsCallEndedReachesTheClient(t *testing.T) {
+	marker := noLeaks(t)
+	s := testServer("conf")
+	s.Command = testservers.Conformance(t)
+	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker)})
+	gw := NewGateway(h, GatewayOptions{Version: "test"})
+	t.Cleanup(gw.Close)
+	chat, _ := h.Chat("c", t.TempDir())
+	pc := &passClient{updated: make(chan string, 1)}
+	cs := connectVersion(t, gw, chat, pc.options(), "2025-11-25")
+	ctx := context.Background()
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	hookForwardLogRead = func() {
+		hookForwardLogRead = nil // the first message only
+		close(held)
+		<-release
+	}
+	t.Cleanup(func() { hookForwardLogRead = nil })
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_tool_with_logging"}); err != nil {
+		t.Fatal(err)
+	}
+	<-held // the first message had found the call in flight
+	close(release)
+	eventually(t, "the 3 log messages of the call", func() bool {
+		pc.mu.Lock()
+		defer pc.mu.Unlock()
+		return len(pc.logs) >= 3
+	})
+}
