@@ -14,13 +14,7 @@ import (
 // and their next roots/list sees the new roots: the conformance fixture
 // logs the roots it lists when told they changed.
 func TestGatewayPassesRootsListChanged(t *testing.T) {
-	marker := noLeaks(t)
-	s := testServer("conf")
-	s.Command = testservers.Conformance(t)
-	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker)})
-	gw := NewGateway(h, GatewayOptions{Version: "test"})
-	t.Cleanup(gw.Close)
-	chat, _ := h.Chat("c", t.TempDir())
+	gw, chat := conformanceGateway(t)
 
 	logs := make(chan string, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{

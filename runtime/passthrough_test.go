@@ -226,13 +226,7 @@ func TestGatewayPassThrough(t *testing.T) {
 // (setLevel passed it to running processes only), and the server never
 // logged.
 func TestSetLevelDuringAStartReachesTheProcess(t *testing.T) {
-	marker := noLeaks(t)
-	s := testServer("conf")
-	s.Command = testservers.Conformance(t)
-	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker)})
-	gw := NewGateway(h, GatewayOptions{Version: "test"})
-	t.Cleanup(gw.Close)
-	chat, _ := h.Chat("c", t.TempDir())
+	gw, chat := conformanceGateway(t)
 	pc := &passClient{updated: make(chan string, 1)}
 	cs := connectVersion(t, gw, chat, pc.options(), "2025-11-25")
 	ctx := context.Background()
@@ -254,18 +248,29 @@ func TestSetLevelDuringAStartReachesTheProcess(t *testing.T) {
 	})
 }
 
-// A log message a process sends during a call can reach the gateway after
-// the call's answer: the SDK hands a response to its caller before it runs
-// the handlers of the notifications that came before it. The message still
-// reaches the client, outside the ended request.
-func TestLogAfterItsCallEndedReachesTheClient(t *testing.T) {
+// conformanceGateway serves, with no leak of the test's marker, a chat of
+// a plan with one server, conf: the conformance fixture over stdio.
+func conformanceGateway(t *testing.T) (*Gateway, *Chat) {
+	t.Helper()
 	marker := noLeaks(t)
 	s := testServer("conf")
 	s.Command = testservers.Conformance(t)
 	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker)})
 	gw := NewGateway(h, GatewayOptions{Version: "test"})
 	t.Cleanup(gw.Close)
-	chat, _ := h.Chat("c", t.TempDir())
+	chat, err := h.Chat("c", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gw, chat
+}
+
+// A log message a process sends during a call can reach the gateway after
+// the call's answer: the SDK hands a response to its caller before it runs
+// the handlers of the notifications that came before it. The message still
+// reaches the client, outside the ended request.
+func TestLogAfterItsCallEndedReachesTheClient(t *testing.T) {
+	gw, chat := conformanceGateway(t)
 	pc := &passClient{updated: make(chan string, 1)}
 	cs := connectVersion(t, gw, chat, pc.options(), "2025-11-25")
 	ctx := context.Background()
