@@ -236,21 +236,13 @@ func runAction(c *ucli.Context) error {
 	// The guard first: it must know every server process group. It closes
 	// after the host (defers run last first).
 	guard := startGuard(logw)
-	closeGuard := func() runtime.GuardReport {
-		if guard == nil {
-			return runtime.GuardReport{}
-		}
-		r := guard.Close()
-		guard = nil
-		return r
-	}
 	// Both close on every way out but one: when the shutdown grace passes,
 	// mcpc exits without waiting, and the guard's watchdog kills what is
 	// left when the pipe closes with mcpc.
 	waitOnExit := true
 	defer func() {
 		if waitOnExit {
-			closeGuard()
+			guard.close()
 		}
 	}()
 	host, err := runtime.NewHost(p, runtime.HostOptions{
@@ -329,13 +321,13 @@ func runAction(c *ucli.Context) error {
 	} else if !sd.wait() {
 		waitOnExit = false
 		left := "server processes may be left"
-		if guard != nil {
+		if guard.running() {
 			left = "the guard process kills what is left of the servers' process groups"
 		}
 		logw.printf("mcpc: the shutdown grace (%s) passed before every server process stopped; exiting anyway: %s\n", limits.grace, left)
 		return &exitError{code: ExitInternal}
 	}
-	logw.printf("mcpc: stopped; %s\n", gone(host, closeGuard()))
+	logw.printf("mcpc: stopped; %s\n", gone(host.Status().EscapedProcesses, guard.close()))
 	return nil
 }
 
@@ -369,12 +361,13 @@ func (s *shutdown) wait() bool {
 }
 
 // gone says what is left of the servers' processes, for the last line:
-// "every server process is gone" only when that is known.
-func gone(host *runtime.Host, guard runtime.GuardReport) string {
+// "every server process is gone" only when that is known. escaped counts
+// the processes the runtime found outside their server's process group.
+func gone(escaped int, guard runtime.GuardReport) string {
 	if n := len(guard.Survivors); n > 0 {
 		return fmt.Sprintf("%s started by servers left their process group and could not be killed; still running: pids %v", processes(n), guard.Survivors)
 	}
-	switch n := host.Status().EscapedProcesses + guard.Orphans; {
+	switch n := escaped + guard.Orphans; {
 	case n == 1:
 		return "every server process is gone (1 process had left its server's process group (setsid) and was killed on its own; see above)"
 	case n > 1:
@@ -450,22 +443,39 @@ func takeToken(c *ucli.Context, flag string, vars map[string]string) (string, er
 	return tok, nil
 }
 
+// processGuard is the process guard of one mcpc run, if it has one.
+type processGuard struct{ g *runtime.Guard }
+
+// running says whether there is a guard that has not been closed.
+func (p *processGuard) running() bool { return p.g != nil }
+
+// close closes the guard once and reports what it found; later calls, and
+// a run without a guard, report nothing.
+func (p *processGuard) close() runtime.GuardReport {
+	if p.g == nil {
+		return runtime.GuardReport{}
+	}
+	r := p.g.Close()
+	p.g = nil
+	return r
+}
+
 // startGuard starts the process guard where there is one (Linux), and
 // says so on stderr when it cannot.
-func startGuard(logw *lockedWriter) *runtime.Guard {
+func startGuard(logw *lockedWriter) *processGuard {
 	if !runGuard || goruntime.GOOS != "linux" {
-		return nil
+		return &processGuard{}
 	}
 	exe, err := os.Executable()
 	if err == nil {
 		var g *runtime.Guard
 		g, err = runtime.StartGuard(exe, []string{guardCommandName}, func(msg string) { logw.printf("mcpc: warning: %s\n", msg) })
 		if err == nil {
-			return g
+			return &processGuard{g: g}
 		}
 	}
 	logw.printf("mcpc: warning: no process guard (%v): if mcpc is killed, the servers' child processes may outlive it\n", err)
-	return nil
+	return &processGuard{}
 }
 
 // guardCommand is the process guard's hidden mode (see runtime.Guard).

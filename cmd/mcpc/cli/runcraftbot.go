@@ -68,18 +68,10 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 	}
 
 	guard := startGuard(logw)
-	closeGuard := func() runtime.GuardReport {
-		if guard == nil {
-			return runtime.GuardReport{}
-		}
-		r := guard.Close()
-		guard = nil
-		return r
-	}
-	waitOnExit := true
+	waitOnExit := true // as in runAction
 	defer func() {
 		if waitOnExit {
-			closeGuard()
+			guard.close()
 		}
 	}()
 	cb, err := runtime.NewCraftbot(p, runtime.CraftbotOptions{
@@ -139,16 +131,7 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 		logw.printf("mcpc: the shutdown grace (%s) passed before every server process stopped; exiting anyway\n", lim.grace)
 		return &exitError{code: ExitInternal}
 	}
-	report := closeGuard()
-	escaped := cb.Status().EscapedProcesses
-	switch {
-	case len(report.Survivors) > 0:
-		logw.printf("mcpc: stopped; %s started by servers left their process group and could not be killed; still running: pids %v\n", processes(len(report.Survivors)), report.Survivors)
-	case escaped+report.Orphans > 0:
-		logw.printf("mcpc: stopped; every server process is gone (%s had left their server's process group (setsid) and were killed on their own; see above)\n", processes(escaped+report.Orphans))
-	default:
-		logw.printf("mcpc: stopped; every server process is gone\n")
-	}
+	logw.printf("mcpc: stopped; %s\n", gone(cb.Status().EscapedProcesses, guard.close()))
 	return nil
 }
 
