@@ -427,6 +427,9 @@ type startOp struct {
 	release func() // gives back the place the start took (Host.reserveProcess)
 	run     *procRun
 	err     error
+	// discovery: the start is the server's first discovery, and doStart
+	// ends it (hostServer.adopted). began: doStart runs.
+	discovery, began bool
 }
 
 // call runs one tool call on this slot's process.
@@ -601,13 +604,26 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 // slot is closed (Chat.StartEarly). No call waits for the start: doStart
 // arms the idle stop once the process runs, as it does for a start whose
 // callers all gave up.
+//
+// When the server has no discovery yet, the start is its first discovery
+// (hostServer.adoptFirst): the tools its process lists are the host's.
 func (s *slot) startEarly() {
+	discovery := s.srv.adoptFirst()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed || s.run != nil || s.pending != nil {
+		s.mu.Unlock()
+		if discovery {
+			s.srv.adopted(nil, s.c.id)
+		}
 		return
 	}
-	s.startLocked()
+	op := s.startLockedFor(discovery)
+	s.mu.Unlock()
+	if discovery && !op.began {
+		// The start could not begin (the host's process limit, a
+		// closed host): no doStart will end the discovery.
+		s.srv.adopted(nil, s.c.id)
+	}
 }
 
 // enterLocked counts a call in flight; an idle stop is no longer due.
@@ -666,9 +682,15 @@ func (s *slot) idleStop(r *procRun, idle time.Duration) {
 // which is s.pending until it is done; a start that cannot begin (the
 // host's process limit, a closed host) is returned done. s.mu is held.
 func (s *slot) startLocked() *startOp {
+	return s.startLockedFor(false)
+}
+
+// startLockedFor is startLocked; discovery says the start is also the
+// server's first discovery (slot.startEarly), which doStart then ends.
+func (s *slot) startLockedFor(discovery bool) *startOp {
 	h := s.c.h
 	ctx, cancel := context.WithCancel(h.ctx)
-	op := &startOp{done: make(chan struct{}), cancel: cancel}
+	op := &startOp{done: make(chan struct{}), cancel: cancel, discovery: discovery}
 	release, ok := h.reserveProcess()
 	if !ok {
 		cancel()
@@ -681,7 +703,9 @@ func (s *slot) startLocked() *startOp {
 	s.pending = op
 	s.starts++
 	epoch := s.epoch
+	op.began = true
 	if !h.track(func() { s.doStart(ctx, op, epoch) }) {
+		op.began = false
 		cancel()
 		release()
 		s.pending = nil
@@ -702,6 +726,12 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	defer close(op.done)
 	defer op.cancel()
 	h, c, cfg := s.c.h, s.c, s.srv.cfg
+	var listed *Discovery // by a start that is the first discovery
+	if op.discovery {
+		// Every way out ends the discovery the start stands for: with
+		// the tools listed, or else with a discovery of its own.
+		defer func() { s.srv.adopted(listed, c.id) }()
+	}
 	name := cfg.Name
 	spec := Launch(cfg, c.workspace, h.env)
 	timeout := spec.StartupTimeout
@@ -761,6 +791,9 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		fail(reason, stderr)
 		return
 	}
+	if op.discovery {
+		listed = listFirst(ctx, h, p, timeout)
+	}
 	var logLevel mcp.LoggingLevel
 	if up != nil {
 		// Before any call: the level and subscriptions the client set.
@@ -814,6 +847,24 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		p.stop()
 		r.finish("")
 	}
+}
+
+// listFirst lists the tools of a chat's new process as the server's first
+// discovery would (slot.startEarly), within the startup timeout; nil if
+// that fails, and a discovery of the server's own then runs instead.
+func listFirst(ctx context.Context, h *Host, p *proc, timeout time.Duration) *Discovery {
+	lctx, cancel, _ := startTimeout(ctx, h.clock, timeout)
+	defer cancel()
+	tools, err := listTools(lctx, p.cs)
+	if err != nil {
+		return nil
+	}
+	d := &Discovery{Tools: tools, Stderr: h.Redact(p.tail.Text())}
+	d.ServerName, d.ServerVersion = p.serverInfo()
+	if init := p.cs.InitializeResult(); init != nil {
+		d.Capabilities, d.Instructions = init.Capabilities, init.Instructions
+	}
+	return d
 }
 
 // lastWhy is why the slot's processes were last stopped on purpose.

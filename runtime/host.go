@@ -575,7 +575,12 @@ func (s *hostServer) ensure() chan struct{} {
 
 // start runs one discovery in the background. s.mu is held.
 func (s *hostServer) start(first bool) {
-	done := make(chan struct{})
+	s.startWith(first, make(chan struct{}))
+}
+
+// startWith runs one discovery in the background, closing done when it
+// ends. s.mu is held.
+func (s *hostServer) startWith(first bool, done chan struct{}) {
 	s.state, s.first, s.done = discRunning, first, done
 	s.count++
 	h := s.h
@@ -609,6 +614,46 @@ func (s *hostServer) start(first bool) {
 		s.state, s.reason = discFailed, ErrHostClosed.Error()
 		close(done)
 	}
+}
+
+// adoptFirst makes a chat's early start (GatewayOptions.StartEarly) the
+// server's first discovery when none ran or runs yet: the discovery counts
+// as running, and the start ends it with adopted. It says whether it did.
+// The early start then lists the tools of the chat's process instead of a
+// discovery starting a process of its own beside it (docs/decisions.md,
+// "The first early start is the discovery").
+func (s *hostServer) adoptFirst() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != "" && s.state != discPending {
+		return false
+	}
+	s.state, s.first, s.done = discRunning, true, make(chan struct{})
+	s.count++
+	return true
+}
+
+// adopted ends a first discovery that adoptFirst gave to an early start:
+// with what the chat's process listed, or, when d is nil (the start or its
+// listing failed, or it did not start), with a discovery of the server's
+// own, as if none had been adopted; its waiters wait for that one.
+func (s *hostServer) adopted(d *Discovery, chat string) {
+	h := s.h
+	s.mu.Lock()
+	done := s.done
+	if d == nil {
+		s.count-- // the discovery that replaces it counts instead
+		s.startWith(true, done)
+		s.mu.Unlock()
+		return
+	}
+	s.state, s.reason, s.tools, s.stderr = discOK, "", d.Tools, d.Stderr
+	s.serverName, s.serverVersion = d.ServerName, d.ServerVersion
+	s.caps, s.instructions = d.Capabilities, d.Instructions
+	s.mu.Unlock()
+	h.log("Information", "", s.cfg.Name, "MCP server %s: %d tools (%s %s), listed by the process chat %s started early", s.cfg.Name, len(d.Tools), d.ServerName, d.ServerVersion, chat)
+	h.rebuildTable()
+	close(done)
 }
 
 // serverStatus is a snapshot of the discovery, for Status.

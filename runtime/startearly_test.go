@@ -40,7 +40,9 @@ func newEarlyRig(t *testing.T, transport string, opts GatewayOptions) *earlyRig 
 	opts.Version, opts.WorkspaceRoot = "test", root
 	r.gw = NewGateway(r.h, opts)
 	t.Cleanup(r.gw.Close)
-	r.h.StartDiscovery() // as mcpc run does when it starts
+	if !opts.StartEarly {
+		r.h.StartDiscovery() // as mcpc run does when it starts without --start-early
+	}
 	switch transport {
 	case "stdio":
 		chat, err := r.h.Chat("c", filepath.Join(root, "c"))
@@ -84,13 +86,15 @@ func callEcho(t *testing.T, cs *mcp.ClientSession, tool string) {
 }
 
 // With GatewayOptions.StartEarly a client's initialize starts the chat's
-// process of every enabled server (not of a disabled one), alongside the
-// discoveries that initialize waits for: when initialize has answered, and
-// before any call, each is starting or running. The first call to a server
-// then uses that process: the same pid, one start of the chat's. A second
-// session with the same capabilities keeps them too, so the processes
-// started early declared the capabilities of the client whose initialize
-// started them (else the gateway would restart them for the new client).
+// process of every enabled server (not of a disabled one): when initialize
+// has answered, and before any call, each is starting or running. Those of
+// the host's first chat are the servers' first discoveries too, so no
+// process of a discovery starts beside them: one start of each server in
+// all. The first call to a server then uses that process: the same pid. A
+// second session with the same capabilities keeps them too, so the
+// processes started early declared the capabilities of the client whose
+// initialize started them (else the gateway would restart them for the new
+// client).
 func TestStartEarlyAtInitialize(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
@@ -126,8 +130,13 @@ func TestStartEarlyAtInitialize(t *testing.T) {
 				t.Errorf("a second process of a started: %d", got)
 			}
 			for _, l := range []string{r.logA, r.logB} {
-				if n := len(lines(t, l)); n != 2 {
-					t.Errorf("%s: %d starts, want 2 (the discovery, the chat's)", filepath.Base(l), n)
+				if n := len(lines(t, l)); n != 1 {
+					t.Errorf("%s: %d starts, want 1 (the chat's, which was the discovery)", filepath.Base(l), n)
+				}
+			}
+			for _, d := range r.h.Status().Servers {
+				if d.Name != "off" && (d.State != "ok" || d.Discoveries != 1 || d.Tools != 1) {
+					t.Errorf("discovery of %s: %+v, want ok, 1 discovery, 1 tool", d.Name, d)
 				}
 			}
 			if _, err := os.Stat(r.logOff); err == nil {
@@ -206,8 +215,8 @@ func TestStartEarlyIdleStop(t *testing.T) {
 	if st := chat.Status().Servers[0]; st.State != StateRunning || st.Pid == pid {
 		t.Errorf("after a call: %+v", st)
 	}
-	if n := len(lines(t, startLog)); n != 3 {
-		t.Errorf("%d starts, want 3 (the discovery, the early start, the call's)", n)
+	if n := len(lines(t, startLog)); n != 2 {
+		t.Errorf("%d starts, want 2 (the early start, which was the discovery, and the call's)", n)
 	}
 }
 
@@ -245,7 +254,10 @@ func TestStartEarlyFailure(t *testing.T) {
 	}
 	callEcho(t, cs, "echo")
 	if n := len(lines(t, startLog)); n != 3 {
-		t.Errorf("%d starts, want 3 (the discovery, the failed early start, the call's)", n)
+		t.Errorf("%d starts, want 3 (the failed early start, the discovery that replaced it, the call's)", n)
+	}
+	if d := h.Status().Servers[0]; d.State != "ok" || d.Discoveries != 1 {
+		t.Errorf("discovery %+v, want ok after 1 discovery of its own", d)
 	}
 	if st := chat.Status().Servers[0]; st.State != StateRunning || st.LastError != "" {
 		t.Errorf("after the call: %+v", st)
@@ -282,5 +294,32 @@ func TestStartEarlyWithinProcessLimit(t *testing.T) {
 	callEcho(t, cs, "b_echo")
 	if st := chat.Status().Servers; st[0].State != StateNotStarted || st[1].State != StateRunning || st[1].LastError != "" {
 		t.Errorf("after a call to b: %+v", st)
+	}
+}
+
+// Only the first chat's early starts are discoveries: a later chat's
+// initialize starts its own processes, and no discovery runs again.
+func TestStartEarlyLaterChatsDoNotDiscover(t *testing.T) {
+	r := newEarlyRig(t, "stdio", GatewayOptions{StartEarly: true})
+	cs := r.connect()
+	callEcho(t, cs, "echo")
+	d, err := r.h.Chat("d", filepath.Join(t.TempDir(), "d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs2 := connectInMemory(t, r.gw, d, nil)
+	callEcho(t, cs2, "b_echo")
+	testservers.WaitUntil(t, "chat d's process of a, started at its initialize, runs", func() bool {
+		return d.Status().Servers[0].State == StateRunning
+	})
+	for _, l := range []string{r.logA, r.logB} {
+		if n := len(lines(t, l)); n != 2 {
+			t.Errorf("%s: %d starts, want 2 (one per chat)", filepath.Base(l), n)
+		}
+	}
+	for _, st := range r.h.Status().Servers[:2] {
+		if st.Discoveries != 1 {
+			t.Errorf("%s: %d discoveries, want 1", st.Name, st.Discoveries)
+		}
 	}
 }

@@ -285,7 +285,12 @@ func runAction(c *ucli.Context) error {
 	gw := runtime.NewGateway(host, gwOpts)
 	defer gw.Close()
 	// The first listing or call waits for the discoveries: start them now.
-	host.StartDiscovery()
+	// With --start-early the first chat's processes are the discoveries
+	// instead (docs/decisions.md, "The first early start is the
+	// discovery"): its initialize starts them.
+	if !gwOpts.StartEarly {
+		host.StartDiscovery()
+	}
 
 	// Every signal that ends a gateway by default ends it cleanly. SIGHUP
 	// comes when the terminal or the session that started mcpc goes away,

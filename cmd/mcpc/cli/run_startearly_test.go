@@ -12,8 +12,9 @@ import (
 
 // mcpc run --stdio --start-early starts the chat's process when its client
 // initializes: it runs before any call (its pid file is in the chat's
-// workspace, where the discovery's process does not run), and the first
-// call uses it: the same pid, one start besides the discovery's.
+// workspace, where a discovery's process does not run), and the first call
+// uses it: the same pid. It is the server's discovery too (mcpc run starts
+// no discovery of its own with --start-early): one start in all.
 func TestRunStdioStartEarly(t *testing.T) {
 	marker := leakMarker(t)
 	starts := filepath.Join(t.TempDir(), "starts")
@@ -42,8 +43,8 @@ func TestRunStdioStartEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(strings.Fields(string(b))); n != 2 {
-		t.Errorf("%d starts, want 2 (the discovery, the chat's)", n)
+	if n := len(strings.Fields(string(b))); n != 1 {
+		t.Errorf("%d starts, want 1 (the chat's, which was the discovery)", n)
 	}
 	if code, stderr := wait(); code != ExitOK {
 		t.Errorf("exit %d\n%s", code, stderr)
