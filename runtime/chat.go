@@ -206,8 +206,10 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 // StartEarly starts the chat's process of every enabled server that has
 // none running or starting, in the background, and returns at once. The
 // gateway calls it when a client initializes a session on the chat and
-// GatewayOptions.StartEarly is set, so that the processes start alongside
-// the discoveries instead of after them, at the first call. Each start is
+// GatewayOptions.StartEarly is set, so that the processes start with the
+// session instead of after the discoveries, at the first call; a start of
+// a server with no discovery yet is its first discovery (slot.startEarly).
+// Each start is
 // the one a call would make (the host's process limit, startupTimeoutSeconds,
 // the environment and the workspace); a call that comes meanwhile waits for
 // it and uses its process. A start that fails leaves the server "failed" in

@@ -11,7 +11,8 @@ package runtime
 // tried and withdrawn (docs/decisions.md, "Early start withdrawn"). Only
 // on request (GatewayOptions.StartEarly, mcpc run --start-early) does a
 // client's initialize start every chat process of its chat
-// (Chat.StartEarly).
+// (Chat.StartEarly); mcpc run then does not call StartDiscovery, so that
+// the first chat's early starts are the discoveries (slot.startEarly).
 func (h *Host) StartDiscovery() {
 	if h.isClosed() {
 		return

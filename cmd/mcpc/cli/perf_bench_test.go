@@ -165,7 +165,7 @@ func coldHTTP(b *testing.B, bin, planFile string, extra ...string) time.Duration
 // first echo answered, `mcpc run --stdio` and `mcpc run --http` (first
 // chat) take at most 1.3 × what server-everything started directly takes.
 // The same two with --start-early (the chat's process started at
-// initialize, alongside the discovery: not what the host does) are
+// initialize, and standing for the discovery: not what the host does) are
 // reported beside them. One op is one cold start of each, in turn; the
 // figures are medians.
 func BenchmarkColdStart(b *testing.B) {

@@ -75,9 +75,10 @@ func runCommand() *ucli.Command {
    mcpc run --plan FILE --http 127.0.0.1:PORT --workspace-root DIR [--admin-token-env NAME] [--mcp-token-env NAME]
 
 Each chat gets its own server processes, started by its first call to them;
-with --start-early, by its client's initialize instead, alongside the discoveries
-(the host does not do that: a process runs for every chat that connects, called or
-not, until its idleTimeoutSeconds pass without a call).
+with --start-early, by its client's initialize instead (the host does not do that:
+a process runs for every chat that connects, called or not, until its
+idleTimeoutSeconds pass without a call), and the first chat's processes list the
+tools for every chat instead of a discovery in a temporary directory.
 ${env:NAME} resolves against mcpc's environment overlaid by --env-file and --env.
 A server tool named like one of the host's built-in tools (--builtin-tools, as for
 mcpc tools) is not served.
@@ -134,7 +135,7 @@ Examples:
 			&ucli.StringFlag{Name: "mcp-token-env", Usage: "with --http: the host variable `NAME` holding the bearer token (16 characters or more) every request to /chats/{id}/mcp must carry; without it the MCP endpoints are not authenticated"},
 			&ucli.IntFlag{Name: "max-chats", Value: defaultMaxChats, Usage: "with --http: the most chats served at once; an initialize for one more gets 503 (0: no limit)"},
 			&ucli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "with --http: the most MCP sessions open at once, over all chats; one more gets 503 (0: no limit)"},
-			&ucli.BoolFlag{Name: "start-early", Usage: "start each chat's server processes when its client initializes, alongside the discoveries, instead of at its first call to them (the host does not: this runs a process for every chat that connects, called or not; one without calls stops after its idleTimeoutSeconds)"},
+			&ucli.BoolFlag{Name: "start-early", Usage: "start each chat's server processes when its client initializes instead of at its first call to them, the first chat's standing for the discoveries (the host does not: this runs a process for every chat that connects, called or not; one without calls stops after its idleTimeoutSeconds)"},
 			&ucli.IntFlag{Name: "max-processes", Value: defaultMaxProcesses, Usage: "the most server processes the chats run at once; a call that needs one more fails, naming the limit (0: no limit)"},
 			&ucli.DurationFlag{Name: "chat-idle-timeout", Value: defaultChatIdle, Usage: "with --http: a chat without requests for `DURATION` is closed: its sessions end and its processes stop as on a reset; its workspace stays (0: never)"},
 			&ucli.DurationFlag{Name: "session-idle-timeout", Value: defaultSessionIdle, Usage: "with --http: an MCP session without requests for `DURATION` is closed; the client initializes again (0: never)"},
