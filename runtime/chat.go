@@ -429,9 +429,10 @@ type startOp struct {
 	release func() // gives back the place the start took (Host.reserveProcess)
 	run     *procRun
 	err     error
-	// discovery: the start is the server's first discovery, and doStart
-	// ends it (hostServer.adopted). began: doStart runs.
-	discovery, began bool
+	// discovery, if not nil, is the server's first discovery that the
+	// start stands for, and doStart ends it (hostServer.adopted).
+	discovery chan struct{}
+	began     bool // doStart runs
 }
 
 // call runs one tool call on this slot's process.
@@ -614,17 +615,17 @@ func (s *slot) startEarly() {
 	s.mu.Lock()
 	if s.closed || s.run != nil || s.pending != nil {
 		s.mu.Unlock()
-		if discovery {
-			s.srv.adopted(nil, s.c.id)
+		if discovery != nil {
+			s.srv.adopted(discovery, nil, s.c.id)
 		}
 		return
 	}
 	op := s.startLockedFor(discovery)
 	s.mu.Unlock()
-	if discovery && !op.began {
+	if discovery != nil && !op.began {
 		// The start could not begin (the host's process limit, a
 		// closed host): no doStart will end the discovery.
-		s.srv.adopted(nil, s.c.id)
+		s.srv.adopted(discovery, nil, s.c.id)
 	}
 }
 
@@ -684,12 +685,13 @@ func (s *slot) idleStop(r *procRun, idle time.Duration) {
 // which is s.pending until it is done; a start that cannot begin (the
 // host's process limit, a closed host) is returned done. s.mu is held.
 func (s *slot) startLocked() *startOp {
-	return s.startLockedFor(false)
+	return s.startLockedFor(nil)
 }
 
-// startLockedFor is startLocked; discovery says the start is also the
-// server's first discovery (slot.startEarly), which doStart then ends.
-func (s *slot) startLockedFor(discovery bool) *startOp {
+// startLockedFor is startLocked; a non-nil discovery says the start is
+// also the server's first discovery (slot.startEarly, whose
+// hostServer.adoptFirst returned it), which doStart then ends.
+func (s *slot) startLockedFor(discovery chan struct{}) *startOp {
 	h := s.c.h
 	ctx, cancel := context.WithCancel(h.ctx)
 	op := &startOp{done: make(chan struct{}), cancel: cancel, discovery: discovery}
@@ -728,11 +730,10 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	defer close(op.done)
 	defer op.cancel()
 	h, c, cfg := s.c.h, s.c, s.srv.cfg
-	var listed *Discovery // by a start that is the first discovery
-	if op.discovery {
-		// Every way out ends the discovery the start stands for: with
-		// the tools listed, or else with a discovery of its own.
-		defer func() { s.srv.adopted(listed, c.id) }()
+	if op.discovery != nil {
+		// Every way out ends the discovery the start stands for; once the
+		// process listed its tools, at once (endDiscovery).
+		defer s.endDiscovery(op, nil)
 	}
 	name := cfg.Name
 	spec := Launch(cfg, c.workspace, h.env)
@@ -793,8 +794,10 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		fail(reason, stderr)
 		return
 	}
-	if op.discovery {
-		listed = listFirst(ctx, h, p, timeout)
+	if op.discovery != nil {
+		// Its waiters need not wait for what the start does next (the
+		// client's logging level and subscriptions).
+		s.endDiscovery(op, listFirst(ctx, h, p, timeout))
 	}
 	var logLevel mcp.LoggingLevel
 	if up != nil {
@@ -849,6 +852,18 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		p.stop()
 		r.finish("")
 	}
+}
+
+// endDiscovery ends the discovery op stands for, once: with d, the tools
+// its process listed, or, when d is nil, with a discovery of the server's
+// own. Only doStart's goroutine calls it.
+func (s *slot) endDiscovery(op *startOp, d *Discovery) {
+	if op.discovery == nil {
+		return
+	}
+	done := op.discovery
+	op.discovery = nil
+	s.srv.adopted(done, d, s.c.id)
 }
 
 // listFirst lists the tools of a chat's new process as the server's first

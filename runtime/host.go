@@ -622,25 +622,38 @@ func (s *hostServer) startWith(first bool, done chan struct{}) {
 // The early start then lists the tools of the chat's process instead of a
 // discovery starting a process of its own beside it (docs/decisions.md,
 // "The first early start is the discovery").
-func (s *hostServer) adoptFirst() bool {
+func (s *hostServer) adoptFirst() (done chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state != "" && s.state != discPending {
-		return false
+		return nil
 	}
 	s.state, s.first, s.done = discRunning, true, make(chan struct{})
 	s.count++
-	return true
+	return s.done
 }
 
-// adopted ends a first discovery that adoptFirst gave to an early start:
-// with what the chat's process listed, or, when d is nil (the start or its
-// listing failed, or it did not start), with a discovery of the server's
-// own, as if none had been adopted; its waiters wait for that one.
-func (s *hostServer) adopted(d *Discovery, chat string) {
+// adopted ends the first discovery that adoptFirst gave to an early start
+// (done is what it returned): with what the chat's process listed, or,
+// when d is nil (the start or its listing failed, or it did not start),
+// with a discovery of the server's own, as if none had been adopted; its
+// waiters wait for that one. A discovery started meanwhile by other means
+// (a reload's) has taken over: done is only closed then. A server a
+// reload retired meanwhile is not discovered again.
+func (s *hostServer) adopted(done chan struct{}, d *Discovery, chat string) {
 	h := s.h
 	s.mu.Lock()
-	done := s.done
+	if s.done != done || s.state != discRunning {
+		s.mu.Unlock()
+		close(done)
+		return
+	}
+	if d == nil && s.retired.Load() {
+		s.state, s.reason, s.failedAt = discFailed, "removed by a reload", h.clock.Now()
+		s.mu.Unlock()
+		close(done)
+		return
+	}
 	if d == nil {
 		s.count-- // the discovery that replaces it counts instead
 		s.startWith(true, done)

@@ -163,9 +163,9 @@ func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
 	h.stopRetired(retired)
 	for _, hs := range fresh {
 		if hs.cfg.Enabled {
-			hs.mu.Lock()
-			hs.start(true)
-			hs.mu.Unlock()
+			// ensure: a chat's early start may have taken the first
+			// discovery since the set was published (hostServer.adoptFirst).
+			hs.ensure()
 		}
 	}
 	if res.Changed() {
