@@ -618,7 +618,8 @@ func (s *hostServer) startWith(first bool, done chan struct{}) {
 
 // adoptFirst makes a chat's early start (GatewayOptions.StartEarly) the
 // server's first discovery when none ran or runs yet: the discovery counts
-// as running, and the start ends it with adopted. It says whether it did.
+// as running, and the start ends it with adopted. It returns the
+// discovery's channel (closed when it ends) if it did, else nil.
 // The early start then lists the tools of the chat's process instead of a
 // discovery starting a process of its own beside it (docs/decisions.md,
 // "The first early start is the discovery").
