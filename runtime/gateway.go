@@ -81,9 +81,10 @@ type GatewayOptions struct {
 	// DefaultBodyTimeout. Real time: it is a deadline on the connection.
 	BodyTimeout time.Duration
 	// StartEarly starts a chat's process of every enabled stdio server
-	// when a client initializes a session on the chat, alongside the
-	// discoveries its initialize waits for, instead of at the chat's first
-	// call to the server (Chat.StartEarly). Off by default: the host starts
+	// when a client initializes a session on the chat, instead of at the
+	// chat's first call to the server (Chat.StartEarly); a start of a
+	// server not discovered yet is its first discovery (the host's tools
+	// are what that process lists). Off by default: the host starts
 	// a chat's process at its first call (SPEC §4), and an early start runs
 	// a process for every chat that connects, whether it calls or not (one
 	// that gets no call stops after idleTimeoutSeconds). mcpc run

@@ -366,13 +366,13 @@ func forwardProgress(c *Chat, link *procLink, params *mcp.ProgressNotificationPa
 	_ = o.session.NotifyProgress(o.ctx, &p)
 }
 
-// forwardLog passes a server's log message on, tagged with the server's
-// name and redacted: to the session of the call in flight, else to every
-// session of the chat.
 // hookForwardLogRead, nil but in a test, runs in forwardLog after it found
 // the call a message belongs to.
 var hookForwardLogRead func()
 
+// forwardLog passes a server's log message on, tagged with the server's
+// name and redacted: to the session of the call in flight (outside its
+// request if that has ended meanwhile), else to every session of the chat.
 func forwardLog(ctx context.Context, gc *gatewayChat, server string, link *procLink, params *mcp.LoggingMessageParams) {
 	c := gc.chat
 	p := *params

@@ -106,11 +106,7 @@ func TestGatewayPassesRemoteServers(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "conf__test_tool_with_logging"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "3 log messages", func() bool {
-		pc.mu.Lock()
-		defer pc.mu.Unlock()
-		return len(pc.logs) >= 3
-	})
+	pc.awaitLogs(t, 3, "3 log messages")
 	pc.mu.Lock()
 	if len(pc.logs) != 3 {
 		for _, l := range pc.logs {

@@ -21,6 +21,17 @@ type passClient struct {
 	updated  chan string
 }
 
+// awaitLogs waits until at least n log messages came (what, for a wait
+// that never ends).
+func (pc *passClient) awaitLogs(t *testing.T, n int, what string) {
+	t.Helper()
+	eventually(t, what, func() bool {
+		pc.mu.Lock()
+		defer pc.mu.Unlock()
+		return len(pc.logs) >= n
+	})
+}
+
 func (pc *passClient) options() *mcp.ClientOptions {
 	return &mcp.ClientOptions{
 		// No roots: the chat's workspace stands in.
@@ -119,11 +130,7 @@ func TestGatewayPassThrough(t *testing.T) {
 	}
 	// The last may arrive after the result: the SDK hands notifications to
 	// their handler apart from responses.
-	eventually(t, "3 log messages", func() bool {
-		pc.mu.Lock()
-		defer pc.mu.Unlock()
-		return len(pc.logs) >= 3
-	})
+	pc.awaitLogs(t, 3, "3 log messages")
 	pc.mu.Lock()
 	if len(pc.logs) != 3 {
 		for _, l := range pc.logs {
@@ -241,11 +248,7 @@ func TestSetLevelDuringAStartReachesTheProcess(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_tool_with_logging"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the 3 log messages of the call", func() bool {
-		pc.mu.Lock()
-		defer pc.mu.Unlock()
-		return len(pc.logs) >= 3
-	})
+	pc.awaitLogs(t, 3, "the 3 log messages of the call")
 }
 
 // conformanceGateway serves, with no leak of the test's marker, a chat of
@@ -289,9 +292,5 @@ func TestLogAfterItsCallEndedReachesTheClient(t *testing.T) {
 	}
 	<-held // the first message had found the call in flight
 	close(release)
-	eventually(t, "the 3 log messages of the call", func() bool {
-		pc.mu.Lock()
-		defer pc.mu.Unlock()
-		return len(pc.logs) >= 3
-	})
+	pc.awaitLogs(t, 3, "the 3 log messages of the call")
 }
