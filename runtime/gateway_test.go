@@ -163,6 +163,13 @@ func connectHTTP(t testing.TB, client *http.Client, url string) *mcp.ClientSessi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	// The gateway answers notifications/initialized at once and handles it
+	// after; it handles a session's messages in order, so once a ping is
+	// answered that handling is over (a test that then waits for the
+	// gateway to be quiet sees no request come after).
+	if err := cs.Ping(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
 	return cs
 }
 

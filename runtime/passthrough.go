@@ -67,8 +67,15 @@ type procLink struct {
 	mu     sync.Mutex
 	next   atomic.Uint64
 	active []*linkedCall
-	caps   string // JSON of the client capabilities the process was started with
+	// ended are the calls that ended last, oldest first (at most
+	// endedKept): a notification sent during a call can be handled after
+	// the call was answered (forwardProgress).
+	ended []*linkedCall
+	caps  string // JSON of the client capabilities the process was started with
 }
+
+// endedKept is how many ended calls a procLink still knows by token.
+const endedKept = 8
 
 type linkedCall struct {
 	token  string
@@ -91,19 +98,26 @@ func (l *procLink) leave(c *linkedCall) {
 	for i, a := range l.active {
 		if a == c {
 			l.active = append(l.active[:i], l.active[i+1:]...)
+			l.ended = append(l.ended, c)
+			if len(l.ended) > endedKept {
+				l.ended = append(l.ended[:0], l.ended[1:]...)
+			}
 			return
 		}
 	}
 }
 
-// byToken finds the call a progress token belongs to.
+// byToken finds the call a progress token belongs to, in flight or among
+// the last that ended.
 func (l *procLink) byToken(tok any) *callOrigin {
 	s := fmt.Sprint(tok)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, a := range l.active {
-		if a.token == s {
-			return a.origin
+	for _, calls := range [][]*linkedCall{l.active, l.ended} {
+		for _, a := range calls {
+			if a.token == s {
+				return a.origin
+			}
 		}
 	}
 	return nil
@@ -310,8 +324,8 @@ func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) 
 			return ss.Elicit(octx, req.Params)
 		}
 	}
-	opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-		forwardProgress(c, link, req.Params)
+	opts.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+		forwardProgress(ctx, c, link, req.Params)
 	}
 	opts.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 		forwardLog(ctx, gc, server, link, req.Params)
@@ -353,9 +367,19 @@ func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) 
 	return opts, roots, version
 }
 
+// hookForwardProgress, nil but in a test, runs first in forwardProgress.
+var hookForwardProgress func()
+
 // forwardProgress passes a server's progress notification on to the call
-// its token belongs to, with the client's own token.
-func forwardProgress(c *Chat, link *procLink, params *mcp.ProgressNotificationParams) {
+// its token belongs to, with the client's own token. A notification the
+// server sent before its answer can be handled here after the call was
+// answered (the SDK hands a response to its caller before it runs the
+// handlers of the notifications that came before it): it goes to the same
+// client session outside the ended request, as forwardLog does.
+func forwardProgress(ctx context.Context, c *Chat, link *procLink, params *mcp.ProgressNotificationParams) {
+	if hookForwardProgress != nil {
+		hookForwardProgress()
+	}
 	o := link.byToken(params.ProgressToken)
 	if o == nil || o.session == nil {
 		return
@@ -363,7 +387,9 @@ func forwardProgress(c *Chat, link *procLink, params *mcp.ProgressNotificationPa
 	p := *params
 	p.ProgressToken = o.progress
 	p.Message = c.redact(p.Message)
-	_ = o.session.NotifyProgress(o.ctx, &p)
+	if err := o.session.NotifyProgress(o.ctx, &p); err != nil && o.ctx.Err() != nil {
+		_ = o.session.NotifyProgress(ctx, &p)
+	}
 }
 
 // hookForwardLogRead, nil but in a test, runs in forwardLog after it found

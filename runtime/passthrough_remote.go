@@ -174,8 +174,8 @@ func (r *chatRemote) clientOptions(server string, link *procLink) *mcp.ClientOpt
 		})
 	}
 	return &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			forwardProgress(c, link, req.Params)
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			forwardProgress(ctx, c, link, req.Params)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if up := c.up.Load(); up != nil {

@@ -92,6 +92,7 @@ func TestGatewayPassesRemoteServers(t *testing.T) {
 	if got := resultText(res); !strings.HasPrefix(got, "mcpc-") {
 		t.Errorf("the remote server saw progress token %q, want the gateway's own", got)
 	}
+	pc.awaitProgress(t, 3)
 	pc.mu.Lock()
 	if len(pc.progress) != 3 || pc.progress[2].ProgressToken != "tok-r" || pc.progress[2].Progress != 100 {
 		t.Errorf("progress = %+v, want 3 notifications with token tok-r", pc.progress)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,6 +30,17 @@ func (pc *passClient) awaitLogs(t *testing.T, n int, what string) {
 		pc.mu.Lock()
 		defer pc.mu.Unlock()
 		return len(pc.logs) >= n
+	})
+}
+
+// awaitProgress waits until at least n progress notifications came: the
+// last may be handled after the call's result (forwardProgress).
+func (pc *passClient) awaitProgress(t *testing.T, n int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d progress notifications", n), func() bool {
+		pc.mu.Lock()
+		defer pc.mu.Unlock()
+		return len(pc.progress) >= n
 	})
 }
 
@@ -115,6 +127,7 @@ func TestGatewayPassThrough(t *testing.T) {
 	if got := resultText(res); !strings.HasPrefix(got, "mcpc-") {
 		t.Errorf("the server saw progress token %q, want the gateway's own", got)
 	}
+	pc.awaitProgress(t, 3)
 	pc.mu.Lock()
 	if len(pc.progress) != 3 || pc.progress[2].ProgressToken != "tok-1" || pc.progress[2].Progress != 100 {
 		t.Errorf("progress = %+v, want 3 notifications with token tok-1", pc.progress)
@@ -293,4 +306,35 @@ func TestLogAfterItsCallEndedReachesTheClient(t *testing.T) {
 	<-held // the first message had found the call in flight
 	close(release)
 	pc.awaitLogs(t, 3, "the 3 log messages of the call")
+}
+
+// Progress notifications a process sent during a call can reach the
+// gateway after the call's answer, as log messages can: they still reach
+// the client, with its token, outside the ended request.
+func TestProgressAfterItsCallEndedReachesTheClient(t *testing.T) {
+	gw, chat := conformanceGateway(t)
+	pc := &passClient{updated: make(chan string, 1)}
+	cs := connectVersion(t, gw, chat, pc.options(), "2025-11-25")
+	held, release := make(chan struct{}), make(chan struct{})
+	hookForwardProgress = func() {
+		hookForwardProgress = nil // the first notification only
+		close(held)
+		<-release
+	}
+	t.Cleanup(func() { hookForwardProgress = nil })
+	params := &mcp.CallToolParams{Name: "test_tool_with_progress"}
+	params.SetProgressToken("tok-late")
+	if _, err := cs.CallTool(context.Background(), params); err != nil {
+		t.Fatal(err)
+	}
+	<-held // the first notification came; the others wait behind it
+	close(release)
+	pc.awaitProgress(t, 3)
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	for _, p := range pc.progress {
+		if p.ProgressToken != "tok-late" {
+			t.Errorf("progress %+v, want the client's token", p)
+		}
+	}
 }
