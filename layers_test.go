@@ -1,7 +1,10 @@
 package mcpc_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -59,7 +62,8 @@ var mayImport = map[string][]string{
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.
-	"internal/testservers":         {},
+	"internal/testmain":            {},
+	"internal/testservers":         {"internal/testmain"},
 	"internal/diagtest":            {"diag"},
 	"remote/remotetest":            {},
 	"fixtures/servers/testserver":  {},
@@ -68,7 +72,7 @@ var mayImport = map[string][]string{
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testservers", "internal/diagtest", "remote/remotetest"}
+var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "remote/remotetest"}
 
 // TestImportDirection guards the direction of dependencies: every package is
 // in the table above, imports only what the table allows, and the runtime
@@ -97,7 +101,7 @@ func TestImportDirection(t *testing.T) {
 			}
 			imp = strings.TrimPrefix(imp, module)
 			for _, only := range testOnly {
-				if imp == only {
+				if imp == only && !contains(testOnly, pkg) {
 					t.Errorf("%s imports %s, which only tests may import", pkg, imp)
 				}
 			}
@@ -135,4 +139,33 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestEveryTestBinaryUsesTestmain: every package with tests has a TestMain
+// that runs testmain.Run or testservers.Main (which starts with
+// testmain.NoRaceExitSleep), so that no test binary of the suite sleeps a
+// second at exit under -race.
+func TestEveryTestBinaryUsesTestmain(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}} {{join .TestGoFiles \" \"}} {{join .XTestGoFiles \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	mainCall := regexp.MustCompile(`(?m)^func TestMain\(m \*testing\.M\) \{[^}]*(testmain\.Run\(m\)|testservers\.Main\(m,)`)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue // no tests
+		}
+		found := false
+		for _, f := range fields[1:] {
+			b, err := os.ReadFile(filepath.Join(fields[0], f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			found = found || mainCall.Match(b)
+		}
+		if !found {
+			t.Errorf("%s: no TestMain that calls testmain.Run(m) or testservers.Main(m, …)", fields[0])
+		}
+	}
 }

@@ -498,6 +498,10 @@ func TestRemoteServersOneCallAtATimePerTool(t *testing.T) {
 	testservers.WaitUntil(t, "two calls of slow run at once", func() bool { return srv.MaxRunning("slow") == 2 })
 	cancel()
 	wg.Wait()
+	// The SDK sends notifications/cancelled after the call has returned;
+	// closing the set before both reach the server would make its session's
+	// DELETE wait for a call that never ends (5 s, then the test's cleanup).
+	testservers.WaitUntil(t, "the server sees both calls cancelled", func() bool { return srv.Cancelled("slow") == 2 })
 }
 
 // Entries that are invalid or do not open are skipped, reported, and their

@@ -22,8 +22,8 @@ import (
 // docs: go test ./ui -run TestBrowser -update.
 var update = flag.Bool("update", false, "write docs/ui-servers.png and docs/ui-gateway.png")
 
-// systemChromium is Debian's chromium package (.ci/run installs it).
-const systemChromium = "/usr/bin/chromium"
+// systemChromium is the headless Chromium the test drives.
+const systemChromium = testservers.HeadlessChromium
 
 // browser is a headless Chromium driven by testdata/driver.cjs
 // (playwright-core).
@@ -45,9 +45,9 @@ func needBrowser(t *testing.T) (node string) {
 	node, nodeErr := exec.LookPath("node")
 	if chromiumErr != nil || nodeErr != nil {
 		if testservers.RequireNPM() {
-			t.Fatalf("the browser test needs %s (apt-get install chromium) and node: %v %v", systemChromium, chromiumErr, nodeErr)
+			t.Fatalf("the browser test needs %s (apt-get install chromium-headless-shell) and node: %v %v", systemChromium, chromiumErr, nodeErr)
 		}
-		t.Skip("no chromium or node: apt-get install chromium nodejs")
+		t.Skip("no chromium or node: apt-get install chromium-headless-shell nodejs")
 	}
 	if _, err := os.Stat(filepath.Join(testservers.Root(), "node_modules", "playwright-core", "package.json")); err != nil {
 		if testservers.RequireNPM() {

@@ -3,7 +3,7 @@
 // and the npm server @modelcontextprotocol/server-everything installed by
 // `npm ci` (package.json at the repository root).
 //
-// Only tests import it; it imports no package of mcpc.
+// Only tests import it; of mcpc's packages it imports only testmain.
 package testservers
 
 import (
@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpc-dev/mcpc/internal/testmain"
 )
 
 // Root is the repository root.
@@ -26,9 +28,10 @@ func Root() string {
 
 // build is one command built for the tests of this process.
 type build struct {
-	once sync.Once
-	bin  string
-	err  error
+	once    sync.Once
+	bin     string
+	private bool // built into a directory of this process, which Cleanup removes
+	err     error
 }
 
 var (
@@ -37,8 +40,13 @@ var (
 )
 
 // buildOnce builds the command in the package directory pkg (relative to
-// the repository root) into a temporary directory, once per process, and
-// returns the path of the binary. Cleanup removes it.
+// the repository root), once per process, and returns the path of the
+// binary. It builds into the directory that every test binary of this tree
+// shares (sharedBuildDir), where `go build` finds the binary of the last
+// run up to date and does not link it again: a link of mcpc costs about
+// 2 s of CPU, and `go test ./...` runs eight test binaries that need one
+// command or more. Where there is no such directory it builds into one of
+// its own, which Cleanup removes.
 func buildOnce(pkg, name string) (string, error) {
 	buildsMu.Lock()
 	b := builds[pkg]
@@ -48,11 +56,15 @@ func buildOnce(pkg, name string) (string, error) {
 	}
 	buildsMu.Unlock()
 	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", name+"-")
+		dir, unlock, err := sharedBuildDir()
 		if err != nil {
-			b.err = err
-			return
+			if dir, err = os.MkdirTemp("", name+"-"); err != nil {
+				b.err = err
+				return
+			}
+			b.private, unlock = true, func() {}
 		}
+		defer unlock()
 		bin := filepath.Join(dir, name)
 		// -trimpath: compiled code that does not depend on the
 		// directory, which TestBuildInAClone's build of a copy of the tree
@@ -60,7 +72,9 @@ func buildOnce(pkg, name string) (string, error) {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./"+pkg)
 		cmd.Dir = Root()
 		if out, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(dir)
+			if b.private {
+				os.RemoveAll(dir)
+			}
 			b.err = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
 			return
 		}
@@ -87,12 +101,13 @@ func Mcpc(t testing.TB) string {
 	return bin
 }
 
-// Cleanup removes what Build and Mcpc made.
+// Cleanup removes what Build and Mcpc made in directories of this process
+// (the shared directory stays, for the next test binary).
 func Cleanup() {
 	buildsMu.Lock()
 	defer buildsMu.Unlock()
 	for _, b := range builds {
-		if b.bin != "" {
+		if b.bin != "" && b.private {
 			os.RemoveAll(filepath.Dir(b.bin))
 		}
 	}
@@ -102,6 +117,7 @@ func Cleanup() {
 // builds the server, gives its path to use, runs the tests, removes the
 // build and exits with the tests' code.
 func Main(m *testing.M, use func(bin string)) {
+	testmain.NoRaceExitSleep()
 	bin, err := Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -206,3 +222,14 @@ func Conformance(t testing.TB) string {
 	}
 	return bin
 }
+
+// HeadlessChromium is Debian's build of Chromium's headless shell (apt-get
+// install chromium-headless-shell; .ci/run installs it), the browser the
+// browser tests drive. It is the browser Playwright itself launches for a
+// headless chromium (`npx playwright install chromium`, the host's
+// deployment step, installs it next to the full browser), and it costs
+// half the CPU of the full chromium in its headless mode: the Playwright
+// preset's test took 30 s of CPU with /usr/bin/chromium and takes 15 s.
+// The Debian wrapper /usr/bin/chromium-headless-shell runs it as a child
+// of a shell, which a test that kills the browser would kill instead.
+const HeadlessChromium = "/usr/lib/chromium/chromium-headless-shell"

@@ -195,7 +195,12 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 				}()
 				through.target = []string{"--transport", "http", "--server-url", base + "/chats/inspector/mcp"}
 			} else {
-				through.target = append([]string{"-e", marker, "--", bin, "run", "--plan", plan, "--stdio",
+				// --start-early: each Inspector run starts an mcpc of its
+				// own, and the early start makes one server-everything
+				// process both the discovery and the chat's, where the
+				// default starts two (decisions "Start early"); the
+				// --http pair covers the default.
+				through.target = append([]string{"-e", marker, "--", bin, "run", "--plan", plan, "--stdio", "--start-early",
 					"--workspace", filepath.Join(t.TempDir(), "ws")}, env...)
 			}
 			got, errs := callAll(through, via.prefix)

@@ -21,14 +21,15 @@ import (
 )
 
 // The Playwright preset end to end (seed 000's headline server): the real
-// @playwright/mcp with Debian's chromium, through mcpc run --http.
+// @playwright/mcp with Debian's chromium (its headless shell), through mcpc
+// run --http.
 
 const (
 	// playwrightPackage is the preset's pinned package (compile's
 	// DefaultPlaywrightPackage).
 	playwrightPackage = "@playwright/mcp@0.0.82"
-	// systemChromium is Debian's chromium package (.ci/run installs it).
-	systemChromium = "/usr/bin/chromium"
+	// systemChromium is the headless Chromium the preset's server runs.
+	systemChromium = testservers.HeadlessChromium
 )
 
 // needPlaywright ends the test unless chromium and npx are there: skipped,
@@ -45,9 +46,9 @@ func needPlaywright(t *testing.T) string {
 	npx, npxErr := exec.LookPath("npx")
 	if chromiumErr != nil || npxErr != nil {
 		if testservers.RequireNPM() {
-			t.Fatalf("the Playwright preset needs %s (apt-get install chromium) and npx: %v %v", systemChromium, chromiumErr, npxErr)
+			t.Fatalf("the Playwright preset needs %s (apt-get install chromium-headless-shell) and npx: %v %v", systemChromium, chromiumErr, npxErr)
 		}
-		t.Skip("no chromium or npx: apt-get install chromium")
+		t.Skip("no chromium or npx: apt-get install chromium-headless-shell")
 	}
 	if bin := filepath.Join(testservers.Root(), "node_modules", ".bin", "playwright-mcp"); fileExists(bin) {
 		return bin

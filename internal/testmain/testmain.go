@@ -1,0 +1,47 @@
+// Package testmain is what every test binary of mcpc does before its tests
+// run: the TestMain of a package that needs nothing else is Run, and
+// testservers.Main starts with NoRaceExitSleep.
+//
+// Only tests import it; it imports no package of mcpc.
+package testmain
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Run runs the tests of m and exits with their code.
+func Run(m *testing.M) {
+	NoRaceExitSleep()
+	os.Exit(m.Run())
+}
+
+// NoRaceExitSleep runs this test binary again, in the same process, without
+// the race detector's sleep at exit: by default (GORACE atexit_sleep_ms=1000)
+// a binary built with -race sleeps a second before it exits, to catch races
+// of goroutines that still run. `go test -race ./...` runs 28 test binaries,
+// two at a time, so the sleep costs 14 s of the suite's time; and the
+// runtime's and the CLI's tests, where goroutines run on their own, fail
+// when one outlives its test (leakMarker, the leak checks of runtime). A GORACE that names
+// atexit_sleep_ms is the caller's choice and is kept; without -race, or
+// where exec fails, the binary goes on as it is.
+func NoRaceExitSleep() {
+	gorace := os.Getenv("GORACE")
+	if !raceEnabled || strings.Contains(gorace, "atexit_sleep_ms") {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	env := []string{strings.TrimSpace(gorace + " atexit_sleep_ms=0")}
+	env[0] = "GORACE=" + env[0]
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GORACE=") {
+			env = append(env, kv)
+		}
+	}
+	syscall.Exec(exe, os.Args, env) // returns only when it failed
+}
