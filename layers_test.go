@@ -150,7 +150,7 @@ func TestEveryTestBinaryUsesTestmain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	mainCall := regexp.MustCompile(`(?m)^func TestMain\(m \*testing\.M\) \{[^}]*(testmain\.Run\(m\)|testservers\.Main\(m,)`)
+	mainCall := regexp.MustCompile(`(?m)^func TestMain\(m \*testing\.M\) \{[^}]*((testmain\.)?Run\(m\)|testservers\.Main\(m,)`)
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		if len(fields) < 2 {
