@@ -293,19 +293,27 @@ func TestLogAfterItsCallEndedReachesTheClient(t *testing.T) {
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
-	held, release := make(chan struct{}), make(chan struct{})
-	hookForwardLogRead = func() {
-		hookForwardLogRead = nil // the first message only
-		close(held)
-		<-release
-	}
-	t.Cleanup(func() { hookForwardLogRead = nil })
+	held, release := holdFirst(t, &hookForwardLogRead)
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_tool_with_logging"}); err != nil {
 		t.Fatal(err)
 	}
 	<-held // the first message had found the call in flight
 	close(release)
 	pc.awaitLogs(t, 3, "the 3 log messages of the call")
+}
+
+// holdFirst sets the test hook *hook so that the first time it runs it
+// closes held and waits for release; later runs, and the test's end, find
+// the hook unset.
+func holdFirst(t *testing.T, hook *func()) (held, release chan struct{}) {
+	held, release = make(chan struct{}), make(chan struct{})
+	*hook = func() {
+		*hook = nil
+		close(held)
+		<-release
+	}
+	t.Cleanup(func() { *hook = nil })
+	return held, release
 }
 
 // Progress notifications a process sent during a call can reach the
@@ -315,13 +323,7 @@ func TestProgressAfterItsCallEndedReachesTheClient(t *testing.T) {
 	gw, chat := conformanceGateway(t)
 	pc := &passClient{updated: make(chan string, 1)}
 	cs := connectVersion(t, gw, chat, pc.options(), "2025-11-25")
-	held, release := make(chan struct{}), make(chan struct{})
-	hookForwardProgress = func() {
-		hookForwardProgress = nil // the first notification only
-		close(held)
-		<-release
-	}
-	t.Cleanup(func() { hookForwardProgress = nil })
+	held, release := holdFirst(t, &hookForwardProgress)
 	params := &mcp.CallToolParams{Name: "test_tool_with_progress"}
 	params.SetProgressToken("tok-late")
 	if _, err := cs.CallTool(context.Background(), params); err != nil {
