@@ -1,12 +1,16 @@
 package mcpc_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -78,15 +82,17 @@ var testOnly = []string{"internal/testmain", "internal/testservers", "internal/d
 // in the table above, imports only what the table allows, and the runtime
 // does not depend on the compiler, even indirectly.
 func TestImportDirection(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	pkgs := modulePackages(t)
 	seen := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		pkg := strings.TrimPrefix(fields[0], module)
-		if fields[0] == strings.TrimSuffix(module, "/") {
+	imports := map[string][]string{} // by import path, this module's only
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module) {
+				imports[p.ImportPath] = append(imports[p.ImportPath], imp)
+			}
+		}
+		pkg := strings.TrimPrefix(p.ImportPath, module)
+		if p.ImportPath == strings.TrimSuffix(module, "/") {
 			continue // the root package holds only tests
 		}
 		seen[pkg] = true
@@ -95,10 +101,7 @@ func TestImportDirection(t *testing.T) {
 			t.Errorf("package %s is not in mayImport: add it with the packages it may import, and say so in its doc comment", pkg)
 			continue
 		}
-		for _, imp := range fields[1:] {
-			if !strings.HasPrefix(imp, module) {
-				continue
-			}
+		for _, imp := range imports[p.ImportPath] {
 			imp = strings.TrimPrefix(imp, module)
 			for _, only := range testOnly {
 				if imp == only && !contains(testOnly, pkg) {
@@ -121,15 +124,66 @@ func TestImportDirection(t *testing.T) {
 		t.Errorf("mayImport names %s, which does not exist any more", pkg)
 	}
 
-	deps, err := exec.Command("go", "list", "-deps", "./runtime").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
+	// What the runtime depends on, even indirectly: packages outside
+	// the module do not import the module's, so the module's imports
+	// reach all of it.
+	deps := map[string]bool{}
+	var walk func(string)
+	walk = func(pkg string) {
+		for _, imp := range imports[pkg] {
+			if !deps[imp] {
+				deps[imp] = true
+				walk(imp)
+			}
+		}
 	}
-	for _, dep := range strings.Fields(string(deps)) {
-		if dep == module+"compile" || dep == module+"cmd/mcpc/cli" {
+	walk(module + "runtime")
+	if len(deps) == 0 {
+		t.Fatal("the runtime imports none of the module's packages: go list did not list it")
+	}
+	for _, dep := range []string{module + "compile", module + "cmd/mcpc/cli"} {
+		if deps[dep] {
 			t.Errorf("the runtime depends on %s: it must run a plan without the compiler", dep)
 		}
 	}
+}
+
+// listedPackage is what the tests here read of `go list`.
+type listedPackage struct {
+	ImportPath, Dir                    string
+	Imports, TestGoFiles, XTestGoFiles []string
+}
+
+var (
+	listOnce   sync.Once
+	listed     []listedPackage
+	listFailed error
+)
+
+// modulePackages lists the module's packages, once for all the tests that
+// read them (one `go list` costs half a second of CPU).
+func modulePackages(t *testing.T) []listedPackage {
+	t.Helper()
+	listOnce.Do(func() {
+		out, err := exec.Command("go", "list", "-json=ImportPath,Dir,Imports,TestGoFiles,XTestGoFiles", "./...").Output()
+		if err != nil {
+			listFailed = fmt.Errorf("go list: %v", err)
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(out))
+		for dec.More() {
+			var p listedPackage
+			if err := dec.Decode(&p); err != nil {
+				listFailed = fmt.Errorf("go list: %v", err)
+				return
+			}
+			listed = append(listed, p)
+		}
+	})
+	if listFailed != nil {
+		t.Fatal(listFailed)
+	}
+	return listed
 }
 
 func contains(list []string, s string) bool {
@@ -146,26 +200,22 @@ func contains(list []string, s string) bool {
 // testmain.NoRaceExitSleep), so that no test binary of the suite sleeps a
 // second at exit under -race.
 func TestEveryTestBinaryUsesTestmain(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{.Dir}} {{join .TestGoFiles \" \"}} {{join .XTestGoFiles \" \"}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	mainCall := regexp.MustCompile(`(?m)^func TestMain\(m \*testing\.M\) \{[^}]*((testmain\.)?Run\(m\)|testservers\.Main\(m,)`)
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) < 2 {
+	for _, p := range modulePackages(t) {
+		files := append(append([]string(nil), p.TestGoFiles...), p.XTestGoFiles...)
+		if len(files) == 0 {
 			continue // no tests
 		}
 		found := false
-		for _, f := range fields[1:] {
-			b, err := os.ReadFile(filepath.Join(fields[0], f))
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
 			if err != nil {
 				t.Fatal(err)
 			}
 			found = found || mainCall.Match(b)
 		}
 		if !found {
-			t.Errorf("%s: no TestMain that calls testmain.Run(m) or testservers.Main(m, …)", fields[0])
+			t.Errorf("%s: no TestMain that calls testmain.Run(m) or testservers.Main(m, …)", p.Dir)
 		}
 	}
 }

@@ -89,7 +89,9 @@ func resultText(r *mcp.CallToolResult) string {
 // bigServer answers the MCP handshake over Streamable HTTP with
 // instructions of n bytes.
 func bigServer(t *testing.T, n int) string {
-	big := strings.Repeat("i", n)
+	// The answer's JSON is made once, without fmt's quoting: "i" needs
+	// none, and %q of 16 MiB on every answer cost more than the client.
+	instructions := []byte(`"` + strings.Repeat("i", n) + `"`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
@@ -104,7 +106,9 @@ func bigServer(t *testing.T, n int) string {
 		w.Header().Set("Content-Type", "application/json")
 		switch req.Method {
 		case "initialize":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"},"instructions":%q}}`, req.ID, big)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"},"instructions":`, req.ID)
+			w.Write(instructions)
+			io.WriteString(w, `}}`)
 		case "tools/list":
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, req.ID)
 		default:

@@ -30,6 +30,7 @@ func waitResult(t *testing.T, done <-chan error, what string) error {
 // descendant in its group is killed, and the next call starts a new
 // process.
 func TestDeathSeenWhileStdoutHeldOpen(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	s := testServer("held", "-tools", "echo,crash", "-pidfile", "server.pid",
@@ -75,6 +76,7 @@ func TestDeathSeenWhileStdoutHeldOpen(t *testing.T) {
 // holds stdout fails with its exit code, instead of waiting out
 // startupTimeoutSeconds.
 func TestDiscoveryDeathSeenWhileStdoutHeldOpen(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	s := testServer("held", "-exit-at-start", "5", "-spawn-child", "-child-stdout", "-child-pidfile", filepath.Join(dir, "child.pid"))
@@ -100,6 +102,7 @@ func TestDiscoveryDeathSeenWhileStdoutHeldOpen(t *testing.T) {
 // (notifications/cancelled) before they are stopped; it used to stop them
 // under the call, without a word.
 func TestHostCloseCancelsCalls(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	methods, calls := filepath.Join(dir, "methods"), filepath.Join(dir, "calls")
@@ -138,6 +141,7 @@ func TestHostCloseCancelsCalls(t *testing.T) {
 // read servers.json: status and the log do not claim that the workspace
 // is missing. They used to, for every new chat.
 func TestGatewayNewChatHasNoFileProblem(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	logs := &logRecorder{}
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(marker), Remote: &RemoteOptions{}, Log: logs.log})
@@ -157,6 +161,7 @@ func TestGatewayNewChatHasNoFileProblem(t *testing.T) {
 // does not create it) no longer shows the missing workspace once it
 // exists.
 func TestRemoteFileProblemClearsOnceWorkspaceExists(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(marker), Remote: &RemoteOptions{}})
 	ws := filepath.Join(t.TempDir(), "later")
@@ -182,6 +187,7 @@ func TestRemoteFileProblemClearsOnceWorkspaceExists(t *testing.T) {
 // once with a message that names the limit (logged once), and works once
 // another process stopped.
 func TestMaxProcesses(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	logs := &logRecorder{}

@@ -120,6 +120,7 @@ func serverStatus(cb *Craftbot, name string) CraftbotServerStatus {
 // server's tools are served as mcp_<server>_<tool>, described
 // "[MCP:<server>] …", and a call of each reaches its server.
 func TestCraftbotServesEveryTransport(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	addr := testservers.StartWSServer(t)
 	p := cbPlan(true,
@@ -149,6 +150,7 @@ func TestCraftbotServesEveryTransport(t *testing.T) {
 // The same through @modelcontextprotocol/server-everything over SSE, a
 // server mcpc did not write.
 func TestCraftbotServerEverythingSSE(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	url := testservers.StartEverythingSSE(t)
 	cb := newTestCraftbot(t, cbPlan(true, cbRemote("every", "sse", url)), marker, CraftbotOptions{})
@@ -165,6 +167,7 @@ func TestCraftbotServerEverythingSSE(t *testing.T) {
 // auto_connect: every enabled server connects at start; one that fails is
 // reported (log and status) and the others are served.
 func TestCraftbotAutoConnectOneBroken(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	var log logRecorder
 	p := cbPlan(true,
@@ -205,6 +208,7 @@ func TestCraftbotAutoConnectOneBroken(t *testing.T) {
 // Without auto_connect nothing starts before the first use; the first
 // tools/list starts each server once, and later listings reuse it.
 func TestCraftbotConnectsOnFirstUse(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	starts := filepath.Join(t.TempDir(), "starts")
 	cb := newTestCraftbot(t, cbPlan(false, cbStdio("fs", "-tools", "echo", "-start-log", starts)), marker, CraftbotOptions{})
@@ -231,6 +235,7 @@ func TestCraftbotConnectsOnFirstUse(t *testing.T) {
 // Without auto_connect, a call by name before any listing connects the
 // server it names.
 func TestCraftbotFirstUseByCall(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	cb := newTestCraftbot(t, cbPlan(false, cbStdio("fs", "-tools", "echo"), cbStdio("other", "-tools", "echo")), marker, CraftbotOptions{})
 	res, err := cb.Call(context.Background(), "mcp_fs_echo", map[string]any{"text": "direct"})
@@ -246,6 +251,7 @@ func TestCraftbotFirstUseByCall(t *testing.T) {
 // is cancelled at the server (notifications/cancelled); a server that dies
 // during a call gives the death message, and the next call starts it anew.
 func TestCraftbotCallLifecycle(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	calls, cancelled, starts := filepath.Join(dir, "calls"), filepath.Join(dir, "cancelled"), filepath.Join(dir, "starts")
@@ -311,6 +317,7 @@ func TestCraftbotCallLifecycle(t *testing.T) {
 // A secret of the config file (a server's env value) is never shown: not
 // in results, tool descriptions, errors, status, stderr lines or logs.
 func TestCraftbotCanaryNeverShown(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	const canary = "CANARY-craftrun-5e1f0a77"
 	var log logRecorder
@@ -351,6 +358,7 @@ func TestCraftbotCanaryNeverShown(t *testing.T) {
 // flight), and its process is gone. A new server connects, a changed one
 // restarts, an unchanged one keeps its process.
 func TestCraftbotApply(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "b-calls")
@@ -436,6 +444,7 @@ func TestCraftbotApply(t *testing.T) {
 // Apply disabling a server, then enabling it again; and a config value
 // that changed under the same plan restarts the server that uses it.
 func TestCraftbotApplyDisableEnableAndConfigChange(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	starts := filepath.Join(dir, "starts")
@@ -487,6 +496,7 @@ func TestCraftbotApplyDisableEnableAndConfigChange(t *testing.T) {
 // Over HTTP every client shares the servers: /mcp and /chats/{id}/mcp
 // reach the same process; GET /status needs the admin token.
 func TestCraftbotHTTP(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	starts := filepath.Join(t.TempDir(), "starts")
 	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "echo", "-start-log", starts)), marker, CraftbotOptions{})
@@ -550,6 +560,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // Two servers whose tools make one action name: the first in plan order is
 // served, the later one is not (and is logged once).
 func TestCraftbotActionCollisionFirstWins(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	var log logRecorder
 	cb := newTestCraftbot(t, cbPlan(true, cbStdio("a", "-tools", "b_x"), cbStdio("a_b", "-tools", "x,echo")), marker, CraftbotOptions{Log: log.log})
@@ -572,6 +583,7 @@ func TestCraftbotActionCollisionFirstWins(t *testing.T) {
 // A server that failed to connect is tried again by a listing once
 // DefaultDiscoveryRetry has passed on the runtime's clock.
 func TestCraftbotRetriesFailedServer(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	fault := filepath.Join(ws, "fault")
@@ -608,6 +620,7 @@ func TestCraftbotRetriesFailedServer(t *testing.T) {
 // connection dropped mid-call gives an error naming the server, and the
 // next call connects again.
 func TestCraftbotWebsocketLifecycle(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	addr := testservers.StartWSServer(t)
 	cb := newTestCraftbot(t, cbPlan(true, cbRemote("sock", "websocket", "ws://"+addr+"/ws")), marker, CraftbotOptions{})

@@ -14,6 +14,7 @@ import (
 // through the lookup exactly as the config file holds it (a value that
 // looks like a template stays literal).
 func TestCraftbotLaunch(t *testing.T) {
+	t.Parallel()
 	ref := func(k string) *string { v := plan.ConfigRef(k); return &v }
 	empty := ""
 	s := &plan.Server{Name: "fs", Transport: "stdio", Command: "npx", Args: []string{"-y", "${workspace}/x"},
@@ -51,6 +52,7 @@ func TestCraftbotLaunch(t *testing.T) {
 }
 
 func TestCraftbotTargetsStdioEnabledOnly(t *testing.T) {
+	t.Parallel()
 	p := &plan.Plan{Profile: plan.ProfileCraftbot, Servers: []plan.Server{
 		{Name: "a", Transport: "stdio", Command: "x", Enabled: true},
 		{Name: "b", Transport: "stdio", Command: "x"},

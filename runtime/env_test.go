@@ -21,6 +21,7 @@ const (
 // null removes a variable; every known secret comes back [REDACTED], in
 // text and structured results, errors, stderr tails, status and logs.
 func TestEnvironmentAndRedaction(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	withRef := testServer("withref", "-tools", "env,env-json,echo,fail,crash",

@@ -15,6 +15,7 @@ import (
 // server besides the conformance fixture: its prompts, resources and
 // resource templates read the same through the gateway as directly.
 func TestGatewayPassesServerEverything(t *testing.T) {
+	t.Parallel()
 	command, args := testservers.NeedEverything(t)
 	marker := noLeaks(t)
 	s := testServer("everything")

@@ -61,6 +61,7 @@ func groupGone(t *testing.T, c *Chat) {
 }
 
 func TestFaultGarbageAtStart(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker)}, nil)
 	setFault(t, c, "garbage")
@@ -84,6 +85,7 @@ func TestFaultGarbageAtStart(t *testing.T) {
 }
 
 func TestFaultExitAtStart(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker)}, nil)
 	setFault(t, c, "exit:7")
@@ -98,6 +100,7 @@ func TestFaultExitAtStart(t *testing.T) {
 // A process that does not answer within startupTimeoutSeconds (on the
 // host's clock) is killed, group and all, and the call fails.
 func TestFaultHangPastStartupTimeout(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	clock := newFakeClock()
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker), Clock: clock}, func(s *plan.Server) { s.StartupTimeoutSeconds = 20 })
@@ -133,6 +136,7 @@ func TestFaultHangPastStartupTimeout(t *testing.T) {
 
 // A slow start within the startup timeout is fine.
 func TestFaultSlowStart(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker)}, nil)
 	setFault(t, c, "delay:300ms")
@@ -167,6 +171,7 @@ func TestFaultStderrFlood(t *testing.T) {
 
 // stderrLevel None logs nothing of a server's stderr.
 func TestStderrLevelNone(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	var logged atomic.Int64
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker), Log: func(e LogEntry) {
@@ -186,6 +191,7 @@ func TestStderrLevelNone(t *testing.T) {
 // Garbage on stdout in the middle of a session breaks the connection: the
 // call fails, the group is killed, the next call starts a new process.
 func TestFaultGarbageDuringCall(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker)}, nil)
 	if _, err := c.Call(context.Background(), "echo", nil); err != nil {
@@ -214,6 +220,7 @@ func TestFaultGarbageDuringCall(t *testing.T) {
 // message as its last error; its group is killed; the next call starts a
 // new process.
 func TestFaultDeathWhileIdle(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker)}, nil)
 	setFault(t, c, "exit-on-usr1")

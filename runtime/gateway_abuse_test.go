@@ -77,6 +77,7 @@ func gatewayQuiet(t testing.TB, gw *Gateway) {
 // workspace directory, no remote manager. It used to be that any request
 // to /chats/{id}/mcp, even one answered 400, created all three for good.
 func TestGatewayJunkCreatesNothing(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := filepath.Join(t.TempDir(), "chats")
 	if err := os.Mkdir(root, 0o700); err != nil {
@@ -134,6 +135,7 @@ func TestGatewayJunkCreatesNothing(t *testing.T) {
 // that names the limit, and the gateway logs it once; sessions of served
 // chats are not refused, and an expired chat makes room.
 func TestGatewayMaxChats(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := t.TempDir()
 	clock := newFakeClock()
@@ -177,6 +179,7 @@ func TestGatewayMaxChats(t *testing.T) {
 // MaxSessions caps the sessions of all chats; a session that ends makes
 // room.
 func TestGatewayMaxSessions(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(marker)})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: t.TempDir(), MaxSessions: 2})
@@ -210,6 +213,7 @@ func TestGatewayMaxSessions(t *testing.T) {
 // forget it, its workspace stays. A call in flight keeps it; an
 // initialize for its id later makes a new chat.
 func TestGatewayChatIdleExpiry(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := t.TempDir()
 	clock := newFakeClock()
@@ -279,6 +283,7 @@ func TestGatewayChatIdleExpiry(t *testing.T) {
 // A session without requests for SessionIdleTimeout is closed; the chat's
 // other sessions go on.
 func TestGatewaySessionIdleExpiry(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	clock := newFakeClock()
 	s := testServer("srv", "-tools", "echo")
@@ -329,6 +334,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // With an MCP token, /chats/{id}/mcp needs it (401 and WWW-Authenticate:
 // Bearer otherwise; nothing is created); the admin endpoints keep theirs.
 func TestGatewayMCPToken(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := t.TempDir()
 	const token, admin = "mcp-CANARY-0123456789", "admin-CANARY-9876543210"
@@ -440,6 +446,7 @@ func TestGatewaySlowBodiesCutOff(t *testing.T) {
 // GatewayOptions.ChatsChanged hears the number of chats served over HTTP
 // at each chat added and each chat forgotten, in that order.
 func TestGatewayChatsChanged(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	clock := newFakeClock()
 	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{Env: testEnv(marker), Clock: clock})

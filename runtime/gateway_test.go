@@ -46,6 +46,7 @@ var resultText = testservers.TextOf
 // The gateway serves the agent-visible tools, calls them with the server's
 // own names, and reports failures as MCP errors or error results.
 func TestGatewayOverTransport(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	s := testServer("srv", "-tools", "echo,crash,fail,x.y")
@@ -89,6 +90,7 @@ func TestGatewayOverTransport(t *testing.T) {
 // Tools that a discovery retry adds reach connected clients through
 // notifications/tools/list_changed.
 func TestGatewayToolsChangedNotification(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "server")
@@ -195,6 +197,7 @@ func do(t testing.TB, client *http.Client, method, url, token string) (int, stri
 // Over HTTP each /chats/{id}/mcp is a chat with its own processes and its
 // workspace under the root; the admin endpoints show and control them.
 func TestGatewayHTTP(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := filepath.Join(t.TempDir(), "chats")
 	s := testServer("srv", "-tools", "echo,env,slow", "-pidfile", "server.pid", "-spawn-child", "-child-pidfile", "child.pid")
@@ -267,6 +270,7 @@ func TestGatewayHTTP(t *testing.T) {
 // A chat id that is not [A-Za-z0-9_-]{1,64} is refused with 400, and
 // nothing is created on disk.
 func TestGatewayRejectsBadChatIDs(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := filepath.Join(t.TempDir(), "chats")
 	if err := os.Mkdir(root, 0o700); err != nil {
@@ -316,6 +320,7 @@ func TestGatewayRejectsBadChatIDs(t *testing.T) {
 // With an admin token, the admin endpoints need it; MCP endpoints do not.
 // Without one, admin requests must name a loopback host.
 func TestGatewayAdminToken(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := t.TempDir()
 	const token = "admin-CANARY-9f8e7d6c"
@@ -358,6 +363,7 @@ func TestGatewayAdminToken(t *testing.T) {
 // The real @modelcontextprotocol/server-everything behind the gateway,
 // over Streamable HTTP: its tools, a call, and its environment filtered.
 func TestGatewayServerEverything(t *testing.T) {
+	t.Parallel()
 	command, args := testservers.NeedEverything(t)
 	marker := noLeaks(t)
 	s := testServer("everything")

@@ -40,6 +40,7 @@ func TestReadBodyAllocatesItsSize(t *testing.T) {
 // A body of undeclared length, or longer than the buffer made before it
 // arrives, is read whole all the same.
 func TestReadBodyGrows(t *testing.T) {
+	t.Parallel()
 	g := NewGateway(newTestHost(t, testPlan(), HostOptions{}), GatewayOptions{})
 	for _, size := range []int{0, 1, 511, 512, 513, bodyPrealloc - 1, bodyPrealloc, 3*bodyPrealloc + 7} {
 		body := strings.Repeat("x", size)

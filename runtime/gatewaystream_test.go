@@ -13,6 +13,7 @@ import (
 // that reached the loopback listener under another host name (403, DNS
 // rebinding).
 func TestGatewayHTTPBadRequests(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{Env: testEnv(noLeaks(t))})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: filepath.Join(t.TempDir(), "chats")})
 	base, client := httpGateway(t, gw)

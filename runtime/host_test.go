@@ -50,6 +50,7 @@ func callErr(t testing.TB, err error, kind CallErrorKind) *CallError {
 // 50 chats that list tools at once share one discovery per server; each
 // chat's first call then starts a process of its own, in its workspace.
 func TestDiscoverySharedBy50Chats(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	logA, logB := filepath.Join(dir, "a.starts"), filepath.Join(dir, "b.starts")
@@ -165,6 +166,7 @@ func readFile(t testing.TB, path string) string {
 // A failed discovery contributes no tools, shows as failed, and is tried
 // again once 60 s have passed on the host's clock, not before.
 func TestDiscoveryRetryAfter60s(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin", "server") // does not exist yet
@@ -232,6 +234,7 @@ func TestDiscoveryRetryAfter60s(t *testing.T) {
 // An idle process stops after idleTimeoutSeconds on the host's clock; a
 // call restarts the wait; 0 never stops.
 func TestIdleStop(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	idle := testServer("idle", "-tools", "echo", "-start-log", filepath.Join(dir, "idle.starts"),
@@ -287,6 +290,7 @@ func TestIdleStop(t *testing.T) {
 
 // Calls to one process run one at a time unless the server is parallel.
 func TestSerializedUnlessParallel(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	serial := testServer("serial", "-tools", "concurrency,barrier")
@@ -329,6 +333,7 @@ func TestSerializedUnlessParallel(t *testing.T) {
 // A call that passes callTimeoutSeconds is cancelled: the server gets
 // notifications/cancelled, the call is not retried, the process stays.
 func TestCallTimeoutSendsCancelled(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	cancelled, calls := filepath.Join(dir, "cancelled"), filepath.Join(dir, "calls")
@@ -379,6 +384,7 @@ func TestCallTimeoutSendsCancelled(t *testing.T) {
 
 // Cancelling the caller's context also sends notifications/cancelled.
 func TestCallerCancelSendsCancelled(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	cancelled, calls := filepath.Join(dir, "cancelled"), filepath.Join(dir, "calls")
@@ -403,6 +409,7 @@ func TestCallerCancelSendsCancelled(t *testing.T) {
 // A process that dies during a call turns it into SPEC §4's error, its
 // process group is killed, and the next call starts a new one.
 func TestDeathMessageAndRestart(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
@@ -453,6 +460,7 @@ func TestDeathMessageAndRestart(t *testing.T) {
 
 // Reset and Restart stop whole process groups; the chat stays usable.
 func TestResetAndRestart(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	a := testServer("a", "-tools", "a_echo", "-spawn-child", "-child-pidfile", "a.child")
@@ -526,6 +534,7 @@ func TestResetAndRestart(t *testing.T) {
 
 // Close stops every chat's processes; afterwards everything says so.
 func TestHostClose(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
@@ -571,6 +580,7 @@ func TestHostClose(t *testing.T) {
 }
 
 func TestNewHostRejects(t *testing.T) {
+	t.Parallel()
 	if _, err := NewHost(nil, HostOptions{}); err == nil {
 		t.Error("nil plan accepted")
 	}

@@ -12,6 +12,7 @@ import (
 // stays as written (the host does not expand it there), ${workspace} is
 // filled in everywhere, and env values resolve ${env:NAME}.
 func TestLaunchKeepsEnvRefsOutsideEnv(t *testing.T) {
+	t.Parallel()
 	v := "${env:A}-${workspace}"
 	s := &plan.Server{Name: "s", Command: "${env:BIN}", Args: []string{"--a=${env:A}", "${workspace}/x"}, Cwd: "/c/${env:A}",
 		Env: map[string]*string{"E": &v}}

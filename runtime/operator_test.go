@@ -19,6 +19,7 @@ import (
 // delay (1, 2, 4 … minutes): the log said "after 60s" once, and the
 // later, longer waits silently.
 func TestRemoteRetryLogStatesTheNextDelay(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -53,6 +54,7 @@ const adminTokenForTest = "admin-token-0123456789"
 // values, env names, version, tools, last error, stderr tail, redacted;
 // admin rules as for /status.
 func TestGatewayServerDetail(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := filepath.Join(t.TempDir(), "chats")
 	s := testServer("srv", "-tools", "echo", "-stderr", "starting with "+canaryToken)
@@ -103,6 +105,7 @@ func TestGatewayServerDetail(t *testing.T) {
 // agent is told the browser state was lost. Other servers' error results,
 // and playwright's other errors, pass as they are.
 func TestPlaywrightBrowserDeathNamesLostState(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	pw := testServer("playwright", "-tools", "error-result")
 	other := testServer("other", "-tools", "error-result")

@@ -111,6 +111,7 @@ func (r *httpRecorder) statusOf(method string) int {
 // and the client falls back to initialize, whose answer carries the
 // gateway's capabilities and instructions.
 func TestGatewayDiscoverFallsBackToInitialize(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	s := testServer("conf")
 	s.Command = testservers.Conformance(t)

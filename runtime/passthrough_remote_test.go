@@ -49,6 +49,7 @@ func conformanceOverHTTP(t *testing.T, marker string) string {
 // through the gateway named like its tools (<server>__<name>), and so do
 // its progress, log messages, resource updates and list changes.
 func TestGatewayPassesRemoteServers(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	url := conformanceOverHTTP(t, marker)

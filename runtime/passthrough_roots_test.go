@@ -14,6 +14,7 @@ import (
 // and their next roots/list sees the new roots: the conformance fixture
 // logs the roots it lists when told they changed.
 func TestGatewayPassesRootsListChanged(t *testing.T) {
+	t.Parallel()
 	gw, chat := conformanceGateway(t)
 
 	logs := make(chan string, 16)

@@ -96,6 +96,7 @@ func connectVersion(t *testing.T, gw *Gateway, chat *Chat, opts *mcp.ClientOptio
 // sampling, elicitation, roots, resources (list, templates, read, links,
 // subscribe), prompts, completion and the instructions.
 func TestGatewayPassThrough(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	s := testServer("conf")

@@ -81,6 +81,7 @@ func initRequest(version string) string {
 // A request before initialize gets a JSON-RPC error with a valid code. The
 // go-sdk answered it with code 0, which no client can classify.
 func TestGatewayRequestBeforeInitialize(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(noLeaks(t))})
 	gw := NewGateway(h, GatewayOptions{Version: "test"})
 	t.Cleanup(gw.Close)
@@ -127,6 +128,7 @@ func openSession(t *testing.T, client *http.Client, url, version string) string 
 // id that is not an initialize gets 400 and opens no session, also for a
 // chat that is served.
 func TestGatewayHTTPUnknownMethodAndNoSession(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(noLeaks(t))})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: filepath.Join(t.TempDir(), "chats")})
 	base, client := httpGateway(t, gw)
@@ -176,6 +178,7 @@ func mustID(v any) jsonrpc.ID {
 // A browser page of a foreign origin gets 403 on every endpoint (the
 // DNS-rebinding rule); pages on loopback and clients without Origin pass.
 func TestGatewayOrigin(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(noLeaks(t))})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: filepath.Join(t.TempDir(), "chats")})
 	base, client := httpGateway(t, gw)
@@ -235,6 +238,7 @@ func parseSSE(body string) []sseEvent {
 // SSE streams are resumable: events carry ids, a GET with Last-Event-ID
 // replays what followed, and every SSE answer starts with a retry hint.
 func TestGatewayResumableStreams(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(noLeaks(t))})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: filepath.Join(t.TempDir(), "chats")})
 	base, client := httpGateway(t, gw)
@@ -270,6 +274,7 @@ func TestGatewayResumableStreams(t *testing.T) {
 // only the accepted ones. Over stdio the go-sdk's server also spoke the
 // sessionless protocol (server/discover) that no chat over HTTP can.
 func TestGatewayProtocolVersions(t *testing.T) {
+	t.Parallel()
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(noLeaks(t))})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: filepath.Join(t.TempDir(), "chats")})
 	base, client := httpGateway(t, gw)
@@ -328,6 +333,7 @@ func negotiated(t *testing.T, data string) string {
 // session (whatever it answers), any other gets the SDK's plain-text 400,
 // which the gateway replaces.
 func TestServerMethodsAreTheSDKs(t *testing.T) {
+	t.Parallel()
 	server := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	gwlike := http.NewServeMux()
@@ -364,6 +370,7 @@ func httpGatewayHandler(t *testing.T, h http.Handler) (string, *http.Client) {
 // restart's) start with initialize at once. A server that answers it is
 // asked every time.
 func TestDownstreamSkipsDiscoverOnceRefused(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	legacyLog, modernLog := filepath.Join(dir, "legacy.log"), filepath.Join(dir, "modern.log")

@@ -24,6 +24,7 @@ var longSecret = "CANARY-self-" + strings.Repeat("k3Wv", 110)
 // than the 300 bytes kept of an error (at start and during a call), shows
 // no part of it.
 func TestRedactBeforeCutting(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	var log logRecorder
@@ -87,6 +88,7 @@ func TestRedactBeforeCutting(t *testing.T) {
 // the secret comes in many writes, and withholds the rest of a line made of
 // overlapping secrets rather than risk showing a part of one.
 func TestStderrLinePieces(t *testing.T) {
+	t.Parallel()
 	secret := "s3cr" + strings.Repeat("e", 60) + "t"
 	redact := func(s string) string { return strings.ReplaceAll(s, secret, "[REDACTED]") }
 	var got []string
@@ -139,6 +141,7 @@ func TestStderrLinePieces(t *testing.T) {
 // Tool definitions are redacted in every string, schemas included: a
 // server can put a secret it was given in a default.
 func TestToolSchemasRedacted(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	h := newTestHost(t, testPlan(selfServer("self", nil)), HostOptions{Env: testEnv(marker, "SELF_TOKEN="+canaryToken)})
 	c, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
@@ -162,6 +165,7 @@ func TestToolSchemasRedacted(t *testing.T) {
 // secrets: redacting their JSON text could break it (a secret may match
 // across a string's end), and the details were then shown unredacted.
 func TestServerDetailRedactedPerString(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	const key = `K9wq",` // matches across the end of a string in JSON text
@@ -193,6 +197,7 @@ func TestServerDetailRedactedPerString(t *testing.T) {
 // secrets hold (redacting the encoded text broke it for a secret that
 // matches across a string's end).
 func TestGatewayStatusRedactedPerString(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	const secret = `running",`
 	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{Env: testEnv(marker), Secrets: []string{secret}})
@@ -216,6 +221,7 @@ func TestGatewayStatusRedactedPerString(t *testing.T) {
 // stopped after idleTimeoutSeconds like any other, and the call's error
 // does not claim that the server was told: it never saw the call.
 func TestIdleStopAfterCancelledStart(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	s := testServer("slow", "-tools", "echo", "-start-delay", "300ms", "-spawn-child", "-child-pidfile", "child.pid")
 	s.IdleTimeoutSeconds = 1
@@ -253,6 +259,7 @@ func TestIdleStopAfterCancelledStart(t *testing.T) {
 // was never sent: its error says so, and does not claim the server was
 // told (notifications/cancelled).
 func TestCancelWhileQueued(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")

@@ -33,6 +33,7 @@ func removeRemote(t *testing.T, ws, name string) {
 // very next call to the removed server's tool fails, saying why, without
 // a tools/list first, and the client is then told the list changed.
 func TestRemoteRemoveTakesEffectAtTheNextCall(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	a := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -68,6 +69,7 @@ func TestRemoteRemoveTakesEffectAtTheNextCall(t *testing.T) {
 // allowlist drops fails at the next call, saying so; one it keeps is
 // served by the edited entry's connection.
 func TestRemoteAllowlistEditTakesEffectAtTheNextCall(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	a := remotetest.Start(t, remotetest.Options{Transport: "http", Tools: []string{"alpha", "beta"}})

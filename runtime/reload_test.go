@@ -21,6 +21,7 @@ import (
 // the unchanged one keeps its process, and the client is told
 // (notifications/tools/list_changed).
 func TestApplyRemovesRestartsAddsAndTellsClients(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	pid := func(name string) string { return filepath.Join(dir, name+".pid") }
@@ -103,6 +104,7 @@ func TestApplyRemovesRestartsAddsAndTellsClients(t *testing.T) {
 // A disabled server stops like a removed one and shows as disabled; a call
 // in flight on it ends with the reload as its reason.
 func TestApplyDisablesAServerWithACallInFlight(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	s := testServer("s", "-tools", "slow,echo")
@@ -145,6 +147,7 @@ func TestApplyDisablesAServerWithACallInFlight(t *testing.T) {
 // A plan the host cannot run is refused and the running plan stays: its
 // tools answer as before.
 func TestApplyRefusesAndKeepsTheRunningPlan(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{
@@ -185,6 +188,7 @@ func TestApplyRefusesAndKeepsTheRunningPlan(t *testing.T) {
 // the other: the kept server answers every call; the removed one's calls
 // that start after its Apply returned all fail; nothing races (-race).
 func TestApplyUnderConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	keep := testServer("keep", "-tools", "echo")

@@ -295,7 +295,7 @@ func (r *chatRemote) logListing(l *RemoteListing) {
 		case RemoteUnavailable:
 			retry := ""
 			if !s.RetryAt.IsZero() {
-				retry = fmt.Sprintf("; the first listing after %s tries it again", formatSeconds(max(s.RetryAt.Sub(h.clock.Now()).Round(time.Second), 0)))
+				retry = fmt.Sprintf("; the first listing after %s tries it again", formatSeconds(s.retryDelay.Round(time.Second)))
 			}
 			// Keyed by the retry time too: every failed retry is logged,
 			// with its own, longer, delay.

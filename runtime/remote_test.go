@@ -110,6 +110,7 @@ func jsonText(v any) string {
 // as such, an unreachable server with its reason in status and log, and a
 // dropped connection re-made by the next call.
 func TestRemoteToolsThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	notes := remotetest.Start(t, remotetest.Options{Transport: "http", Token: remoteCanary})
@@ -209,6 +210,7 @@ func must[T any](v T, ok bool) T {
 // Chat.Tools and Chat.Call serve remote tools to an embedder without a
 // gateway, and a stdio tool wins a name over a remote tool.
 func TestRemoteToolsOfAChat(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -262,6 +264,7 @@ func TestRemoteToolsOfAChat(t *testing.T) {
 // servers.json is re-read by every listing: `mcpc remote add` and `remove`
 // take effect without a restart, and connected clients hear of it.
 func TestRemoteServersJSONChangesReachClients(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	a := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -304,6 +307,7 @@ func TestRemoteServersJSONChangesReachClients(t *testing.T) {
 // (1 minute, on the host's clock) has come, and its tools then reach the
 // client.
 func TestRemoteRetryOnTheHostClock(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -343,6 +347,7 @@ func TestRemoteRetryOnTheHostClock(t *testing.T) {
 // Over HTTP every chat's scope is its id: an entry sealed for chat a is
 // skipped in chat b, whose status says why; GET /status shows both.
 func TestRemoteScopesOverHTTP(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	root := t.TempDir()
 	notes := remotetest.Start(t, remotetest.Options{Transport: "http", Token: remoteCanary})
@@ -403,6 +408,7 @@ func TestRemoteScopesOverHTTP(t *testing.T) {
 // A chat without a scope uses no remote servers and says why; a host
 // without remote options shows no remote part at all.
 func TestRemoteNeedsAScope(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -476,6 +482,7 @@ func (t *heldRequests) RoundTrip(req *http.Request) (*http.Response, error) {
 // held the DELETE of a dropped connection before; a failed connection is
 // abandoned now and sends none.)
 func TestRemoteWorkEndsBeforeHostClose(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -506,6 +513,7 @@ func TestRemoteWorkEndsBeforeHostClose(t *testing.T) {
 // background, and its handshake, held here until it is given up, has
 // ended when Host.Close returns.
 func TestRemoteConnectEndsBeforeHostClose(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})

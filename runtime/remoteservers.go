@@ -138,9 +138,11 @@ type remoteServer struct {
 	reason    string
 	failures  int
 	nextRetry time.Time
-	attempt   chan struct{} // closed when the running attempt ends
-	removed   bool
-	link      *procLink // routes what the server sends during calls (progress, log messages)
+	// retryDelay is the wait that set nextRetry.
+	retryDelay time.Duration
+	attempt    chan struct{} // closed when the running attempt ends
+	removed    bool
+	link       *procLink // routes what the server sends during calls (progress, log messages)
 }
 
 // NewRemoteServers returns the remote servers of the chat whose workspace
@@ -377,7 +379,8 @@ func (s *remoteServer) connect(full bool, done chan struct{}) {
 		s.state = RemoteUnavailable
 		s.reason = reason
 		s.failures++
-		s.nextRetry = m.clock.Now().Add(m.retryDelay(s.failures))
+		s.retryDelay = m.retryDelay(s.failures)
+		s.nextRetry = m.clock.Now().Add(s.retryDelay)
 		s.conn = nil
 		return
 	}
@@ -453,7 +456,7 @@ func (s *remoteServer) status() RemoteServerStatus {
 		st.HeaderNames = []string{}
 	}
 	if s.state == RemoteUnavailable {
-		st.RetryAt = s.nextRetry
+		st.RetryAt, st.retryDelay = s.nextRetry, s.retryDelay
 	}
 	if s.state == RemoteConnected {
 		tools, missing := s.allowed()

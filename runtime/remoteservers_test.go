@@ -80,6 +80,7 @@ func resultJSON(r *mcp.CallToolResult) string {
 }
 
 func TestRemoteServersConnectsListsAndCalls(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	notes := remotetest.Start(t, remotetest.Options{Transport: "http", Token: remoteCanary})
 	wiki := remotetest.Start(t, remotetest.Options{Transport: "sse", Tools: []string{"a.b"}})
@@ -239,6 +240,7 @@ func (r *rendezvous) arrive() {
 // A server that never answers is unavailable "no answer within" the
 // handshake timeout, in the listing and in the prompt section.
 func TestRemoteServersHandshakeTimeout(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	addRemote(t, ws, testScope, remote.Server{Name: "never", URL: remotetest.NeverAnswers(t)}, remote.Headers{})
 	m := newRemoteSet(t, ws, newFakeClock(), func(o *RemoteOptions) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
@@ -350,6 +352,7 @@ func (m *RemoteServers) withServer(name string, f func(s *remoteServer)) {
 // A call that fails in the transport is not retried; it drops the
 // connection and the next call reconnects.
 func TestRemoteServersTransportFailureDropsTheConnection(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"http", "sse"} {
 		t.Run(transport, func(t *testing.T) {
 			ws := t.TempDir()
@@ -386,6 +389,7 @@ func TestRemoteServersTransportFailureDropsTheConnection(t *testing.T) {
 }
 
 func TestRemoteServersCallTimeoutCancelsAndDrops(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL}, remote.Headers{})
@@ -430,6 +434,7 @@ func TestRemoteServersCallTimeoutCancelsAndDrops(t *testing.T) {
 // A server that stops answering altogether: the call times out, the ping
 // after it fails, the connection is dropped and the next call reconnects.
 func TestRemoteServersTimeoutOfADeadServerDrops(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL}, remote.Headers{})
@@ -465,6 +470,7 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // Calls of one tool run one at a time; different tools run side by side.
 func TestRemoteServersOneCallAtATimePerTool(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	addRemote(t, ws, testScope, remote.Server{Name: "a", URL: srv.URL}, remote.Headers{})
@@ -507,6 +513,7 @@ func TestRemoteServersOneCallAtATimePerTool(t *testing.T) {
 // Entries that are invalid or do not open are skipped, reported, and their
 // servers are never contacted.
 func TestRemoteServersSkipsEntriesThatDoNotOpen(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	good := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	evil := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -550,6 +557,7 @@ func TestRemoteServersSkipsEntriesThatDoNotOpen(t *testing.T) {
 // servers.json is re-read before each listing: added servers connect,
 // removed ones disconnect, unchanged ones keep their connection.
 func TestRemoteServersReloadsServersJSON(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	a := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	b := remotetest.Start(t, remotetest.Options{Transport: "http"})
@@ -586,6 +594,7 @@ func TestRemoteServersReloadsServersJSON(t *testing.T) {
 }
 
 func TestRemoteServersNamesAgainstTakenNames(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http", Tools: []string{"x y", "x_y", strings.Repeat("long", 20)}})
 	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL}, remote.Headers{})
@@ -611,6 +620,7 @@ func TestRemoteServersNamesAgainstTakenNames(t *testing.T) {
 }
 
 func TestRemoteServersClose(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	srv := remotetest.Start(t, remotetest.Options{Transport: "sse"})
 	addRemote(t, ws, testScope, remote.Server{Name: "s", URL: srv.URL}, remote.Headers{})
@@ -631,6 +641,7 @@ func TestRemoteServersClose(t *testing.T) {
 // Tool definitions are redacted in every string, input schemas included: a
 // server can put the key it was sent in a default.
 func TestRemoteToolSchemasRedacted(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	key := "CANARY-schema-3c2b1a"
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http", Tools: []string{"lookup"}, Schema: map[string]any{

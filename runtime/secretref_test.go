@@ -18,6 +18,7 @@ import (
 // byte, the plan holds a reference to the variable and never the value,
 // and a weak deny-listed value ("tools", a word) changes nothing that runs.
 func TestSecretBindingLaunchesExactly(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	const pat = "CANARY-pat-9f1c7e22d4"
@@ -87,6 +88,7 @@ func TestSecretBindingLaunchesExactly(t *testing.T) {
 // tail: stderr is handled a line at a time, and each line of the key is a
 // known secret of its own.
 func TestMultiLineSecretInStderr(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	pem := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4ypbL4Ssn1Ue2J0mZ/P8rT4Q3a9a\n-----END PRIVATE KEY-----"
 	srv := testServer("pem", "-tools", "echo", "-stderr", "loaded key:\n"+pem, "-stderr", "key ready")

@@ -96,6 +96,7 @@ func callEcho(t *testing.T, cs *mcp.ClientSession, tool string) {
 // initialize started them (else the gateway would restart them for the new
 // client).
 func TestStartEarlyAtInitialize(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			r := newEarlyRig(t, transport, GatewayOptions{StartEarly: true})
@@ -150,6 +151,7 @@ func TestStartEarlyAtInitialize(t *testing.T) {
 // chat process, nor does a listing: a chat's process starts at its first
 // call to the server, and only that server's.
 func TestNoStartAtInitializeByDefault(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			r := newEarlyRig(t, transport, GatewayOptions{})
@@ -183,6 +185,7 @@ func TestNoStartAtInitializeByDefault(t *testing.T) {
 // idleTimeoutSeconds, counted from when it runs, as any idle process of
 // the chat; the next call starts a new one.
 func TestStartEarlyIdleStop(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	startLog := filepath.Join(dir, "starts")
@@ -224,6 +227,7 @@ func TestStartEarlyIdleStop(t *testing.T) {
 // the chat's status, with the reason, as a failed start at a call does;
 // the next call starts it again.
 func TestStartEarlyFailure(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	startLog := filepath.Join(dir, "starts")
@@ -268,6 +272,7 @@ func TestStartEarlyFailure(t *testing.T) {
 // call's start does: at the limit a server is not started, the limit's
 // message is its last error, and a call starts it once a place is free.
 func TestStartEarlyWithinProcessLimit(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	a := testServer("a", "-tools", "echo")
@@ -300,6 +305,7 @@ func TestStartEarlyWithinProcessLimit(t *testing.T) {
 // Only the first chat's early starts are discoveries: a later chat's
 // initialize starts its own processes, and no discovery runs again.
 func TestStartEarlyLaterChatsDoNotDiscover(t *testing.T) {
+	t.Parallel()
 	r := newEarlyRig(t, "stdio", GatewayOptions{StartEarly: true})
 	cs := r.connect()
 	callEcho(t, cs, "echo")
@@ -329,6 +335,7 @@ func TestStartEarlyLaterChatsDoNotDiscover(t *testing.T) {
 // ended once, by the start: with its list, or, for a server a reload
 // retired meanwhile, without a discovery of its own.
 func TestAdoptedDiscoveryEndsOnce(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	startLog := filepath.Join(t.TempDir(), "starts")
 	h := newTestHost(t, testPlan(testServer("a", "-tools", "echo", "-start-log", startLog),

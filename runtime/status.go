@@ -121,6 +121,11 @@ type RemoteServerStatus struct {
 	ServerName    string    `json:"serverName,omitempty"`
 	ServerVersion string    `json:"serverVersion,omitempty"`
 	RetryAt       time.Time `json:"retryAt,omitzero"` // when an unavailable server is tried again
+
+	// retryDelay is the wait from the failure to RetryAt, which the log
+	// names: the time left until RetryAt depends on when the log is
+	// written.
+	retryDelay time.Duration
 }
 
 // RemoteSkipped is an entry of servers.json that is not used: invalid, or

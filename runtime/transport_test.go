@@ -19,6 +19,7 @@ import (
 
 // A gateway serves a chat over LineTransport to the SDK's own client.
 func TestLineTransportGateway(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
 	chat, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
@@ -64,6 +65,7 @@ func serveLines(t testing.TB, gw *Gateway, chat *Chat) (cs *mcp.ClientSession, s
 
 // Messages far larger than the read buffer go through whole, both ways.
 func TestLargeMessages(t *testing.T) {
+	t.Parallel()
 	marker := noLeaks(t)
 	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
 	c, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
@@ -81,6 +83,7 @@ func TestLargeMessages(t *testing.T) {
 // notifications/cancelled written to it, and of nothing else: a shutdown
 // waits for those notifications before it closes stdin (see callLedger).
 func TestWatchedConnCancelHook(t *testing.T) {
+	t.Parallel()
 	noLeaks(t)
 	inner, err := (&transport.LineTransport{Reader: strings.NewReader(""), Writer: io.Discard}).Connect(context.Background())
 	if err != nil {

@@ -43,3 +43,26 @@ func sharedBuildDir() (dir string, unlock func(), err error) {
 	// Closing the file releases the lock.
 	return dir, func() { f.Close() }, nil
 }
+
+// goTestRun names the `go test` run that started this test binary: the pid
+// of its parent and the parent's start time (field 22 of /proc/PID/stat,
+// so that a pid used again later names another run), or "" when the parent
+// is not the go command (a test binary run by hand, or by -exec's program).
+// Every test binary of one `go test ./...` is a child of the same go
+// command, and sees the same name.
+func goTestRun() string {
+	ppid := os.Getppid()
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid))
+	if err != nil || string(comm) != "go\n" {
+		return ""
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ppid))
+	if err != nil {
+		return ""
+	}
+	start, ok := startTime(stat)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%d %s", ppid, start)
+}

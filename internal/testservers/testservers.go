@@ -7,6 +7,7 @@
 package testservers
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,6 +48,13 @@ var (
 // 2 s of CPU, and `go test ./...` runs eight test binaries that need one
 // command or more. Where there is no such directory it builds into one of
 // its own, which Cleanup removes.
+//
+// Within one `go test` run it checks each command once, not once per test
+// binary: the first test binary of the run that needs the command runs go
+// build and records the run (goTestRun) beside the binary; the others of
+// the same run find the record and take the binary as it is. A go build
+// that finds the binary up to date still costs 0.5 s of CPU, and a run of
+// the suite made fourteen of them.
 func buildOnce(pkg, name string) (string, error) {
 	buildsMu.Lock()
 	b := builds[pkg]
@@ -66,6 +74,15 @@ func buildOnce(pkg, name string) (string, error) {
 		}
 		defer unlock()
 		bin := filepath.Join(dir, name)
+		run := ""
+		if !b.private {
+			run = goTestRun()
+		}
+		if checkedIn(bin, run) {
+			b.bin = bin
+			return
+		}
+		os.Remove(bin + checkedSuffix)
 		// -trimpath: compiled code that does not depend on the
 		// directory, which TestBuildInAClone's build of a copy of the tree
 		// then reuses from the build cache.
@@ -78,9 +95,32 @@ func buildOnce(pkg, name string) (string, error) {
 			b.err = fmt.Errorf("building %s: %v\n%s", pkg, err, out)
 			return
 		}
+		if run != "" {
+			// Without the record the next test binary runs go build
+			// again: a cost, not an error.
+			_ = os.WriteFile(bin+checkedSuffix, []byte(run), 0o600)
+		}
 		b.bin = bin
 	})
 	return b.bin, b.err
+}
+
+// checkedSuffix names the file beside a built command that records the
+// `go test` run whose go build made it or found it up to date.
+const checkedSuffix = ".checked-by-run"
+
+// checkedIn reports whether bin exists and a go build of the run named run
+// (goTestRun; "" is no run) made it or found it up to date.
+func checkedIn(bin, run string) bool {
+	if run == "" {
+		return false
+	}
+	got, err := os.ReadFile(bin + checkedSuffix)
+	if err != nil || string(got) != run {
+		return false
+	}
+	fi, err := os.Stat(bin)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // Build builds the Go test server (once per process) and returns the path
@@ -233,3 +273,18 @@ func Conformance(t testing.TB) string {
 // The Debian wrapper /usr/bin/chromium-headless-shell runs it as a child
 // of a shell, which a test that kills the browser would kill instead.
 const HeadlessChromium = "/usr/lib/chromium/chromium-headless-shell"
+
+// startTime is field 22 of a /proc/PID/stat line. Field 2, the command
+// name in parentheses, may hold spaces and parentheses itself: the fields
+// after it are counted from its last ')'.
+func startTime(stat []byte) (string, bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", false
+	}
+	fields := strings.Fields(string(stat[i+1:])) // field 3 onwards
+	if len(fields) < 20 {
+		return "", false
+	}
+	return fields[19], true
+}
