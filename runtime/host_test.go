@@ -209,7 +209,9 @@ func TestDiscoveryRetryAfter60s(t *testing.T) {
 	if _, err := c.Tools(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the retry succeeds", func() bool { return h.Status().Servers[1].State == "ok" })
+	// The state turns "ok" before the tool table is rebuilt with the
+	// server's tools: wait for both.
+	eventually(t, "the retry succeeds", func() bool { d := h.Status().Servers[1]; return d.State == "ok" && d.Tools > 0 })
 	if d := h.Status().Servers[1]; d.Discoveries != 2 || d.Tools != 1 {
 		t.Errorf("after the retry: %+v", d)
 	}
