@@ -220,7 +220,7 @@ func TestRunKilledKillsServerGroups(t *testing.T) {
 // startEscapingServer runs mcpc run --stdio as a process with one server
 // (tools, and echo among them) that starts a "sleep" in a session of its
 // own (setsid); it returns once a call ran, with the sleep's pid.
-func startEscapingServer(t *testing.T, tools string) (*exec.Cmd, *mcp.ClientSession, *syncBuffer, int) {
+func startEscapingServer(t *testing.T, tools string) (marker string, cmd *exec.Cmd, cs *mcp.ClientSession, stderr *syncBuffer, pid int) {
 	t.Helper()
 	marker, bin := processTest(t)
 	dir := t.TempDir()
@@ -230,12 +230,12 @@ func startEscapingServer(t *testing.T, tools string) (*exec.Cmd, *mcp.ClientSess
 	plan := compilePlan(t, map[string]map[string]any{
 		"srv": {"Command": testServer, "Args": []string{"-tools", tools, "-spawn-escaped", "escaped.pid"}},
 	})
-	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", plan, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
+	cmd, cs, stderr = startStdioProcess(t, bin, "--plan", plan, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
 		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
 	if got := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
 		t.Fatalf("echo %q", got)
 	}
-	return cmd, cs, stderr, readPid(t, escaped)
+	return marker, cmd, cs, stderr, readPid(t, escaped)
 }
 
 // A process that leaves its server's process group (setsid) is not
@@ -246,7 +246,7 @@ func TestRunEscapedProcessCounted(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("the process tree is read from /proc")
 	}
-	cmd, cs, stderr, pid := startEscapingServer(t, "echo")
+	_, cmd, cs, stderr, pid := startEscapingServer(t, "echo")
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cs.Wait() }()
@@ -277,7 +277,7 @@ func TestRunKilledKillsOrphanThatLeftItsGroup(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("the guard is Linux's")
 	}
-	cmd, cs, stderr, pid := startEscapingServer(t, "echo,crash")
+	marker, cmd, cs, stderr, pid := startEscapingServer(t, "echo,crash")
 	callText(t, cs, "crash", map[string]any{"code": 2}) // the server exits; its setsid child stays
 	want := fmt.Sprintf("process %d (sleep) outlived the server that started it, outside its process group (setsid)", pid)
 	waitFor(t, "mcpc reports the orphan", func() bool { return strings.Contains(stderr.String(), want) })
@@ -285,6 +285,10 @@ func TestRunKilledKillsOrphanThatLeftItsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the orphan is gone", func() bool { return !alive(pid) })
+	// The discovery's server left a sleep of its own, which the guard
+	// may kill after this one: every process of the run goes, the guard
+	// last.
+	waitFor(t, "every process of the run is gone", func() bool { return len(markedAlive(marker)) == 0 })
 }
 
 // Tokens: at least 16 characters, not blank; the admin and MCP tokens
