@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -136,7 +135,7 @@ func noLeaks(t testing.TB) string {
 	marker := hex.EncodeToString(b)
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(leakLabel, marker)))
 	t.Cleanup(func() {
-		if pids := markedProcesses(marker); len(pids) > 0 {
+		if pids := testservers.MarkedProcesses(leakMarkerVar + "=" + marker); len(pids) > 0 {
 			t.Errorf("processes left running after the test: %v", pids)
 		}
 		// The cleanups run on the test's goroutine: it is the one
@@ -198,31 +197,6 @@ func labelsHold(line, label string) bool {
 		}
 	}
 	return false
-}
-
-// markedProcesses lists live processes whose environment holds marker.
-func markedProcesses(marker string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	needle := []byte(leakMarkerVar + "=" + marker + "\x00")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, needle) {
-			continue
-		}
-		if processGone(pid) { // a zombie
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids
 }
 
 // patientSeconds is testservers.Patient in seconds: the startup and call

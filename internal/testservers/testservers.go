@@ -246,10 +246,30 @@ func Alive(pid int) bool {
 	if err != nil {
 		return false
 	}
-	// The state follows the parenthesised command name.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	f, ok := statFields(b)
+	return !ok || f[0] != "Z" // field 3, the state
+}
+
+// MarkedProcesses lists the live processes, other than the calling one,
+// whose environment holds the entry marker ("NAME=VALUE"): a test puts
+// such an entry in the environment of what it starts, which every child
+// inherits, and finds leftovers whatever their parent or process group.
+func MarkedProcesses(marker string) []int {
+	needle := []byte(marker + "\x00")
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, needle) || !Alive(pid) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
 }
 
 // Conformance builds fixtures/servers/conformance (the server that offers
@@ -274,17 +294,23 @@ func Conformance(t testing.TB) string {
 // of a shell, which a test that kills the browser would kill instead.
 const HeadlessChromium = "/usr/lib/chromium/chromium-headless-shell"
 
-// startTime is field 22 of a /proc/PID/stat line. Field 2, the command
-// name in parentheses, may hold spaces and parentheses itself: the fields
-// after it are counted from its last ')'.
-func startTime(stat []byte) (string, bool) {
+// statFields are the fields of a /proc/PID/stat line from field 3 (the
+// state) on. Field 2, the command name in parentheses, may hold spaces and
+// parentheses itself: the fields after it are counted from its last ')'.
+func statFields(stat []byte) ([]string, bool) {
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
+		return nil, false
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	return f, len(f) > 0
+}
+
+// startTime is field 22 of a /proc/PID/stat line.
+func startTime(stat []byte) (string, bool) {
+	f, _ := statFields(stat)
+	if len(f) < 20 {
 		return "", false
 	}
-	fields := strings.Fields(string(stat[i+1:])) // field 3 onwards
-	if len(fields) < 20 {
-		return "", false
-	}
-	return fields[19], true
+	return f[19], true
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -288,7 +289,7 @@ func TestRunKilledKillsOrphanThatLeftItsGroup(t *testing.T) {
 	// The discovery's server left a sleep of its own, which the guard
 	// may kill after this one: every process of the run goes, the guard
 	// last.
-	waitFor(t, "every process of the run is gone", func() bool { return len(markedAlive(marker)) == 0 })
+	waitFor(t, "every process of the run is gone", func() bool { return len(testservers.MarkedProcesses(marker)) == 0 })
 }
 
 // Tokens: at least 16 characters, not blank; the admin and MCP tokens

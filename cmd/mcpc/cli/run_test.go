@@ -43,7 +43,7 @@ func leakMarker(t *testing.T) string {
 	signal.Stop(warm)
 	base := goruntime.NumGoroutine()
 	t.Cleanup(func() {
-		for _, pid := range markedAlive("MCPC_RUN_TEST_MARKER=" + marker) {
+		for _, pid := range testservers.MarkedProcesses("MCPC_RUN_TEST_MARKER=" + marker) {
 			t.Errorf("process %d outlived the test", pid)
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -55,26 +55,6 @@ func leakMarker(t *testing.T) string {
 		}
 	})
 	return "MCPC_RUN_TEST_MARKER=" + marker
-}
-
-// markedAlive lists the live processes, other than the test's own, whose
-// environment holds the entry marker (leakMarker's result).
-func markedAlive(marker string) []int {
-	needle := []byte(marker + "\x00")
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, needle) {
-			continue
-		}
-		var pid int
-		fmt.Sscan(e.Name(), &pid)
-		if pid != os.Getpid() && alive(pid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // compilePlan compiles an appsettings.json holding servers (name → JSON
