@@ -10,15 +10,21 @@ import (
 	"github.com/mcpc-dev/mcpc/rules"
 )
 
-// parseDotenv reads an env file: KEY=VALUE lines, blank lines and # comments,
-// an optional "export " before the key, values optionally in single quotes
-// (taken literally) or double quotes (with \n, \t, \", \\ and \$ escapes).
-// An unquoted value runs to the end of the line, trailing blanks trimmed;
-// after a closing quote only blanks or a # comment may follow.
+// parseDotenv reads an env file: NAME=VALUE lines, blank lines and #
+// comments, an optional "export " before the name, values optionally in
+// single quotes (taken literally) or double quotes (with \n, \t, \r, \", \\
+// and \$ escapes). A quoted value may span lines, as python-dotenv, docker
+// compose and node's dotenv read it (a PEM key, say); an unquoted value
+// runs to the end of its line, trailing blanks trimmed; after a closing
+// quote only blanks or a # comment may follow. A name has letters, digits
+// and _ . - : only.
 //
-// secret tells which names are secrets: a line that does not parse is then
-// neither quoted in a message nor shown in an excerpt (masks holds its
-// replacement), since mcpc cannot tell where its value starts.
+// A line that does not parse may be part of a secret (a key's body
+// continued without quotes): a diagnostic names its line and its shape and
+// never quotes it, and its excerpt shows only the name and = of a line
+// whose name parsed (masks holds the replacement of each such line). The
+// lines of a secret's value (secret tells which names are secrets) are
+// masked too, whatever their length.
 func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*EnvVar, ds []diag.Diagnostic, masks map[int]string) {
 	ix := node.NewLineIndex(file, data)
 	masks = map[int]string{}
@@ -28,144 +34,166 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 	if !utf8.Valid(data) {
 		return nil, []diag.Diagnostic{rules.EnvFileSyntax.At(diag.Pos{File: file, Line: 1, Column: 1}, "the file is not valid UTF-8", "save the file as UTF-8")}, nil
 	}
-	lineNo := 0
-	for {
-		lineNo++
+	for lineNo := 1; ; lineNo++ {
 		line, ok := ix.Line(lineNo)
 		if !ok {
 			break
 		}
+		first := lineNo
 		at := func(byteCol int) diag.Pos {
-			return diag.Pos{File: file, Line: lineNo, Column: utf8.RuneCountInString(line[:byteCol]) + 1}
+			return diag.Pos{File: file, Line: first, Column: utf8.RuneCountInString(line[:byteCol]) + 1}
 		}
-		i := 0
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-			i++
+		fail := func(byteCol int, msg, suggestion string, shown string, lastLine int) {
+			ds = append(ds, rules.EnvFileSyntax.At(at(byteCol), msg, suggestion))
+			masks[first] = shown + redact.Redacted
+			for n := first + 1; n <= lastLine; n++ {
+				masks[n] = redact.Redacted
+			}
 		}
+		i := skipBlanks(line, 0)
 		if i == len(line) || line[i] == '#' {
 			continue
 		}
 		if strings.HasPrefix(line[i:], "export ") {
-			i += len("export ")
-			for i < len(line) && line[i] == ' ' {
-				i++
-			}
+			i = skipBlanks(line, i+len("export "))
 		}
 		keyStart := i
-		guess := leadingName(line[keyStart:])
-		hidden := secret(guess)
-		if hidden {
-			masks[lineNo] = line[:keyStart] + guess + " " + redact.Redacted
-		}
 		eq := strings.IndexByte(line[i:], '=')
 		if eq < 0 {
-			got := quoteShort(strings.TrimSpace(line[keyStart:]))
-			if hidden {
-				got = "a line starting with " + guess + " (its value is a secret and not shown)"
-			}
-			ds = append(ds, rules.EnvFileSyntax.At(at(keyStart),
-				"expected KEY=VALUE, got "+got, "write it as NAME=value"))
+			fail(keyStart, "expected NAME=value, but the line has no = (its text is not shown: it may be part of a value)",
+				"write it as NAME=value; a value on several lines goes in double quotes", "", first)
 			continue
 		}
 		key := strings.TrimRight(line[keyStart:keyStart+eq], " \t")
-		if key == "" || strings.ContainsAny(key, " \t") {
-			ds = append(ds, rules.EnvFileSyntax.At(at(keyStart),
-				"expected a variable name before =, got "+quoteShort(key), "write it as NAME=value"))
+		if problem, suggestion := nameProblem(key); problem != "" {
+			fail(keyStart, "the text before = is not a variable name: "+problem+" (the line is not shown)", suggestion, "", first)
 			continue
 		}
-		j := keyStart + eq + 1
-		for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
-			j++
-		}
+		hidden := secret(key)
+		j := skipBlanks(line, keyStart+eq+1)
+		shown := line[:j] // the name and =: the part of the line that is no value
 		v := &EnvVar{Name: key, Source: "env-file", Loc: node.LocOf(at(keyStart)), ValueLoc: node.LocOf(at(j))}
 		rest := line[j:]
-		switch {
-		case strings.HasPrefix(rest, "'"):
-			end := strings.IndexByte(rest[1:], '\'')
-			if end < 0 {
-				ds = append(ds, rules.EnvFileSyntax.At(at(j), "the single quote that opens the value of "+key+" is not closed", "close it with ' on the same line"))
-				continue
+		last := first
+		if rest != "" && (rest[0] == '\'' || rest[0] == '"') {
+			q := quotedValue{quote: rest[0]}
+			after, closed := q.read(rest[1:])
+			for !closed {
+				next, ok := ix.Line(last + 1)
+				if !ok {
+					break
+				}
+				last++
+				q.b.WriteByte('\n')
+				after, closed = q.read(next)
 			}
-			v.Value, v.TextOffset = rest[1:1+end], 1
-			if d, bad := trailing(rest[2+end:], at(j+2+end), hidden); bad {
-				ds = append(ds, d)
-				continue
-			}
-		case strings.HasPrefix(rest, `"`):
-			val, n, closed := unquoteDouble(rest[1:])
 			if !closed {
-				ds = append(ds, rules.EnvFileSyntax.At(at(j), "the double quote that opens the value of "+key+" is not closed", `close it with " on the same line`))
+				what := "double"
+				if q.quote == '\'' {
+					what = "single"
+				}
+				fail(j, "the "+what+" quote that opens the value of "+key+" is not closed before the end of the file",
+					"close it with "+string(q.quote)+"; a quoted value may span several lines", shown, last)
+				break
+			}
+			v.Value, v.TextOffset = q.b.String(), 1
+			if t := strings.TrimLeft(after, " \t"); t != "" && t[0] != '#' {
+				endLine, _ := ix.Line(last)
+				col := utf8.RuneCountInString(endLine[:len(endLine)-len(t)]) + 1
+				ds = append(ds, rules.EnvFileSyntax.At(diag.Pos{File: file, Line: last, Column: col},
+					"unexpected text after the quoted value of "+key+" (the text is not shown: it may be part of a value)", "put a # before a comment, or quote the whole value"))
+				masks[first] = shown + redact.Redacted
+				for n := first + 1; n <= last; n++ {
+					masks[n] = redact.Redacted
+				}
+				lineNo = last
 				continue
 			}
-			v.Value, v.TextOffset = val, 1
-			if d, bad := trailing(rest[1+n:], at(j+1+n), hidden); bad {
-				ds = append(ds, d)
-				continue
-			}
-		default:
+		} else {
 			v.Value = strings.TrimRight(rest, " \t")
 		}
 		if hidden {
 			// A secret's value never shows in an excerpt, even one too weak
 			// to redact by value.
-			masks[lineNo] = line[:j] + redact.Redacted
-		} else {
-			delete(masks, lineNo) // parsed: redaction by value applies
+			masks[first] = shown + redact.Redacted
+			for n := first + 1; n <= last; n++ {
+				masks[n] = redact.Redacted
+			}
 		}
 		vars = append(vars, v)
+		lineNo = last
 	}
 	return vars, ds, masks
 }
 
-// leadingName is the variable name a line seems to start with.
-func leadingName(s string) string {
-	end := 0
-	for end < len(s) && (s[end] == '_' || s[end] >= 'A' && s[end] <= 'Z' || s[end] >= 'a' && s[end] <= 'z' || s[end] >= '0' && s[end] <= '9') {
-		end++
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
 	}
-	return s[:end]
+	return i
 }
 
-func trailing(s string, pos diag.Pos, hidden bool) (diag.Diagnostic, bool) {
-	t := strings.TrimLeft(s, " \t")
-	if t == "" || t[0] == '#' {
-		return diag.Diagnostic{}, false
+// nameProblem says what keeps the text before = from being a variable
+// name, by its shape only, and what to write instead; "" when it is one.
+func nameProblem(key string) (problem, suggestion string) {
+	const fix = "write it as NAME=value"
+	switch {
+	case key == "":
+		return "there is no name", fix
+	case len(key) >= 2 && (key[0] == '"' || key[0] == '\'') && key[len(key)-1] == key[0]:
+		return "the name is in quotes, so the variable's name would include them", "write the name without quotes: NAME=value"
+	case strings.ContainsAny(key, " \t"):
+		return "it has a blank in it", fix
 	}
-	pos.Column += len(s) - len(t)
-	what := ": " + quoteShort(t)
-	if hidden {
-		what = ""
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !(c == '_' || c == '.' || c == '-' || c == ':' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return "it has a character other than letters, digits, _ . - and :", fix
+		}
 	}
-	return rules.EnvFileSyntax.At(pos, "unexpected text after the closing quote"+what, "put a # before a comment, or quote the whole value"), true
+	return "", ""
 }
 
-// unquoteDouble reads a double-quoted value up to its closing quote and
-// returns the value and the bytes consumed (including the closing quote).
-func unquoteDouble(s string) (string, int, bool) {
-	var b strings.Builder
+// quotedValue reads a quoted value line by line, up to its closing quote.
+type quotedValue struct {
+	quote byte
+	b     strings.Builder
+}
+
+// read takes the next piece of the value (a line, or the rest of the
+// first one) and returns the text after the closing quote, if it has one.
+func (q *quotedValue) read(s string) (after string, closed bool) {
+	if q.quote == '\'' {
+		end := strings.IndexByte(s, '\'')
+		if end < 0 {
+			q.b.WriteString(s)
+			return "", false
+		}
+		q.b.WriteString(s[:end])
+		return s[end+1:], true
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '"':
-			return b.String(), i + 1, true
+			return s[i+1:], true
 		case c == '\\' && i+1 < len(s):
 			i++
 			switch s[i] {
 			case 'n':
-				b.WriteByte('\n')
+				q.b.WriteByte('\n')
 			case 't':
-				b.WriteByte('\t')
+				q.b.WriteByte('\t')
 			case 'r':
-				b.WriteByte('\r')
+				q.b.WriteByte('\r')
 			case '"', '\\', '$':
-				b.WriteByte(s[i])
+				q.b.WriteByte(s[i])
 			default:
-				b.WriteByte('\\')
-				b.WriteByte(s[i])
+				q.b.WriteByte('\\')
+				q.b.WriteByte(s[i])
 			}
 		default:
-			b.WriteByte(c)
+			q.b.WriteByte(c)
 		}
 	}
-	return "", len(s), false
+	return "", false
 }

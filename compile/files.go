@@ -60,7 +60,9 @@ func (fs *FileSet) Line(file string, n, col int) (string, int, bool) {
 	var raw string
 	switch {
 	case fs.masked[file] != nil && fs.masked[file][n] != "":
-		return fs.masked[file][n], col, true
+		// The caret stays within what the mask shows.
+		m := fs.masked[file][n]
+		return m, min(col, utf8.RuneCountInString(m)+1), true
 	case fs.files[file] != nil:
 		s, ok := fs.files[file].Line(n)
 		if !ok {

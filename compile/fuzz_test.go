@@ -95,6 +95,8 @@ func FuzzEnvFile(f *testing.F) {
 	addFixtureSeeds(f, "host.env")
 	f.Add([]byte("PLAYWRIGHT_ENABLED=true\nPLAYWRIGHT_EXTRA_ARGS='--a \"b c\"'\nMcp__Servers__x__Command=y\n"))
 	f.Add([]byte("\uFEFFMcp__Servers__x__Command=y\x00\nMcp__Servers__x__CallTimeoutSeconds=&h10\nPLAYWRIGHT_COMMAND=${env:X}\n"))
+	// Values over several lines, one never closed, a quoted name.
+	f.Add([]byte("SSH_PRIVATE_KEY=\"-----BEGIN KEY-----\r\nbody\\\n-----END KEY-----\" # c\nB='x\n\ny'\"OPENAI_API_KEY\"=v\nC=\"open\nD=1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		compileFuzz(t, Options{CleanEnv: true, EnvFiles: []string{"host.env"}},
 			map[string][]byte{"host.env": data})

@@ -113,7 +113,7 @@ func entryVars(file, source string, entries []string) ([]*EnvVar, []diag.Diagnos
 	for i, e := range entries {
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			ds = append(ds, rules.EnvFileSyntax.At(diag.Pos{File: file, Line: i + 1, Column: 1}, "expected KEY=VALUE, got "+quoteShort(e), "write it as NAME=value"))
+			ds = append(ds, rules.EnvFileSyntax.At(diag.Pos{File: file, Line: i + 1, Column: 1}, "expected NAME=value, but the entry has no = (its text is not shown: it may be a value)", "write it as NAME=value"))
 			continue
 		}
 		vars = append(vars, EnvVar{Name: k, Value: v, Source: source, Loc: inFile.At(i+1, 1), ValueLoc: inFile.At(i+1, utf8.RuneCountInString(k)+2)})

@@ -115,6 +115,62 @@ func TestParseDotenv(t *testing.T) {
 	}
 }
 
+// A quoted value may span lines (python-dotenv, docker compose and node's
+// dotenv read it so); its position is its opening quote, and the variables
+// after it are read as usual. A CRLF file's value has LF line breaks.
+func TestParseDotenvMultiLine(t *testing.T) {
+	src := "K=\"-----BEGIN KEY-----\r\nbody\\tx\r\n-----END KEY-----\" # key\r\nS='a\n\nb'\nN=after\n"
+	vars, ds, masks := parseDotenv("h.env", []byte(src), func(n string) bool { return n == "K" })
+	if len(ds) != 0 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	got := map[string]string{}
+	for _, v := range vars {
+		got[v.Name] = v.Value
+	}
+	want := map[string]string{"K": "-----BEGIN KEY-----\nbody\tx\n-----END KEY-----", "S": "a\n\nb", "N": "after"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if p := vars[1].Pos(); p.Line != 4 || vars[2].Pos().Line != 7 {
+		t.Errorf("S at %v, N at %v", p, vars[2].Pos())
+	}
+	// Every line of the secret's value is masked in excerpts.
+	if masks[1] != "K=[REDACTED]" || masks[2] != "[REDACTED]" || masks[3] != "[REDACTED]" || len(masks) != 3 {
+		t.Errorf("masks %v", masks)
+	}
+}
+
+// A line that does not parse is never quoted: not in the message, and its
+// excerpt shows at most the name and = of a line whose name parsed.
+func TestParseDotenvErrorsQuoteNothing(t *testing.T) {
+	const canary = "MIIEcnryPEMbody0123456789"
+	for _, src := range []string{
+		canary + "\n",
+		"X " + canary + "=1\n",
+		`"` + canary + `"=1` + "\n",
+		"A=\"" + canary + "\n",
+		"A='x\n" + canary + "\n",
+		"A=\"x\"" + canary + "\n",
+		"A=\"x\n" + canary + "\" y\n",
+		canary + "+/==\n",
+	} {
+		_, ds, masks := parseDotenv("h.env", []byte(src), nil)
+		if len(ds) != 1 {
+			t.Errorf("%q: %d diagnostics, want 1: %v", src, len(ds), ds)
+			continue
+		}
+		if strings.Contains(ds[0].Message+ds[0].Suggestion, canary) {
+			t.Errorf("%q: the message quotes the line: %v", src, ds[0])
+		}
+		for n := 1; n <= strings.Count(src, "\n"); n++ {
+			if masks[n] == "" || strings.Contains(masks[n], canary) {
+				t.Errorf("%q: line %d's excerpt is %q", src, n, masks[n])
+			}
+		}
+	}
+}
+
 func TestParseDotenvErrors(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"JUSTAKEY\n", "h.env:1:1"},

@@ -11,7 +11,7 @@ var (
 	// Reading the sources.
 	JSONSyntax = declare(Rule{ID: "json-syntax", Severity: diag.Error, Description: "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not).",
 		Example: `{"Mcp": {"Servers": {"github": {"Command": "npx",}}` + "\n" + `  (missing closing brace)`})
-	EnvFileSyntax = declare(Rule{ID: "env-file-syntax", Severity: diag.Error, Description: "A line of an --env-file is not KEY=VALUE, or a quoted value is not closed.",
+	EnvFileSyntax = declare(Rule{ID: "env-file-syntax", Severity: diag.Error, Description: "A line of an --env-file is not NAME=VALUE, its name is not a variable name, or a quoted value is not closed; the line is never quoted, since it may be part of a secret.",
 		Example: `GITHUB_TOKEN "abc"`})
 	DuplicateKey = declare(Rule{ID: "duplicate-key", Severity: diag.Error, Description: "A JSON object has the same key twice (in appsettings compared case-insensitively); the .NET host refuses to start.",
 		Example: `{"Command": "npx", "command": "node"}`})

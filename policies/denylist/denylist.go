@@ -196,6 +196,18 @@ func closest(name string) string {
 }
 
 func (l *List) add(file string, src source) error {
+	// A blank entry denies nothing: a list of blanks would silently
+	// deny nothing at all.
+	for _, f := range []struct {
+		name    string
+		entries []string
+	}{{"names", src.Names}, {"patterns", src.Patterns}} {
+		for i, e := range f.entries {
+			if strings.TrimSpace(e) == "" {
+				return fmt.Errorf("deny-list %s: %s[%d] is blank and would deny nothing; write a variable name (MY_TOKEN) or a pattern (*_TOKEN), or remove it", file, f.name, i)
+			}
+		}
+	}
 	for _, n := range src.Names {
 		l.names[strings.ToUpper(n)] = true
 	}

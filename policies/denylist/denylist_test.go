@@ -98,3 +98,21 @@ func TestLoadWithByteOrderMark(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A blank name or pattern denies nothing: a list made of blanks would be in
+// effect empty, so it is refused like an empty one.
+func TestLoadRefusesBlankEntries(t *testing.T) {
+	for _, content := range []string{
+		`{"names": [""], "replace": true}`,
+		`{"names": ["OK_NAME", "  "]}`,
+		`{"patterns": [""], "replace": true}`,
+	} {
+		l, err := load(t, "blank.json", content)
+		if err == nil || !strings.Contains(err.Error(), "is blank and would deny nothing") {
+			t.Errorf("%s: list %v, error %v", content, l, err)
+		}
+	}
+	if _, err := load(t, "ok.json", `{"names": ["OK_NAME"], "replace": true}`); err != nil {
+		t.Errorf("a list with one name: %v", err)
+	}
+}

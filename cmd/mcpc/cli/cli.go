@@ -354,9 +354,11 @@ func loadHostEnv(c *ucli.Context, deny *denylist.List) (*compile.HostEnv, *compi
 
 // checkEnvFlags refuses an --env that is not KEY=VALUE.
 func checkEnvFlags(c *ucli.Context) error {
-	for _, kv := range c.StringSlice("env") {
+	for i, kv := range c.StringSlice("env") {
+		// Its text is not quoted: a value given without its name may be
+		// a secret.
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return usageError("--env %q: expected KEY=VALUE", kv)
+			return usageError("--env number %d is not KEY=VALUE (its text is not shown: it may be a value)", i+1)
 		}
 	}
 	return nil

@@ -232,7 +232,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--plan", plan, "--http", "127.0.0.1:0", "--workspace-root", dir, "--scope", "a"}, "--scope goes with --stdio"},
 		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--scope", ""}, "--scope is empty"},
 		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--log-level", "loud"}, "--log-level"},
-		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--env", "NOEQUALS"}, "expected KEY=VALUE"},
+		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--env", "NOEQUALS"}, "is not KEY=VALUE"},
 		{[]string{"run", "--plan", filepath.Join(dir, "missing.json"), "--stdio", "--workspace", dir}, "cannot read --plan"},
 		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--env-file", filepath.Join(dir, "missing.env")}, "missing.env"},
 		{[]string{"run", "extra", "--plan", plan, "--stdio", "--workspace", dir}, "no arguments"},
