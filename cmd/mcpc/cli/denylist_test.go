@@ -15,8 +15,10 @@ func TestDenyListThatDeniesNothingExits2(t *testing.T) {
 	write(t, agent, "settings.json", `{"mcpServers": {}}`)
 	empty := write(t, dir, "empty.cue", "// nothing yet\n")
 	misspelt := write(t, dir, "misspelt.json", `{"Names": ["CORP_KEY"]}`)
+	blank := write(t, dir, "blank.json", `{"names": [""], "replace": true}`)
 	for _, c := range []struct{ file, want string }{
 		{empty, "lists no names and no patterns"},
+		{blank, "names[0] is blank and would deny nothing"},
 		{misspelt, misspelt + `:1:2: unknown field "Names"; did you mean "names"?`},
 	} {
 		for _, cmd := range []string{"validate", "plan"} {
