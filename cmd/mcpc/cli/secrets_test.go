@@ -2,7 +2,10 @@ package cli
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,12 +26,14 @@ func TestSecretThroughEveryChannel(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"),
 		"Mcp__Servers__srv__Env__API_TOKEN=" + bound,
 		`SIGNING_PRIVATE_KEY="` + strings.ReplaceAll(pem, "\n", `\n`) + `"`,
+		// The same key over several lines, as docker compose writes it.
+		`DEPLOY_PRIVATE_KEY="` + pem + `"`,
 		// A password that is an ordinary word, and a word of the command line.
 		"DB_PASSWORD=tools",
 	}, "\n")+"\n")
 	app := write(t, dir, "appsettings.json", fmt.Sprintf(`{"Mcp": {"Servers": {"srv": {
   "Command": %q, "Args": ["-tools", "env-sha256,env,echo", "-stderr-env", "KEY", "-stderr", "ready"],
-  "Env": {"KEY": "${env:SIGNING_PRIVATE_KEY}"}, "StderrLevel": "Information"}}}}`, testServer))
+  "Env": {"KEY": "${env:SIGNING_PRIVATE_KEY}", "KEY2": "${env:DEPLOY_PRIVATE_KEY}"}, "StderrLevel": "Information"}}}}`, testServer))
 	src := []string{"--clean-env", "--env-file", envFile, "--agent-dir", filepath.Join(dir, "agent"), "--appsettings", app}
 	var outputs []string
 	collect := func(code int, stdout, stderr string) int {
@@ -67,7 +72,10 @@ func TestSecretThroughEveryChannel(t *testing.T) {
 	if got := callText(t, cs, "env-sha256", map[string]any{"name": "KEY"}); got != sum(pem) {
 		t.Errorf("KEY arrived as %s, want %s", got, sum(pem))
 	}
-	for _, name := range []string{"API_TOKEN", "KEY"} {
+	if got := callText(t, cs, "env-sha256", map[string]any{"name": "KEY2"}); got != sum(pem) {
+		t.Errorf("KEY2 (a multi-line env-file value) arrived as %s, want %s", got, sum(pem))
+	}
+	for _, name := range []string{"API_TOKEN", "KEY", "KEY2"} {
 		outputs = append(outputs, callText(t, cs, "env", map[string]any{"name": name}))
 	}
 	outputs = append(outputs, callText(t, cs, "echo", map[string]any{"text": "key line " + pemLines[0] + " and " + bound}))
@@ -81,6 +89,11 @@ func TestSecretThroughEveryChannel(t *testing.T) {
 	for _, secret := range append([]string{bound}, pemLines...) {
 		if strings.Contains(all, secret) || strings.Contains(all, secret[:16]) {
 			t.Errorf("%.16s… appears in the output:\n%s", secret, all)
+		}
+		for form, s := range map[string]string{"hex": hex.EncodeToString([]byte(secret)), "base64": base64.StdEncoding.EncodeToString([]byte(secret)), "url": url.QueryEscape(secret), "json": strings.Trim(fmt.Sprintf("%q", secret), `"`)} {
+			if strings.Contains(all, s) {
+				t.Errorf("the %s form of %.16s… appears in the output:\n%s", form, secret, all)
+			}
 		}
 	}
 	if !strings.Contains(string(data), `"-tools"`) || !strings.Contains(string(data), "${env:Mcp__Servers__srv__Env__API_TOKEN}") {
