@@ -57,7 +57,7 @@ var mayImport = map[string][]string{
 	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "internal/loopback", "plan", "runtime"},
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
-	"plandiff": {"plan"},
+	"plandiff": {"plan", "internal/term"},
 	// Watching files for a reload (mcpc run --watch): fsnotify only.
 	"internal/watch": {},
 

@@ -204,3 +204,14 @@ func TestRunCraftbotLogAndStatusEscapeControls(t *testing.T) {
 	}
 	checkEscaped(t, "the run log", log, "fs stderr: line"+hostileShown+"\n", "broken stderr: gone"+hostileShown+"\n")
 }
+
+// mcpc diff shows the names and values of the plans escaped.
+func TestDiffEscapesControls(t *testing.T) {
+	old := compilePlan(t, map[string]map[string]any{"srv": {"Command": "npx"}})
+	new := compilePlan(t, map[string]map[string]any{"srv": {"Command": "npx", "Args": []string{"a" + hostile}}, "s" + hostile: {"Command": "npx"}})
+	code, stdout, stderr := run(t, "diff", old, new)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	checkEscaped(t, "diff", stdout+stderr, "+ s"+hostileShown+": added", `\u009b2J"]`)
+}
