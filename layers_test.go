@@ -45,7 +45,7 @@ var mayImport = map[string][]string{
 
 	"compile":  {"craftbot", "diag", "node", "rules", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
 	"lint":     {"compile", "craftbot", "policies", "policies/denylist", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
-	"report":   {"diag", "rules"},
+	"report":   {"diag", "rules", "internal/term"},
 	"toollock": {"diag", "node", "rules", "schema", "plan"},
 	"remote":   {"diag", "node", "rules", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term"},
 	"runtime":  {"craftbot", "plan", "plandiff", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/loopback", "internal/transport"},
@@ -57,7 +57,7 @@ var mayImport = map[string][]string{
 	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "internal/loopback", "plan", "runtime"},
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
-	"plandiff": {"plan"},
+	"plandiff": {"plan", "internal/term"},
 	// Watching files for a reload (mcpc run --watch): fsnotify only.
 	"internal/watch": {},
 

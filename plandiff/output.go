@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/plan"
 )
 
@@ -35,7 +36,7 @@ func (d *Diff) WriteText(w io.Writer) error {
 		return err
 	}
 	for _, s := range d.Servers {
-		fmt.Fprintf(&b, "%s %s: %s, %s (%s)\n", marker(s.Change), s.Name, s.Change, s.Effect, s.Origin)
+		fmt.Fprintf(&b, "%s %s: %s, %s (%s)\n", marker(s.Change), term.Escape(s.Name), s.Change, s.Effect, term.Escape(s.Origin.String()))
 		writeChanges(&b, textFields(s))
 	}
 	if len(d.Plan) > 0 {
@@ -75,7 +76,7 @@ func textFields(s Server) []Change {
 
 func writeChanges(b *strings.Builder, cs []Change) {
 	for _, c := range cs {
-		fmt.Fprintf(b, "    %s: %s → %s (%s)\n", c.Field, textValue(c.Field, c.Old), textValue(c.Field, c.New), c.Effect)
+		fmt.Fprintf(b, "    %s: %s → %s (%s)\n", term.Escape(c.Field), term.Escape(textValue(c.Field, c.Old)), term.Escape(textValue(c.Field, c.New)), c.Effect)
 	}
 }
 

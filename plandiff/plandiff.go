@@ -5,7 +5,7 @@
 // with secrets redacted. `mcpc diff` prints it for a reviewer; a runtime
 // that reloads its plan acts on the same value.
 //
-// It imports plan only.
+// It imports plan, and internal/term for the text it writes.
 package plandiff
 
 import (

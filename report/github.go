@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/term"
 )
 
 // githubPrinter prints GitHub Actions workflow commands, one per line:
@@ -15,7 +16,10 @@ import (
 //
 // Properties that do not apply (line and col for line 0, col for column 0,
 // title without a rule) are left out. A suggestion is appended to the
-// message on its own line.
+// message on its own line. Control characters other than \r and \n (which
+// the workflow commands encode) are shown as escapes, as in the text
+// format: the log that shows the commands is read on a terminal or in a
+// viewer that acts on ANSI escapes.
 type githubPrinter struct{}
 
 func (githubPrinter) Print(w io.Writer, ds []diag.Diagnostic) error {
@@ -25,7 +29,7 @@ func (githubPrinter) Print(w io.Writer, ds []diag.Diagnostic) error {
 		buf.WriteString(githubCommand(d.Severity))
 		var props []string
 		if d.File != "" {
-			props = append(props, "file="+escapeProperty(d.File))
+			props = append(props, "file="+escapeProperty(escapeControls(d.File)))
 		}
 		if d.Line > 0 {
 			props = append(props, "line="+strconv.Itoa(d.Line))
@@ -34,16 +38,16 @@ func (githubPrinter) Print(w io.Writer, ds []diag.Diagnostic) error {
 			}
 		}
 		if d.Rule != "" {
-			props = append(props, "title="+escapeProperty(d.Rule))
+			props = append(props, "title="+escapeProperty(escapeControls(d.Rule)))
 		}
 		if len(props) > 0 {
 			buf.WriteByte(' ')
 			buf.WriteString(strings.Join(props, ","))
 		}
 		buf.WriteString("::")
-		msg := d.Message
+		msg := escapeControls(d.Message)
 		if d.Suggestion != "" {
-			msg += "\nsuggestion: " + d.Suggestion
+			msg += "\nsuggestion: " + escapeControls(d.Suggestion)
 		}
 		buf.WriteString(escapeData(msg))
 		buf.WriteByte('\n')
@@ -70,3 +74,17 @@ var propertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", 
 
 func escapeData(s string) string     { return dataEscaper.Replace(s) }
 func escapeProperty(s string) string { return propertyEscaper.Replace(s) }
+
+// escapeControls is term.Escape keeping \r and \n, which escapeData and
+// escapeProperty encode as GitHub reads them (a multi-line annotation).
+func escapeControls(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		parts := strings.Split(l, "\r")
+		for j, p := range parts {
+			parts[j] = term.Escape(p)
+		}
+		lines[i] = strings.Join(parts, "\r")
+	}
+	return strings.Join(lines, "\n")
+}

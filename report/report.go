@@ -4,7 +4,7 @@
 // copy of its input with diag.Sort, so the same diagnostics always give
 // byte-identical output, and builds the whole output before writing it once.
 //
-// It imports only diag and rules.
+// It imports only diag, rules and internal/term.
 package report
 
 import (

@@ -68,6 +68,8 @@ func TestGolden(t *testing.T) {
 			{File: "x\ny", Line: 4, Column: 3, Severity: diag.Error, Rule: "r", Message: "esc \x1b[2J bidi \u202e bad \xff"},
 			{File: "x\ny", Line: 4, Severity: diag.Warning, Message: "no column, no rule"},
 			{File: "x\ny", Line: 5, Column: 5, Severity: "", Rule: "r", Message: "past the end"},
+			{File: "x\ny", Line: 6, Severity: diag.Info, Rule: "r", Message: "title \x1b]0;pwned\x07 cr\rFAKE c1 \u009b2J tab\tcell",
+				Suggestion: "also \x1b[8mhidden"},
 		}, "" +
 			"x\\ny:4: warning: no column, no rule\n" +
 			"  4 | \\x1b[31mred\\u202e\n" +
@@ -76,7 +78,9 @@ func TestGolden(t *testing.T) {
 			"    |      ^\n" +
 			"x\\ny:5:5: info: past the end [r]\n" +
 			"  5 | ab\n" +
-			"    |     ^\n"},
+			"    |     ^\n" +
+			"x\\ny:6: info: title \\x1b]0;pwned\\x07 cr\\rFAKE c1 \\u009b2J tab\\tcell [r]\n" +
+			"  suggestion: also \\x1b[8mhidden\n"},
 		{"text-color", "text", Options{Sources: testSources, Color: true}, trickyInput()[:2], "" +
 			"\x1b[1ma.json:2:3\x1b[0m: \x1b[1;31merror\x1b[0m: 100% wrong, key:value\\nsecond line <x> & y [type-mismatch]\n" +
 			"  2 |   \"x\": 100,\n" +
@@ -148,6 +152,13 @@ func TestGolden(t *testing.T) {
 		}, "" +
 			"::warning::no file\n" +
 			"::notice file=50%25%0D%0A.json,line=2,title=a%2Cb%3Ac::cr%0D%0Alf ::set-env name=X::1\n"},
+		// \r and \n are the workflow command's to encode; every other
+		// control character is escaped as in the text format.
+		{"github-controls", "github", Options{}, []diag.Diagnostic{
+			{File: "a\x1b[2J.json", Line: 1, Severity: diag.Error, Rule: "r\u009b", Message: "title \x1b]0;pwned\x07 cr\rFAKE c1 \u009b2J bidi \u202e bad \xff",
+				Suggestion: "\x1b[8mhidden"},
+		}, "" +
+			"::error file=a\\x1b[2J.json,line=1,title=r\\u009b::title \\x1b]0;pwned\\x07 cr%0DFAKE c1 \\u009b2J bidi \\u202e bad \\xff%0Asuggestion: \\x1b[8mhidden\n"},
 		{"github-empty", "github", Options{}, nil, ""},
 
 		{"sarif", "sarif", withSources, trickyInput(), sarifGolden},

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/term"
 )
 
 // textPrinter prints one header line per diagnostic,
@@ -28,7 +28,7 @@ import (
 // column 0 prints "path:line: ...". The header always stays on one line:
 // newlines and other control characters in paths and messages are shown as
 // escapes such as \n, so that the output cannot be forged or scrambled by
-// the input. Nothing else is printed; a summary is the caller's job.
+// the input (term.Escape). Nothing else is printed; a summary is the caller's job.
 type textPrinter struct{ opts Options }
 
 // Long source lines (minified JSON) are cut to a window around the caret.
@@ -88,7 +88,7 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 	if p.opts.Color {
 		buf.WriteString(sgrBold)
 	}
-	buf.WriteString(escapeText(d.File))
+	buf.WriteString(term.Escape(d.File))
 	if d.Line > 0 {
 		buf.WriteByte(':')
 		buf.WriteString(strconv.Itoa(d.Line))
@@ -105,12 +105,12 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 		sev = string(diag.Info)
 	}
 	buf.WriteString(": ")
-	p.paint(buf, severityColor(d.Severity), escapeText(sev))
+	p.paint(buf, severityColor(d.Severity), term.Escape(sev))
 	buf.WriteString(": ")
-	buf.WriteString(escapeText(d.Message))
+	buf.WriteString(term.Escape(d.Message))
 	if d.Rule != "" {
 		buf.WriteString(" [")
-		buf.WriteString(escapeText(d.Rule))
+		buf.WriteString(term.Escape(d.Rule))
 		buf.WriteByte(']')
 	}
 	buf.WriteByte('\n')
@@ -134,7 +134,7 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 		buf.WriteString("  ")
 		p.paint(buf, sgrLabel, "suggestion:")
 		buf.WriteByte(' ')
-		buf.WriteString(escapeText(d.Suggestion))
+		buf.WriteString(term.Escape(d.Suggestion))
 		buf.WriteByte('\n')
 	}
 }
@@ -278,7 +278,7 @@ func cellAt(src string, i int) (width, size int) {
 		return 1, 1
 	}
 	r, size := utf8.DecodeRuneInString(src[i:])
-	if n := escapeLen(r, size); n > 0 {
+	if n := term.EscapeLen(r, size); n > 0 {
 		return n, size
 	}
 	return runeWidth(r), size
@@ -295,7 +295,7 @@ func renderExcerpt(src string, start, end, caret, past int) (line, pad string) {
 	for i := start; i < end; {
 		r, size := utf8.DecodeRuneInString(src[i:])
 		text, space := src[i:i+size], ""
-		switch esc, escaped := escapeRune(r, size, src[i]); {
+		switch esc, escaped := term.EscapeRune(r, size, src[i]); {
 		case r == '\t':
 			space = "\t"
 		case escaped:
@@ -316,70 +316,6 @@ func renderExcerpt(src string, start, end, caret, past int) (line, pad string) {
 		p.WriteString(strings.Repeat(" ", min(past, excerptWidth)))
 	}
 	return l.String(), p.String()
-}
-
-// escapeText makes s safe to print on one line of a terminal: newlines,
-// control, format (such as bidi overrides) and separator characters and
-// invalid UTF-8 are replaced by Go-style escapes. Tabs are kept.
-func escapeText(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if esc, ok := escapeRune(r, size, s[i]); ok {
-			b.WriteString(esc)
-		} else {
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// escapeRune returns the escape for a character that must not reach the
-// terminal as is. first is the first byte of the encoding, used for invalid
-// UTF-8.
-func escapeRune(r rune, size int, first byte) (string, bool) {
-	switch escapeLen(r, size) {
-	case 0:
-		return "", false
-	case 2:
-		if r == '\n' {
-			return `\n`, true
-		}
-		return `\r`, true
-	case 4:
-		if r == utf8.RuneError && size == 1 {
-			return fmt.Sprintf(`\x%02x`, first), true
-		}
-		return fmt.Sprintf(`\x%02x`, r), true
-	case 6:
-		return fmt.Sprintf(`\u%04x`, r), true
-	}
-	return fmt.Sprintf(`\U%08x`, r), true
-}
-
-// escapeLen is the length of escapeRune's escape for r (0: none), known
-// without building it, to measure lines without allocating.
-func escapeLen(r rune, size int) int {
-	switch {
-	case r == utf8.RuneError && size == 1:
-		return len(`\x00`)
-	case r == '\t':
-		return 0
-	case r == '\n', r == '\r':
-		return len(`\n`)
-	case r < 0x20 || r == 0x7f:
-		return len(`\x00`)
-	case r < utf8.RuneSelf: // printable ASCII, most of any line
-		return 0
-	case 0x80 <= r && r <= 0x9f,
-		unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
-		if r > 0xffff {
-			return len(`\U00000000`)
-		}
-		return len(`\u0000`)
-	}
-	return 0
 }
 
 // runeWidth is the number of terminal cells r takes: 0 for combining marks,

@@ -1,5 +1,7 @@
-// Package term reads a secret typed at a terminal without echoing it: the
-// key of `mcpc remote add`, the value of `mcpc config env`.
+// Package term is mcpc's side of the operator's terminal: it reads a secret
+// typed there without echoing it (the key of `mcpc remote add`, the value
+// of `mcpc config env`), and escapes the control characters of text shown
+// there (Escape), so that no input can drive the terminal.
 //
 // It is a leaf: it imports only the standard library.
 package term

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/report"
 )
@@ -78,11 +79,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(stderr, "mcpc: "+ee.msg)
+			fmt.Fprintln(stderr, "mcpc: "+term.EscapeLines(ee.msg))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "mcpc: "+err.Error())
+	fmt.Fprintln(stderr, "mcpc: "+term.EscapeLines(err.Error()))
 	return ExitUsage
 }
 

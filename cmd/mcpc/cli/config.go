@@ -165,8 +165,8 @@ func printRows(w io.Writer, rows []craftbot.Row, all bool, goos string, red *red
 		if name == "" {
 			name = fmt.Sprintf("%s[%d]", craftbot.FieldServers, e.Index)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", red.Redact(name), orDash(red.Redact(e.Transport)), yesNo(e.Enabled),
-			orDash(red.Redact(e.ActionSet)), envColumn(r.Env), red.Redact(status(r, goos)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term.Escape(red.Redact(name)), term.Escape(orDash(red.Redact(e.Transport))), yesNo(e.Enabled),
+			term.Escape(orDash(red.Redact(e.ActionSet))), term.Escape(envColumn(r.Env)), term.Escape(red.Redact(status(r, goos))))
 	}
 	tw.Flush()
 	which := "enabled servers"

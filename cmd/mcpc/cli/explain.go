@@ -8,6 +8,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/plan"
 )
 
@@ -60,18 +61,18 @@ Example:
 
 func writeExplanation(c *ucli.Context, x *compile.Explanation) {
 	w := c.App.Writer
-	fmt.Fprintf(w, "server %q from %s\n", x.Name, x.Origin)
+	fmt.Fprintf(w, "server %q from %s\n", x.Name, term.Escape(x.Origin.String()))
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	for _, f := range x.Fields {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Field, f.Value, f.From)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", term.Escape(f.Field), term.Escape(f.Value), term.Escape(f.From))
 	}
 	tw.Flush()
 	for _, o := range x.Others {
 		switch o.Role {
 		case "shadowed":
-			fmt.Fprintf(w, "shadows %s (dropped: the first source wins)\n", o.Origin)
+			fmt.Fprintf(w, "shadows %s (dropped: the first source wins)\n", term.Escape(o.Origin.String()))
 		default:
-			fmt.Fprintf(w, "also defined at %s\n", o.Origin)
+			fmt.Fprintf(w, "also defined at %s\n", term.Escape(o.Origin.String()))
 		}
 	}
 }

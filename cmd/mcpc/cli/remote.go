@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/redact"
 	"github.com/mcpc-dev/mcpc/remote"
@@ -263,7 +264,8 @@ func remoteList(c *ucli.Context) error {
 		return &exitError{code: ExitProblems, msg: "interrupted"}
 	}
 	w := c.App.Writer
-	red := func(s string) string { return re.redactor.Redact(m.Redact(s)) }
+	// servers.json is the agent's to write: every value is escaped.
+	red := func(s string) string { return term.Escape(re.redactor.Redact(m.Redact(s))) }
 	if !f.Exists {
 		fmt.Fprintf(w, "no remote servers: %s does not exist\n", f.Path)
 		return nil
@@ -281,30 +283,30 @@ func remoteList(c *ucli.Context) error {
 		if s.Transport == remote.TransportAuto && s.Connected != "" {
 			transport += " (" + s.Connected + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.URL, transport, red(s.State))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", red(s.Name), red(s.URL), red(transport), red(s.State))
 	}
 	tw.Flush()
 	for _, s := range l.Servers {
-		fmt.Fprintf(w, "\n%s\n", s.Name)
+		fmt.Fprintf(w, "\n%s\n", red(s.Name))
 		headers := "none"
 		if len(s.HeaderNames) > 0 {
 			headers = strings.Join(s.HeaderNames, ", ")
 		}
-		fmt.Fprintf(w, "  headers:   %s\n", headers)
+		fmt.Fprintf(w, "  headers:   %s\n", red(headers))
 		allow := "all tools"
 		if s.Allowlist != nil {
 			allow = strings.Join(s.Allowlist, ", ")
 		}
-		fmt.Fprintf(w, "  allowlist: %s\n", allow)
+		fmt.Fprintf(w, "  allowlist: %s\n", red(allow))
 		if len(s.Missing) > 0 {
-			fmt.Fprintf(w, "  not offered by the server: %s\n", strings.Join(s.Missing, ", "))
+			fmt.Fprintf(w, "  not offered by the server: %s\n", red(strings.Join(s.Missing, ", ")))
 		}
 		if s.Phase == runtime.RemoteConnected {
 			tools := "none"
 			if len(active[s.Name]) > 0 {
 				tools = strings.Join(active[s.Name], ", ")
 			}
-			fmt.Fprintf(w, "  tools:     %s\n", tools)
+			fmt.Fprintf(w, "  tools:     %s\n", red(tools))
 		}
 	}
 	if l.FileProblem != "" {
@@ -317,11 +319,11 @@ func remoteList(c *ucli.Context) error {
 			if name == "" {
 				name = "(no name)"
 			}
-			fmt.Fprintf(w, "  %s: %s: %s\n", s.Position, name, red(s.Reason))
+			fmt.Fprintf(w, "  %s: %s: %s\n", red(s.Position), red(name), red(s.Reason))
 		}
 	}
 	for _, warn := range l.Warnings {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s [%s]\n", red(warn.Message), warn.Rule)
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s [%s]\n", red(warn.Message), red(warn.Rule))
 	}
 	return nil
 }
@@ -423,7 +425,8 @@ func remoteAdd(c *ucli.Context) error {
 		}
 	}
 	s := remote.Server{Name: name, URL: rawURL, Transport: transport, Tools: tools, Auth: remote.AuthHeaders}
-	red := func(msg string) string { return re.redactor.Redact(remote.Redactor(headers).Redact(msg)) }
+	// What the server answers is escaped.
+	red := func(msg string) string { return term.Escape(re.redactor.Redact(remote.Redactor(headers).Redact(msg))) }
 	errw := c.App.ErrWriter
 	if insecure {
 		fmt.Fprintf(errw, "warning: %s uses plain http to a host that is not loopback: the key travels unencrypted\n", remote.URLWithoutQuery(rawURL))
@@ -555,7 +558,8 @@ func remoteTools(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	red := func(msg string) string { return re.redactor.Redact(remote.Redactor(headers).Redact(msg)) }
+	// What the server answers is escaped.
+	red := func(msg string) string { return term.Escape(re.redactor.Redact(remote.Redactor(headers).Redact(msg))) }
 	if c.NArg() == 1 {
 		ctx, stop := interrupted()
 		res, perr := remote.Probe(ctx, e.Server, headers, dialOptions())
@@ -572,7 +576,7 @@ func remoteTools(c *ucli.Context) error {
 		if e.Tools != nil {
 			allowed = "allowlist: " + strings.Join(e.Tools, ", ")
 		}
-		fmt.Fprintf(w, "%s offers %s; %s\n", name, plural(len(res.Tools), "tool"), allowed)
+		fmt.Fprintf(w, "%s offers %s; %s\n", name, plural(len(res.Tools), "tool"), red(allowed))
 		offered := map[string]bool{}
 		for _, t := range res.Tools {
 			offered[t.Name] = true
@@ -584,7 +588,7 @@ func remoteTools(c *ucli.Context) error {
 		}
 		for _, t := range e.Tools {
 			if !offered[t] {
-				fmt.Fprintf(w, "  ! %s (allowlisted, not offered)\n", t)
+				fmt.Fprintf(w, "  ! %s (allowlisted, not offered)\n", red(t))
 			}
 		}
 		return nil

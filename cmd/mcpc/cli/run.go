@@ -24,6 +24,7 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/naming"
 	"github.com/mcpc-dev/mcpc/plan"
@@ -263,9 +264,9 @@ func runAction(c *ucli.Context) error {
 				where = "chat " + e.Chat + ": "
 			}
 			if e.Stderr {
-				where += e.Server + " stderr: "
+				where += term.Escape(e.Server) + " stderr: "
 			}
-			logw.printf("mcpc: %s: %s%s\n", strings.ToLower(e.Level), where, e.Message)
+			logw.printf("mcpc: %s: %s%s\n", strings.ToLower(e.Level), where, term.Escape(e.Message))
 		},
 	})
 	if err != nil {
@@ -475,7 +476,7 @@ func startGuard(logw *lockedWriter) *processGuard {
 	exe, err := os.Executable()
 	if err == nil {
 		var g *runtime.Guard
-		g, err = runtime.StartGuard(exe, []string{guardCommandName}, func(msg string) { logw.printf("mcpc: warning: %s\n", msg) })
+		g, err = runtime.StartGuard(exe, []string{guardCommandName}, func(msg string) { logw.printf("mcpc: warning: %s\n", term.Escape(msg)) })
 		if err == nil {
 			return &processGuard{g: g}
 		}
@@ -566,7 +567,7 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 	t := &transport.LineTransport{Reader: in, Writer: c.App.Writer}
 	err = gw.ServeTransport(ctx, chat, t)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		logw.printf("mcpc: the stdio session ended: %s\n", host.Redact(err.Error()))
+		logw.printf("mcpc: the stdio session ended: %s\n", term.Escape(host.Redact(err.Error())))
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/internal/watch"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
@@ -57,7 +58,7 @@ func startWatch(ctx context.Context, files []string, reload func(context.Context
 			return err
 		},
 		OnError: func(err error) {
-			logw.printf("mcpc: error: %s\n", redact(err.Error()))
+			logw.printf("mcpc: error: %s\n", term.Escape(redact(err.Error())))
 		},
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
@@ -83,9 +84,9 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 			}
 			where := ""
 			if e.Stderr {
-				where = e.Server + " stderr: "
+				where = term.Escape(e.Server) + " stderr: "
 			}
-			logw.printf("mcpc: %s: %s%s\n", strings.ToLower(e.Level), where, e.Message)
+			logw.printf("mcpc: %s: %s%s\n", strings.ToLower(e.Level), where, term.Escape(e.Message))
 		},
 	})
 	if err != nil {
@@ -219,7 +220,7 @@ func serveCraftbotStdio(ctx context.Context, c *ucli.Context, cb *runtime.Craftb
 	}
 	err := cb.ServeTransport(ctx, &transport.LineTransport{Reader: in, Writer: c.App.Writer})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		logw.printf("mcpc: the stdio session ended: %s\n", cb.Redact(err.Error()))
+		logw.printf("mcpc: the stdio session ended: %s\n", term.Escape(cb.Redact(err.Error())))
 	}
 	return nil
 }
@@ -272,7 +273,7 @@ func craftbotStatus(c *ucli.Context, where string, raw []byte, format string) (d
 		if s.URL != "" {
 			where += " " + s.URL
 		}
-		fmt.Fprintf(&b, "  %s (%s): %s · %s\n", s.Name, where, s.State, plural(s.Tools, "action"))
+		fmt.Fprintf(&b, "  %s (%s): %s · %s\n", term.Escape(s.Name), term.Escape(where), term.Escape(s.State), plural(s.Tools, "action"))
 	}
 	_, err = io.WriteString(c.App.Writer, b.String())
 	return true, err

@@ -20,6 +20,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/runtime"
 )
 
@@ -272,7 +273,7 @@ func printStatus(w io.Writer, st runtime.HostStatus, chat string) {
 	if chat == "" {
 		fmt.Fprintf(&b, "servers (discovery, shared by the chats): %s running\n", plural(st.Processes, "process"))
 		for _, s := range st.Servers {
-			fmt.Fprintf(&b, "  %s: %s · %s\n", s.Name, s.State, plural(s.Tools, "tool"))
+			fmt.Fprintf(&b, "  %s: %s · %s\n", term.Escape(s.Name), term.Escape(s.State), plural(s.Tools, "tool"))
 		}
 		if len(st.Chats) == 0 {
 			b.WriteString("no chats yet\n")
@@ -282,16 +283,16 @@ func printStatus(w io.Writer, st runtime.HostStatus, chat string) {
 		if chat != "" && c.ID != chat {
 			continue
 		}
-		fmt.Fprintf(&b, "chat %s (%s):\n", c.ID, c.Workspace)
+		fmt.Fprintf(&b, "chat %s (%s):\n", term.Escape(c.ID), term.Escape(c.Workspace))
 		for _, s := range c.Servers {
-			fmt.Fprintf(&b, "  %s: %s · %s\n", s.Name, s.State, plural(s.Tools, "tool"))
+			fmt.Fprintf(&b, "  %s: %s · %s\n", term.Escape(s.Name), term.Escape(s.State), plural(s.Tools, "tool"))
 		}
 		if c.Remote != nil {
 			for _, r := range c.Remote.Servers {
-				fmt.Fprintf(&b, "  remote %s (%s): %s\n", r.Name, r.URL, r.State)
+				fmt.Fprintf(&b, "  remote %s (%s): %s\n", term.Escape(r.Name), term.Escape(r.URL), term.Escape(r.State))
 			}
 			for _, s := range c.Remote.Skipped {
-				fmt.Fprintf(&b, "  remote entry %s at %s skipped: %s\n", s.Name, s.Position, s.Reason)
+				fmt.Fprintf(&b, "  remote entry %s at %s skipped: %s\n", term.Escape(s.Name), term.Escape(s.Position), term.Escape(s.Reason))
 			}
 		}
 	}
@@ -301,13 +302,15 @@ func printStatus(w io.Writer, st runtime.HostStatus, chat string) {
 // printDetail writes the /mcp <name> view.
 func printDetail(w io.Writer, chat string, d runtime.ServerDetail) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s in chat %s: %s · %s\n", d.Name, chat, d.State, plural(d.Tools, "tool"))
-	fmt.Fprintf(&b, "  command line: %s\n", d.CommandLine)
-	fmt.Fprintf(&b, "  cwd: %s\n", d.Cwd)
-	fmt.Fprintf(&b, "  env names: %s\n", orNone(strings.Join(d.EnvNames, ", ")))
-	fmt.Fprintf(&b, "  server: %s\n", orNone(strings.TrimSpace(d.ServerName+" "+d.ServerVersion)))
-	fmt.Fprintf(&b, "  tools: %s\n", orNone(strings.Join(d.ToolNames, ", ")))
-	fmt.Fprintf(&b, "  last error: %s\n", orNone(d.LastError))
+	// Every value may come from a server (its name, version, tools,
+	// errors and stderr) or from servers.json: each is escaped.
+	fmt.Fprintf(&b, "%s in chat %s: %s · %s\n", term.Escape(d.Name), term.Escape(chat), term.Escape(d.State), plural(d.Tools, "tool"))
+	fmt.Fprintf(&b, "  command line: %s\n", term.Escape(d.CommandLine))
+	fmt.Fprintf(&b, "  cwd: %s\n", term.Escape(d.Cwd))
+	fmt.Fprintf(&b, "  env names: %s\n", term.Escape(orNone(strings.Join(d.EnvNames, ", "))))
+	fmt.Fprintf(&b, "  server: %s\n", term.Escape(orNone(strings.TrimSpace(d.ServerName+" "+d.ServerVersion))))
+	fmt.Fprintf(&b, "  tools: %s\n", term.Escape(orNone(strings.Join(d.ToolNames, ", "))))
+	fmt.Fprintf(&b, "  last error: %s\n", term.Escape(orNone(d.LastError)))
 	fmt.Fprintf(&b, "  processes started: %d\n", d.Starts)
 	if d.Pid > 0 {
 		fmt.Fprintf(&b, "  pid: %d\n", d.Pid)
@@ -317,7 +320,7 @@ func printDetail(w io.Writer, chat string, d runtime.ServerDetail) {
 	} else {
 		b.WriteString("  stderr tail:\n")
 		for _, l := range d.StderrTail {
-			fmt.Fprintf(&b, "    %s\n", l)
+			fmt.Fprintf(&b, "    %s\n", term.Escape(l))
 		}
 	}
 	_, _ = w.Write(b.Bytes())

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/naming"
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/policies/denylist"
@@ -280,18 +281,20 @@ func progressPrinter(w io.Writer, scope string) toolreport.Watch {
 			defer mu.Unlock()
 			switch e.Phase {
 			case runtime.PhaseStarted:
-				fmt.Fprintf(w, "  %s: starting\n", e.Server)
+				fmt.Fprintf(w, "  %s: starting\n", term.Escape(e.Server))
 			case runtime.PhaseDone:
-				fmt.Fprintf(w, "  %s: %s in %s\n", e.Server, plural(e.Tools, "tool"), e.Elapsed.Round(time.Millisecond))
+				fmt.Fprintf(w, "  %s: %s in %s\n", term.Escape(e.Server), plural(e.Tools, "tool"), e.Elapsed.Round(time.Millisecond))
 			case runtime.PhaseFailed:
-				fmt.Fprintf(w, "  %s: failed after %s: %s\n", e.Server, e.Elapsed.Round(time.Millisecond), e.Reason)
+				fmt.Fprintf(w, "  %s: failed after %s: %s\n", term.Escape(e.Server), e.Elapsed.Round(time.Millisecond), term.Escape(e.Reason))
 			}
 		},
-		NoRemoteFile: func(path string) { fmt.Fprintf(w, "remote: no %s\n", path) },
+		NoRemoteFile: func(path string) { fmt.Fprintf(w, "remote: no %s\n", term.Escape(path)) },
 		Connecting: func(path string, n int) {
-			fmt.Fprintf(w, "connecting %s of %s (scope %q)…\n", plural(n, "remote server"), path, scope)
+			fmt.Fprintf(w, "connecting %s of %s (scope %q)…\n", plural(n, "remote server"), term.Escape(path), scope)
 		},
-		RemoteServer: func(name, status string) { fmt.Fprintf(w, "  %s (remote): %s\n", name, status) },
+		RemoteServer: func(name, status string) {
+			fmt.Fprintf(w, "  %s (remote): %s\n", term.Escape(name), term.Escape(status))
+		},
 	}
 }
 
@@ -325,16 +328,9 @@ func writeToolRows(w io.Writer, format string, rows []toolreport.Row) error {
 		if r.Rule != nil {
 			notes = "[" + *r.Rule + "] " + r.Message
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", escapeCell(r.Server), escapeCell(tool), escapeCell(name), escapeCell(notes))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", term.Escape(r.Server), term.Escape(tool), term.Escape(name), term.Escape(notes))
 	}
 	return tw.Flush()
-}
-
-// escapeCell keeps one row on one line whatever a server names its tools.
-func escapeCell(s string) string {
-	b, _ := json.Marshal(s)
-	q := string(b[1 : len(b)-1])
-	return strings.NewReplacer(`\"`, `"`, `\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(q)
 }
 
 // builtinActions are the names of --builtin-actions (craftbot).
@@ -369,31 +365,32 @@ func writeActionRows(w io.Writer, format string, rows []toolreport.ActionRow) er
 			bw.printf("\n")
 		}
 		if r.Action == nil {
-			bw.printf("server %s (%s): no actions\n", escapeCell(r.Server), r.Transport)
+			bw.printf("server %s (%s): no actions\n", term.Escape(r.Server), term.Escape(r.Transport))
 			if r.Rule != nil {
-				bw.printf("  ! [%s] %s\n", *r.Rule, escapeCell(r.Message))
+				bw.printf("  ! [%s] %s\n", *r.Rule, term.Escape(r.Message))
 			}
 			continue
 		}
-		bw.printf("%s  (set %s; server %s, tool %s)\n", escapeCell(*r.Action), escapeCell(r.ActionSet), escapeCell(r.Server), escapeCell(*r.Tool))
-		bw.printf("  %s\n", escapeCell(r.Description))
+		bw.printf("%s  (set %s; server %s, tool %s)\n", term.Escape(*r.Action), term.Escape(r.ActionSet), term.Escape(r.Server), term.Escape(*r.Tool))
+		bw.printf("  %s\n", term.Escape(r.Description))
 		if r.Input != nil {
 			for _, f := range r.Input.Fields {
-				bw.printf("  - %s\n", fieldLine(f))
+				bw.printf("  - %s\n", term.Escape(fieldLine(f)))
 			}
 			if len(r.Input.Dropped) > 0 {
-				bw.printf("  (schema keywords not carried: %s)\n", strings.Join(r.Input.Dropped, ", "))
+				bw.printf("  (schema keywords not carried: %s)\n", term.Escape(strings.Join(r.Input.Dropped, ", ")))
 			}
 		}
 		if r.Rule != nil {
-			bw.printf("  ! [%s] %s\n", *r.Rule, escapeCell(r.Message))
+			bw.printf("  ! [%s] %s\n", *r.Rule, term.Escape(r.Message))
 		}
 	}
 	return bw.err
 }
 
 // fieldLine is one input field: name (type, required): description; enum;
-// example; what is not carried.
+// example; what is not carried. It is the server's text as is: the caller
+// escapes the line.
 func fieldLine(f craftbot.Field) string {
 	typ := "no type"
 	switch t := f.Type.(type) {
@@ -409,16 +406,16 @@ func fieldLine(f craftbot.Field) string {
 	if f.Required {
 		typ += ", required"
 	}
-	line := escapeCell(f.Name) + " (" + typ + ")"
+	line := f.Name + " (" + typ + ")"
 	if f.Description != "" {
-		line += ": " + escapeCell(f.Description)
+		line += ": " + f.Description
 	}
 	if len(f.Enum) > 0 {
 		b, _ := json.Marshal(f.Enum)
-		line += "; one of " + escapeCell(string(b))
+		line += "; one of " + string(b)
 	}
 	if f.Example != nil {
-		line += "; example " + escapeCell(string(f.Example))
+		line += "; example " + string(f.Example)
 	}
 	if len(f.Dropped) > 0 {
 		line += "; not carried: " + strings.Join(f.Dropped, ", ")
