@@ -9,7 +9,9 @@ import "time"
 //   - idleTimeoutSeconds, after which a chat's idle process stops,
 //   - callTimeoutSeconds, after which a call is cancelled,
 //   - startupTimeoutSeconds, within which a process must answer,
-//   - a gateway's ChatIdleTimeout and SessionIdleTimeout,
+//   - a gateway's ChatIdleTimeout and SessionIdleTimeout, and the grace a
+//     session gets after its initialize (transport.DefaultInitGrace; the
+//     Craftbot's clock for its sessions),
 //   - the 1, 2, 4 … 15 minutes after which an unreachable remote server is
 //     tried again (RemoteServers).
 //

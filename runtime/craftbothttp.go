@@ -6,9 +6,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcpc-dev/mcpc/internal/loopback"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcpc-dev/mcpc/internal/transport"
 )
 
 // CraftbotHTTPOptions configure Craftbot.Handler.
@@ -18,15 +19,30 @@ type CraftbotHTTPOptions struct {
 	AdminToken string
 	// MCPToken, if set, is the bearer token every MCP request requires.
 	MCPToken string
+	// MaxSessions, MaxSessionsPerChat and SessionIdleTimeout cap and
+	// expire the MCP sessions as GatewayOptions' do (transport.SessionPool,
+	// on the Craftbot's Clock); the chat of a session is the id of the
+	// /chats/{id}/mcp it initialized on, "" for /mcp. 0: no cap, never.
+	MaxSessions        int
+	MaxSessionsPerChat int
+	SessionIdleTimeout time.Duration
+	// BodyTimeout bounds reading a request body, as GatewayOptions'
+	// does. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
 
 // Handler serves the runtime over HTTP: Streamable HTTP at /mcp and at
 // /chats/{id}/mcp (every chat is the same CraftBot: one set of servers,
 // one list of actions; the id only keeps the volcanic gateway's URLs
-// working), and GET /status. A browser page of a foreign Origin gets 403
-// everywhere.
+// working, and labels the sessions for MaxSessionsPerChat), and GET
+// /status. A browser page of a foreign Origin gets 403 everywhere. The
+// MCP endpoints are the volcanic gateway's transport (transport.
+// StreamableServer), with the same body, Host and protocol version checks
+// and the same session pool.
 func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return c.srv }, &mcp.StreamableHTTPOptions{})
+	pool := newSessionPool(c.clock, opts.MaxSessions, opts.MaxSessionsPerChat, opts.SessionIdleTimeout,
+		func(level, _, msg string) { c.log(level, "", "%s", msg) })
+	streams := transport.NewStreamableServer(c.srv, transport.StreamableOptions{EventStore: newEventStore(), Retry: sseRetry, Pool: pool})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()
 		if !allowedOrigin(r) {
@@ -39,6 +55,7 @@ func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
 			}
 			return
 		}
+		chat := ""
 		if p != "/mcp" {
 			rest, ok := strings.CutPrefix(p, "/chats/")
 			id, err := url.PathUnescape(strings.TrimSuffix(rest, "/mcp"))
@@ -46,13 +63,29 @@ func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
 				cbWriteError(w, http.StatusNotFound, "not found: the endpoints are /mcp (also /chats/{id}/mcp, the same servers) and GET /status")
 				return
 			}
+			chat = id
 		}
 		if tok := opts.MCPToken; tok != "" && !bearerMatches(r, tok) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
 			cbWriteError(w, http.StatusUnauthorized, "the MCP endpoints need the header Authorization: Bearer <token> (the token of --mcp-token-env)")
 			return
 		}
-		mcpHandler.ServeHTTP(w, r)
+		if !loopbackHostAllowed(w, r, cbWriteError) || !protocolVersionAllowed(w, r, cbWriteError) {
+			return
+		}
+		data, ok := readRequestBody(w, r, opts.BodyTimeout, cbWriteError)
+		if !ok {
+			return
+		}
+		var body *transport.Body
+		if r.Method == http.MethodPost {
+			var err error
+			if body, err = transport.DecodeBody(data); err != nil {
+				cbWriteError(w, http.StatusBadRequest, "malformed payload: "+err.Error())
+				return
+			}
+		}
+		streams.Serve(w, r, chat, body)
 	})
 }
 

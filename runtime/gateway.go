@@ -59,8 +59,15 @@ type GatewayOptions struct {
 	// one more gets 503. 0: no cap.
 	MaxChats int
 	// MaxSessions caps the MCP sessions open over HTTP at once, over all
-	// chats; an initialize for one more gets 503. 0: no cap.
-	MaxSessions int
+	// chats, and MaxSessionsPerChat those of one chat; 0: no cap. At a cap
+	// a new session takes the place of the one that waited longest (one
+	// whose client never went on after initialize, else the longest idle);
+	// only if every session has a request in flight does the initialize
+	// get 503 (transport.SessionPool). A session whose client sends
+	// nothing after the answer to its initialize closes after
+	// transport.DefaultInitGrace.
+	MaxSessions        int
+	MaxSessionsPerChat int
 	// ChatsChanged, if set, is told the number of chats served over HTTP
 	// each time a chat is added or forgotten (mcpc run --http sizes its
 	// processors by it). It is called with the gateway's lock held, in
@@ -116,13 +123,11 @@ type Gateway struct {
 	chats  map[string]*gatewayChat // by chat id
 
 	// Chats served over HTTP (gatewayhttp.go); g.mu guards them.
-	createMu      sync.Mutex // one chat creation at a time
-	httpChats     int        // chats with http set
-	sessions      int        // sessions tracked, over all chats
-	pendingInits  int        // initialize requests in flight whose session is not counted yet
-	initsTracked  int        // initialize requests in flight whose session is counted
-	chatsLogged   bool       // MaxChats was logged since it was last not reached
-	sessionLogged bool       // the same for MaxSessions
+	createMu    sync.Mutex // one chat creation at a time
+	httpChats   int        // chats with http set
+	chatsLogged bool       // MaxChats was logged since it was last not reached
+
+	pool *transport.SessionPool // the sessions of every chat served over HTTP
 }
 
 // gatewayChat is one chat's MCP server.
@@ -132,14 +137,13 @@ type gatewayChat struct {
 	handler *transport.StreamableServer // Streamable HTTP; nil until served over HTTP
 
 	// Over HTTP (guarded by the gateway's mu): requests in flight, the idle
-	// timer, the sessions.
-	http     bool
-	madeDir  bool // the gateway created the workspace directory for it
-	gone     bool // closed, or dropped after a refused initialize
-	active   int
-	idle     Timer
-	idleGen  uint64
-	sessions map[string]*httpSession
+	// timer.
+	http    bool
+	madeDir bool // the gateway created the workspace directory for it
+	gone    bool // closed, or dropped after a refused initialize
+	active  int
+	idle    Timer
+	idleGen uint64
 
 	feat *features // prompts, resources, logging level, subscriptions (passthrough.go)
 
@@ -161,6 +165,8 @@ func (gc *gatewayChat) has(name string) bool {
 // retry adds tools.
 func NewGateway(h *Host, opts GatewayOptions) *Gateway {
 	g := &Gateway{h: h, opts: opts, chats: map[string]*gatewayChat{}}
+	g.pool = newSessionPool(h.clock, opts.MaxSessions, opts.MaxSessionsPerChat, opts.SessionIdleTimeout,
+		func(level, chat, msg string) { h.log(level, chat, "", "%s", msg) })
 	h.addToolsListener(g.toolsChanged)
 	return g
 }
@@ -170,6 +176,7 @@ func (g *Gateway) Close() {
 	g.mu.Lock()
 	g.closed = true
 	g.stopTimersLocked()
+	g.pool.Close()
 	chats := make([]*gatewayChat, 0, len(g.chats))
 	for _, gc := range g.chats {
 		chats = append(chats, gc)
@@ -229,7 +236,7 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			// A handler may outlive its HTTP request (a client that went
 			// away): it keeps its chat and session from expiring.
-			if done := g.work(gc, req); done != nil {
+			if done := g.work(gc); done != nil {
 				defer done()
 			}
 			if method == "tools/list" || method == "tools/call" {

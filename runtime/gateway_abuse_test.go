@@ -63,13 +63,8 @@ func gatewayQuiet(t testing.TB, gw *Gateway) {
 			if gc.active > 0 {
 				return false
 			}
-			for _, s := range gc.sessions {
-				if s.active > 0 {
-					return false
-				}
-			}
 		}
-		return gw.pendingInits == 0 && gw.initsTracked == 0
+		return gw.pool.Quiet()
 	})
 }
 
@@ -174,38 +169,6 @@ func TestGatewayMaxChats(t *testing.T) {
 		t.Fatalf("chats after 30m idle: %v", ids)
 	}
 	listNames(t, connectHTTP(t, client, base+"/chats/c/mcp"))
-}
-
-// MaxSessions caps the sessions of all chats; a session that ends makes
-// room.
-func TestGatewayMaxSessions(t *testing.T) {
-	t.Parallel()
-	marker := noLeaks(t)
-	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(marker)})
-	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: t.TempDir(), MaxSessions: 2})
-	base, client := httpGateway(t, gw)
-	a := connectHTTP(t, client, base+"/chats/a/mcp")
-	connectHTTP(t, client, base+"/chats/a/mcp")
-	for _, id := range []string{"a", "b"} {
-		if code, _, body := rawMCP(t, client, "POST", base+"/chats/"+id+"/mcp", initBody); code != 503 || !strings.Contains(body, "maximum of 2 MCP sessions open (--max-sessions)") {
-			t.Errorf("a third session on %s: %d %s", id, code, body)
-		}
-	}
-	a.Close() // DELETE
-	// The SDK lets go of a session just after it answered the DELETE.
-	eventually(t, "the closed session is gone", func() bool {
-		n := 0
-		for _, id := range gw.ChatIDs() {
-			gw.mu.Lock()
-			gc := gw.chats[id]
-			gw.mu.Unlock()
-			for range gc.server.Sessions() {
-				n++
-			}
-		}
-		return n == 1
-	})
-	listNames(t, connectHTTP(t, client, base+"/chats/b/mcp"))
 }
 
 // A chat without requests for ChatIdleTimeout (on the host's clock) is

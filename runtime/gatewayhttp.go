@@ -25,10 +25,11 @@ import (
 // Chats served over HTTP, as a gateway bounds them: a chat, its workspace
 // and its remote connections come to be only with an MCP session (an
 // initialize request that the SDK accepts), so that stray requests cost
-// nothing; chats and sessions are capped (GatewayOptions.MaxChats,
-// MaxSessions) and expire when idle (ChatIdleTimeout, SessionIdleTimeout,
-// on the host's Clock); request bodies must arrive at a minimum rate
-// (BodyTimeout), so that slow clients cannot hold connections.
+// nothing; chats are capped (GatewayOptions.MaxChats) and expire when idle
+// (ChatIdleTimeout, on the host's Clock); sessions are capped, in all and
+// per chat, and expire (MaxSessions, MaxSessionsPerChat, SessionIdleTimeout:
+// the gateway's transport.SessionPool); request bodies must arrive at a
+// minimum rate (BodyTimeout), so that slow clients cannot hold connections.
 
 const (
 	// DefaultBodyTimeout is GatewayOptions.BodyTimeout's default.
@@ -47,13 +48,6 @@ const (
 	// of a limit (implementation-defined server error range).
 	codeLimit = -32000
 )
-
-// httpSession is one MCP session of a chat served over HTTP.
-type httpSession struct {
-	active int // requests in flight, open GET streams excepted
-	idle   Timer
-	gen    uint64
-}
 
 // serveMCP serves a request to /chats/{id}/mcp: authorized, its body read
 // within its time, handed to the chat's Streamable HTTP handler. Only an
@@ -95,16 +89,16 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
 		g.noSession(w, r, id)
 		return
 	}
-	gc, s, created := g.enter(w, r, id, sid, init, initID, counted)
+	gc, created := g.enter(w, r, id, init, initID, counted)
 	if gc == nil {
 		return
 	}
-	defer g.leave(gc, sid, s, init, created, counted, r.Method == http.MethodDelete)
+	defer g.leave(gc, created, counted)
 	if r.Method == http.MethodPost && bodyErr != nil {
 		g.writeError(w, http.StatusBadRequest, "malformed payload: "+bodyErr.Error())
 		return
 	}
-	if s != nil && r.Method == http.MethodPost {
+	if sid != "" && r.Method == http.MethodPost && gc.handler.Has(sid) {
 		// A session of the chat: an unknown method is a JSON-RPC error,
 		// as over stdio, not a plain-text 400.
 		if req, unknown := unknownCall(msgs); unknown {
@@ -112,13 +106,18 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
 			return
 		}
 	}
-	gc.handler.Serve(w, r, msgs)
+	gc.handler.Serve(w, r, id, msgs)
 }
 
 // hostAllowed refuses (403) a request that reached a loopback address
 // under a name that is not a loopback name: a page of another site that
 // had its name resolved to 127.0.0.1 (DNS rebinding).
 func (g *Gateway) hostAllowed(w http.ResponseWriter, r *http.Request) bool {
+	return loopbackHostAllowed(w, r, g.writeError)
+}
+
+// loopbackHostAllowed is hostAllowed, answering with writeError.
+func loopbackHostAllowed(w http.ResponseWriter, r *http.Request, writeError func(http.ResponseWriter, int, string)) bool {
 	if loopback.HostPort(r.Host) {
 		return true
 	}
@@ -126,7 +125,7 @@ func (g *Gateway) hostAllowed(w http.ResponseWriter, r *http.Request) bool {
 	if !ok || local == nil || !loopback.HostPort(local.String()) {
 		return true
 	}
-	g.writeError(w, http.StatusForbidden, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host))
+	writeError(w, http.StatusForbidden, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host))
 	return false
 }
 
@@ -147,19 +146,17 @@ func initializeRequest(body *transport.Body) (jsonrpc.ID, bool) {
 // is not served yet is created for an initialize request, within the
 // limits; any other request to it is answered here (404 or 400, nothing
 // created). A nil chat means the request was answered.
-func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, init bool, initID jsonrpc.ID, counted bool) (gc *gatewayChat, s *httpSession, created bool) {
+func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id string, init bool, initID jsonrpc.ID, counted bool) (gc *gatewayChat, created bool) {
 	g.mu.Lock()
 	if gc := g.served(id); gc != nil {
 		defer g.mu.Unlock()
-		if init && !g.sessionRoomLocked(w, initID) {
-			return nil, nil, false
-		}
-		return gc, g.beginLocked(gc, sid, init, counted), false
+		g.beginLocked(gc, counted)
+		return gc, false
 	}
 	g.mu.Unlock()
 	if !init {
 		g.noSession(w, r, id)
-		return nil, nil, false
+		return nil, false
 	}
 
 	// A new chat: one creation at a time, so that two initializes for the
@@ -169,15 +166,13 @@ func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, 
 	g.mu.Lock()
 	if gc := g.served(id); gc != nil {
 		defer g.mu.Unlock()
-		if !g.sessionRoomLocked(w, initID) {
-			return nil, nil, false
-		}
-		return gc, g.beginLocked(gc, sid, init, counted), false
+		g.beginLocked(gc, counted)
+		return gc, false
 	}
 	if g.closed {
 		g.mu.Unlock()
 		g.writeError(w, http.StatusServiceUnavailable, ErrHostClosed.Error())
-		return nil, nil, false
+		return nil, false
 	}
 	if max := g.opts.MaxChats; max > 0 && g.httpChats >= max {
 		first := !g.chatsLogged
@@ -188,11 +183,7 @@ func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, 
 			g.h.log("Warning", "", "", "%s; a new chat is refused with 503", msg)
 		}
 		writeRPCError(w, http.StatusServiceUnavailable, initID, msg)
-		return nil, nil, false
-	}
-	if !g.sessionRoomLocked(w, initID) {
-		g.mu.Unlock()
-		return nil, nil, false
+		return nil, false
 	}
 	g.mu.Unlock()
 
@@ -216,7 +207,7 @@ func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, 
 			os.Remove(ws)
 		}
 		g.writeError(w, http.StatusServiceUnavailable, g.h.Redact(err.Error()))
-		return nil, nil, false
+		return nil, false
 	}
 	g.mu.Lock()
 	if g.closed {
@@ -224,16 +215,17 @@ func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id, sid string, 
 		g.mu.Unlock()
 		chat.Close()
 		g.writeError(w, http.StatusServiceUnavailable, ErrHostClosed.Error())
-		return nil, nil, false
+		return nil, false
 	}
 	defer g.mu.Unlock()
 	server := gc.server
-	gc.http, gc.sessions = true, map[string]*httpSession{}
+	gc.http = true
 	gc.madeDir = madeDir
-	gc.handler = transport.NewStreamableServer(server, transport.StreamableOptions{EventStore: newEventStore(), Retry: sseRetry})
+	gc.handler = transport.NewStreamableServer(server, transport.StreamableOptions{EventStore: newEventStore(), Retry: sseRetry, Pool: g.pool})
 	g.httpChats++
 	g.chatsChangedLocked()
-	return gc, g.beginLocked(gc, sid, init, counted), true
+	g.beginLocked(gc, counted)
+	return gc, true
 }
 
 // served returns the chat id served over HTTP, nil if there is none. g.mu
@@ -246,38 +238,12 @@ func (g *Gateway) served(id string) *gatewayChat {
 	return gc
 }
 
-// sessionRoomLocked reports whether one more session may open; if not, it
-// answers 503. g.mu is held.
-func (g *Gateway) sessionRoomLocked(w http.ResponseWriter, initID jsonrpc.ID) bool {
-	max := g.opts.MaxSessions
-	if max <= 0 || g.sessions+g.pendingInits < max {
-		return true
-	}
-	// At the cap: sessions the SDK ended (a DELETE just answered) may not
-	// be counted out yet.
-	for _, gc := range g.chats {
-		if gc.http && !gc.gone {
-			g.syncSessionsLocked(gc)
-		}
-	}
-	if g.sessions+g.pendingInits < max {
-		return true
-	}
-	msg := fmt.Sprintf("the gateway has its maximum of %d MCP sessions open (--max-sessions): no new session until one ends%s", max, idleNote("a session", g.opts.SessionIdleTimeout))
-	if !g.sessionLogged {
-		g.sessionLogged = true
-		g.h.log("Warning", "", "", "%s; a new session is refused with 503", msg)
-	}
-	writeRPCError(w, http.StatusServiceUnavailable, initID, msg)
-	return false
-}
-
 // idleNote says when what closes by itself, "" if it never does.
 func idleNote(what string, d time.Duration) string {
 	if d <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%s closes after %s without requests)", what, formatDuration(d))
+	return fmt.Sprintf(" (%s closes after %s without requests)", what, transport.FormatDuration(d))
 }
 
 // noSession answers a request that is not an initialize, to a chat that is
@@ -297,85 +263,41 @@ func (g *Gateway) noSession(w http.ResponseWriter, r *http.Request, id string) {
 	}
 }
 
-// beginLocked counts a request in: its chat and its session are not idle
-// while it runs. It returns the session it counted the request on (nil:
-// none), for leave. g.mu is held.
-func (g *Gateway) beginLocked(gc *gatewayChat, sid string, init, counted bool) *httpSession {
-	if init {
-		g.pendingInits++
-	}
+// beginLocked counts a request in (counted: not an open GET stream): its
+// chat is not idle while it runs. g.mu is held.
+func (g *Gateway) beginLocked(gc *gatewayChat, counted bool) {
 	if !counted {
-		return nil
+		return
 	}
 	gc.active++
 	if gc.idle != nil {
 		gc.idle.Stop()
 		gc.idle = nil
 	}
-	if sid == "" {
-		return nil
-	}
-	s := gc.sessions[sid]
-	if s == nil {
-		// The client may use a session before the initialize that made it
-		// has ended here (and the gateway learnt of it).
-		g.syncSessionsLocked(gc)
-		s = gc.sessions[sid]
-	}
-	if s != nil {
-		s.active++
-		if s.idle != nil {
-			s.idle.Stop()
-			s.idle = nil
-		}
-	}
-	return s
 }
 
 // work counts a handler of the SDK in, for a chat served over HTTP, and
 // returns the function that counts it out (nil: not counted).
-func (g *Gateway) work(gc *gatewayChat, req mcp.Request) func() {
-	sid := ""
-	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-		sid = ss.ID()
-	}
+func (g *Gateway) work(gc *gatewayChat) func() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !gc.http || gc.gone {
 		return nil
 	}
-	s := g.beginLocked(gc, sid, false, true)
-	return func() { g.leave(gc, sid, s, false, false, true, false) }
+	g.beginLocked(gc, true)
+	return func() { g.leave(gc, false, true) }
 }
 
-// leave counts a request out. An initialize (or a DELETE) changes the
-// chat's sessions: the gateway learns them from the SDK. A chat that this
-// request created and that has no session after it (the SDK refused the
-// initialize) is dropped again, with the workspace directory it made.
-func (g *Gateway) leave(gc *gatewayChat, sid string, s *httpSession, init, created, counted, deleted bool) {
+// leave counts a request out. A chat that this request created and that
+// has no session after it (the SDK refused the initialize, or the
+// session pool did) is dropped again, with the workspace directory it
+// made.
+func (g *Gateway) leave(gc *gatewayChat, created, counted bool) {
 	g.mu.Lock()
-	if (init || deleted) && !gc.gone {
-		g.syncSessionsLocked(gc)
-	}
-	if init {
-		// Its session, if it made one, is counted now: count the request
-		// out of the pending ones (see syncSessionsLocked).
-		if g.initsTracked > 0 {
-			g.initsTracked--
-		} else {
-			g.pendingInits--
-		}
-	}
 	if counted {
 		gc.active--
 	}
-	if s != nil {
-		s.active--
-		if gc.sessions[sid] == s {
-			g.armSessionLocked(gc, sid, s)
-		}
-	}
-	drop := created && !gc.gone && gc.active == 0 && len(gc.sessions) == 0
+	drop := created && !gc.gone && gc.active == 0 && gc.handler.Len() == 0
 	if drop {
 		g.forgetLocked(gc)
 	} else {
@@ -387,44 +309,6 @@ func (g *Gateway) leave(gc *gatewayChat, sid string, s *httpSession, init, creat
 		if gc.madeDir {
 			os.Remove(gc.chat.workspace) // only if still empty
 		}
-	}
-}
-
-// syncSessionsLocked makes the tracked sessions of gc those the SDK has:
-// new ones start their idle wait, ended ones are forgotten. g.mu is held.
-func (g *Gateway) syncSessionsLocked(gc *gatewayChat) {
-	live := map[string]bool{}
-	for ss := range gc.server.Sessions() {
-		// A session counts once its initialize was accepted.
-		if id := ss.ID(); id != "" && ss.InitializeParams() != nil {
-			live[id] = true
-		}
-	}
-	for id, s := range gc.sessions {
-		if !live[id] {
-			if s.idle != nil {
-				s.idle.Stop()
-			}
-			delete(gc.sessions, id)
-			g.sessions--
-		}
-	}
-	for id := range live {
-		if gc.sessions[id] == nil {
-			s := &httpSession{}
-			gc.sessions[id] = s
-			g.sessions++
-			// Made by an initialize still in flight: it is counted here
-			// now, not there too.
-			if g.pendingInits > 0 {
-				g.pendingInits--
-				g.initsTracked++
-			}
-			g.armSessionLocked(gc, id, s)
-		}
-	}
-	if max := g.opts.MaxSessions; g.sessions < max {
-		g.sessionLogged = false
 	}
 }
 
@@ -448,16 +332,6 @@ func (g *Gateway) forgetLocked(gc *gatewayChat) {
 	if g.httpChats < g.opts.MaxChats {
 		g.chatsLogged = false
 	}
-	for _, s := range gc.sessions {
-		if s.idle != nil {
-			s.idle.Stop()
-		}
-	}
-	g.sessions -= len(gc.sessions)
-	gc.sessions = map[string]*httpSession{}
-	if g.sessions < g.opts.MaxSessions {
-		g.sessionLogged = false
-	}
 	if gc.idle != nil {
 		gc.idle.Stop()
 		gc.idle = nil
@@ -478,21 +352,6 @@ func (g *Gateway) armChatLocked(gc *gatewayChat) {
 	gc.idle = g.h.clock.AfterFunc(d, func() { g.chatIdle(gc, gen, d) })
 }
 
-// armSessionLocked starts a session's idle wait when no request of it
-// runs. g.mu is held.
-func (g *Gateway) armSessionLocked(gc *gatewayChat, sid string, s *httpSession) {
-	d := g.opts.SessionIdleTimeout
-	if d <= 0 || s.active > 0 || g.closed {
-		return
-	}
-	if s.idle != nil {
-		s.idle.Stop()
-	}
-	s.gen++
-	gen := s.gen
-	s.idle = g.h.clock.AfterFunc(d, func() { g.sessionIdle(gc, sid, gen, d) })
-}
-
 // chatIdle closes a chat that had no request for d: its sessions end, its
 // processes stop as on a reset, and the gateway and the host forget it.
 // It runs in the clock's goroutine and returns once the processes are
@@ -508,35 +367,11 @@ func (g *Gateway) chatIdle(gc *gatewayChat, gen uint64, d time.Duration) {
 	g.h.do(func() {
 		// The processes first: a handler still running (there should be
 		// none) then ends, and closing its session does not wait for it.
-		gc.chat.closeFor(stopReason("the chat was idle for " + formatDuration(d)))
+		gc.chat.closeFor(stopReason("the chat was idle for " + transport.FormatDuration(d)))
 		for ss := range gc.server.Sessions() {
 			_ = ss.Close()
 		}
-		g.h.log("Information", gc.chat.id, "", "chat %s closed after %s without requests: its sessions ended and its server processes stopped (its workspace stays)", gc.chat.id, formatDuration(d))
-	})
-}
-
-// sessionIdle closes a session that had no request for d.
-func (g *Gateway) sessionIdle(gc *gatewayChat, sid string, gen uint64, d time.Duration) {
-	g.mu.Lock()
-	s := gc.sessions[sid]
-	if g.closed || s == nil || s.gen != gen || s.active > 0 {
-		g.mu.Unlock()
-		return
-	}
-	delete(gc.sessions, sid)
-	g.sessions--
-	if g.sessions < g.opts.MaxSessions {
-		g.sessionLogged = false
-	}
-	g.mu.Unlock()
-	g.h.do(func() {
-		for ss := range gc.server.Sessions() {
-			if ss.ID() == sid {
-				_ = ss.Close()
-			}
-		}
-		g.h.log("Information", gc.chat.id, "", "an MCP session of chat %s closed after %s without requests", gc.chat.id, formatDuration(d))
+		g.h.log("Information", gc.chat.id, "", "chat %s closed after %s without requests: its sessions ended and its server processes stopped (its workspace stays)", gc.chat.id, transport.FormatDuration(d))
 	})
 }
 
@@ -548,12 +383,6 @@ func (g *Gateway) stopTimersLocked() {
 			gc.idle.Stop()
 			gc.idle = nil
 		}
-		for _, s := range gc.sessions {
-			if s.idle != nil {
-				s.idle.Stop()
-				s.idle = nil
-			}
-		}
 	}
 }
 
@@ -563,10 +392,15 @@ func (g *Gateway) stopTimersLocked() {
 // connection, and its descriptor, by sending slowly or not at all. The
 // body is put back for the SDK.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	return readRequestBody(w, r, g.opts.BodyTimeout, g.writeError)
+}
+
+// readRequestBody is readBody, with its timeout (0: DefaultBodyTimeout),
+// answering with writeError.
+func readRequestBody(w http.ResponseWriter, r *http.Request, timeout time.Duration, writeError func(http.ResponseWriter, int, string)) ([]byte, bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, true
 	}
-	timeout := g.opts.BodyTimeout
 	if timeout <= 0 {
 		timeout = DefaultBodyTimeout
 	}
@@ -605,13 +439,13 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 			var tooBig *http.MaxBytesError
 			switch {
 			case errors.As(err, &tooBig):
-				g.writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes))
+				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes))
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				w.Header().Set("Connection", "close")
-				g.writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive in time (%s, plus 1s per %d KiB)", formatDuration(timeout), minBodyRate>>10))
+				writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive in time (%s, plus 1s per %d KiB)", transport.FormatDuration(timeout), minBodyRate>>10))
 			default:
 				w.Header().Set("Connection", "close")
-				g.writeError(w, http.StatusBadRequest, "the request body could not be read")
+				writeError(w, http.StatusBadRequest, "the request body could not be read")
 			}
 			return nil, false
 		}
@@ -646,7 +480,7 @@ func bearerMatches(r *http.Request, tok string) bool {
 // writeRPCError answers a JSON-RPC request with an error, as the SDK does
 // for requests it refuses before serving them.
 func writeRPCError(w http.ResponseWriter, code int, id jsonrpc.ID, msg string) {
-	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: codeLimit, Message: msg}})
+	data, err := transport.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: codeLimit, Message: msg}})
 	if err != nil {
 		data = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"refused"}}`)
 	}
@@ -654,17 +488,6 @@ func writeRPCError(w http.ResponseWriter, code int, id jsonrpc.ID, msg string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write(append(data, '\n'))
-}
-
-// formatDuration writes a duration as an operator sets it: 30m, 2h, 90s.
-func formatDuration(d time.Duration) string {
-	switch {
-	case d >= time.Hour && d%time.Hour == 0:
-		return fmt.Sprintf("%dh", int64(d/time.Hour))
-	case d >= time.Minute && d%time.Minute == 0:
-		return fmt.Sprintf("%dm", int64(d/time.Minute))
-	}
-	return formatSeconds(d)
 }
 
 // serveServerDetail answers GET /chats/{id}/servers/{name}: one server in

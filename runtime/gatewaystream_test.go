@@ -71,10 +71,7 @@ func TestGatewayHTTPBadRequests(t *testing.T) {
 		t.Errorf("POST after DELETE: %d, want 404", code)
 	}
 	gatewayQuiet(t, gw)
-	gw.mu.Lock()
-	sessions := gw.sessions
-	gw.mu.Unlock()
-	if sessions != 0 {
+	if sessions := gw.pool.Len(); sessions != 0 {
 		t.Errorf("%d sessions counted after DELETE", sessions)
 	}
 }

@@ -134,7 +134,7 @@ func unknownCall(body *transport.Body) (*jsonrpc.Request, bool) {
 // writeMethodNotFound answers an unknown method as the SDK does over
 // stdio: 200, one JSON-RPC error response.
 func writeMethodNotFound(w http.ResponseWriter, req *jsonrpc.Request) {
-	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID,
+	data, err := transport.EncodeMessage(&jsonrpc.Response{ID: req.ID,
 		Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", req.Method)}})
 	if err != nil {
 		http.Error(w, "method not found", http.StatusInternalServerError)
@@ -151,12 +151,18 @@ func writeMethodNotFound(w http.ResponseWriter, req *jsonrpc.Request) {
 // it does. The SDK would let sessionless versions through to a session
 // that cannot serve them.
 func (g *Gateway) checkProtocolVersion(w http.ResponseWriter, r *http.Request) bool {
+	return protocolVersionAllowed(w, r, g.writeError)
+}
+
+// protocolVersionAllowed is checkProtocolVersion, answering with
+// writeError.
+func protocolVersionAllowed(w http.ResponseWriter, r *http.Request, writeError func(http.ResponseWriter, int, string)) bool {
 	v := r.Header.Get("MCP-Protocol-Version")
 	if v == "" || slices.Contains(gatewayVersions, v) {
 		return true
 	}
 	versions := GatewayProtocolVersions()
-	g.writeError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q: the gateway accepts %s", v, strings.Join(versions, ", ")))
+	writeError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q: the gateway accepts %s", v, strings.Join(versions, ", ")))
 	return false
 }
 

@@ -30,7 +30,13 @@
 // mcp.Connection that the go-sdk's mcp.Server runs on. Why not the SDK's
 // StreamableHTTPHandler: the CPU it spends per call (issue 13; see
 // streamable.go). [DecodeBody] decodes a POST body once, for the gateway
-// and the transport.
+// and the transport. A [SessionPool] caps and expires the sessions of the
+// servers that share it (a gateway's chats, both profiles).
+//
+// Ids go back exactly as they came: [DecodeMessage] keeps an id that the
+// SDK's jsonrpc.ID would change (1.5, 2^64, an escaped string) as its JSON
+// text, and [EncodeMessage], which every write goes through, writes that
+// text back (id.go).
 //
 // A transport owns the connection only: reading, writing and closing the
 // pipes, the batch queue, the error texts, and how long a dead process's

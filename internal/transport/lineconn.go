@@ -155,7 +155,7 @@ func (lw *messageWriter) writeMessage(ctx context.Context, msg jsonrpc.Message) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := EncodeMessage(msg)
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,9 @@ type StreamableOptions struct {
 	// Retry, if set, is sent before the first event of every SSE answer:
 	// how long a client that lost the stream waits before it reconnects.
 	Retry time.Duration
+	// Pool caps and expires the sessions, with those of the other servers
+	// that share it; nil: no cap, no expiry.
+	Pool *SessionPool
 }
 
 // Protocol versions that change what a stream carries.
@@ -111,12 +114,13 @@ func DecodeBody(data []byte) (*Body, error) {
 	return &Body{Messages: []jsonrpc.Message{msg}}, nil
 }
 
-// Serve answers one request to the endpoint. body is the POST body,
-// decoded by DecodeBody (nil for GET and DELETE).
-func (h *StreamableServer) Serve(w http.ResponseWriter, r *http.Request, body *Body) {
+// Serve answers one request to the endpoint, of chat (the label of the
+// session an initialize opens, for SessionPoolOptions.MaxPerChat). body is
+// the POST body, decoded by DecodeBody (nil for GET and DELETE).
+func (h *StreamableServer) Serve(w http.ResponseWriter, r *http.Request, chat string, body *Body) {
 	switch r.Method {
 	case http.MethodPost:
-		h.servePOST(w, r, body)
+		h.servePOST(w, r, chat, body)
 	case http.MethodGet:
 		h.serveGET(w, r)
 	case http.MethodDelete:
@@ -140,21 +144,43 @@ func (h *StreamableServer) Close() {
 	}
 }
 
+// Has reports whether sid is a session of h.
+func (h *StreamableServer) Has(sid string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[sid] != nil
+}
+
+// Len returns the number of sessions.
+func (h *StreamableServer) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
 // session returns the session of r's Mcp-Session-Id, answering 400 or 404
-// if there is none.
-func (h *StreamableServer) session(w http.ResponseWriter, r *http.Request) *streamSession {
+// if there is none. A session found counts r in its pool (an open GET
+// stream only as a use); the caller counts it out with the returned
+// function.
+func (h *StreamableServer) session(w http.ResponseWriter, r *http.Request) (*streamSession, func()) {
 	sid := r.Header.Get(sessionIDHeader)
 	if sid == "" {
 		http.Error(w, fmt.Sprintf("Bad Request: %s requires an Mcp-Session-Id header", r.Method), http.StatusBadRequest)
-		return nil
+		return nil, nil
 	}
 	h.mu.Lock()
 	s := h.sessions[sid]
 	h.mu.Unlock()
 	if s == nil {
 		http.Error(w, "session not found", http.StatusNotFound)
+		return nil, nil
 	}
-	return s
+	counted := r.Method != http.MethodGet
+	h.opts.Pool.begin(s, counted)
+	if !counted {
+		return s, func() {}
+	}
+	return s, func() { h.opts.Pool.end(s) }
 }
 
 const (
@@ -164,15 +190,16 @@ const (
 )
 
 func (h *StreamableServer) serveDELETE(w http.ResponseWriter, r *http.Request) {
-	s := h.session(w, r)
+	s, done := h.session(w, r)
 	if s == nil {
 		return
 	}
+	defer done()
 	s.endSession()
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (h *StreamableServer) servePOST(w http.ResponseWriter, r *http.Request, body *Body) {
+func (h *StreamableServer) servePOST(w http.ResponseWriter, r *http.Request, chat string, body *Body) {
 	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
 		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return
@@ -209,8 +236,13 @@ func (h *StreamableServer) servePOST(w http.ResponseWriter, r *http.Request, bod
 			http.Error(w, "Bad Request: a session starts with one initialize request, without Mcp-Session-Id", http.StatusBadRequest)
 			return
 		}
-		var err error
-		if s, err = h.newSession(r); err != nil {
+		s = h.newStreamSession()
+		if refused := h.opts.Pool.admit(s, chat); refused != "" {
+			writeRPCError(w, http.StatusServiceUnavailable, init.ID, codeLimit, refused)
+			return
+		}
+		defer h.opts.Pool.end(s)
+		if err := h.connect(s, r); err != nil {
 			http.Error(w, "failed connection", http.StatusInternalServerError)
 			return
 		}
@@ -221,8 +253,12 @@ func (h *StreamableServer) servePOST(w http.ResponseWriter, r *http.Request, bod
 				s.endSession()
 			}
 		}()
-	} else if s = h.session(w, r); s == nil {
-		return
+	} else {
+		var done func()
+		if s, done = h.session(w, r); s == nil {
+			return
+		}
+		defer done()
 	}
 
 	calls := 0
@@ -310,10 +346,11 @@ func (h *StreamableServer) serveGET(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
 		return
 	}
-	s := h.session(w, r)
+	s, done := h.session(w, r)
 	if s == nil {
 		return
 	}
+	defer done()
 	streamID, lastIdx := "", -1
 	if len(r.Header.Values(lastEventIDHeader)) > 0 {
 		eid := r.Header.Get(lastEventIDHeader)
@@ -343,8 +380,12 @@ func (h *StreamableServer) serveGET(w http.ResponseWriter, r *http.Request) {
 	st.release()
 }
 
-// newSession connects a new session to the server.
-func (h *StreamableServer) newSession(r *http.Request) (*streamSession, error) {
+// codeLimit is the JSON-RPC error code of an initialize refused because of
+// a limit (implementation-defined server error range).
+const codeLimit = -32000
+
+// newStreamSession makes a session, not connected yet.
+func (h *StreamableServer) newStreamSession() *streamSession {
 	s := &streamSession{
 		h:        h,
 		id:       rand.Text(),
@@ -356,6 +397,11 @@ func (h *StreamableServer) newSession(r *http.Request) (*streamSession, error) {
 		related:  map[*mcp.RequestExtra]jsonrpc.ID{},
 	}
 	s.streams[""] = s.newStreamLocked("", 0)
+	return s
+}
+
+// connect connects s to the server.
+func (h *StreamableServer) connect(s *streamSession, r *http.Request) error {
 	h.mu.Lock()
 	h.sessions[s.id] = s
 	h.mu.Unlock()
@@ -363,10 +409,10 @@ func (h *StreamableServer) newSession(r *http.Request) (*streamSession, error) {
 	ss, err := h.server.Connect(context.WithoutCancel(r.Context()), sessionTransport{s}, nil)
 	if err != nil {
 		s.Close()
-		return nil, err
+		return err
 	}
 	s.ss = ss
-	return s, nil
+	return nil
 }
 
 // sessionTransport hands the server its session's connection.
@@ -406,7 +452,7 @@ type pendingCall struct {
 type duplicateID struct{ id jsonrpc.ID }
 
 func (e duplicateID) Error() string {
-	return fmt.Sprintf("duplicate in-flight request ID %v", e.id.Raw())
+	return "duplicate in-flight request ID " + IDText(e.id)
 }
 
 // deliver hands msg to the server; false if the session ended.
@@ -444,6 +490,7 @@ func (s *streamSession) openStream(w http.ResponseWriter, msgs []jsonrpc.Message
 			s.related[extra] = req.ID
 		}
 	}
+	s.h.opts.Pool.callsChanged(s, calls)
 	return st, nil
 }
 
@@ -544,7 +591,7 @@ func rejected(why string) error {
 // a request or notification sent while handling a call goes on that call's
 // stream, any other on the GET stream.
 func (s *streamSession) Write(ctx context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
@@ -560,6 +607,7 @@ func (s *streamSession) Write(ctx context.Context, msg jsonrpc.Message) error {
 			st, answer = c.stream, true
 			delete(s.calls, resp.ID)
 			delete(s.related, c.extra)
+			s.h.opts.Pool.callsChanged(s, -1)
 		}
 	} else {
 		// Sent while handling a call that is not answered yet: on its
@@ -623,6 +671,7 @@ func (s *streamSession) Close() error {
 		delete(s.h.sessions, s.id)
 	}
 	s.h.mu.Unlock()
+	s.h.opts.Pool.remove(s)
 	if s.store != nil {
 		return s.store.SessionClosed(context.Background(), s.id)
 	}
@@ -818,7 +867,7 @@ func accepts(values []string) (jsonOK, streamOK bool) {
 
 // writeRPCError answers with one JSON-RPC error.
 func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, msg string) {
-	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}})
+	data, err := EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}})
 	if err != nil {
 		http.Error(w, msg, status)
 		return

@@ -55,7 +55,7 @@ func newStreamableFixture(t *testing.T) *streamableFixture {
 				return
 			}
 		}
-		h.Serve(w, r, body)
+		h.Serve(w, r, "", body)
 	}))
 	tr := &http.Transport{}
 	f.client, f.url = &http.Client{Transport: tr}, srv.URL
@@ -431,7 +431,7 @@ func TestStreamableAnswerFlushesOnce(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/", nil)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	h.Serve(w, req, body)
+	h.Serve(w, req, "", body)
 	if w.flushes != 1 || w.writes != 2 {
 		t.Errorf("%d writes and %d flushes for one answer, want 2 and 1", w.writes, w.flushes)
 	}

@@ -327,7 +327,7 @@ func (c *wsConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := EncodeMessage(msg)
 	if err != nil {
 		return err
 	}

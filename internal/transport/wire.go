@@ -48,9 +48,9 @@ func DecodeMessage(data []byte) (jsonrpc.Message, error) {
 		}
 		return nil, fmt.Errorf("invalid message version tag %s; expected %q", tag, "2.0")
 	}
-	id, err := jsonrpc.MakeID(msg.ID)
+	id, err := decodeID(msg.ID)
 	if err != nil {
-		return nil, errors.New("the id is neither a string nor a number")
+		return nil, err
 	}
 	if len(msg.Method) > 0 {
 		// The "method" key was present; its value may be "" or null.
@@ -58,7 +58,11 @@ func DecodeMessage(data []byte) (jsonrpc.Message, error) {
 		if _, err := segjson.Parse(msg.Method, &method, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: the method is %s, not a string", jsonKind(msg.Method))
 		}
-		return &jsonrpc.Request{ID: id, Method: method, Params: msg.Params}, nil
+		params := msg.Params
+		if method == methodCancelled {
+			params = cancelledParams(params)
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: params}, nil
 	}
 	if !id.IsValid() {
 		return nil, errNoID
@@ -127,10 +131,11 @@ func article(noun string) string {
 const maxWireDepth = 1000
 
 // wireDecode is the SDK's decoding form of a JSON-RPC message. Method is
-// raw, to tell an absent key from an empty value.
+// raw, to tell an absent key from an empty value; ID is raw, to keep it
+// exactly (decodeID).
 type wireDecode struct {
 	VersionTag string          `json:"jsonrpc"`
-	ID         any             `json:"id,omitempty"`
+	ID         json.RawMessage `json:"id,omitempty"`
 	Method     json.RawMessage `json:"method"`
 	Params     json.RawMessage `json:"params,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`

@@ -90,11 +90,43 @@ func compareDecoders(data []byte) string {
 		// DecodeMessage does at once.
 		return ""
 	}
+	if wantErr != nil && gotErr == nil {
+		if raw, ok := rawID(messageID(got)); ok {
+			var f float64
+			if json.Unmarshal([]byte(raw), &f) != nil {
+				// A number beyond float64 (1e400): the SDK refuses the
+				// message; DecodeMessage keeps the id as it came.
+				return ""
+			}
+		}
+	}
 	if (wantErr == nil) != (gotErr == nil) {
 		return fmt.Sprintf("SDK error %v, DecodeMessage error %v", wantErr, gotErr)
 	}
 	if wantErr != nil {
 		return ""
+	}
+	if raw, ok := rawID(messageID(got)); ok {
+		// An id kept as it came is the SDK's id once decoded as the SDK
+		// decodes it.
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			return fmt.Sprintf("an id kept as %q, which is not JSON: %v", raw, err)
+		}
+		id, err := jsonrpc.MakeID(v)
+		if err != nil {
+			return fmt.Sprintf("an id kept as %q: %v", raw, err)
+		}
+		if id != messageID(want) {
+			return fmt.Sprintf("an id kept as %q, which the SDK decodes as %#v", raw, messageID(want).Raw())
+		}
+		setMessageID(got, id)
+	}
+	if req, ok := got.(*jsonrpc.Request); ok && req.Method == methodCancelled {
+		// Its requestId in the form of the request's id (cancelledParams).
+		if sdk := want.(*jsonrpc.Request).Params; bytes.Equal(cancelledParams(sdk), req.Params) {
+			req.Params = sdk
+		}
 	}
 	if a, b := describeMessage(want), describeMessage(got); a != b {
 		return fmt.Sprintf("SDK %s\ndecodeWire %s", a, b)
@@ -130,6 +162,16 @@ func describeMessage(m jsonrpc.Message) string {
 	return fmt.Sprintf("%T", m)
 }
 
+// setMessageID sets the id of a request or response.
+func setMessageID(msg jsonrpc.Message, id jsonrpc.ID) {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		m.ID = id
+	case *jsonrpc.Response:
+		m.ID = id
+	}
+}
+
 func jsonCompact(dst *bytes.Buffer, raw []byte) error { return json.Compact(dst, raw) }
 
 // No decoding error quotes a value of the message: a server that echoes a
@@ -160,6 +202,40 @@ func TestDecodeMessageErrorsQuoteNothing(t *testing.T) {
 		}
 		if testservers.LeaksPart(err.Error(), secret) || strings.Contains(err.Error(), "CANARY") {
 			t.Errorf("%s: the error quotes the secret: %v", line, err)
+		}
+	}
+}
+
+// An id goes back exactly as it came, and notifications/cancelled names a
+// request by the id its request was decoded to (the SDK decodes requestId
+// as a float64 itself: 1.5 would cancel request 1).
+func TestIDsRoundTrip(t *testing.T) {
+	for _, id := range []string{`1`, `-7`, `"a"`, `1.5`, `1e3`, `18446744073709551616`, `-0`, `"a\u00e9"`, `"\u0000mcpc-raw-id:1"`, `9007199254740993`, `"<&>"`} {
+		line := `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`
+		msg, err := DecodeMessage([]byte(line))
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		req := msg.(*jsonrpc.Request)
+		data, err := EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)})
+		if want := `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`; err != nil || string(data) != want {
+			t.Errorf("the answer to id %s: %s %v, want %s", id, data, err, want)
+		}
+		if again, _ := EncodeMessage(req); string(again) != line {
+			t.Errorf("the request of id %s encoded again: %s", id, again)
+		}
+		cancel, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `,"reason":"r"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if err := json.Unmarshal(cancel.(*jsonrpc.Request).Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := jsonrpc.MakeID(p.RequestID); err != nil || got != req.ID {
+			t.Errorf("notifications/cancelled of id %s names %#v, the request is %#v", id, got.Raw(), req.ID.Raw())
 		}
 	}
 }

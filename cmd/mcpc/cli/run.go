@@ -52,6 +52,7 @@ func levelRank(level string) int {
 const (
 	defaultMaxChats       = 256
 	defaultMaxSessions    = 1024
+	defaultMaxPerChat     = 16
 	defaultMaxProcesses   = 256
 	defaultChatIdle       = 30 * time.Minute
 	defaultSessionIdle    = 30 * time.Minute
@@ -97,8 +98,12 @@ admin endpoints answer on an owner-only unix socket (its path is logged; mcpc st
 --workspace DIR finds it).
 A chat and its workspace are created by an initialize request only; chats and sessions
 end after --chat-idle-timeout / --session-idle-timeout without requests (the workspace
-stays), and --max-chats, --max-sessions and --max-processes cap them (503, or a call
-error, naming the limit). Tokens (--admin-token-env, --mcp-token-env) have at least 16
+stays), and --max-chats and --max-processes cap them (503, or a call error, naming the
+limit). --max-sessions and --max-sessions-per-chat cap the sessions: at a cap a new session
+takes the place of the one that waited longest (one whose client sent nothing after
+initialize, else the longest idle; its client gets 404), 503 only if every session has a
+request in flight; a session whose client sends nothing within 10s of the answer to its
+initialize is closed. Tokens (--admin-token-env, --mcp-token-env) have at least 16
 characters; no server inherits them.
 SIGINT, SIGTERM, SIGHUP (the terminal went away) or SIGQUIT cancels the calls in
 flight (their servers get notifications/cancelled), stops every server process and
@@ -135,7 +140,8 @@ Examples:
 			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --http: the host variable `NAME` holding the token (16 characters or more) that GET /status and POST …/reset, …/restart require; allows a non-loopback address"},
 			&ucli.StringFlag{Name: "mcp-token-env", Usage: "with --http: the host variable `NAME` holding the bearer token (16 characters or more) every request to /chats/{id}/mcp must carry; without it the MCP endpoints are not authenticated"},
 			&ucli.IntFlag{Name: "max-chats", Value: defaultMaxChats, Usage: "with --http: the most chats served at once; an initialize for one more gets 503 (0: no limit)"},
-			&ucli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "with --http: the most MCP sessions open at once, over all chats; one more gets 503 (0: no limit)"},
+			&ucli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "with --http: the most MCP sessions open at once, over all chats; one more takes the place of the longest idle (503 if every one has a request in flight) (0: no limit)"},
+			&ucli.IntFlag{Name: "max-sessions-per-chat", Value: defaultMaxPerChat, Usage: "with --http: the most MCP sessions of one chat (craftbot: of one URL) open at once; one more takes the place of the chat's longest idle (0: no limit)"},
 			&ucli.BoolFlag{Name: "start-early", Usage: "start each chat's server processes when its client initializes instead of at its first call to them, the first chat's standing for the discoveries (the host does not: this runs a process for every chat that connects, called or not; one without calls stops after its idleTimeoutSeconds)"},
 			&ucli.IntFlag{Name: "max-processes", Value: defaultMaxProcesses, Usage: "the most server processes the chats run at once; a call that needs one more fails, naming the limit (0: no limit)"},
 			&ucli.DurationFlag{Name: "chat-idle-timeout", Value: defaultChatIdle, Usage: "with --http: a chat without requests for `DURATION` is closed: its sessions end and its processes stop as on a reset; its workspace stays (0: never)"},
@@ -278,7 +284,7 @@ func runAction(c *ucli.Context) error {
 		}
 	}()
 	gwOpts := runtime.GatewayOptions{Version: Version, AdminToken: token, MCPToken: mcpToken,
-		WorkspaceRoot: c.String("workspace-root"), MaxChats: limits.maxChats, MaxSessions: limits.maxSessions,
+		WorkspaceRoot: c.String("workspace-root"), MaxChats: limits.maxChats, MaxSessions: limits.maxSessions, MaxSessionsPerChat: limits.maxPerChat,
 		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout,
 		StartEarly: c.Bool("start-early")}
 	if c.String("http") != "" {
@@ -394,23 +400,24 @@ func processes(n int) string {
 // limits are mcpc run's bounds, from its flags.
 type limits struct {
 	maxChats, maxSessions, maxProcesses int
+	maxPerChat                          int
 	chatIdle, sessionIdle, bodyTimeout  time.Duration
 	grace                               time.Duration
 }
 
 // runLimits reads and checks the limit flags.
 func runLimits(c *ucli.Context, stdio bool) (limits, error) {
-	l := limits{maxChats: c.Int("max-chats"), maxSessions: c.Int("max-sessions"), maxProcesses: c.Int("max-processes"),
+	l := limits{maxChats: c.Int("max-chats"), maxSessions: c.Int("max-sessions"), maxProcesses: c.Int("max-processes"), maxPerChat: c.Int("max-sessions-per-chat"),
 		chatIdle: c.Duration("chat-idle-timeout"), sessionIdle: c.Duration("session-idle-timeout"),
 		bodyTimeout: c.Duration("body-timeout"), grace: c.Duration("shutdown-grace")}
 	if stdio {
-		for _, f := range []string{"max-chats", "max-sessions", "chat-idle-timeout", "session-idle-timeout", "body-timeout"} {
+		for _, f := range []string{"max-chats", "max-sessions", "max-sessions-per-chat", "chat-idle-timeout", "session-idle-timeout", "body-timeout"} {
 			if c.IsSet(f) {
 				return l, usageError("--%s goes with --http, not --stdio", f)
 			}
 		}
 	}
-	for _, f := range []string{"max-chats", "max-sessions", "max-processes"} {
+	for _, f := range []string{"max-chats", "max-sessions", "max-sessions-per-chat", "max-processes"} {
 		if c.Int(f) < 0 {
 			return l, usageError("--%s %d: use 0 for no limit, or a positive number", f, c.Int(f))
 		}

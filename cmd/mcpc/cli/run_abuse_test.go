@@ -329,7 +329,7 @@ func TestRunTokenAndLimitUsageErrors(t *testing.T) {
 		}
 	}
 	code, stdout, _ := run(t, "run", "--help")
-	for _, want := range []string{"--mcp-token-env", "--max-chats", "--max-sessions", "--max-processes", "--chat-idle-timeout",
+	for _, want := range []string{"--mcp-token-env", "--max-chats", "--max-sessions", "--max-sessions-per-chat", "--max-processes", "--chat-idle-timeout",
 		"--session-idle-timeout", "--body-timeout", "--shutdown-grace"} {
 		if code != ExitOK || !strings.Contains(stdout, want) {
 			t.Errorf("run --help lacks %s", want)

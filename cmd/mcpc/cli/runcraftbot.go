@@ -27,8 +27,9 @@ import (
 
 // volcanicRunFlags are the flags of mcpc run that only a volcanic plan
 // reads: chats, their scopes and limits. A craftbot plan has one set of
-// servers for every client.
-var volcanicRunFlags = []string{"scope", "builtin-tools", "max-chats", "max-sessions", "max-processes", "chat-idle-timeout", "session-idle-timeout"}
+// servers for every client; its MCP sessions are capped and expire as a
+// volcanic gateway's.
+var volcanicRunFlags = []string{"scope", "builtin-tools", "max-chats", "max-processes", "chat-idle-timeout"}
 
 // runCraftbot is mcpc run for a craftbot plan: its actions served as MCP
 // tools (mcp_<server>_<tool>) over stdio or HTTP, one process or
@@ -119,7 +120,8 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 	if stdio {
 		err = serveCraftbotStdio(ctx, c, cb, ws, logw)
 	} else {
-		err = serveCraftbotHTTP(ctx, addr, cb, runtime.CraftbotHTTPOptions{AdminToken: token, MCPToken: mcpToken}, logw, sd)
+		err = serveCraftbotHTTP(ctx, addr, cb, runtime.CraftbotHTTPOptions{AdminToken: token, MCPToken: mcpToken,
+			MaxSessions: lim.maxSessions, MaxSessionsPerChat: lim.maxPerChat, SessionIdleTimeout: lim.sessionIdle, BodyTimeout: lim.bodyTimeout}, logw, sd)
 	}
 	if err != nil {
 		return err
