@@ -278,3 +278,48 @@ func mustCheck(t *testing.T, p string) *craftbot.Config {
 	}
 	return cfg
 }
+
+// Every reader of mcp_config.json says the same of its byte order marks:
+// one is dropped (validate, list and every edit accept the file, and an
+// edit keeps the mark), a second is a syntax error at 1:1 for validate and
+// list alike, and every edit refuses the file with it (exit 1, file
+// untouched), never an internal error.
+func TestConfigReadersAgreeOnByteOrderMarks(t *testing.T) {
+	const body = `{"mcp_servers": [{"name": "a", "transport": "stdio", "command": "x", "env": {"K": "v"}}]}`
+	edits := [][]string{
+		{"disable", "a"}, {"enable", "a"}, {"remove", "a"}, {"env", "a", "K", "w"},
+		{"add-json", "b", `{"transport": "stdio", "command": "y"}`}, {"add", "c", "--", "z"},
+	}
+	for marks := 0; marks <= 2; marks++ {
+		content := strings.Repeat("\uFEFF", marks) + body
+		p := write(t, t.TempDir(), "mcp_config.json", content)
+		want := ExitOK
+		if marks == 2 {
+			want = ExitProblems
+		}
+		for _, args := range [][]string{{"validate", "--profile", "craftbot"}, {"config", "list"}} {
+			code, stdout, stderr := run(t, append(args, "--config", p)...)
+			if code != want {
+				t.Errorf("%d marks, %v: exit %d, want %d\n%s%s", marks, args, code, want, stdout, stderr)
+			}
+			if want == ExitProblems && !strings.Contains(stdout+stderr, p+":1:1: error: invalid JSON") {
+				t.Errorf("%d marks, %v: no syntax error at 1:1:\n%s%s", marks, args, stdout, stderr)
+			}
+		}
+		for _, args := range edits {
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := run(t, append([]string{"config", args[0], "--config", p}, args[1:]...)...)
+			now, _ := os.ReadFile(p)
+			switch {
+			case code != want:
+				t.Errorf("%d marks, %v: exit %d, want %d\n%s%s", marks, args, code, want, stdout, stderr)
+			case want == ExitProblems && (!bytes.Equal(now, []byte(content)) || !strings.Contains(stderr, "has errors")):
+				t.Errorf("%d marks, %v: not refused for the file's errors, or the file changed:\n%s%s", marks, args, stderr, now)
+			case want == ExitOK && !bytes.HasPrefix(now, []byte(strings.Repeat("\uFEFF", marks)+"{")):
+				t.Errorf("%d marks, %v: the byte order mark was not kept: %q", marks, args, now)
+			}
+		}
+	}
+}
