@@ -247,12 +247,17 @@ func TestConfigConcurrentAddsAllLand(t *testing.T) {
 }
 
 // A config file that is a symbolic link stays one: the edit replaces the
-// file it points to.
+// file it points to, and locks in the link's directory, the config's own:
+// nothing is created beside the target (here the target's directory could
+// not even hold a lock file of that name), and nothing is left anywhere.
 func TestConfigEditKeepsALink(t *testing.T) {
 	target := exampleConfig(t)
 	link := filepath.Join(t.TempDir(), "mcp_config.json")
 	if err := os.Symlink(target, link); err != nil {
 		t.Skip(err)
+	}
+	if err := os.Mkdir(filepath.Join(filepath.Dir(target), ".mcp_config.json.lock"), 0o700); err != nil {
+		t.Fatal(err)
 	}
 	if code, stdout, stderr := run(t, "config", "disable", "filesystem", "--config", link); code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
@@ -263,6 +268,56 @@ func TestConfigEditKeepsALink(t *testing.T) {
 	cfg := mustCheck(t, target)
 	if e := cfg.Lookup("filesystem"); e == nil || e.Enabled {
 		t.Error("the target was not edited")
+	}
+	if got := dirNames(t, filepath.Dir(target)); got != ".mcp_config.json.lock mcp_config.json" {
+		t.Errorf("beside the target: %s", got)
+	}
+	if got := dirNames(t, filepath.Dir(link)); got != "mcp_config.json" {
+		t.Errorf("beside the link: %s", got)
+	}
+}
+
+// dirNames lists the names in dir, sorted, separated by spaces.
+func dirNames(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
+}
+
+// An edit leaves nothing beside the file (no lock file for git to show),
+// and a file nobody may write is refused, exit 2, and left as it is: the
+// rename would replace it all the same (and root may write anything).
+func TestConfigEditLeavesNothingAndRefusesAReadOnlyFile(t *testing.T) {
+	p := exampleConfig(t)
+	if code, stdout, stderr := run(t, "config", "disable", "filesystem", "--config", p); code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := dirNames(t, filepath.Dir(p)); got != "mcp_config.json" {
+		t.Errorf("after an edit the directory holds %s", got)
+	}
+	if err := os.Chmod(p, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := os.ReadFile(p)
+	code, stdout, stderr := run(t, "config", "enable", "filesystem", "--config", p)
+	if code != ExitUsage || !strings.Contains(stderr, p+" is read-only (mode 0444): make it writable to edit it") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if now, _ := os.ReadFile(p); !bytes.Equal(now, orig) {
+		t.Error("a read-only file was edited")
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o444 {
+		t.Errorf("mode %04o", fi.Mode().Perm())
+	}
+	if got := dirNames(t, filepath.Dir(p)); got != "mcp_config.json" {
+		t.Errorf("after a refused edit the directory holds %s", got)
 	}
 }
 
