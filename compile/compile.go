@@ -186,7 +186,7 @@ func Compile(opts Options) (*Result, error) {
 	if deny == nil {
 		deny = denylist.Default()
 	}
-	c := &compiler{opts: opts, read: withoutBOM(read), res: &Result{Profile: opts.Profile, Files: newFileSet(), Deny: deny}}
+	c := &compiler{opts: opts, read: withoutBOM(read), readAsIs: read, res: &Result{Profile: opts.Profile, Files: newFileSet(), Deny: deny}}
 	v, err := schema.Acquire()
 	if err != nil {
 		return nil, err
@@ -207,7 +207,11 @@ func Compile(opts Options) (*Result, error) {
 type compiler struct {
 	opts Options
 	read func(string) ([]byte, error)
-	v    *schema.Validator
+	// readAsIs reads a file with its byte order mark: mcp_config.json,
+	// whose one mark craftbot.Check drops itself, as for every other
+	// reader of that file (mcpc config, mcpc ui, mcpc run).
+	readAsIs func(string) ([]byte, error)
+	v        *schema.Validator
 	// checks runs the schema checks while the entries are bound and read.
 	checks *checkPool
 	res    *Result

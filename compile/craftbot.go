@@ -34,19 +34,20 @@ func (c *compiler) runCraftbot() error {
 	if path == "" {
 		path = craftbot.DefaultPath
 	}
-	data, err := c.read(path)
+	data, err := c.readAsIs(path)
 	if err != nil {
 		return &InputError{Path: path, Err: err}
 	}
-	res.Files.add(path, data)
 	cfg, ds, err := craftbot.Check(path, data, craftbot.Options{TargetOS: c.opts.TargetOS})
 	if err != nil {
 		return err
 	}
+	text := craftbot.Text(data) // what positions and excerpts count in
+	res.Files.add(path, text)
 	c.ds = append(c.ds, ds...)
 	res.Craftbot = cfg
 	res.Sources = []plan.SourceRef{{Kind: "config", Path: path}}
-	c.learnConfigSecrets(path, data, cfg)
+	c.learnConfigSecrets(path, text, cfg)
 	c.checkConfigSecretLiterals(cfg)
 
 	byEntry := map[*craftbot.Entry]*Entry{}

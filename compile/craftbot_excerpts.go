@@ -3,7 +3,6 @@ package compile
 import (
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/internal/inputfile"
 )
 
 // ConfigExcerpts returns the lines of data, an mcp_config.json (or a piece
@@ -12,7 +11,7 @@ import (
 // shows as [REDACTED], by its span, as in validate's excerpts. A byte order
 // mark is dropped, as positions count from after it.
 func ConfigExcerpts(file string, data []byte) diag.Sources {
-	data = inputfile.TrimBOM(data)
+	data = craftbot.Text(data)
 	fs := newFileSet()
 	fs.add(file, data)
 	hidden := craftbot.SecretSpans(data)

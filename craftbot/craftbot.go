@@ -6,18 +6,19 @@
 // positioned diagnostics; the compiler builds a plan from it, and an editor
 // of the file can check an edit with it before writing.
 //
-// It imports diag, internal/transport (whether a url is in clear text), node,
-// rules and schema; EditFile, the one writer of the file, imports
-// internal/atomicfile, internal/inputfile and redact.
+// It imports diag, internal/inputfile (the byte order mark),
+// internal/transport (whether a url is in clear text), node, rules and
+// schema; EditFile, the one writer of the file, imports internal/atomicfile
+// and redact.
 package craftbot
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/node"
 	"github.com/mcpc-dev/mcpc/rules"
@@ -155,19 +156,24 @@ func (c *Config) Lookup(name string) *Entry {
 	return nil
 }
 
-var bom = []byte("\xef\xbb\xbf")
+// Text is the JSON text of data, mcp_config.json as read from the disk:
+// without its byte order mark. One mark is dropped (a second one is text,
+// and a syntax error), as for every input of mcpc; positions count from
+// the character after it. Check calls it: every reader of the file (mcpc
+// validate, config, ui, run) passes Check the bytes as read, never bytes
+// it dropped a mark from already, so that they all say the same of it.
+func Text(data []byte) []byte { return inputfile.TrimBOM(data) }
 
-// Check reads data, the content of file mcp_config.json, as the host would
-// and returns what loads, what is skipped and why. The diagnostics are
+// Check reads data, the content of file mcp_config.json as read from the
+// disk (a byte order mark and all), as the host would and returns what
+// loads, what is skipped and why. The diagnostics are
 // sorted; errors concern the whole file (not JSON, not an object,
 // mcp_servers not a list: no server loads), everything about one entry is
 // a warning or info, since the host skips the entry and loads the rest.
 // An error is returned only when the embedded schemas fail to compile.
 func Check(file string, data []byte, opts Options) (*Config, []diag.Diagnostic, error) {
-	shift := 0
-	if bytes.HasPrefix(data, bom) {
-		data, shift = data[len(bom):], len(bom)
-	}
+	text := Text(data)
+	data, shift := text, len(data)-len(text)
 	cfg := &Config{File: file, AutoConnect: schema.DefaultCraftbotAutoConnect}
 	root, d := node.ParseJSON(file, data, false)
 	if d != nil {

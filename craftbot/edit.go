@@ -90,11 +90,9 @@ func (e *EditError) Error() string { return e.Msg }
 // names something the file does not have or asks the impossible; another
 // error means the embedded schemas do not compile.
 func Apply(file string, data []byte, ed Edit, opts Options) (*Change, error) {
-	mark, body := []byte(nil), data
-	if bytes.HasPrefix(data, bom) {
-		mark, body = bom, data[len(bom):]
-	}
-	cfg, ds, err := Check(file, body, opts)
+	body := Text(data)
+	mark := data[:len(data)-len(body)]
+	cfg, ds, err := Check(file, data, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +204,7 @@ func (e *editor) noServer(name string) error {
 // edit asks.
 func (e *editor) verify(ed Edit, target *Entry, before []diag.Diagnostic, newData []byte, opts Options) (*Change, error) {
 	body := e.out
-	cfg, ds, err := Check(e.file, body, opts)
+	cfg, ds, err := Check(e.file, newData, opts)
 	if err != nil {
 		return nil, err
 	}

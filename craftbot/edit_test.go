@@ -11,6 +11,9 @@ import (
 	"github.com/mcpc-dev/mcpc/diag"
 )
 
+// bom is the UTF-8 byte order mark, as Windows editors write it.
+var bom = []byte("\ufeff")
+
 const prettyConfig = `{
   "auto_connect": true,
   "mcp_servers": [

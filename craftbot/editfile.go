@@ -17,14 +17,16 @@ import (
 // symbolic link kept), so that two edits at the same time both land. It
 // returns the bytes it read and the Change. Errors: a *ReadError (the file
 // cannot be read; EditFile never creates it), an *EditError, ErrChanged,
-// or the lock's or the write's error.
+// or the lock's or the write's error (a read-only file is refused).
 func EditFile(path string, ed Edit, opts Options) (before []byte, ch *Change, err error) {
-	// Edit the file a link points to, and keep the link.
+	// Edit the file a link points to, and keep the link. The lock is in
+	// the directory of path, the config's own (nothing is left beside the
+	// target: only the temporary file of the rename, for the time of it).
 	real := path
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		real = p
 	}
-	unlock, err := atomicfile.Lock(real)
+	unlock, err := atomicfile.Lock(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,7 +1,6 @@
 package craftbot
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/diag"
@@ -32,7 +31,7 @@ type EnvKey struct {
 // Rows returns a row per entry of cfg in file order, with the diagnostics
 // of ds (as Check returned them for data) that stand inside it.
 func Rows(data []byte, cfg *Config, ds []diag.Diagnostic) []Row {
-	data = bytes.TrimPrefix(data, bom)
+	data = Text(data)
 	ix := node.NewLineIndex(cfg.File, data)
 	ds = inFile(ds, cfg.File)
 	rows := make([]Row, 0, len(cfg.Entries))

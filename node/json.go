@@ -349,7 +349,11 @@ func strictJSONError(ix *LineIndex, data []byte) *diag.Diagnostic {
 			off--
 		}
 		sugg := ""
-		if off < len(data) && (data[off] == '/' || data[off] == '}' || data[off] == ']') {
+		switch {
+		case bytes.HasPrefix(data[min(off, len(data)):], []byte("\ufeff")):
+			// The reader dropped the file's one byte order mark; this is another.
+			sugg = "this is a byte order mark (U+FEFF) after the one a file may start with: remove it"
+		case off < len(data) && (data[off] == '/' || data[off] == '}' || data[off] == ']'):
 			sugg = "this file is strict JSON: remove comments and trailing commas"
 		}
 		if sugg == "" {

@@ -133,3 +133,49 @@ func WriteFile(workspace string, old, data []byte, existed bool) error {
 		return nil
 	})
 }
+
+// Edit makes one edit of servers.json of workspace under the file's lock,
+// the one every mcpc editor takes (atomicfile.Lock, as mcpc config does):
+// it loads the file, calls edit with it and writes what edit returns
+// (WriteFile), so that edits at the same time take turns and all land. An
+// error of edit, or of Load, is returned as is and nothing is written. An
+// edit is called twice when the workspace has no .volcanic/mcp yet: once
+// without the lock, so that one that fails creates no directory, and once
+// under it. It must not wait on anything slow (a probe of the server goes
+// before Edit): every other edit of the file waits for it.
+func Edit(workspace string, edit func(f *File) ([]byte, error)) error {
+	path := Path(workspace)
+	if err := checkNoLinks(workspace); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		f, err := Load(workspace)
+		if err != nil {
+			return err
+		}
+		if _, err := edit(f); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating %s: %w", dir, unwrapPath(err))
+		}
+		if err := checkNoLinks(workspace); err != nil {
+			return err
+		}
+	}
+	unlock, err := atomicfile.Lock(path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := Load(workspace)
+	if err != nil {
+		return err
+	}
+	data, err := edit(f)
+	if err != nil {
+		return err
+	}
+	return WriteFile(workspace, f.Data, data, f.Exists)
+}

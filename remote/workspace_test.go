@@ -3,10 +3,12 @@ package remote
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -170,8 +172,15 @@ func TestInterruptedWrite(t *testing.T) {
 	if f := Parse("s.json", b); f.Problem != "" || names(f) != "a" {
 		t.Errorf("%v", f.Problem)
 	}
-	// The next edit works and is whole (the stray temporary file of the
-	// killed writer does not matter).
+	// The killed writer left its temporary file, readable by its owner
+	// only; the next edit works, is whole, and removes it.
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(Path(ws)), ".servers.json.tmp-*"))
+	if len(left) != 1 {
+		t.Fatalf("temporary files after the kill: %v", left)
+	}
+	if fi, err := os.Stat(left[0]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the killed writer's temporary file: %v %v", err, fi)
+	}
 	f, _ := Load(ws)
 	data, _ := f.WithEntry(srv("b"), validSealed)
 	if err := WriteFile(ws, f.Data, data, true); err != nil {
@@ -179,6 +188,9 @@ func TestInterruptedWrite(t *testing.T) {
 	}
 	if f, _ := Load(ws); names(f) != "a,b" {
 		t.Errorf("%s", f.Data)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(Path(ws))); len(entries) != 1 {
+		t.Errorf("beside servers.json after the next edit: %v", entries)
 	}
 }
 
@@ -197,5 +209,66 @@ func TestLoadAndWriteWithByteOrderMark(t *testing.T) {
 	}
 	if f, err = Load(ws); err != nil || names(f) != "a" {
 		t.Fatalf("%v %v", err, f)
+	}
+}
+
+// Edits of servers.json at the same time take turns under the lock mcpc
+// config takes: 40 goroutines (each with its own lock file descriptor, as
+// processes have) each add a server to a new workspace; every one
+// succeeds and every server is there, and nothing is left beside the file.
+func TestConcurrentEditsAllLand(t *testing.T) {
+	ws := t.TempDir()
+	const n = 40
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- Edit(ws, func(f *File) ([]byte, error) {
+				return f.WithEntry(srv(fmt.Sprintf("s%d", i)), validSealed)
+			})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	f, err := Load(ws)
+	if err != nil || f.Problem != "" {
+		t.Fatalf("%v %v", err, f.Problem)
+	}
+	for i := 0; i < n; i++ {
+		if len(f.Find(fmt.Sprintf("s%d", i))) != 1 {
+			t.Errorf("server s%d is lost", i)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(Path(ws)))
+	if len(entries) != 1 {
+		t.Errorf("beside servers.json: %v", entries)
+	}
+}
+
+// An edit that fails writes nothing and, in a workspace without
+// .volcanic/mcp, creates no directory.
+func TestEditThatFailsCreatesNothing(t *testing.T) {
+	ws := t.TempDir()
+	refused := errors.New("refused")
+	if err := Edit(ws, func(*File) ([]byte, error) { return nil, refused }); err != refused {
+		t.Fatalf("err %v, want the edit's", err)
+	}
+	if entries, _ := os.ReadDir(ws); len(entries) != 0 {
+		t.Errorf("the workspace holds %v", entries)
+	}
+	writeWorkspaceFile(t, ws, entryJSON(entryLine("a")))
+	before, _ := os.ReadFile(Path(ws))
+	if err := Edit(ws, func(*File) ([]byte, error) { return nil, refused }); err != refused {
+		t.Fatalf("err %v, want the edit's", err)
+	}
+	if now, _ := os.ReadFile(Path(ws)); !bytes.Equal(now, before) {
+		t.Error("a failed edit changed the file")
 	}
 }

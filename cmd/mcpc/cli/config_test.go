@@ -247,12 +247,17 @@ func TestConfigConcurrentAddsAllLand(t *testing.T) {
 }
 
 // A config file that is a symbolic link stays one: the edit replaces the
-// file it points to.
+// file it points to, and locks in the link's directory, the config's own:
+// nothing is created beside the target (here the target's directory could
+// not even hold a lock file of that name), and nothing is left anywhere.
 func TestConfigEditKeepsALink(t *testing.T) {
 	target := exampleConfig(t)
 	link := filepath.Join(t.TempDir(), "mcp_config.json")
 	if err := os.Symlink(target, link); err != nil {
 		t.Skip(err)
+	}
+	if err := os.Mkdir(filepath.Join(filepath.Dir(target), ".mcp_config.json.lock"), 0o700); err != nil {
+		t.Fatal(err)
 	}
 	if code, stdout, stderr := run(t, "config", "disable", "filesystem", "--config", link); code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
@@ -263,6 +268,56 @@ func TestConfigEditKeepsALink(t *testing.T) {
 	cfg := mustCheck(t, target)
 	if e := cfg.Lookup("filesystem"); e == nil || e.Enabled {
 		t.Error("the target was not edited")
+	}
+	if got := dirNames(t, filepath.Dir(target)); got != ".mcp_config.json.lock mcp_config.json" {
+		t.Errorf("beside the target: %s", got)
+	}
+	if got := dirNames(t, filepath.Dir(link)); got != "mcp_config.json" {
+		t.Errorf("beside the link: %s", got)
+	}
+}
+
+// dirNames lists the names in dir, sorted, separated by spaces.
+func dirNames(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
+}
+
+// An edit leaves nothing beside the file (no lock file for git to show),
+// and a file nobody may write is refused, exit 2, and left as it is: the
+// rename would replace it all the same (and root may write anything).
+func TestConfigEditLeavesNothingAndRefusesAReadOnlyFile(t *testing.T) {
+	p := exampleConfig(t)
+	if code, stdout, stderr := run(t, "config", "disable", "filesystem", "--config", p); code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if got := dirNames(t, filepath.Dir(p)); got != "mcp_config.json" {
+		t.Errorf("after an edit the directory holds %s", got)
+	}
+	if err := os.Chmod(p, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := os.ReadFile(p)
+	code, stdout, stderr := run(t, "config", "enable", "filesystem", "--config", p)
+	if code != ExitUsage || !strings.Contains(stderr, p+" is read-only (mode 0444): make it writable to edit it") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if now, _ := os.ReadFile(p); !bytes.Equal(now, orig) {
+		t.Error("a read-only file was edited")
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o444 {
+		t.Errorf("mode %04o", fi.Mode().Perm())
+	}
+	if got := dirNames(t, filepath.Dir(p)); got != "mcp_config.json" {
+		t.Errorf("after a refused edit the directory holds %s", got)
 	}
 }
 
@@ -277,4 +332,49 @@ func mustCheck(t *testing.T, p string) *craftbot.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// Every reader of mcp_config.json says the same of its byte order marks:
+// one is dropped (validate, list and every edit accept the file, and an
+// edit keeps the mark), a second is a syntax error at 1:1 for validate and
+// list alike, and every edit refuses the file with it (exit 1, file
+// untouched), never an internal error.
+func TestConfigReadersAgreeOnByteOrderMarks(t *testing.T) {
+	const body = `{"mcp_servers": [{"name": "a", "transport": "stdio", "command": "x", "env": {"K": "v"}}]}`
+	edits := [][]string{
+		{"disable", "a"}, {"enable", "a"}, {"remove", "a"}, {"env", "a", "K", "w"},
+		{"add-json", "b", `{"transport": "stdio", "command": "y"}`}, {"add", "c", "--", "z"},
+	}
+	for marks := 0; marks <= 2; marks++ {
+		content := strings.Repeat("\uFEFF", marks) + body
+		p := write(t, t.TempDir(), "mcp_config.json", content)
+		want := ExitOK
+		if marks == 2 {
+			want = ExitProblems
+		}
+		for _, args := range [][]string{{"validate", "--profile", "craftbot"}, {"config", "list"}} {
+			code, stdout, stderr := run(t, append(args, "--config", p)...)
+			if code != want {
+				t.Errorf("%d marks, %v: exit %d, want %d\n%s%s", marks, args, code, want, stdout, stderr)
+			}
+			if want == ExitProblems && !strings.Contains(stdout+stderr, p+":1:1: error: invalid JSON") {
+				t.Errorf("%d marks, %v: no syntax error at 1:1:\n%s%s", marks, args, stdout, stderr)
+			}
+		}
+		for _, args := range edits {
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := run(t, append([]string{"config", args[0], "--config", p}, args[1:]...)...)
+			now, _ := os.ReadFile(p)
+			switch {
+			case code != want:
+				t.Errorf("%d marks, %v: exit %d, want %d\n%s%s", marks, args, code, want, stdout, stderr)
+			case want == ExitProblems && (!bytes.Equal(now, []byte(content)) || !strings.Contains(stderr, "has errors")):
+				t.Errorf("%d marks, %v: not refused for the file's errors, or the file changed:\n%s%s", marks, args, stderr, now)
+			case want == ExitOK && !bytes.HasPrefix(now, []byte(strings.Repeat("\uFEFF", marks)+"{")):
+				t.Errorf("%d marks, %v: the byte order mark was not kept: %q", marks, args, now)
+			}
+		}
+	}
 }

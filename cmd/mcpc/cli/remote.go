@@ -192,21 +192,51 @@ func (re *remoteEnv) load() (*remote.File, error) {
 	return f, nil
 }
 
-// saveEntry seals s with its headers and writes it into f, replacing an
-// entry of the same name (atomically, other entries byte for byte).
-func saveEntry(re *remoteEnv, f *remote.File, key *remote.Key, s remote.Server, headers remote.Headers) error {
+// edit makes one edit of servers.json with remote.Edit: under the file's
+// lock (mcpc config's) it reads the file again, edits it and writes it, so
+// that edits at the same time all land. edit's own errors are the
+// command's; the file's (unreadable, changed by a writer that takes no
+// lock, not writable) are exit 2 or 1.
+func (re *remoteEnv) edit(c *ucli.Context, edit func(f *remote.File) ([]byte, error)) error {
+	err := remote.Edit(re.workspace, func(f *remote.File) ([]byte, error) {
+		if err := re.editable(c, f); err != nil {
+			return nil, err
+		}
+		return edit(f)
+	})
+	var ee *exitError
+	switch {
+	case err == nil, errors.As(err, &ee):
+		return err
+	case errors.Is(err, remote.ErrChanged):
+		return &exitError{code: ExitProblems, msg: err.Error()}
+	}
+	return usageError("%s", re.redactor.Redact(err.Error()))
+}
+
+// saveEntry seals s with its headers and writes it into servers.json,
+// replacing an entry of the same name (atomically, other entries byte for
+// byte). It returns whether it replaced one.
+func saveEntry(c *ucli.Context, re *remoteEnv, key *remote.Key, s remote.Server, headers remote.Headers) (replaced bool, err error) {
+	err = re.edit(c, func(f *remote.File) ([]byte, error) {
+		replaced = len(f.Find(s.Name)) > 0
+		return re.withSealed(f, key, s, headers)
+	})
+	return replaced, err
+}
+
+// withSealed is f with s sealed with its headers in place of the entry of
+// that name (or after the others).
+func (re *remoteEnv) withSealed(f *remote.File, key *remote.Key, s remote.Server, headers remote.Headers) ([]byte, error) {
 	sealed, err := key.Seal(re.scope, s, headers)
 	if err != nil {
-		return &exitError{code: ExitInternal, msg: err.Error()}
+		return nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	data, err := f.WithEntry(s, sealed)
 	if err != nil {
-		return &exitError{code: ExitProblems, msg: err.Error()}
+		return nil, &exitError{code: ExitProblems, msg: err.Error()}
 	}
-	if err := remote.WriteFile(re.workspace, f.Data, data, f.Exists); err != nil {
-		return writeError(err)
-	}
-	return nil
+	return data, nil
 }
 
 // sealingEdit prepares an edit that seals: the workspace with scope and
@@ -460,11 +490,12 @@ func remoteAdd(c *ucli.Context) error {
 			}
 		}
 	}
-	if err := saveEntry(re, f, key, s, headers); err != nil {
+	replaced, err := saveEntry(c, re, key, s, headers)
+	if err != nil {
 		return err
 	}
 	verb := "added"
-	if len(f.Find(name)) > 0 {
+	if replaced {
 		verb = "replaced"
 	}
 	hn := "no headers"
@@ -473,13 +504,6 @@ func remoteAdd(c *ucli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "%s remote server %s (%s, %s, %s) in %s\n", verb, name, remote.URLWithoutQuery(rawURL), transport, hn, f.Path)
 	return nil
-}
-
-func writeError(err error) error {
-	if errors.Is(err, remote.ErrChanged) {
-		return &exitError{code: ExitProblems, msg: err.Error()}
-	}
-	return usageError("%v", err)
 }
 
 func transportName(t string) string {
@@ -498,28 +522,24 @@ func remoteRemove(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := re.load()
-	if err != nil {
-		return err
-	}
-	if err := re.editable(c, f); err != nil {
-		return err
-	}
-	data, n, err := f.Without(name)
-	if err != nil {
-		return &exitError{code: ExitProblems, msg: err.Error()}
-	}
-	if n == 0 {
-		known := "there are none"
-		if names := f.Names(); len(names) > 0 {
-			known = "servers: " + strings.Join(names, ", ")
+	err = re.edit(c, func(f *remote.File) ([]byte, error) {
+		data, n, err := f.Without(name)
+		if err != nil {
+			return nil, &exitError{code: ExitProblems, msg: err.Error()}
 		}
-		return usageError("no remote server %q in %s (%s)", name, f.Path, known)
+		if n == 0 {
+			known := "there are none"
+			if names := f.Names(); len(names) > 0 {
+				known = "servers: " + strings.Join(names, ", ")
+			}
+			return nil, usageError("no remote server %q in %s (%s)", name, f.Path, known)
+		}
+		return data, nil
+	})
+	if err != nil {
+		return err
 	}
-	if err := remote.WriteFile(re.workspace, f.Data, data, f.Exists); err != nil {
-		return writeError(err)
-	}
-	fmt.Fprintf(c.App.Writer, "removed remote server %s from %s\n", name, f.Path)
+	fmt.Fprintf(c.App.Writer, "removed remote server %s from %s\n", name, remote.Path(re.workspace))
 	return nil
 }
 
@@ -597,9 +617,18 @@ func remoteTools(c *ucli.Context) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	s := e.Server
-	s.Tools = tools
-	if err := saveEntry(re, f, key, s, headers); err != nil {
+	// The entry as the file holds it under the lock (another edit may
+	// have replaced it since it was read above).
+	err = re.edit(c, func(f *remote.File) ([]byte, error) {
+		e, headers, err := openEntry(re, f, name, key, from)
+		if err != nil {
+			return nil, err
+		}
+		s := e.Server
+		s.Tools = tools
+		return re.withSealed(f, key, s, headers)
+	})
+	if err != nil {
 		return err
 	}
 	if tools == nil {

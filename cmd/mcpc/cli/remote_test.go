@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/remote"
 	"github.com/mcpc-dev/mcpc/remote/remotetest"
 	"github.com/mcpc-dev/mcpc/runtime"
@@ -336,5 +341,65 @@ func TestRemoteNeedsAKnownCommand(t *testing.T) {
 		if code != ExitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d\n%s%s", tc.args, code, stdout, stderr)
 		}
+	}
+}
+
+// mcpc remote add, remove and tools run at the same time (processes) take
+// turns under the lock mcpc config takes: every one succeeds and the file
+// holds what all of them did, nothing else, and nothing beside it.
+func TestRemoteConcurrentEditsAllLand(t *testing.T) {
+	bin := testservers.Mcpc(t)
+	ws := t.TempDir()
+	refused := remotetest.Refused(t)
+	for _, name := range []string{"r0", "r1", "r2", "r3"} {
+		if code, stdout, stderr := run(t, append([]string{"remote", "add", name, refused, "--no-key", "--force"}, remoteArgs(ws, "chat-1")...)...); code != ExitOK {
+			t.Fatalf("add %s: exit %d\n%s%s", name, code, stdout, stderr)
+		}
+	}
+	var edits [][]string
+	for i := 0; i < 12; i++ {
+		edits = append(edits, []string{"add", fmt.Sprintf("a%d", i), refused, "--no-key", "--force"})
+	}
+	edits = append(edits, []string{"remove", "r0"}, []string{"remove", "r1"}, []string{"tools", "r2", "x,y"}, []string{"tools", "r3", "z"})
+	var wg sync.WaitGroup
+	outs := make([][]byte, len(edits))
+	errs := make([]error, len(edits))
+	for i, e := range edits {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin, append(append([]string{"remote"}, e...), remoteArgs(ws, "chat-1")...)...)
+			cmd.Stdin = strings.NewReader("")
+			outs[i], errs[i] = cmd.CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i := range edits {
+		if errs[i] != nil {
+			t.Errorf("%v: %v\n%s", edits[i], errs[i], outs[i])
+		}
+	}
+	f, err := remote.Load(ws)
+	if err != nil || f.Problem != "" {
+		t.Fatalf("%v %v", err, f)
+	}
+	want := []string{"r2", "r3"}
+	for i := 0; i < 12; i++ {
+		want = append(want, fmt.Sprintf("a%d", i))
+	}
+	got := f.Names()
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("servers %v, want %v", got, want)
+	}
+	if e := f.Find("r2"); len(e) != 1 || strings.Join(e[0].Tools, ",") != "x,y" {
+		t.Errorf("tools of r2: %+v", e)
+	}
+	if e := f.Find("r3"); len(e) != 1 || strings.Join(e[0].Tools, ",") != "z" {
+		t.Errorf("tools of r3: %+v", e)
+	}
+	if got := dirNames(t, filepath.Dir(remote.Path(ws))); got != "servers.json" {
+		t.Errorf("beside servers.json: %s", got)
 	}
 }

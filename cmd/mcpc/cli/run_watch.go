@@ -410,7 +410,7 @@ func (r *craftbotReloader) applyPlanFile(ctx context.Context, planData, cfgData 
 			return false, fmt.Errorf("reload: %s names the config file %s, and this gateway reads %s; %s (restart mcpc run to take another config file)", r.files.plan, path, r.files.config, kept)
 		}
 	}
-	cfg, _, err := craftbot.Check(r.files.config, inputfile.TrimBOM(cfgData), craftbot.Options{})
+	cfg, _, err := craftbot.Check(r.files.config, cfgData, craftbot.Options{})
 	if err != nil {
 		return false, fmt.Errorf("reload: %s: %s; %s", r.files.config, r.cb.Redact(err.Error()), kept)
 	}

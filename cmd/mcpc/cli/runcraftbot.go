@@ -147,7 +147,7 @@ func craftbotPlanConfig(planFile string, p *plan.Plan) (*craftbot.Config, string
 	if err != nil {
 		return nil, "", nil, err
 	}
-	data, err := inputfile.ReadText(path)
+	data, err := inputfile.Read(path) // craftbot.Check drops the byte order mark
 	if err != nil {
 		return nil, "", nil, usageError("--plan %s: cannot read its config file %s, where the servers' env values are read at launch: %v", planFile, path, unwrapPath(err))
 	}
