@@ -179,9 +179,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) (id string, ok 
 	id, valid := s.sessionOf(r, name)
 	if s.opts.NoToken {
 		if !valid {
-			id = s.newSession(w, name)
-			// The request goes on with it: its page's forms carry its CSRF token.
-			r.AddCookie(&http.Cookie{Name: name, Value: s.sessionValue(id)})
+			id = s.newSession(w, name) // this request's page's forms carry its CSRF token
 		}
 		return id, true
 	}
