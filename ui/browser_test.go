@@ -121,6 +121,17 @@ func (b *browser) gotoURL(url string) answer {
 	return b.do(map[string]any{"op": "goto", "url": url})
 }
 
+// login opens the address mcpc ui prints, URL/?token=TOKEN, as its owner
+// does; the page answers with a session cookie and the address without the
+// token.
+func (b *browser) login(p *uiPage) answer {
+	b.t.Helper()
+	if a := b.gotoURL(p.base + "/"); a.Status != 401 {
+		b.t.Fatalf("the page before the token: %d", a.Status)
+	}
+	return b.gotoURL(p.base + "/?token=" + p.token)
+}
+
 func (b *browser) submit(selector string) answer {
 	return b.do(map[string]any{"op": "submit", "selector": selector})
 }
@@ -166,8 +177,8 @@ func TestBrowserServers(t *testing.T) {
 	opts := craftbot.Options{TargetOS: "linux"}
 	p := startUI(t, Options{Profile: compile.ProfileCraftbot, Config: file, Craftbot: opts})
 
-	if a := b.gotoURL(p.base + "/"); a.Status != 200 {
-		t.Fatalf("the page: %d", a.Status)
+	if a := b.login(p); a.Status != 200 || a.URL != p.base+"/" {
+		t.Fatalf("the page: %d %s", a.Status, a.URL)
 	}
 	if n := b.count("#servers tbody tr"); n != 5 {
 		t.Errorf("%d rows, want 5", n)
@@ -251,7 +262,7 @@ func TestBrowserServers(t *testing.T) {
 	if n := b.count(`tr[data-server="notes"]`); n != 0 {
 		t.Errorf("notes is still listed")
 	}
-	p.seen.noSecret(t, secret, refusedSecret, fileCanary)
+	p.seen.noSecret(t, secret, refusedSecret, fileCanary, p.token)
 }
 
 // applied is the file after ed, as mcpc config would write it.
@@ -280,6 +291,9 @@ func TestBrowserGateway(t *testing.T) {
 		EnvFiles:    []string{filepath.Join(root, "examples", "volcanic", "host.env")},
 		AgentDir:    filepath.Join(root, "examples", "volcanic", "agent")}})
 
+	if a := b.login(p); a.Status != 200 || a.URL != p.base+"/" {
+		t.Fatalf("the page: %d %s", a.Status, a.URL)
+	}
 	if a := b.gotoURL(p.base + "/gateway"); a.Status != 200 {
 		t.Fatalf("the gateway page: %d", a.Status)
 	}
@@ -315,5 +329,5 @@ func TestBrowserGateway(t *testing.T) {
 	if got := b.text(`tr[data-server="everything"] td.set`); got != "demo_" {
 		t.Errorf("everything's tool prefix: %q", got)
 	}
-	p.seen.noSecret(t, adminToken, stderrCanary, "example-not-a-real-key")
+	p.seen.noSecret(t, adminToken, stderrCanary, "example-not-a-real-key", p.token)
 }

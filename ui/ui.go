@@ -18,9 +18,11 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -43,11 +45,19 @@ type Options struct {
 	// Gateway reads and drives a running gateway; nil shows no gateway
 	// page. Its token stays on the server: no page holds it.
 	Gateway *runtime.AdminClient
-	// Token, when set, is the access token a browser must present once
-	// (?token=…) before the page answers it; without one the page answers
-	// requests addressed to a loopback host name only, and the caller must
-	// listen on loopback.
+	// Token is the access token: a browser presents it once (?token=…)
+	// and gets a session cookie; a request without a valid session is
+	// refused (401). New requires one unless NoToken.
 	Token string
+	// TokenHint says where the owner finds the token (the address mcpc ui
+	// printed, a file, a variable); the refusal page shows it. Never the
+	// token itself.
+	TokenHint string
+	// NoToken serves without authentication: any process that can connect
+	// reads the page and makes edits. The page then answers requests
+	// addressed to a loopback host name only, and the caller must listen
+	// on loopback.
+	NoToken bool
 	// Log, if set, receives a line per accepted edit and gateway action;
 	// names only, never a value.
 	Log func(string)
@@ -59,16 +69,16 @@ var assets embed.FS
 // Server is the page's HTTP handler.
 type Server struct {
 	opts   Options
-	key    []byte // signs the CSRF and access cookies of this process
+	key    []byte // signs the session cookies and CSRF tokens of this process
 	pages  map[string]*template.Template
 	static http.Handler
 }
 
-// Cookies: the session (random), and in token mode the proof that this
-// session presented the token.
 const (
+	// sessionCookie is the session's cookie name; the port of the page's
+	// address is appended, so that two mcpc ui on one host (cookies do
+	// not tell ports apart) do not replace each other's sessions.
 	sessionCookie = "mcpc_ui_session"
-	accessCookie  = "mcpc_ui_access"
 	csrfField     = "csrf"
 	// maxForm bounds a POST body: a name, a key and an env value.
 	maxForm = 128 << 10
@@ -81,6 +91,12 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 
 // New builds the page's handler.
 func New(opts Options) (*Server, error) {
+	if opts.Token == "" && !opts.NoToken {
+		return nil, errors.New("ui: no access token (Options.NoToken serves without one)")
+	}
+	if opts.Token != "" && opts.NoToken {
+		return nil, errors.New("ui: an access token and NoToken")
+	}
 	s := &Server{opts: opts, key: make([]byte, 32), pages: map[string]*template.Template{}}
 	if _, err := rand.Read(s.key); err != nil {
 		return nil, err
@@ -101,7 +117,7 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP checks every request (host, access, CSRF), then routes it.
+// ServeHTTP checks every request (host, session, CSRF), then routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
@@ -109,21 +125,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
-	if s.opts.Token == "" && !loopback.HostPort(r.Host) {
+	if s.opts.NoToken && !loopback.HostPort(r.Host) {
 		// DNS rebinding: a foreign name that resolves to 127.0.0.1.
 		s.fail(w, r, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name: without a token mcpc ui answers this machine only", r.Host))
 		return
 	}
-	sess := s.session(w, r)
-	if s.opts.Token != "" && !s.access(w, r, sess) {
+	if strings.HasPrefix(r.URL.Path, "/static/") && r.Method == http.MethodGet && !r.URL.Query().Has("token") {
+		// The page's own style and script, the same in every mcpc: public,
+		// so that the refusal page has its style too.
+		s.static.ServeHTTP(w, r)
+		return
+	}
+	sess, ok := s.session(w, r)
+	if !ok {
 		return
 	}
 	if r.Method == http.MethodPost && !s.sameOriginPost(w, r, sess) {
 		return
 	}
 	switch p := r.URL.Path; {
-	case strings.HasPrefix(p, "/static/") && r.Method == http.MethodGet:
-		s.static.ServeHTTP(w, r)
 	case p == "/" && r.Method == http.MethodGet:
 		s.serversPage(w, r, sess)
 	case p == "/edit" && r.Method == http.MethodPost:
@@ -146,21 +166,95 @@ func gatewayHint(on bool) string {
 	return ""
 }
 
-// session returns the browser's session id, making one (a cookie) for a
-// browser that has none.
-func (s *Server) session(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(sessionCookie); err == nil && len(c.Value) == 64 {
-		if _, err := hex.DecodeString(c.Value); err == nil {
-			return c.Value
+// session returns the request's session id. A session is a random id in
+// a cookie with its HMAC under this process's key, so only this process
+// makes one. With a token, one is made only for a GET that presents the
+// token (?token=…): the answer sets the cookie and sends the browser to
+// the same address without the token, so that it stays in neither the
+// address bar nor the history; any other request without a valid session
+// is answered 401 here (ok false). Without a token every browser gets a
+// session on its first request.
+func (s *Server) session(w http.ResponseWriter, r *http.Request) (id string, ok bool) {
+	name := cookieName(r.Host)
+	id, valid := s.sessionOf(r, name)
+	if s.opts.NoToken {
+		if !valid {
+			id = s.newSession(w, name) // this request's page's forms carry its CSRF token
 		}
+		return id, true
 	}
-	b := make([]byte, 32)
+	if r.URL.Query().Has("token") {
+		// Presented again by a browser with a session, the token makes a
+		// new one too: the address is the way in, whatever the cookie.
+		if r.Method != http.MethodGet || !sameToken(r.URL.Query().Get("token"), s.opts.Token) {
+			s.fail(w, r, http.StatusUnauthorized, "that is not this mcpc ui's token: "+s.howToGetIn())
+			return "", false
+		}
+		s.newSession(w, name)
+		s.log("a browser presented the token: a new session")
+		q := r.URL.Query()
+		q.Del("token")
+		to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+		http.Redirect(w, r, to.String(), http.StatusSeeOther)
+		return "", false
+	}
+	if !valid {
+		s.fail(w, r, http.StatusUnauthorized, "this browser has no session of this mcpc ui: "+s.howToGetIn())
+		return "", false
+	}
+	return id, true
+}
+
+// howToGetIn is the refusal page's advice.
+func (s *Server) howToGetIn() string {
+	hint := s.opts.TokenHint
+	if hint == "" {
+		hint = "the address mcpc ui printed when it started"
+	}
+	return "open " + hint + " (it ends in ?token=…); that gives this browser a session"
+}
+
+// cookieName is the session cookie's name for a page addressed as host
+// (host:port): the port appended when it is one.
+func cookieName(host string) string {
+	_, port, err := net.SplitHostPort(host)
+	if err != nil || port == "" || strings.Trim(port, "0123456789") != "" {
+		return sessionCookie
+	}
+	return sessionCookie + "_" + port
+}
+
+// sessionOf is the request's session id if its cookie is one this
+// process made.
+func (s *Server) sessionOf(r *http.Request, name string) (string, bool) {
+	c, err := r.Cookie(name)
+	if err != nil {
+		return "", false
+	}
+	id, _, _ := strings.Cut(c.Value, ".")
+	if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" || !hmac.Equal([]byte(c.Value), []byte(s.sessionValue(id))) {
+		return "", false
+	}
+	return id, true
+}
+
+// newSession makes a session and sets its cookie.
+func (s *Server) newSession(w http.ResponseWriter, name string) string {
+	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	id := hex.EncodeToString(b)
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	// The request goes on with it: its page's forms carry its CSRF token.
-	r.AddCookie(&http.Cookie{Name: sessionCookie, Value: id})
+	http.SetCookie(w, &http.Cookie{Name: name, Value: s.sessionValue(id), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	return id
+}
+
+// sessionValue is the cookie of session id.
+func (s *Server) sessionValue(id string) string { return id + "." + s.sign("session\x00"+id) }
+
+// sameToken compares a presented token with the access token in constant
+// time (of their hashes, so that not even the length shows).
+func sameToken(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
 // sign is the HMAC of what, with this process's key.
@@ -170,29 +264,9 @@ func (s *Server) sign(what string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// csrfToken is the token a session's forms carry.
+// csrfToken is the token a session's forms carry: bound to the session,
+// so one read in another session (or another mcpc ui) is refused.
 func (s *Server) csrfToken(sess string) string { return s.sign("csrf\x00" + sess) }
-
-// access lets in a browser that presented the token: once as ?token=… (the
-// answer sets a cookie bound to its session and sends it to the same page
-// without the token), then by that cookie.
-func (s *Server) access(w http.ResponseWriter, r *http.Request, sess string) bool {
-	want := s.sign("access\x00" + sess)
-	if c, err := r.Cookie(accessCookie); err == nil && hmac.Equal([]byte(c.Value), []byte(want)) {
-		return true
-	}
-	if tok := r.URL.Query().Get("token"); tok != "" && r.Method == http.MethodGet &&
-		subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1 {
-		http.SetCookie(w, &http.Cookie{Name: accessCookie, Value: want, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		q := r.URL.Query()
-		q.Del("token")
-		to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
-		http.Redirect(w, r, to.String(), http.StatusSeeOther)
-		return false
-	}
-	s.fail(w, r, http.StatusUnauthorized, "open the address mcpc ui printed, with ?token= and the token of its --token-env variable")
-	return false
-}
 
 // sameOriginPost refuses a POST that another site's page could have sent:
 // its Origin (else its Referer) must be this page's own, and its form must

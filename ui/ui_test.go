@@ -59,18 +59,27 @@ func (s *seen) noSecret(t *testing.T, secrets ...string) {
 	}
 }
 
-// page is one running ui with a browser-like client (cookies, no
+// testToken is the access token of the pages startUI serves (unless
+// NoToken or a token of the test's own).
+const testToken = "ui-TESTTOKEN-0123456789abcdef"
+
+// uiPage is one running ui with a browser-like client (cookies, no
 // redirects followed).
 type uiPage struct {
 	t      *testing.T
 	base   string
+	token  string // "" with NoToken
 	client *http.Client
 	seen   *seen
 }
 
-// startUI serves opts on 127.0.0.1 and returns a client for it.
+// startUI serves opts on 127.0.0.1 and returns a client for it that has
+// presented the token (a session), as the owner's browser has.
 func startUI(t *testing.T, opts Options) *uiPage {
 	t.Helper()
+	if opts.Token == "" && !opts.NoToken {
+		opts.Token = testToken
+	}
 	sn := &seen{}
 	opts.Log = func(line string) { sn.add("log: " + line) }
 	srv, err := New(opts)
@@ -87,7 +96,37 @@ func startUI(t *testing.T, opts Options) *uiPage {
 		sn.add(tw.buf.String())
 	}))
 	t.Cleanup(ts.Close)
-	return &uiPage{t: t, base: ts.URL, client: newClient(), seen: sn}
+	p := &uiPage{t: t, base: ts.URL, token: opts.Token, client: newClient(), seen: sn}
+	if p.token != "" {
+		p.login()
+	}
+	return p
+}
+
+// login presents the token as the address mcpc ui prints does: the
+// answer sets the session cookie and sends the browser on without it.
+func (p *uiPage) login() {
+	p.t.Helper()
+	code, hdr, body := p.get("/?token=" + url.QueryEscape(p.token))
+	if code != http.StatusSeeOther || hdr.Get("Location") != "/" || !strings.HasPrefix(hdr.Get("Set-Cookie"), "mcpc_ui_session_") {
+		p.t.Fatalf("presenting the token: %d %v\n%s", code, hdr, body)
+	}
+}
+
+// anonymous is a client of the same page with no cookie: a local process
+// that did not read the token.
+func (p *uiPage) anonymous() *uiPage {
+	return &uiPage{t: p.t, base: p.base, token: p.token, client: newClient(), seen: p.seen}
+}
+
+// browser is another browser of the same page that presented the token:
+// a session of its own.
+func (p *uiPage) browser() *uiPage {
+	o := p.anonymous()
+	if o.token != "" {
+		o.login()
+	}
+	return o
 }
 
 // teeWriter keeps a copy of the body it writes.
@@ -342,40 +381,202 @@ func TestRefusedEdits(t *testing.T) {
 }
 
 // Every POST needs this page's Origin (else Referer) and the session's
-// CSRF token; a refused one changes nothing.
+// CSRF token; a refused one changes nothing. With a token and without.
 func TestCSRF(t *testing.T) {
-	p, file := craftbotUI(t)
-	before := readFile(t, file)
-	token := p.csrf()
-	other := &uiPage{t: t, base: p.base, client: newClient(), seen: p.seen}
-	otherToken := other.csrf()
-	form := func(tok string) url.Values {
-		return url.Values{"op": {"disable"}, "name": {"filesystem"}, "csrf": {tok}}
+	for _, noToken := range []bool{false, true} {
+		p, file := craftbotUIWith(t, Options{NoToken: noToken})
+		before := readFile(t, file)
+		token := p.csrf()
+		otherToken := p.browser().csrf()
+		form := func(tok string) url.Values {
+			return url.Values{"op": {"disable"}, "name": {"filesystem"}, "csrf": {tok}}
+		}
+		// Without a token a browser without a cookie gets a session of its
+		// own, whose token is another; with one it gets no session (401).
+		noCookie := http.StatusUnauthorized
+		if noToken {
+			noCookie = http.StatusForbidden
+		}
+		for _, c := range []struct {
+			what    string
+			page    *uiPage
+			form    url.Values
+			headers []string
+			code    int
+		}{
+			{"no Origin or Referer", p, form(token), nil, http.StatusForbidden},
+			{"a foreign Origin", p, form(token), []string{"Origin", "http://evil.example"}, http.StatusForbidden},
+			{"a foreign Referer", p, form(token), []string{"Referer", "http://evil.example/"}, http.StatusForbidden},
+			{"an Origin of another port", p, form(token), []string{"Origin", "http://127.0.0.1:1"}, http.StatusForbidden},
+			{"no token", p, form(""), []string{"Origin", p.base}, http.StatusForbidden},
+			{"a wrong token", p, form(strings.Repeat("0", 64)), []string{"Origin", p.base}, http.StatusForbidden},
+			{"another session's token", p, form(otherToken), []string{"Origin", p.base}, http.StatusForbidden},
+			{"a browser without a cookie", p.anonymous(), form(token), []string{"Origin", p.base}, noCookie},
+		} {
+			if code, _, body := c.page.postWith("/edit", c.form, c.headers...); code != c.code {
+				t.Errorf("no token %v, %s: %d, want %d\n%s", noToken, c.what, code, c.code, body)
+			}
+		}
+		if !bytes.Equal(readFile(t, file), before) {
+			t.Fatalf("no token %v: a refused POST changed the file", noToken)
+		}
+		if code, _, body := p.postWith("/edit", form(token), "Referer", p.base+"/"); code != http.StatusSeeOther {
+			t.Errorf("no token %v: the page's own form (Referer): %d\n%s", noToken, code, body)
+		}
+		p.seen.noSecret(t, testToken)
 	}
-	for _, c := range []struct {
-		what    string
-		page    *uiPage
-		form    url.Values
-		headers []string
-	}{
-		{"no Origin or Referer", p, form(token), nil},
-		{"a foreign Origin", p, form(token), []string{"Origin", "http://evil.example"}},
-		{"a foreign Referer", p, form(token), []string{"Referer", "http://evil.example/"}},
-		{"an Origin of another port", p, form(token), []string{"Origin", "http://127.0.0.1:1"}},
-		{"no token", p, form(""), []string{"Origin", p.base}},
-		{"a wrong token", p, form(strings.Repeat("0", 64)), []string{"Origin", p.base}},
-		{"another session's token", p, form(otherToken), []string{"Origin", p.base}},
-		{"a session without a cookie", &uiPage{t: t, base: p.base, client: newClient(), seen: p.seen}, form(token), []string{"Origin", p.base}},
+}
+
+// craftbotUIWith is craftbotUI with opts's token settings.
+func craftbotUIWith(t *testing.T, opts Options) (*uiPage, string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "mcp_config.json")
+	if err := os.WriteFile(file, readFile(t, "testdata/mcp_config.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts.Profile, opts.Config, opts.Craftbot = compile.ProfileCraftbot, file, craftbot.Options{TargetOS: "linux"}
+	return startUI(t, opts), file
+}
+
+// A local process that did not read the token (another user, a sidecar)
+// gets nothing: whatever Origin it sets, no page, no data, no CSRF token,
+// no edit, and the config file stays byte-identical; the owner's browser,
+// with the session its token got, reads and edits.
+func TestUnauthenticatedLocalClient(t *testing.T) {
+	g := startGateway(t)
+	file := filepath.Join(t.TempDir(), "mcp_config.json")
+	if err := os.WriteFile(file, readFile(t, "testdata/mcp_config.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	owner := startUI(t, Options{Profile: compile.ProfileCraftbot, Config: file, Craftbot: craftbot.Options{TargetOS: "linux"},
+		Gateway: g.admin(), TokenHint: "the address in mcpc ui's standard error, or the token in /run/user/0/mcpc/ui-1.token"})
+	ownerCSRF := owner.csrf()
+	before := readFile(t, file)
+	local := owner.anonymous()
+	for _, path := range []string{"/", "/gateway", "/?done=disable&name=filesystem", "/nosuch", "/favicon.ico"} {
+		code, hdr, body := local.get(path)
+		if code != http.StatusUnauthorized || strings.Contains(body, "data-server") || strings.Contains(body, `name="csrf"`) ||
+			strings.Contains(body, "filesystem") || hdr.Get("Set-Cookie") != "" {
+			t.Errorf("GET %s without a session: %d %v\n%s", path, code, hdr, body)
+		}
+		if !strings.Contains(body, "/run/user/0/mcpc/ui-1.token") {
+			t.Errorf("GET %s: the refusal does not say how to get in:\n%s", path, body)
+		}
+	}
+	for _, c := range []struct{ path, csrf string }{
+		{"/edit", ""}, {"/edit", ownerCSRF}, {"/gateway/restart", ownerCSRF}, {"/gateway/reset", ownerCSRF},
 	} {
-		if code, _, body := c.page.postWith("/edit", c.form, c.headers...); code != http.StatusForbidden {
-			t.Errorf("%s: %d\n%s", c.what, code, body)
+		for _, form := range []url.Values{
+			{"op": {"disable"}, "name": {"filesystem"}},
+			{"op": {"env"}, "name": {"filesystem"}, "key": {"LD_PRELOAD"}, "value": {"/tmp/evil.so"}},
+			{"chat": {"c1"}, "name": {"srv"}},
+		} {
+			form.Set("csrf", c.csrf)
+			if code, _, body := local.postWith(c.path, form, "Origin", local.base); code != http.StatusUnauthorized {
+				t.Errorf("POST %s %v without a session: %d\n%s", c.path, form, code, body)
+			}
+		}
+	}
+	// A cookie it makes up, and one another mcpc ui made.
+	other := startUI(t, Options{Profile: compile.ProfileCraftbot, Config: file})
+	u, _ := url.Parse(other.base)
+	for _, value := range []string{strings.Repeat("a", 32) + "." + strings.Repeat("0", 64), other.client.Jar.Cookies(u)[0].Value} {
+		form := url.Values{"op": {"disable"}, "name": {"filesystem"}, "csrf": {ownerCSRF}}
+		req, _ := http.NewRequest(http.MethodPost, local.base+"/edit", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", local.base)
+		req.AddCookie(&http.Cookie{Name: cookieName(strings.TrimPrefix(local.base, "http://")), Value: value})
+		if code, _, body := local.do(req); code != http.StatusUnauthorized {
+			t.Errorf("a forged session cookie: %d\n%s", code, body)
 		}
 	}
 	if !bytes.Equal(readFile(t, file), before) {
-		t.Fatal("a refused POST changed the file")
+		t.Fatalf("a client without a session changed the file:\n%s", readFile(t, file))
 	}
-	if code, _, body := p.postWith("/edit", form(token), "Referer", p.base+"/"); code != http.StatusSeeOther {
-		t.Errorf("the page's own form (Referer): %d\n%s", code, body)
+	if code, _, body := owner.post("/edit", url.Values{"op": {"disable"}, "name": {"filesystem"}}); code != http.StatusSeeOther {
+		t.Fatalf("the owner's disable: %d\n%s", code, body)
+	}
+	if bytes.Equal(readFile(t, file), before) {
+		t.Errorf("the owner's disable did not change the file")
+	}
+	if code, _, body := owner.get("/gateway"); code != http.StatusOK || !strings.Contains(body, `data-chat=`) && !strings.Contains(body, "Gateway") {
+		t.Errorf("the owner's gateway page: %d\n%s", code, body)
+	}
+	owner.seen.noSecret(t, testToken, adminToken, fileCanary)
+}
+
+// The token is presented as ?token= in a GET and nowhere else: a wrong
+// one, or one in a POST, gets no session; a right one a new session
+// (also for a browser that had one), with the other query kept and the
+// token dropped from the address. Without a token the page answers
+// loopback host names only (DNS rebinding); with one any name.
+func TestAccess(t *testing.T) {
+	p, _ := craftbotUIWith(t, Options{NoToken: true})
+	req, _ := http.NewRequest(http.MethodGet, p.base+"/", nil)
+	req.Host = "rebind.example:80"
+	if code, _, _ := p.do(req); code != http.StatusForbidden {
+		t.Errorf("a foreign Host: %d", code)
+	}
+	if code, _, body := p.get("/"); code != http.StatusOK || !strings.Contains(body, `data-server="filesystem"`) {
+		t.Errorf("without a token, a loopback Host: %d\n%s", code, body)
+	}
+
+	const token = "ui-TOKENCANARY-0123456789"
+	tp, _ := craftbotUIWith(t, Options{Token: token})
+	anon := tp.anonymous()
+	for _, path := range []string{"/", "/?token=wrong", "/?token=", "/?token=" + token + "x", "/gateway?token=wrong"} {
+		if code, hdr, _ := anon.get(path); code != http.StatusUnauthorized || hdr.Get("Set-Cookie") != "" {
+			t.Errorf("%s: %d %v", path, code, hdr)
+		}
+	}
+	if code, _, body := anon.postWith("/?token="+token, url.Values{}, "Origin", anon.base); code != http.StatusUnauthorized {
+		t.Errorf("the token in a POST: %d\n%s", code, body)
+	}
+	if code, hdr, _ := anon.get("/static/ui.css"); code != http.StatusOK || hdr.Get("Set-Cookie") != "" {
+		t.Errorf("the style sheet: %d %v", code, hdr)
+	}
+	code, hdr, _ := anon.get("/?done=disable&name=x&token=" + token)
+	if code != http.StatusSeeOther || hdr.Get("Location") != "/?done=disable&name=x" {
+		t.Fatalf("the token: %d %v", code, hdr)
+	}
+	c := hdr.Get("Set-Cookie")
+	for _, attr := range []string{"HttpOnly", "SameSite=Strict", "Path=/"} {
+		if !strings.Contains(c, attr) {
+			t.Errorf("the session cookie lacks %s: %s", attr, c)
+		}
+	}
+	req, _ = http.NewRequest(http.MethodGet, tp.base+"/", nil)
+	req.Host = "ui.example:80" // a token allows any name
+	u, _ := url.Parse(tp.base)
+	for _, c := range anon.client.Jar.Cookies(u) {
+		req.AddCookie(&http.Cookie{Name: "mcpc_ui_session_80", Value: c.Value}) // the name goes by the port the browser asked
+	}
+	if code, _, body := anon.do(req); code != http.StatusOK || !strings.Contains(body, `data-server="filesystem"`) {
+		t.Errorf("with a session: %d\n%s", code, body)
+	}
+	// Presented again, it makes another session: the old page's forms
+	// are refused, the new one's accepted.
+	old := anon.csrf()
+	anon.login()
+	if code, _, _ := anon.post("/edit", url.Values{"op": {"disable"}, "name": {"filesystem"}, "csrf": {old}}); code != http.StatusForbidden {
+		t.Errorf("the old session's CSRF token after a new session: %d", code)
+	}
+	if code, _, _ := tp.anonymous().get("/"); code != http.StatusUnauthorized {
+		t.Errorf("another browser without the token: %d", code)
+	}
+	if !strings.Contains(tp.seen.String(), "log: a browser presented the token: a new session") {
+		t.Errorf("no log line of the new session:\n%s", tp.seen.String())
+	}
+	// The Location header held no token; the request URL did, and only that.
+	tp.seen.noSecret(t, token)
+}
+
+// A page is served with a token or, said so, without one; never by default.
+func TestNewNeedsTokenOrNoToken(t *testing.T) {
+	for _, opts := range []Options{{}, {Token: testToken, NoToken: true}} {
+		if _, err := New(opts); err == nil {
+			t.Errorf("New(token %q, NoToken %v) serves", opts.Token, opts.NoToken)
+		}
 	}
 }
 
@@ -415,47 +616,4 @@ func TestContentSecurityPolicy(t *testing.T) {
 	if !strings.Contains(body, `<script src="/static/ui.js" defer></script>`) {
 		t.Errorf("the page does not load its script file")
 	}
-}
-
-// Without a token the page answers loopback host names only (DNS
-// rebinding); with one, a browser gets in by presenting it once, and the
-// token is in no page.
-func TestAccess(t *testing.T) {
-	p, _ := craftbotUI(t)
-	req, _ := http.NewRequest(http.MethodGet, p.base+"/", nil)
-	req.Host = "rebind.example:80"
-	if code, _, _ := p.do(req); code != http.StatusForbidden {
-		t.Errorf("a foreign Host: %d", code)
-	}
-
-	const token = "ui-TOKENCANARY-0123456789"
-	data := readFile(t, "testdata/mcp_config.json")
-	file := filepath.Join(t.TempDir(), "mcp_config.json")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tp := startUI(t, Options{Profile: compile.ProfileCraftbot, Config: file, Token: token})
-	for _, path := range []string{"/", "/?token=wrong", "/static/ui.js"} {
-		if code, _, _ := tp.get(path); code != http.StatusUnauthorized {
-			t.Errorf("%s without access: %d", path, code)
-		}
-	}
-	code, hdr, _ := tp.get("/?token=" + token)
-	if code != http.StatusSeeOther || hdr.Get("Location") != "/" {
-		t.Fatalf("the token: %d %v", code, hdr)
-	}
-	req, _ = http.NewRequest(http.MethodGet, tp.base+"/", nil)
-	req.Host = "ui.example:80" // a token allows any name
-	u, _ := url.Parse(tp.base)
-	for _, c := range tp.client.Jar.Cookies(u) {
-		req.AddCookie(c) // the jar goes by Host, which names another site now
-	}
-	if code, _, body := tp.do(req); code != http.StatusOK || !strings.Contains(body, `data-server="filesystem"`) {
-		t.Errorf("with access: %d\n%s", code, body)
-	}
-	if code, _, _ := (&uiPage{t: t, base: tp.base, client: newClient(), seen: tp.seen}).get("/"); code != http.StatusUnauthorized {
-		t.Errorf("another browser without the token: %d", code)
-	}
-	// The Location header held no token; the request URL did, and only that.
-	tp.seen.noSecret(t, token)
 }

@@ -23,23 +23,32 @@ func uiCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "ui",
 		Usage: "a local web page: the servers (CraftBot's Settings → MCP: enable, disable, env, remove) and a running gateway",
-		UsageText: `mcpc ui [source flags | --profile craftbot --config FILE] [--gateway URL [--admin-token-env NAME]] --listen 127.0.0.1:PORT [--token-env NAME]
+		UsageText: `mcpc ui [source flags | --profile craftbot --config FILE] [--gateway URL [--admin-token-env NAME]] --listen ADDR [--token-env NAME | --no-token]
 
 The page lists every server of the deployment: source, transport, enabled,
 action set (craftbot) or tool prefix (volcanic), validity with its
 diagnostics, target-OS mark and env variable names (never values). With
 --profile craftbot it edits mcp_config.json as mcpc config does. With
 --gateway it shows mcpc run --http's chats and servers and restarts or
-resets them (the admin token stays in mcpc ui). It listens on loopback
-only, unless --token-env names a variable holding an access token
-(16 characters or more): then open the page once as URL/?token=TOKEN.
+resets them (the admin token stays in mcpc ui).
+
+Only whoever has the page's access token gets in: mcpc ui makes one at
+each start, prints the page's address with it (URL/?token=TOKEN) once on
+stderr, and writes it to a file only you can read
+($XDG_RUNTIME_DIR/mcpc/ui-PORT.token, else mcpc/ui-PORT.token in your
+cache directory; removed when mcpc ui ends). Opening that address gives
+the browser a session cookie; every request without one is refused (401).
+--token-env NAME takes the token from a variable instead (16 characters
+or more). --no-token serves without one: any local user or process can
+then read the page and edit the config; loopback only, with a warning.
 
 Examples:
    mcpc ui --profile craftbot --config app/config/mcp_config.json --listen 127.0.0.1:8090
    mcpc ui --appsettings appsettings.json --gateway http://127.0.0.1:8080 --admin-token-env MCPC_ADMIN_TOKEN --listen 127.0.0.1:8090`,
 		Flags: flags(sourceFlags(), []ucli.Flag{
-			&ucli.StringFlag{Name: "listen", Usage: "serve the page on `ADDR` (host:port; loopback unless --token-env)"},
-			&ucli.StringFlag{Name: "token-env", Usage: "the variable `NAME` holding the page's access token (16 characters or more); allows a non-loopback --listen"},
+			&ucli.StringFlag{Name: "listen", Usage: "serve the page on `ADDR` (host:port; loopback only with --no-token)"},
+			&ucli.StringFlag{Name: "token-env", Usage: "the variable `NAME` holding the page's access token (16 characters or more), instead of one mcpc ui makes"},
+			&ucli.BoolFlag{Name: "no-token", Usage: "serve WITHOUT authentication: any local user or process can read the page and edit the config (loopback only)"},
 			&ucli.StringFlag{Name: "gateway", Usage: "the `URL` of mcpc run --http to show and drive"},
 			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --gateway: the variable `NAME` holding the gateway's admin token"},
 		}),
@@ -57,22 +66,46 @@ func uiAction(c *ucli.Context) error {
 	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
 	opts.Log = func(line string) { logw.printf("mcpc ui: %s\n", line) }
-	srv, err := ui.New(opts)
-	if err != nil {
-		return &exitError{code: ExitInternal, msg: err.Error()}
-	}
+	// Before the token file exists: a stop signal then ends mcpc ui
+	// through the return below, which removes the file.
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	defer stop()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usageError("--listen %s: %v", addr, err)
 	}
-	hint := ""
-	if opts.Token != "" {
-		hint = fmt.Sprintf(" (open it once with ?token= and the token in $%s)", c.String("token-env"))
+	defer ln.Close()
+	base := fmt.Sprintf("http://%s/", ln.Addr())
+	var lines []string
+	switch {
+	case opts.NoToken:
+		lines = append(lines, "serving "+base,
+			fmt.Sprintf("WARNING: --no-token: no authentication; any local user or process that connects to %s can read the page and %s", ln.Addr(), noTokenRisk(opts)))
+	case c.String("token-env") != "":
+		name := c.String("token-env")
+		lines = append(lines, fmt.Sprintf("serving %s (open it once with ?token= and the token in $%s)", base, name))
+		opts.TokenHint = fmt.Sprintf("%s?token= with the token in the variable %s of mcpc ui", base, name)
+	default:
+		// The one place the token is shown: the address its owner opens.
+		lines = append(lines, "serving "+base, fmt.Sprintf("open %s?token=%s", base, opts.Token))
+		opts.TokenHint = "the address mcpc ui printed when it started"
+		path, remove, err := writeUIToken(ln.Addr().(*net.TCPAddr).Port, opts.Token)
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("the token is in no file: %v", err))
+		} else {
+			defer remove()
+			lines = append(lines, fmt.Sprintf("the token is also in %s (yours only; removed when mcpc ui ends)", path))
+			opts.TokenHint += fmt.Sprintf(", or %s?token= with the token in %s", base, path)
+		}
 	}
-	logw.printf("mcpc ui: serving http://%s/%s\n", ln.Addr(), hint)
+	srv, err := ui.New(opts)
+	if err != nil {
+		return &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	for _, l := range lines {
+		logw.printf("mcpc ui: %s\n", l)
+	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: httpReadHeaderTimeout}
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -82,6 +115,18 @@ func uiAction(c *ucli.Context) error {
 	}
 	_ = hs.Close()
 	return nil
+}
+
+// noTokenRisk is what anyone can do with a page that has no token.
+func noTokenRisk(opts ui.Options) string {
+	what := "see every server"
+	if opts.Profile == compile.ProfileCraftbot {
+		what = "edit " + opts.Config + " (enable, disable, remove, set env)"
+	}
+	if opts.Gateway != nil {
+		what += " and restart or reset the gateway's servers"
+	}
+	return what
 }
 
 // uiOptions checks the flags of mcpc ui and builds the page's options and
@@ -98,17 +143,32 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 			vars[k] = v
 		}
 	}
+	noToken := c.Bool("no-token")
+	if noToken && c.IsSet("token-env") {
+		return opts, "", usageError("--no-token and --token-env: give one (the page's access token, or none)")
+	}
+	if n := c.String("token-env"); n != "" && n == c.String("admin-token-env") {
+		return opts, "", usageError("--token-env and --admin-token-env name the same variable %s: whoever opens the page would hold the gateway's admin token too; give each its own", n)
+	}
 	tok, err := takeToken(c, "token-env", vars)
 	if err != nil {
 		return opts, "", err
 	}
-	opts.Token = tok
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return opts, "", usageError("--listen %q: expected HOST:PORT, such as 127.0.0.1:8090 (%v)", addr, err)
 	}
-	if tok == "" && !loopback.ListenAddr(addr) {
-		return opts, "", usageError("--listen %s: without --token-env, mcpc ui listens on loopback only; use 127.0.0.1:PORT, or put a token in a variable and pass --token-env NAME", addr)
+	switch {
+	case noToken:
+		if !loopback.ListenAddr(addr) {
+			return opts, "", usageError("--listen %s: with --no-token, mcpc ui listens on loopback only; use 127.0.0.1:PORT, or drop --no-token (the page then asks for its access token)", addr)
+		}
+		opts.NoToken = true
+	case tok == "":
+		if tok, err = newUIToken(); err != nil {
+			return opts, "", &exitError{code: ExitInternal, msg: "cannot make an access token: " + err.Error()}
+		}
 	}
+	opts.Token = tok
 	co, err := optionsFromFlags(c)
 	if err != nil {
 		return opts, "", err
@@ -132,6 +192,9 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 			return opts, "", err
 		}
 		opts.Gateway = gw.AdminClient
+		if opts.Token != "" && gw.Token == opts.Token {
+			return opts, "", usageError("--token-env and --admin-token-env hold the same token: whoever opens the page would hold the gateway's admin token too; give each its own")
+		}
 	} else if c.String("admin-token-env") != "" {
 		return opts, "", usageError("--admin-token-env goes with --gateway URL")
 	}
