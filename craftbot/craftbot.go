@@ -169,7 +169,7 @@ func Check(file string, data []byte, opts Options) (*Config, []diag.Diagnostic, 
 		data, shift = data[len(bom):], len(bom)
 	}
 	cfg := &Config{File: file, AutoConnect: schema.DefaultCraftbotAutoConnect}
-	root, d := node.ParseJSON(file, data, false)
+	root, d := node.ParseJSONNesting(file, data, false, node.PythonNesting)
 	if d != nil {
 		return cfg, []diag.Diagnostic{*d}, nil
 	}
