@@ -81,13 +81,9 @@ func (p *parts) part(r rule, sh *shape, n *node.Node, at located, path []string)
 	switch r := r.(type) {
 	case anyValue:
 		// _ turns down only an object that repeats a key, somewhere in n.
-		sh = p.v.top
-		switch n.Kind {
-		case node.Object:
-			p.members(&structRule{pattern: r}, sh, n, path)
-			return
-		case node.Array:
-			p.elems(r, sh, n, path)
+		if n.Kind == node.Object || n.Kind == node.Array {
+			stack := append([]string(nil), path...)
+			p.repeatedKeys(n, at, &stack)
 			return
 		}
 	case *structRule:
@@ -136,8 +132,9 @@ func (p *parts) members(r *structRule, sh *shape, n *node.Node, path []string) {
 		if !declared && r.pattern == nil {
 			// An unknown field: walk reports it, and CUE reports nothing
 			// below it but the conflicts of a key repeated there.
-			if !(anyValue{}).accepts(m.Value) {
-				p.part(anyValue{}, p.v.top, m.Value, located{member: m, value: m.Value, parent: n}, appendPath(path, m.Key))
+			if m.Value.Kind == node.Object || m.Value.Kind == node.Array {
+				stack := appendPath(path, m.Key)
+				p.repeatedKeys(m.Value, located{member: m, value: m.Value, parent: n}, &stack)
 			}
 			continue
 		}
@@ -164,6 +161,46 @@ func (p *parts) members(r *structRule, sh *shape, n *node.Node, path []string) {
 			p.part(f, sub, m.Value, at, mpath)
 		case r.pattern != nil && !r.pattern.accepts(m.Value):
 			p.part(r.pattern, sub, m.Value, at, mpath)
+		}
+	}
+}
+
+// repeatedKeys checks n, a value below _ (at stands there, *path is its
+// path), for the only thing CUE finds wrong there: the values of a key an
+// object repeats, which CUE unifies; they go to CUE together. It visits
+// each value once, and path is one stack for the whole walk, copied only
+// for a diagnostic: a copy per level made a value nested 900 levels cost
+// 900² steps.
+func (p *parts) repeatedKeys(n *node.Node, at located, path *[]string) {
+	switch n.Kind {
+	case node.Object:
+		var repeated map[string][]*node.Node
+		if firstMembers(n) != nil {
+			repeated = map[string][]*node.Node{}
+			for i := range n.Members {
+				repeated[n.Members[i].Key] = append(repeated[n.Members[i].Key], n.Members[i].Value)
+			}
+		}
+		for i := range n.Members {
+			m := &n.Members[i]
+			mat := located{member: m, value: m.Value, parent: n}
+			*path = append(*path, m.Key)
+			if vs := repeated[m.Key]; len(vs) > 1 {
+				if vs[0] == m.Value { // once per key, at its first member
+					p.viaCUE(p.v.top, *path, mat, vs...)
+				}
+			} else if m.Value.Kind == node.Object || m.Value.Kind == node.Array {
+				p.repeatedKeys(m.Value, mat, path)
+			}
+			*path = (*path)[:len(*path)-1]
+		}
+	case node.Array:
+		for i, e := range n.Elems {
+			if e.Kind == node.Object || e.Kind == node.Array {
+				*path = append(*path, strconv.Itoa(i))
+				p.repeatedKeys(e, located{value: e, parent: n}, path)
+				*path = (*path)[:len(*path)-1]
+			}
 		}
 	}
 }

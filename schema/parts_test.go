@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/node"
 )
@@ -42,13 +43,16 @@ var linearShapes = []struct {
 		}
 		return &node.Node{Kind: node.Object, Members: []node.Member{{Key: "", Value: v}}}
 	}, func(int) int { return 1 }},
+	{"a key repeated n levels below an unknown field", Server, func(n int) *node.Node {
+		return entry(`"command": "x", "extra": ` + strings.Repeat("[", n) + `{"a": 1, "a": "1"}` + strings.Repeat("]", n))
+	}, func(int) int { return 2 }},
 	{"repeated keys below an unknown field", Server, func(n int) *node.Node {
 		return entry(`"command": "x", "extra": {` + repeat(n, `"k%[1]d": 1, "k%[1]d": "%[1]d"`) + `}`)
 	}, func(n int) int { return n + 1 }},
 }
 
 func entry(members string) *node.Node {
-	n, d := node.ParseJSON("x.json", []byte("{"+members+"}"), false)
+	n, d := node.ParseJSONNesting("x.json", []byte("{"+members+"}"), false, node.PythonNesting)
 	if d != nil {
 		panic(d.Message)
 	}
@@ -65,8 +69,8 @@ func repeat(n int, format string) string {
 }
 
 // Check's work grows with its input, not faster: what it hands CUE
-// (counted as the square of the nodes of each value, as CUE's cost grows)
-// and what its look-ups by path compare. One CUE evaluation of a whole
+// (counted as the square of the nodes of each value, as CUE's cost grows),
+// what its look-ups by path compare, and what it allocates. One CUE evaluation of a whole
 // entry of 100 000 bad env values took 98 s; a diagnostic per value, each
 // looking its value up from the root, was quadratic too. The work for 2n
 // must be about twice the work for n, and at most a few units per value.
@@ -77,20 +81,28 @@ func TestCheckWorkIsLinear(t *testing.T) {
 	}
 	const n = 400
 	for _, s := range linearShapes {
-		work := func(n int) int64 {
+		work := func(n int) (int64, uint64) {
 			data := s.value(n)
 			checkWork.cue.Store(0)
 			checkWork.scanned.Store(0)
-			ds := v.Check(s.def, data, "", nil)
+			var ds []diag.Diagnostic
+			allocated := testservers.AllocatedBytes(func() { ds = v.Check(s.def, data, "", nil) })
 			if len(ds) != s.diags(n) {
 				t.Fatalf("%s: %d diagnostics for n=%d, want %d: %v", s.name, len(ds), n, s.diags(n), ds[:min(len(ds), 3)])
 			}
-			return checkWork.cue.Load() + checkWork.scanned.Load()
+			return checkWork.cue.Load() + checkWork.scanned.Load(), allocated
 		}
-		w1, w2 := work(n), work(2*n)
-		t.Logf("%s: work %d for n=%d, %d for 2n", s.name, w1, n, w2)
+		work(n) // CUE's caches warm
+		w1, a1 := work(n)
+		w2, a2 := work(2 * n)
+		t.Logf("%s: work %d and %d bytes for n=%d, %d and %d bytes for 2n", s.name, w1, a1, n, w2, a2)
 		if w2 > 2*w1+64 || w2 > 8*2*n {
 			t.Errorf("%s: work %d for n=%d, %d for 2n: want about twice, at most %d", s.name, w1, n, w2, 8*2*n)
+		}
+		// What it allocates grows as its input does: a path copied at each
+		// level of a deep value grew with the square of the depth.
+		if !testservers.RaceEnabled() && a2 > 3*a1 {
+			t.Errorf("%s: %d bytes allocated for n=%d, %d for 2n: want about twice", s.name, a1, n, a2)
 		}
 	}
 }
