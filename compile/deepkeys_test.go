@@ -102,3 +102,31 @@ func TestUnknownSectionIsBoundWithoutItsKeys(t *testing.T) {
 		t.Errorf("Extra bound as %+v, want an object without keys", extra)
 	}
 }
+
+// A top-level key of settings.json is compared with mcpServers only when
+// its length allows a typo of it: the edit distance of a megabyte key cost
+// its runes copied, and its length times mcpServers' steps.
+func TestLongTopLevelKeyIsNotComparedWithMcpServers(t *testing.T) {
+	if testservers.RaceEnabled() {
+		t.Skip("the race detector changes allocations")
+	}
+	allocated := func(size int) uint64 {
+		opts, files := settingsOf(`{"` + strings.Repeat("mcpServer", size/9) + `": {}}`)
+		opts.CleanEnv, opts.AgentDir, opts.ReadFile = true, "agent", fakeFS(files)
+		return testservers.AllocatedBytes(func() {
+			if _, err := Compile(opts); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	allocated(10)
+	a1, a2 := allocated(1<<20), allocated(2<<20)
+	perByte := float64(a2-min(a1, a2)) / float64(1<<20)
+	t.Logf("%.1f bytes allocated per byte of key", perByte)
+	if perByte > 4 {
+		t.Errorf("%.1f bytes allocated per byte of the key, want at most 4", perByte)
+	}
+	if !looksLike("mcpServer", "mcpServers") || !looksLike("MCPSERVERS", "mcpServers") || looksLike("mcpServersXYZ", "mcpServers") {
+		t.Error("looksLike no longer finds the typos it found")
+	}
+}
