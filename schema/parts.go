@@ -129,38 +129,36 @@ func (p *parts) members(r *structRule, sh *shape, n *node.Node, path []string) {
 	for i := range n.Members {
 		m := &n.Members[i]
 		f, declared := r.fields[m.Key]
-		if !declared && r.pattern == nil {
-			// An unknown field: walk reports it, and CUE reports nothing
-			// below it but the conflicts of a key repeated there.
-			if m.Value.Kind == node.Object || m.Value.Kind == node.Array {
-				stack := appendPath(path, m.Key)
-				p.repeatedKeys(m.Value, located{member: m, value: m.Value, parent: n}, &stack)
-			}
-			continue
-		}
+		unknown := !declared && r.pattern == nil
 		sub, ok := sh.child(m.Key)
-		if !ok {
+		if !ok && !unknown {
 			// The shape stops shallower than the rule (no schema of
 			// mcpc nests so deep): CUE checks n whole.
 			p.viaCUE(sh, path, located{value: n}, n)
 			return
 		}
-		mpath := appendPath(path, m.Key)
 		at := located{member: m, value: m.Value, parent: n}
 		if vs := repeated[m.Key]; len(vs) > 1 {
 			if vs[0] == m.Value { // once per key, at its first member
-				if !sub.v.Exists() {
-					sub = p.v.top // {...}: a pattern without a value
+				if unknown || !sub.v.Exists() {
+					sub = p.v.top // unknown, or {...}: a pattern without a value
 				}
-				p.viaCUE(sub, mpath, at, vs...)
+				p.viaCUE(sub, appendPath(path, m.Key), at, vs...)
 			}
 			continue
 		}
 		switch {
+		case unknown:
+			// An unknown field: walk reports it, and CUE reports nothing
+			// below it but the conflicts of a key repeated there.
+			if m.Value.Kind == node.Object || m.Value.Kind == node.Array {
+				stack := appendPath(path, m.Key)
+				p.repeatedKeys(m.Value, at, &stack)
+			}
 		case declared && !f.accepts(m.Value):
-			p.part(f, sub, m.Value, at, mpath)
+			p.part(f, sub, m.Value, at, appendPath(path, m.Key))
 		case r.pattern != nil && !r.pattern.accepts(m.Value):
-			p.part(r.pattern, sub, m.Value, at, mpath)
+			p.part(r.pattern, sub, m.Value, at, appendPath(path, m.Key))
 		}
 	}
 }
