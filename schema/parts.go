@@ -24,8 +24,9 @@ import (
 // would report that conflict at that path and nothing below it, and the
 // message is mcpc's (explain). CUE checks what is left, each part alone
 // against the schema value of its place, so every other message is still
-// CUE's. An unknown field's value is not looked into: walk reports the
-// field, CUE would report nothing else there.
+// CUE's. Below an unknown field (walk reports the field) CUE reports only
+// the conflicts of a key an object repeats there: those values go to CUE
+// together, and nothing else below is looked into.
 
 // checkWork counts the work of Check that grew faster than its input,
 // for the tests that hold it linear (TestCheckWorkIsLinear): CUE's
