@@ -134,23 +134,23 @@ func (b *binder) fieldsOf(def string) []schemaField {
 	return fs
 }
 
-// genericNode keeps an unknown key's value as it is, for the schema to
-// report.
+// genericNode stands for an unknown key's value, for the schema to report
+// the key: a section is an object without its keys, since the schema looks
+// no further below an unknown key than for a key repeated there, which the
+// configuration cannot hold (it folds keys that differ in case). A copy of
+// the keys below made an appsettings value of 600 000 nested elements cost
+// 80 MB more.
 func genericNode(c *cfgNode) *node.Node {
-	if len(c.order) == 0 {
-		w := c.winner()
-		if w == nil {
-			return &node.Node{Kind: node.Object, Loc: c.pos}
-		}
-		n := node.StrAt(w.value, w.pos)
-		n.TextOffset = w.textOffset
-		return n
+	if len(c.order) > 0 {
+		return &node.Node{Kind: node.Object, Loc: c.pos}
 	}
-	out := &node.Node{Kind: node.Object, Loc: c.pos, Members: make([]node.Member, 0, len(c.order))}
-	for _, ch := range c.order {
-		out.Members = append(out.Members, node.Member{Key: ch.key, KeyLoc: ch.keyPos, Value: genericNode(ch)})
+	w := c.winner()
+	if w == nil {
+		return &node.Node{Kind: node.Object, Loc: c.pos}
 	}
-	return out
+	n := node.StrAt(w.value, w.pos)
+	n.TextOffset = w.textOffset
+	return n
 }
 
 func (b *binder) bindScalar(c *cfgNode, path []string, subject, field string, kind cue.Kind) *node.Node {

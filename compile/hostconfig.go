@@ -61,7 +61,7 @@ func (c *compiler) readAppSettings() error {
 		c.layers = append(c.layers, layerInfo{kind: "appsettings", path: f})
 		// The servers' objects are not built here: each is built from
 		// the file when its server is bound (config.expand).
-		root, src, d := node.ParseJSONShallow(f, data, true, []string{"Mcp", "Servers"}, true)
+		root, src, d := node.ParseJSONShallow(f, data, true, []string{"Mcp", "Servers"}, true, node.DotNetNesting)
 		if d != nil {
 			c.ds = append(c.ds, *d)
 			continue

@@ -87,6 +87,19 @@ func childRole(parent cfgRole, folded []byte) cfgRole {
 // indexes them in a map.
 const maxScannedChildren = 16
 
+// maxKeyLevels bounds the levels of the configuration tree: what a key sets
+// below that many levels is one key at the last level, its levels joined by
+// ":" as .NET writes a key. .NET itself keeps each key whole (a provider's
+// keys are flat strings, and the binder looks up only the sections of the
+// fields it binds), so it has no depth to refuse; but a tree node per level
+// made a 400 KB variable Mcp__:a:a:… of 200 000 levels cost a gigabyte.
+// Nothing mcpc knows lies deeper than five levels
+// (Mcp:Servers:NAME:Env:VARIABLE), so every finding stays as it was: an
+// unknown field is reported once at its first level, a value below a
+// setting as a section with keys below it, a key set twice by one file by
+// its whole name.
+const maxKeyLevels = 16
+
 func newCfgNode(key string) *cfgNode { return &cfgNode{key: key, firstLayer: -1} }
 
 // hasPos reports whether a layer has mentioned the key (pos and keyPos are
@@ -339,6 +352,9 @@ func (w *jsonLayer) member(at *cfgNode, key string, keyPos node.Loc, v *node.Nod
 	cn, rest := at, key
 	for {
 		seg, more, found := strings.Cut(rest, ":")
+		if len(w.path) >= maxKeyLevels-1 {
+			seg, more, found = rest, "", false // the rest is one level
+		}
 		w.path = append(w.path, seg)
 		cn = w.level(cn, seg, keyPos, v, !found)
 		if !found {
@@ -423,7 +439,7 @@ func (c *config) addVar(v *EnvVar, layer int) {
 	if c.laterVar(v, layer) {
 		return
 	}
-	path := strings.Split(strings.ReplaceAll(v.Name, "__", ":"), ":")
+	path := keyLevels(v.Name)
 	if len(path) < 2 || foldKey(path[0]) != "MCP" {
 		return // only the Mcp section is mcpc's business
 	}
@@ -475,6 +491,24 @@ func (c *config) laterVar(v *EnvVar, layer int) bool {
 		col += utf8.RuneCountInString(seg) + 2
 	}
 	return c.later(n, func() { c.addVar(v, layer) })
+}
+
+// keyLevels splits the variable name into its configuration levels (as
+// strings.Split(strings.ReplaceAll(name, "__", ":"), ":") does), at most
+// maxKeyLevels of them: the last holds the rest of the name, in
+// configuration form ("__" written ":").
+func keyLevels(name string) []string {
+	var levels []string
+	rest := name
+	for len(levels) < maxKeyLevels-1 {
+		level, more, found := cutLevel(rest)
+		levels = append(levels, level)
+		if !found {
+			return levels
+		}
+		rest = more
+	}
+	return append(levels, strings.ReplaceAll(rest, "__", ":"))
 }
 
 // cutLevel cuts name at its first level separator ("__" or ":", the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/plan"
 	"github.com/mcpc-dev/mcpc/rules"
@@ -47,7 +48,7 @@ func (c *compiler) readSettings() ([]*Entry, *node.Source, error) {
 		return nil, nil, nil
 	}
 	path, data := c.settingsPath, c.settingsData
-	root, src, d := node.ParseJSONShallow(path, data, false, []string{"mcpServers"}, false)
+	root, src, d := node.ParseJSONShallow(path, data, false, []string{"mcpServers"}, false, node.DotNetNesting)
 	if d != nil {
 		c.ds = append(c.ds, *d)
 		return nil, nil, nil
@@ -196,5 +197,9 @@ func looksLike(key, want string) bool {
 	if strings.EqualFold(key, want) {
 		return true
 	}
-	return levenshtein.ComputeDistance(strings.ToLower(key), strings.ToLower(want)) <= 2
+	lk, lw := strings.ToLower(key), strings.ToLower(want)
+	if d := utf8.RuneCountInString(lk) - utf8.RuneCountInString(lw); d > 2 || d < -2 {
+		return false // more than 2 edits apart, without comparing a long key
+	}
+	return levenshtein.ComputeDistance(lk, lw) <= 2
 }

@@ -175,7 +175,7 @@ func Check(file string, data []byte, opts Options) (*Config, []diag.Diagnostic, 
 	text := Text(data)
 	data, shift := text, len(data)-len(text)
 	cfg := &Config{File: file, AutoConnect: schema.DefaultCraftbotAutoConnect}
-	root, d := node.ParseJSON(file, data, false)
+	root, d := node.ParseJSONNesting(file, data, false, node.PythonNesting)
 	if d != nil {
 		return cfg, []diag.Diagnostic{*d}, nil
 	}
@@ -187,7 +187,7 @@ func Check(file string, data []byte, opts Options) (*Config, []diag.Diagnostic, 
 			`write {"auto_connect": true, "mcp_servers": [ … ]}`))
 		return cfg, r.ds, nil
 	}
-	r.dropDuplicateKeys(root, "")
+	r.dropDuplicateKeys(root, "", nil)
 	v, err := schema.Acquire()
 	if err != nil {
 		return nil, nil, err
@@ -237,11 +237,17 @@ func shallow(root *node.Node) *node.Node {
 // dropDuplicateKeys keeps the last of the keys an object repeats, as the
 // host's JSON reader (Python's json, JavaScript's JSON.parse) does, and
 // reports each earlier one.
-func (r *reader) dropDuplicateKeys(n *node.Node, where string) {
+//
+// key is the nearest key above n, indices the array indices below it: a
+// message names the place as key[i][j], written only for a message
+// (written at each level, it cost a value nested 800 levels 800² bytes).
+func (r *reader) dropDuplicateKeys(n *node.Node, key string, indices []int) {
 	switch n.Kind {
 	case node.Array:
+		indices = append(indices, 0)
 		for i, e := range n.Elems {
-			r.dropDuplicateKeys(e, fmt.Sprintf("%s[%d]", where, i))
+			indices[len(indices)-1] = i
+			r.dropDuplicateKeys(e, key, indices)
 		}
 	case node.Object:
 		last := map[string]int{}
@@ -253,7 +259,7 @@ func (r *reader) dropDuplicateKeys(n *node.Node, where string) {
 			for i, m := range n.Members {
 				if j := last[m.Key]; j != i {
 					what := fmt.Sprintf("the key %q", m.Key)
-					if where != "" {
+					if where := placeName(key, indices); where != "" {
 						what += " of " + where
 					}
 					r.add(rules.CbDuplicateKey.At(m.KeyPos(),
@@ -266,9 +272,19 @@ func (r *reader) dropDuplicateKeys(n *node.Node, where string) {
 			n.Members = kept
 		}
 		for _, m := range n.Members {
-			r.dropDuplicateKeys(m.Value, m.Key)
+			r.dropDuplicateKeys(m.Value, m.Key, nil)
 		}
 	}
+}
+
+// placeName writes key[i][j] for dropDuplicateKeys' messages.
+func placeName(key string, indices []int) string {
+	var b strings.Builder
+	b.WriteString(key)
+	for _, i := range indices {
+		fmt.Fprintf(&b, "[%d]", i)
+	}
+	return b.String()
 }
 
 // readEntries reads every element of mcp_servers, checks it against the

@@ -242,7 +242,7 @@ func jsonMembers(ed Edit) ([]node.Member, *Change) {
 	refuse := func(d diag.Diagnostic) *Change {
 		return &Change{Data: arg, File: ArgFile, Diagnostics: []diag.Diagnostic{d}, Refused: "the JSON is not a server entry"}
 	}
-	n, d := node.ParseJSON(ArgFile, arg, false)
+	n, d := node.ParseJSONNesting(ArgFile, arg, false, node.PythonNesting)
 	if d != nil {
 		return nil, refuse(*d)
 	}

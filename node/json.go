@@ -17,10 +17,40 @@ import (
 	"github.com/mcpc-dev/mcpc/rules"
 )
 
-// MaxDepth bounds the nesting of objects and arrays. The parser recurses per
-// level, so without a bound a small file of brackets exhausts the stack or
-// memory; no configuration needs more than a handful of levels.
+// MaxDepth bounds the nesting of objects and arrays of mcpc's own files
+// (OwnNesting). The parser recurses per level, so without a bound a small
+// file of brackets exhausts the stack or memory; no configuration needs
+// more than a handful of levels.
 const MaxDepth = 100
+
+// Nesting is how deeply the program that reads a file lets its objects and
+// arrays nest: a file nested deeper is a json-syntax error at the first
+// bracket past Max, whose message says what that program does with it.
+type Nesting struct {
+	Max int
+	// Reader, when set, says who stops past Max and what follows, for
+	// the message.
+	Reader string
+}
+
+var (
+	// OwnNesting is for the files only mcpc reads: plans, locks, the
+	// imported configurations of other tools.
+	OwnNesting = Nesting{Max: MaxDepth}
+	// DotNetNesting is for the files the volcanic host reads with
+	// System.Text.Json (appsettings files, settings.json, servers.json):
+	// its readers refuse more than 64 levels unless told otherwise
+	// (JsonReaderOptions.MaxDepth 0 means 64), and the host's do not say
+	// otherwise.
+	DotNetNesting = Nesting{Max: 64, Reader: `which the host's JSON reader (System.Text.Json) refuses: "The maximum configured depth of 64 has been exceeded"`}
+	// PythonNesting is for CraftBot's mcp_config.json, read by Python's
+	// json.load: it recurses once per level and raises RecursionError
+	// near 1000 levels (sys.getrecursionlimit(), which also counts the
+	// calls already on CraftBot's stack, so the exact depth varies);
+	// CraftBot catches it and loads no server. mcpc stops short of that,
+	// at 900.
+	PythonNesting = Nesting{Max: 900, Reader: "which CraftBot's Python json.load cannot read (it stops near 1000 levels, Python's recursion limit, with RecursionError): CraftBot loads no server"}
+)
 
 // LineIndex turns byte offsets of one file into 1-based line and column
 // (columns count Unicode characters, as editors do). It is immutable once
@@ -216,7 +246,13 @@ func (ix *LineIndex) Line(n int) (string, bool) {
 // allow); otherwise only strict JSON. A syntax error is returned as a
 // json-syntax diagnostic at the offending character.
 func ParseJSON(file string, data []byte, comments bool) (*Node, *diag.Diagnostic) {
-	root, _, d := ParseJSONSource(file, data, comments)
+	return ParseJSONNesting(file, data, comments, OwnNesting)
+}
+
+// ParseJSONNesting is ParseJSON for a file that its reader lets nest as
+// deep as nesting says.
+func ParseJSONNesting(file string, data []byte, comments bool, nesting Nesting) (*Node, *diag.Diagnostic) {
+	root, _, d := parseJSON(file, data, comments, shallowPath{}, nesting)
 	return root, d
 }
 
@@ -251,7 +287,7 @@ func (s *Source) build(stub shallowPath) (*Node, bool) {
 // from, or nil when it was not built from one (a JSONC file only hujson
 // reads).
 func ParseJSONSource(file string, data []byte, comments bool) (*Node, *Source, *diag.Diagnostic) {
-	return parseJSON(file, data, comments, shallowPath{})
+	return parseJSON(file, data, comments, shallowPath{}, OwnNesting)
 }
 
 // ParseJSONShallow is ParseJSONSource, but the members of the object at
@@ -262,9 +298,10 @@ func ParseJSONSource(file string, data []byte, comments bool) (*Node, *Source, *
 // (a JSONC file only hujson reads) the tree is whole.
 //
 // With fold, the keys of path compare case-insensitively (a .NET
-// configuration file: Mcp:Servers is also "MCP": {"servers": …}).
-func ParseJSONShallow(file string, data []byte, comments bool, path []string, fold bool) (*Node, *Source, *diag.Diagnostic) {
-	return parseJSON(file, data, comments, shallowPath{path, fold})
+// configuration file: Mcp:Servers is also "MCP": {"servers": …}). Files
+// nested deeper than nesting allows are refused.
+func ParseJSONShallow(file string, data []byte, comments bool, path []string, fold bool, nesting Nesting) (*Node, *Source, *diag.Diagnostic) {
+	return parseJSON(file, data, comments, shallowPath{path, fold}, nesting)
 }
 
 // shallowPath is where ParseJSONShallow does not build objects.
@@ -273,7 +310,7 @@ type shallowPath struct {
 	fold bool
 }
 
-func parseJSON(file string, data []byte, comments bool, stub shallowPath) (*Node, *Source, *diag.Diagnostic) {
+func parseJSON(file string, data []byte, comments bool, stub shallowPath, nesting Nesting) (*Node, *Source, *diag.Diagnostic) {
 	ix := NewLineIndex(file, data)
 	syntax := func(off int, msg, suggestion string) *diag.Diagnostic {
 		d := rules.JSONSyntax.At(ix.Pos(off), msg, suggestion)
@@ -290,9 +327,12 @@ func parseJSON(file string, data []byte, comments bool, stub shallowPath) (*Node
 		}
 		return nil, nil, syntax(off, "the file is not valid UTF-8", "save the file as UTF-8")
 	}
-	if off, ok := DeeperThan(data, comments, MaxDepth); ok {
-		return nil, nil, syntax(off, fmt.Sprintf("invalid JSON: nested deeper than %d levels", MaxDepth),
-			"a configuration file never needs this many levels: look for a missing closing bracket")
+	if off, ok := DeeperThan(data, comments, nesting.Max); ok {
+		msg := fmt.Sprintf("invalid JSON: nested deeper than %d levels", nesting.Max)
+		if nesting.Reader != "" {
+			msg += ", " + nesting.Reader
+		}
+		return nil, nil, syntax(off, msg, "a configuration file never needs this many levels: look for a missing closing bracket")
 	}
 	// Strict JSON is what encoding/json accepts, and its message is the
 	// one an operator sees. json.Valid scans without building anything;

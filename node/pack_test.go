@@ -217,7 +217,7 @@ func TestParseJSONShallowLeavesObjectsUnderThePath(t *testing.T) {
 			if d != nil {
 				t.Fatal(d)
 			}
-			got, src, d := ParseJSONShallow(name, []byte(doc), comments, []string{"mcpServers"}, false)
+			got, src, d := ParseJSONShallow(name, []byte(doc), comments, []string{"mcpServers"}, false, OwnNesting)
 			if d != nil || src == nil {
 				t.Fatalf("%s: %v", name, d)
 			}
@@ -243,18 +243,18 @@ func TestParseJSONShallowLeavesObjectsUnderThePath(t *testing.T) {
 	}
 	// With fold the keys of the path match in any case; without, exactly.
 	doc := []byte(`{"MCP": {"servers": {"a": {"Command": "x"}}}}`)
-	folded, _, _ := ParseJSONShallow("a.json", doc, true, []string{"Mcp", "Servers"}, true)
+	folded, _, _ := ParseJSONShallow("a.json", doc, true, []string{"Mcp", "Servers"}, true, OwnNesting)
 	if a := folded.Get("MCP").Get("servers").Get("a"); a.Members != nil {
 		t.Errorf("with fold, a is built: %+v", a)
 	}
-	exact, _, _ := ParseJSONShallow("a.json", doc, true, []string{"Mcp", "Servers"}, false)
+	exact, _, _ := ParseJSONShallow("a.json", doc, true, []string{"Mcp", "Servers"}, false, OwnNesting)
 	if a := exact.Get("MCP").Get("servers").Get("a"); a.Get("Command") == nil {
 		t.Errorf("without fold, a is not built: %+v", a)
 	}
 	// A number no float64 holds is an error of strict JSON, built or not.
 	for _, doc := range []string{`{"mcpServers": {"a": {"x": [1e999]}}}`, `{"mcpServers": {"a": {"x": -1E400}}}`} {
 		_, want := ParseJSON("s.json", []byte(doc), false)
-		_, _, got := ParseJSONShallow("s.json", []byte(doc), false, []string{"mcpServers"}, false)
+		_, _, got := ParseJSONShallow("s.json", []byte(doc), false, []string{"mcpServers"}, false, OwnNesting)
 		if want == nil || got == nil || *got != *want {
 			t.Errorf("%s: %v, want %v", doc, got, want)
 		}

@@ -146,7 +146,7 @@ func Parse(path string, data []byte) *File {
 		f.Entries = nil
 		return f
 	}
-	root, synErr := node.ParseJSON(path, data, false)
+	root, synErr := node.ParseJSONNesting(path, data, false, node.DotNetNesting)
 	if synErr != nil {
 		return fail(*synErr)
 	}

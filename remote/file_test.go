@@ -232,3 +232,20 @@ func TestSourcesHideURLQuery(t *testing.T) {
 		t.Errorf("%q %d", got, col)
 	}
 }
+
+// The extension reads servers.json with System.Text.Json, which refuses
+// more than 64 levels: so does Parse, at the 65th opening bracket.
+func TestParseRefusesWhatTheHostCannotRead(t *testing.T) {
+	nest := func(arrays int) string {
+		return `{"version": 1, "servers": [], "x": ` + strings.Repeat("[", arrays) + strings.Repeat("]", arrays) + `}`
+	}
+	if f := Parse("x.json", []byte(nest(63))); f.Problem != "" {
+		t.Errorf("64 levels: %s", f.Problem)
+	}
+	src := nest(64)
+	f := Parse("x.json", []byte(src))
+	want := fmt.Sprintf("x.json:1:%d error json-syntax", strings.Index(src, "[[")+64)
+	if g := got(f.Diagnostics); len(g) != 1 || g[0] != want || !strings.Contains(f.Problem, "System.Text.Json") {
+		t.Errorf("65 levels: %v (problem %q), want %s", g, f.Problem, want)
+	}
+}

@@ -273,7 +273,7 @@ const sarifGolden = `{
             {
               "id": "json-syntax",
               "shortDescription": {
-                "text": "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not)."
+                "text": "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not), or nests objects and arrays deeper than its reader does (64 levels for the files the volcanic host reads, 900 for mcp_config.json)."
               },
               "defaultConfiguration": {
                 "level": "error"

@@ -9,7 +9,7 @@ import "github.com/mcpc-dev/mcpc/diag"
 // declared in CUE (policies/).
 var (
 	// Reading the sources.
-	JSONSyntax = declare(Rule{ID: "json-syntax", Severity: diag.Error, Description: "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not).",
+	JSONSyntax = declare(Rule{ID: "json-syntax", Severity: diag.Error, Description: "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not), or nests objects and arrays deeper than its reader does (64 levels for the files the volcanic host reads, 900 for mcp_config.json).",
 		Example: `{"Mcp": {"Servers": {"github": {"Command": "npx",}}` + "\n" + `  (missing closing brace)`})
 	EnvFileSyntax = declare(Rule{ID: "env-file-syntax", Severity: diag.Error, Description: "A line of an --env-file is not NAME=VALUE, its name is not a variable name, or a quoted value is not closed; the line is never quoted, since it may be part of a secret.",
 		Example: `GITHUB_TOKEN "abc"`})

@@ -530,14 +530,16 @@ func notUnderstood(n ast.Node) error {
 	return fmt.Errorf("%s: %T is not understood by the fast path", n.Pos(), n)
 }
 
-// crossCheck, when set, is called by Check for every value the fast path
-// settled; see SetCrossCheck.
+// crossCheck, when set, is called by Check for every value it checks with
+// the fast path (settled by it, or checked part by part); see
+// SetCrossCheck.
 var crossCheck atomic.Pointer[func(def string, data *node.Node, fast, viaCUE []diag.Diagnostic)]
 
-// SetCrossCheck makes every Check that the fast path settles run CUE as
-// well, and call report with both paths' diagnostics (report may be called
-// from several goroutines at once). It is for tests that prove the fast path
-// changes nothing: the golden cases run with it. It returns a function that
+// SetCrossCheck makes every Check that the fast path settles, or that is
+// checked part by part, run CUE on the whole value as well, and call report
+// with both diagnostics (report may be called from several goroutines at
+// once). It is for tests that prove the fast path and the check by parts
+// change nothing: the golden cases run with it. It returns a function that
 // turns it off again.
 func SetCrossCheck(report func(def string, data *node.Node, fast, viaCUE []diag.Diagnostic)) (restore func()) {
 	crossCheck.Store(&report)

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -70,6 +72,8 @@ type Validator struct {
 	// rule could not be derived.
 	fast    map[string]rule
 	fastErr error
+	// top is the shape of _, what lies below an unknown field.
+	top *shape
 }
 
 // definitions are those New compiles and Check accepts.
@@ -104,6 +108,8 @@ func newValidator(src map[string]string, defs []string) (*Validator, error) {
 		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
 	}
 	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}, fast: map[string]rule{}}
+	v.top = &shape{v: ctx.CompileString("_")}
+	v.top.any, v.top.elem = v.top, v.top
 	v.fastErr = understood(text)
 	for _, d := range defs {
 		def := root.LookupPath(cue.ParsePath(d))
@@ -182,8 +188,10 @@ func DefaultNaming(path []string) string {
 // diagnostic per problem, positioned in data's file. subject introduces the
 // messages, e.g. `server "github"`.
 //
-// The fast path (fast.go) settles a value it accepts without CUE; CUE
-// checks the rest, so every message is CUE's.
+// The fast path (fast.go) settles a value it accepts without CUE; the rest
+// is checked part by part (parts.go), CUE checking each part the fast
+// path cannot explain, so every message is what CUE's check of the whole
+// value gives.
 func (v *Validator) Check(def string, data *node.Node, subject string, name Naming) []diag.Diagnostic {
 	if _, ok := v.defs[def]; !ok {
 		panic("schema: unknown definition " + def)
@@ -193,8 +201,11 @@ func (v *Validator) Check(def string, data *node.Node, subject string, name Nami
 	}
 	seen, out := v.walk(def, data, subject, name)
 	r := v.fast[def]
-	if r == nil || !r.accepts(data) {
+	if r == nil {
 		return v.checkCUE(def, data, subject, name, seen, out)
+	}
+	if !r.accepts(data) {
+		out = v.checkParts(def, r, data, subject, name, seen, out)
 	}
 	if report := crossCheck.Load(); report != nil {
 		(*report)(def, data, out, v.checkWithoutFastPath(def, data, subject, name))
@@ -203,15 +214,41 @@ func (v *Validator) Check(def string, data *node.Node, subject string, name Nami
 }
 
 // walk reports the unknown fields and the missing required fields of data,
-// which CUE reports only when nothing else is wrong. seen holds their paths.
-func (v *Validator) walk(def string, data *node.Node, subject string, name Naming) (seen map[string]bool, out []diag.Diagnostic) {
-	seen = map[string]bool{}
-	report := func(path []string) {
-		seen[strings.Join(path, "\x00")] = true
-		out = append(out, v.explain(def, data, path, subject, name, nil))
+// which CUE reports only when nothing else is wrong, and returns their
+// paths.
+func (v *Validator) walk(def string, data *node.Node, subject string, name Naming) (seen reported, out []diag.Diagnostic) {
+	seen = reported{}
+	report := func(path []string, at located) {
+		seen[strings.Join(path, "\x00")] = at.value == nil
+		out = append(out, v.explainAt(def, data, at, path, subject, name, nil))
 	}
-	v.unknownFields(v.shapes[def], data, nil, report, report)
+	v.unknownFields(v.shapes[def], data, nil, report)
 	return seen, out
+}
+
+// reported holds the paths (keys joined by "\x00") that have a diagnostic;
+// a missing field's path is true.
+type reported map[string]bool
+
+// covers reports whether path has a diagnostic, or lies below a missing
+// field: CUE reports the required fields of a missing struct too, but only
+// when nothing else in the value is wrong; mcpc reports the missing field
+// alone, whatever else is wrong.
+func (r reported) covers(path []string) bool {
+	if _, ok := r[strings.Join(path, "\x00")]; ok {
+		return true
+	}
+	var prefix strings.Builder
+	for i, p := range path[:max(len(path)-1, 0)] {
+		if i > 0 {
+			prefix.WriteByte(0)
+		}
+		prefix.WriteString(p)
+		if r[prefix.String()] {
+			return true
+		}
+	}
+	return false
 }
 
 // checkWithoutFastPath is Check as it is without the fast path.
@@ -221,10 +258,11 @@ func (v *Validator) checkWithoutFastPath(def string, data *node.Node, subject st
 }
 
 // checkCUE validates data with CUE and adds to out a diagnostic for each
-// error at a path not in seen.
-func (v *Validator) checkCUE(def string, data *node.Node, subject string, name Naming, seen map[string]bool, out []diag.Diagnostic) []diag.Diagnostic {
+// error at a path seen does not cover.
+func (v *Validator) checkCUE(def string, data *node.Node, subject string, name Naming, seen reported, out []diag.Diagnostic) []diag.Diagnostic {
 	// "#Def & data" built in the schema's scope costs a third less than
 	// unifying two separately built values.
+	countCUE(data)
 	val := v.ctx.BuildExpr(ast.NewBinExpr(token.AND, ast.NewIdent(def), toExpr(data)), cue.Scope(v.root), cue.InferBuiltins(false))
 	err := val.Validate(cue.Concrete(true))
 	if err == nil {
@@ -235,11 +273,10 @@ func (v *Validator) checkCUE(def string, data *node.Node, subject string, name N
 		if len(path) > 0 && path[0] == def {
 			path = path[1:]
 		}
-		key := strings.Join(path, "\x00")
-		if seen[key] {
+		if seen.covers(path) {
 			continue
 		}
-		seen[key] = true
+		seen[strings.Join(path, "\x00")] = false
 		out = append(out, v.explain(def, data, path, subject, name, e))
 	}
 	return out
@@ -271,8 +308,45 @@ func dataPath(path []string) []string {
 	return out
 }
 
+// located is the value at a path of the data, the member that holds it (nil
+// for an array element or the root) and its parent (for a missing field,
+// the object it is missing from). Check's parts pass what they hold; a
+// look-up from the root costs the width of every object on the way, which
+// made one diagnostic per key of a wide object quadratic.
+type located struct {
+	member        *node.Member
+	value, parent *node.Node
+}
+
+// locate looks path up from base, the value at its start (held by member,
+// inside parent).
+func locate(base *node.Node, member *node.Member, parent *node.Node, path []string) located {
+	at := located{member: member, value: base, parent: parent}
+	for _, key := range path {
+		at.parent, at.member, at.value = at.value, nil, nil
+		switch p := at.parent; {
+		case p == nil:
+		case p.Kind == node.Object:
+			checkWork.scanned.Add(int64(len(p.Members)))
+			if at.member = p.Member(key); at.member != nil {
+				at.value = at.member.Value
+			}
+		case p.Kind == node.Array:
+			if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(p.Elems) {
+				at.value = p.Elems[i]
+			}
+		}
+	}
+	return at
+}
+
 func (v *Validator) explain(def string, data *node.Node, path []string, subject string, name Naming, e cueerrors.Error) diag.Diagnostic {
-	member, value := data.Lookup(path)
+	return v.explainAt(def, data, locate(data, nil, nil, path), path, subject, name, e)
+}
+
+// explainAt is explain with the value at path (at) found already.
+func (v *Validator) explainAt(def string, data *node.Node, at located, path []string, subject string, name Naming, e cueerrors.Error) diag.Diagnostic {
+	member, value := at.member, at.value
 	pos := data.Pos()
 	if value != nil {
 		pos = value.Pos()
@@ -300,7 +374,7 @@ func (v *Validator) explain(def string, data *node.Node, path []string, subject 
 	want := field.IncompleteKind()
 	if value == nil && len(path) > 0 {
 		if parent, ok := v.lookup(def, path[:len(path)-1]); ok && parent.Exists() {
-			if _, pv := data.Lookup(path[:len(path)-1]); pv != nil {
+			if pv := at.parent; pv != nil {
 				pos = pv.Pos()
 			}
 		}
@@ -434,8 +508,9 @@ func (v *Validator) fieldsAt(def string, path []string) []string {
 }
 
 // unknownFields calls report with the path of every object key in data that
-// the schema at that place does not allow.
-func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, report, missing func([]string)) {
+// the schema at that place does not allow, and of every required field that
+// is missing, with what stands there (at).
+func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, report func(path []string, at located)) {
 	switch data.Kind {
 	case node.Object:
 		if sh.fields == nil && sh.any == nil {
@@ -443,17 +518,25 @@ func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, rep
 		}
 		for _, req := range sh.required {
 			if data.Member(req) == nil {
-				missing(append(append([]string(nil), path...), req))
+				reqPath := append(append([]string(nil), path...), req)
+				report(reqPath, located{parent: data})
 			}
 		}
-		for _, m := range data.Members {
+		// A repeated key is shown at its first place, as a look-up by
+		// path finds it.
+		first := firstMembers(data)
+		for i := range data.Members {
+			m := &data.Members[i]
 			sub, ok := sh.child(m.Key)
 			if !ok {
-				report(append(append([]string(nil), path...), m.Key))
+				if first != nil {
+					m = first[m.Key]
+				}
+				report(append(append([]string(nil), path...), m.Key), located{member: m, value: m.Value, parent: data})
 				continue
 			}
 			if m.Value.Kind == node.Object || m.Value.Kind == node.Array {
-				v.unknownFields(sub, m.Value, append(append([]string(nil), path...), m.Key), report, missing)
+				v.unknownFields(sub, m.Value, append(append([]string(nil), path...), m.Key), report)
 			}
 		}
 	case node.Array:
@@ -462,10 +545,25 @@ func (v *Validator) unknownFields(sh *shape, data *node.Node, path []string, rep
 		}
 		for i, e := range data.Elems {
 			if e.Kind == node.Object || e.Kind == node.Array {
-				v.unknownFields(sh.elem, e, append(append([]string(nil), path...), fmt.Sprint(i)), report, missing)
+				v.unknownFields(sh.elem, e, append(append([]string(nil), path...), strconv.Itoa(i)), report)
 			}
 		}
 	}
+}
+
+// firstMembers maps each key of the object n to its first member when n
+// repeats a key, and is nil when it does not.
+func firstMembers(n *node.Node) map[string]*node.Member {
+	if !hasDuplicateKeys(n) {
+		return nil
+	}
+	first := make(map[string]*node.Member, len(n.Members))
+	for i := range n.Members {
+		if _, ok := first[n.Members[i].Key]; !ok {
+			first[n.Members[i].Key] = &n.Members[i]
+		}
+	}
+	return first
 }
 
 func isIndex(s string) bool {
@@ -537,24 +635,43 @@ func enumAlternatives(want string) []string {
 
 // closest returns the candidate nearest to s (case-insensitively), if it is
 // near enough to be a plausible typo.
+//
+// A candidate whose length differs from s's by more than the limit is not
+// compared: the distance is at least that difference, and comparing a key
+// of megabytes with every field name cost its length times theirs.
 func closest(s string, candidates []string) string {
 	best, bestDist := "", 1<<30
 	ls := strings.ToLower(s)
+	limit := max(2, len(s)/3)
+	runes := utf8.RuneCountInString(ls)
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := levenshtein.ComputeDistance(ls, lc)
-		if strings.HasPrefix(lc, ls) && len(ls) >= 3 {
-			d = min(d, 1)
+		var d int
+		switch prefix := strings.HasPrefix(lc, ls) && len(ls) >= 3; {
+		case prefix && lc == ls:
+			d = 0
+		case prefix:
+			d = 1 // at least 1: ls is shorter
+		case abs(runes-utf8.RuneCountInString(lc)) > limit:
+			continue
+		default:
+			d = levenshtein.ComputeDistance(ls, lc)
 		}
 		if d < bestDist {
 			best, bestDist = c, d
 		}
 	}
-	limit := max(2, len(s)/3)
 	if bestDist <= limit {
 		return best
 	}
 	return ""
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 func cleanCUEMessage(e cueerrors.Error) string {
