@@ -172,7 +172,7 @@ func TestRunHTTPRemoteScopes(t *testing.T) {
 	cmd, base, stderr := startRunHTTP(t, bin, "--plan", plan, "--workspace-root", root, "--clean-env",
 		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--env", "MCP_ENCRYPTION_SECRET="+remoteSecret)
 	tr := &http.Transport{}
-	client := &http.Client{Transport: tr}
+	client := cmd.client(tr)
 	sessions := map[string]*mcp.ClientSession{}
 	for _, id := range []string{"a", "b"} {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),

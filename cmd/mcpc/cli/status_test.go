@@ -33,7 +33,7 @@ func TestStatusOverHTTP(t *testing.T) {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/chats/a/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: base + "/chats/a/mcp", HTTPClient: cmd.client(tr)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
