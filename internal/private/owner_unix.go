@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// checksMode: file modes say who may read and enter.
+const checksMode = true
+
 // owner is the uid that owns fi.
 func owner(fi fs.FileInfo) (int, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -134,6 +133,7 @@ func TestRunHTTPAuthByDefault(t *testing.T) {
 	})
 	cmd, base, stderr := startRunHTTP(t, bin, "--plan", plan, "--workspace-root", filepath.Join(t.TempDir(), "chats"), "--clean-env",
 		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	stop := cmd.stopOnCleanup(t)
 	dir := filepath.Join(cmd.runtimeDir, "mcpc")
 	key := testTokenKey(base)
 	adminFile, mcpFile := tokenFilePath(dir, key, adminTokenKind), tokenFilePath(dir, key, mcpTokenKind)
@@ -187,10 +187,7 @@ func TestRunHTTPAuthByDefault(t *testing.T) {
 		t.Errorf("status of a gateway without its token: exit %d %s", code, errOut)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("exit: %v\n%s", err, stderr.String())
 	}
 	for _, f := range []string{adminFile, mcpFile} {
@@ -234,6 +231,7 @@ func TestRunHTTPUnixSocket(t *testing.T) {
 	args := []string{"--plan", plan, "--workspace-root", filepath.Join(t.TempDir(), "chats"), "--clean-env", "--env", "PATH=" + os.Getenv("PATH"), "--env", marker}
 	for round := range 2 {
 		cmd, base, stderr := startRunAt(t, bin, unixAddrPrefix+sock, args...)
+		stop := cmd.stopOnCleanup(t)
 		if base != unixAddrPrefix+sock {
 			t.Fatalf("serving at %s, want %s", base, sock)
 		}
@@ -267,10 +265,7 @@ func TestRunHTTPUnixSocket(t *testing.T) {
 				t.Errorf("a second gateway on the socket: exit %d %s", code, errOut)
 			}
 		}
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("exit: %v\n%s", err, stderr.String())
 		}
 		if _, err := os.Lstat(sock); !os.IsNotExist(err) {
@@ -296,9 +291,9 @@ func TestRunHTTPMCPNoAuth(t *testing.T) {
 	plan := compilePlan(t, map[string]map[string]any{"srv": {"Command": testServer, "Args": []string{"-tools", "echo"}}})
 	cmd, base, stderr := startRunHTTP(t, bin, "--plan", plan, "--workspace-root", filepath.Join(t.TempDir(), "chats"), "--clean-env",
 		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--mcp-no-auth")
+	stop := cmd.stopOnCleanup(t)
 	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		if err := cmd.Wait(); err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("exit: %v\n%s", err, stderr.String())
 		}
 	}()
@@ -330,7 +325,9 @@ func TestRunRuntimeDirRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := compilePlan(t, map[string]map[string]any{"srv": {"Command": testServer, "Args": []string{"-tools", "echo"}}})
-	httpArgs := []string{"run", "--plan", plan, "--http", "127.0.0.1:0", "--workspace-root", t.TempDir(), "--clean-env"}
+	// An address it cannot listen on (TEST-NET-1): were the directory
+	// taken, the run would fail there, not serve.
+	httpArgs := []string{"run", "--plan", plan, "--http", "192.0.2.1:0", "--workspace-root", t.TempDir(), "--clean-env"}
 	cases := []struct {
 		setup func()
 		want  string
@@ -389,6 +386,7 @@ func TestRunHTTPRefusesAnotherUser(t *testing.T) {
 	sock := filepath.Join(sockDir, "gw.sock")
 	for _, addr := range []string{"127.0.0.1:0", unixAddrPrefix + sock} {
 		cmd, base, stderr := startRunAt(t, bin, addr, args...)
+		stop := cmd.stopOnCleanup(t)
 		tokenFile := tokenFilePath(filepath.Join(cmd.runtimeDir, "mcpc"), testTokenKey(base), adminTokenKind)
 		if out, err := asNobody("cat", tokenFile); err == nil {
 			t.Errorf("nobody read the admin token file: %s", out)
@@ -411,8 +409,7 @@ func TestRunHTTPRefusesAnotherUser(t *testing.T) {
 				t.Errorf("nobody: initialize: %s %v", out, err)
 			}
 		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		if err := cmd.Wait(); err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("exit: %v\n%s", err, stderr.String())
 		}
 	}

@@ -326,6 +326,23 @@ func (r *httpRun) Wait() error {
 	return err
 }
 
+// stopOnCleanup stops the run with SIGTERM, once, when the test ends (a
+// test that fails before it stops the run leaves no process behind), or
+// when the returned function is called, which reports how it exited.
+func (r *httpRun) stopOnCleanup(t *testing.T) (stop func() error) {
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			r.Process.Signal(syscall.SIGTERM)
+			err = r.Wait()
+		})
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
 // startRunHTTP starts `mcpc run --http 127.0.0.1:0` as a process, with a
 // runtime directory of its own, and returns it with its base URL, read
 // from its stderr, and the MCP token it generated.
