@@ -191,7 +191,7 @@ func TestRunHTTPRemoteScopes(t *testing.T) {
 	if got := toolNames(t, sessions["b"]); !slices.Equal(got, []string{"echo"}) {
 		t.Errorf("chat b: %v", got)
 	}
-	resp, err := client.Get(base + "/status")
+	resp, err := (&http.Client{Transport: bearer(tr, cmd.adminToken)}).Get(base + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}

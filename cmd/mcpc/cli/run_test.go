@@ -277,9 +277,10 @@ type httpRun struct {
 	stderrEnded chan struct{} // closed once every line of stderr is kept
 	// runtimeDir is its XDG_RUNTIME_DIR, a directory of the test's.
 	runtimeDir string
-	// mcpToken is the MCP token it generated ("" when --mcp-token-env or
-	// --mcp-no-auth was given), read from its token file.
-	mcpToken string
+	// adminToken and mcpToken are the tokens it generated ("" when
+	// --admin-token-env, --mcp-token-env or --mcp-no-auth was given), read
+	// from its token files.
+	adminToken, mcpToken string
 }
 
 // client is an HTTP client over tr (nil: a new transport) that sends the
@@ -403,8 +404,10 @@ func startRunAt(t *testing.T, bin, addr string, args ...string) (*httpRun, strin
 		t.Fatalf("mcpc run did not start serving:\n%s", stderr.String())
 	}
 	// Written before the line that says where it serves.
-	if tok, err := os.ReadFile(tokenFilePath(filepath.Join(runtimeDir, "mcpc"), testTokenKey(b), mcpTokenKind)); err == nil {
-		r.mcpToken = strings.TrimSpace(string(tok))
+	for kind, tok := range map[string]*string{adminTokenKind: &r.adminToken, mcpTokenKind: &r.mcpToken} {
+		if b, err := os.ReadFile(tokenFilePath(filepath.Join(runtimeDir, "mcpc"), testTokenKey(b), kind)); err == nil {
+			*tok = strings.TrimSpace(string(b))
+		}
 	}
 	return r, b, &stderr
 }
