@@ -23,7 +23,7 @@ import (
 // the rest served; mcpc exits 0 with no process left.
 func TestRunCraftbotPlanStdio(t *testing.T) {
 	marker := leakMarker(t)
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	useRuntimeDir(t)
 	addr := testservers.StartWSServer(t)
 	dir := t.TempDir()
 	servers := []map[string]any{

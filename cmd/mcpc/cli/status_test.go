@@ -76,8 +76,7 @@ func TestStatusOverHTTP(t *testing.T) {
 // mcpc status finds by the workspace, or alone; it is gone after the run.
 func TestStatusOverStdioSocket(t *testing.T) {
 	marker := leakMarker(t)
-	runtimeDir := t.TempDir()
-	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	runtimeDir := useRuntimeDir(t)
 	plan := compilePlan(t, map[string]map[string]any{
 		"srv": {"Command": testServer, "Args": []string{"-tools", "echo"}},
 	})
