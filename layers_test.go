@@ -30,6 +30,8 @@ var mayImport = map[string][]string{
 	"internal/term":       {},
 	"internal/atomicfile": {},
 	"internal/loopback":   {},
+	// The user's runtime directory, token files, owner-only sockets.
+	"internal/private": {},
 
 	"rules":             {"diag"},
 	"node":              {"diag", "rules"},
@@ -61,7 +63,7 @@ var mayImport = map[string][]string{
 	// Watching files for a reload (mcpc run --watch): fsnotify only.
 	"internal/watch": {},
 
-	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term", "internal/transport", "internal/watch", "lint", "naming", "node", "plan",
+	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "internal/transport", "internal/watch", "lint", "naming", "node", "plan",
 		"plandiff", "policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport", "ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

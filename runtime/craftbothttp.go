@@ -67,7 +67,7 @@ func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
 		}
 		if tok := opts.MCPToken; tok != "" && !bearerMatches(r, tok) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
-			cbWriteError(w, http.StatusUnauthorized, "the MCP endpoints need the header Authorization: Bearer <token> (the token of --mcp-token-env)")
+			cbWriteError(w, http.StatusUnauthorized, "the MCP endpoints need the header Authorization: Bearer <token>: the token of --mcp-token-env, else the one in the MCP token file that mcpc run logged")
 			return
 		}
 		if !loopbackHostAllowed(w, r, cbWriteError) || !protocolVersionAllowed(w, r, cbWriteError) {
@@ -94,7 +94,7 @@ func cbAdmin(w http.ResponseWriter, r *http.Request, tok string) bool {
 	if tok != "" {
 		if !bearerMatches(r, tok) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
-			cbWriteError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token> (the token of --admin-token-env)")
+			cbWriteError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token>: the token of --admin-token-env, else the one in the admin token file that mcpc run logged")
 			return false
 		}
 	} else if !loopback.HostPort(r.Host) {

@@ -483,7 +483,7 @@ func (g *Gateway) admin(w http.ResponseWriter, r *http.Request, method string) b
 	if tok := g.opts.AdminToken; tok != "" {
 		if !bearerMatches(r, tok) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
-			g.writeError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token> (the token of --admin-token-env)")
+			g.writeError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token>: the token of --admin-token-env, else the one in the admin token file that mcpc run logged")
 			return false
 		}
 	} else if !loopback.HostPort(r.Host) {

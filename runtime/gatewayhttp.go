@@ -464,7 +464,7 @@ func (g *Gateway) mcpAuthorized(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
-	g.writeError(w, http.StatusUnauthorized, "the MCP endpoints need the header Authorization: Bearer <token> (the token of --mcp-token-env)")
+	g.writeError(w, http.StatusUnauthorized, "the MCP endpoints need the header Authorization: Bearer <token>: the token of --mcp-token-env, else the one in the MCP token file that mcpc run logged")
 	return false
 }
 

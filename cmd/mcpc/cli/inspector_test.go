@@ -189,7 +189,7 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 						t.Errorf("mcpc run --http: %v\n%s", err, stderr.String())
 					}
 				}()
-				through.target = []string{"--transport", "http", "--server-url", base + "/chats/inspector/mcp"}
+				through.target = []string{"--transport", "http", "--server-url", base + "/chats/inspector/mcp", "--header", "Authorization: Bearer " + cmd.mcpToken}
 			} else {
 				// --start-early: each Inspector run starts an mcpc of its
 				// own, and the early start makes one server-everything

@@ -109,12 +109,25 @@ func coldStdio(b *testing.B, bin, planFile string, extra ...string) time.Duratio
 
 var servingAt = regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)/chats/`)
 
+// benchTokens are the admin and MCP tokens of the gateways the benchmarks
+// start, given in variables (--admin-token-env, --mcp-token-env), which an
+// older mcpc (-b) takes too: no token file is written.
+const benchAdminToken, benchMCPToken = "bench-admin-token-0123456789", "bench-mcp-token-0123456789"
+
+// benchHTTPClient is a client of a benchmark's gateway over tr: it sends
+// the MCP token.
+func benchHTTPClient(tr http.RoundTripper) *http.Client {
+	return &http.Client{Transport: bearer(tr, benchMCPToken)}
+}
+
 // startHTTP starts `mcpc run --http` on a free port and returns the
 // process and its base URL, once it serves.
 func startHTTP(b *testing.B, bin string, args ...string) (*exec.Cmd, string) {
 	b.Helper()
 	cmd := exec.Command(bin, append([]string{"run", "--http", "127.0.0.1:0", "--workspace-root", b.TempDir(),
-		"--clean-env", "--env", "PATH=" + os.Getenv("PATH")}, args...)...)
+		"--clean-env", "--env", "PATH=" + os.Getenv("PATH"),
+		"--env", "BENCH_ADMIN=" + benchAdminToken, "--admin-token-env", "BENCH_ADMIN",
+		"--env", "BENCH_MCP=" + benchMCPToken, "--mcp-token-env", "BENCH_MCP"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -149,7 +162,7 @@ func coldHTTP(b *testing.B, bin, planFile string, extra ...string) time.Duration
 	cmd, base := startHTTP(b, bin, append([]string{"--plan", planFile, "--log-level", "None"}, extra...)...)
 	tr := &http.Transport{}
 	cs, err := mcp.NewClient(benchClient, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/chats/c1/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: base + "/chats/c1/mcp", HTTPClient: benchHTTPClient(tr)}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -359,7 +372,7 @@ func newHTTPPath(b *testing.B, bin, planFile string) *gatewayPath {
 	cmd, base := startHTTP(b, bin, "--plan", planFile, "--log-level", "None")
 	tr := &http.Transport{}
 	cs, err := mcp.NewClient(benchClient, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/chats/c1/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: base + "/chats/c1/mcp", HTTPClient: benchHTTPClient(tr)}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

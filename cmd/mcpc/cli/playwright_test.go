@@ -147,7 +147,7 @@ func TestPlaywrightPresetEndToEnd(t *testing.T) {
 	t.Cleanup(tr.CloseIdleConnections)
 	connect := func(id string) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: base + "/chats/" + id + "/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
+			&mcp.StreamableClientTransport{Endpoint: base + "/chats/" + id + "/mcp", HTTPClient: cmd.client(tr)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

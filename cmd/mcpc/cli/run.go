@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -23,7 +22,6 @@ import (
 
 	"github.com/mcpc-dev/mcpc/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
-	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 	"github.com/mcpc-dev/mcpc/naming"
@@ -74,7 +72,7 @@ func runCommand() *ucli.Command {
 		Name:  "run",
 		Usage: "run a plan as an MCP gateway: one chat over stdio, or one chat per /chats/{id}/mcp over HTTP",
 		UsageText: `mcpc run --plan FILE --stdio --workspace DIR [--scope SCOPE] [--env-file FILE] [--env KEY=VALUE]
-   mcpc run --plan FILE --http 127.0.0.1:PORT --workspace-root DIR [--admin-token-env NAME] [--mcp-token-env NAME]
+   mcpc run --plan FILE --http (127.0.0.1:PORT | unix:PATH) --workspace-root DIR [--admin-token-env NAME] [--mcp-token-env NAME | --mcp-no-auth]
 
 Each chat gets its own server processes, started by its first call to them;
 with --start-early, by its client's initialize instead (the host does not do that:
@@ -96,6 +94,15 @@ workspace DIR/{id}), GET /status, GET /chats/{id}/servers/{name}, POST /chats/{i
 POST /chats/{id}/servers/{name}/restart (mcpc status reads them). With --stdio the same
 admin endpoints answer on an owner-only unix socket (its path is logged; mcpc status
 --workspace DIR finds it).
+Over HTTP every request needs a bearer token (Authorization: Bearer TOKEN): the admin
+endpoints the admin token, /chats/{id}/mcp the MCP token, each from the host variable
+--admin-token-env / --mcp-token-env names, else generated for the run and kept, while it
+runs, in a 0600 file of your runtime directory ($XDG_RUNTIME_DIR/mcpc, else
+$TMPDIR/mcpc-UID, which must be yours and closed to others): the log names the files,
+never the tokens; mcpc status and mcpc ui --gateway read the admin token's file.
+--mcp-no-auth leaves /chats/{id}/mcp open to every local user (a warning says so).
+--http unix:PATH listens on a unix socket only you can connect to (0600, removed at exit;
+a stale one is replaced, one in use is not): mcpc status --socket PATH reads it.
 A chat and its workspace are created by an initialize request only; chats and sessions
 end after --chat-idle-timeout / --session-idle-timeout without requests (the workspace
 stays), and --max-chats and --max-processes cap them (503, or a call error, naming the
@@ -104,7 +111,7 @@ takes the place of the one that waited longest (one whose client sent nothing af
 initialize, else the longest idle; its client gets 404), 503 only if every session has a
 request in flight; a session whose client sends nothing within 10s of the answer to its
 initialize is closed. Tokens (--admin-token-env, --mcp-token-env) have at least 16
-characters; no server inherits them.
+characters, differ, and no server inherits them.
 SIGINT, SIGTERM, SIGHUP (the terminal went away) or SIGQUIT cancels the calls in
 flight (their servers get notifications/cancelled), stops every server process and
 exits 0 within --shutdown-grace. On Linux a guard process kills what is left of the
@@ -126,6 +133,7 @@ Examples:
    mcpc run --plan plan.json --stdio --workspace /srv/chats/42 --scope 42 --env-file host.env
    mcpc run --plan plan.json --stdio --workspace /srv/chats/42 --start-early
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats
+   mcpc run --plan plan.json --http unix:/run/user/1000/mcpc-gw.sock --workspace-root /srv/chats
    mcpc run --plan plan.json --http 0.0.0.0:8080 --workspace-root /srv/chats --admin-token-env MCPC_ADMIN_TOKEN --mcp-token-env MCPC_MCP_TOKEN
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats --max-chats 64 --chat-idle-timeout 1h
    mcpc run --plan plan.json --http 127.0.0.1:8080 --workspace-root /srv/chats --watch`,
@@ -135,10 +143,11 @@ Examples:
 			&ucli.BoolFlag{Name: "stdio", Usage: "serve one chat over standard input and output (needs --workspace)"},
 			&ucli.StringFlag{Name: "workspace", Usage: "with --stdio: the chat's workspace `DIR` (created if missing)"},
 			&ucli.StringFlag{Name: "scope", Usage: "with --stdio: the chat's session `SCOPE`, which its remote servers (servers.json) are sealed for; without it the chat uses no remote servers"},
-			&ucli.StringFlag{Name: "http", Usage: "serve a chat per /chats/{id}/mcp on `ADDR` (host:port; loopback unless --admin-token-env)"},
+			&ucli.StringFlag{Name: "http", Usage: "serve a chat per /chats/{id}/mcp on `ADDR`: HOST:PORT, or unix:PATH for a unix socket only you can connect to"},
 			&ucli.StringFlag{Name: "workspace-root", Usage: "with --http: chat {id} works in `DIR`/{id}, created on first use"},
-			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --http: the host variable `NAME` holding the token (16 characters or more) that GET /status and POST …/reset, …/restart require; allows a non-loopback address"},
-			&ucli.StringFlag{Name: "mcp-token-env", Usage: "with --http: the host variable `NAME` holding the bearer token (16 characters or more) every request to /chats/{id}/mcp must carry; without it the MCP endpoints are not authenticated"},
+			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --http: the host variable `NAME` holding the token (16 characters or more) that GET /status and POST …/reset, …/restart require; without it one is generated and kept in a 0600 file of your runtime directory (the log names it)"},
+			&ucli.StringFlag{Name: "mcp-token-env", Usage: "with --http: the host variable `NAME` holding the bearer token (16 characters or more) every request to /chats/{id}/mcp must carry; without it one is generated and kept in a 0600 file beside the admin token's"},
+			&ucli.BoolFlag{Name: "mcp-no-auth", Usage: "with --http: no token for /chats/{id}/mcp: every local user (and, beyond loopback, anyone who reaches the port) can call every server as you"},
 			&ucli.IntFlag{Name: "max-chats", Value: defaultMaxChats, Usage: "with --http: the most chats served at once; an initialize for one more gets 503 (0: no limit)"},
 			&ucli.IntFlag{Name: "max-sessions", Value: defaultMaxSessions, Usage: "with --http: the most MCP sessions open at once, over all chats; one more takes the place of the longest idle (503 if every one has a request in flight) (0: no limit)"},
 			&ucli.IntFlag{Name: "max-sessions-per-chat", Value: defaultMaxPerChat, Usage: "with --http: the most MCP sessions of one chat (craftbot: of one URL) open at once; one more takes the place of the chat's longest idle (0: no limit)"},
@@ -169,8 +178,8 @@ func runAction(c *ucli.Context) error {
 		return usageError("run needs exactly one of --stdio (with --workspace DIR) or --http ADDR (with --workspace-root DIR)")
 	case stdio && c.String("workspace") == "":
 		return usageError("--stdio needs --workspace DIR: the chat's workspace")
-	case stdio && (c.String("workspace-root") != "" || c.String("admin-token-env") != "" || c.String("mcp-token-env") != ""):
-		return usageError("--workspace-root, --admin-token-env and --mcp-token-env go with --http, not --stdio")
+	case stdio && (c.String("workspace-root") != "" || c.String("admin-token-env") != "" || c.String("mcp-token-env") != "" || c.Bool("mcp-no-auth")):
+		return usageError("--workspace-root, --admin-token-env, --mcp-token-env and --mcp-no-auth go with --http, not --stdio")
 	case !stdio && c.IsSet("scope"):
 		return usageError("--scope goes with --stdio; over --http the session scope of chat {id} is its id")
 	case stdio && c.IsSet("scope") && c.String("scope") == "":
@@ -179,6 +188,11 @@ func runAction(c *ucli.Context) error {
 		return usageError("--http needs --workspace-root DIR: chat {id} works in DIR/{id}")
 	case !stdio && c.String("workspace") != "":
 		return usageError("--workspace goes with --stdio; with --http use --workspace-root DIR")
+	}
+	if addr != "" {
+		if err := checkListenAddr(addr); err != nil {
+			return err
+		}
 	}
 	limits, err := runLimits(c, stdio)
 	if err != nil {
@@ -226,19 +240,14 @@ func runAction(c *ucli.Context) error {
 		return runCraftbot(c, planFile, data, p, stdio, addr, limits, minLevel, deny)
 	}
 
-	hostEnv, token, mcpToken, err := gatewayEnv(c, deny)
+	hostEnv, auth, err := gatewayEnv(c, deny)
 	if err != nil {
 		return err
 	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
 	logw.printf("%s\n", playwrightLine(p))
-	if addr != "" {
-		if err := checkListenAddr(addr, token != ""); err != nil {
-			return err
-		}
-		if w := listenWarning(addr, mcpToken != ""); w != "" {
-			logw.printf("mcpc: warning: %s\n", w)
-		}
+	if w := listenWarning(addr, auth.mcpOpen); w != "" {
+		logw.printf("mcpc: warning: %s\n", w)
 	}
 
 	// The guard first: it must know every server process group. It closes
@@ -256,7 +265,7 @@ func runAction(c *ucli.Context) error {
 	host, err := runtime.NewHost(p, runtime.HostOptions{
 		Env:          hostEnv,
 		Builtins:     builtinTools(c),
-		Secrets:      []string{token, mcpToken},
+		Secrets:      auth.secrets(),
 		MaxProcesses: limits.maxProcesses,
 		// Every chat's remote servers (servers.json of its workspace). The
 		// secret that opens them is the host environment's.
@@ -283,7 +292,7 @@ func runAction(c *ucli.Context) error {
 			host.Close()
 		}
 	}()
-	gwOpts := runtime.GatewayOptions{Version: Version, AdminToken: token, MCPToken: mcpToken,
+	gwOpts := runtime.GatewayOptions{Version: Version, AdminToken: auth.admin, MCPToken: auth.mcp,
 		WorkspaceRoot: c.String("workspace-root"), MaxChats: limits.maxChats, MaxSessions: limits.maxSessions, MaxSessionsPerChat: limits.maxPerChat,
 		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout,
 		StartEarly: c.Bool("start-early")}
@@ -323,7 +332,7 @@ func runAction(c *ucli.Context) error {
 	if stdio {
 		err = serveStdio(ctx, c, host, gw, logw)
 	} else {
-		err = serveHTTP(ctx, addr, host, gw, logw, sd)
+		err = serveHTTP(ctx, addr, auth, host, gw, logw, sd)
 	}
 	if err != nil {
 		return err
@@ -580,19 +589,25 @@ func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *ru
 }
 
 // serveHTTP serves a chat per /chats/{id}/mcp until a signal arrives.
-func serveHTTP(ctx context.Context, addr string, host *runtime.Host, gw *runtime.Gateway, logw *lockedWriter, sd *shutdown) error {
-	ln, err := net.Listen("tcp", addr)
+func serveHTTP(ctx context.Context, addr string, auth gatewayAuth, host *runtime.Host, gw *runtime.Gateway, logw *lockedWriter, sd *shutdown) error {
+	ln, err := listenGateway(addr)
 	if err != nil {
-		return usageError("--http %s: %v", addr, err)
+		return err
 	}
+	removeTokens, err := writeTokenFiles(auth, ln.Addr(), "/chats/{id}/mcp", logw)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer removeTokens()
 	// Headers within ReadHeaderTimeout, bodies at a minimum rate (the
 	// gateway's BodyTimeout), idle keep-alive connections closed after
 	// IdleTimeout: a client cannot hold a connection by going slow.
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	base := "http://" + ln.Addr().String()
-	logw.printf("mcpc: serving %s at %s/chats/{id}/mcp (status: %s/status)\n", plural(len(host.ServerNames()), "server"), base, base)
+	where, status := servingWhere(ln, "/chats/{id}/mcp")
+	logw.printf("mcpc: serving %s %s (status: %s)\n", plural(len(host.ServerNames()), "server"), where, status)
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -642,32 +657,6 @@ func procsPerChat(opts *runtime.GatewayOptions) (restore func()) {
 	}
 }
 
-// listenWarning is the warning for an address beyond loopback without an
-// MCP token, "" otherwise.
-func listenWarning(addr string, mcpToken bool) string {
-	if mcpToken || loopback.ListenAddr(addr) {
-		return ""
-	}
-	return fmt.Sprintf("--http %s is reachable beyond this machine and the MCP endpoints /chats/{id}/mcp are not authenticated: anyone who reaches the port can use every server; set --mcp-token-env NAME", addr)
-}
-
-// checkListenAddr refuses a non-loopback address unless an admin token
-// protects the admin endpoints.
-func checkListenAddr(addr string, haveToken bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usageError("--http %q: expected HOST:PORT, such as 127.0.0.1:8080 (%v)", addr, err)
-	}
-	if haveToken || loopback.ListenAddr(addr) {
-		return nil
-	}
-	shown := host
-	if shown == "" {
-		shown = "every interface"
-	}
-	return usageError("--http %s: without --admin-token-env, mcpc binds to loopback only, not %s; use 127.0.0.1:PORT, or put a token in a variable and pass --admin-token-env NAME", addr, shown)
-}
-
 // lockedWriter serializes log lines from many goroutines.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -709,32 +698,25 @@ func playwrightLine(p *plan.Plan) string {
 // gatewayEnv reads the host environment as mcpc plan does (its problems
 // printed; an error stops the gateway) and takes the gateway's own
 // credentials out of it: no server inherits them, whatever their names
-// (the deny-list knows only the usual secret names).
-func gatewayEnv(c *ucli.Context, deny *denylist.List) (hostEnv runtime.HostEnv, token, mcpToken string, err error) {
+// (the deny-list knows only the usual secret names). Over HTTP the tokens
+// not given are generated (takeTokens).
+func gatewayEnv(c *ucli.Context, deny *denylist.List) (hostEnv runtime.HostEnv, auth gatewayAuth, err error) {
 	env, files, ds, err := loadHostEnv(c, deny)
 	if err != nil {
-		return hostEnv, "", "", err
+		return hostEnv, auth, err
 	}
 	if len(ds) > 0 {
 		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, files, nil); err != nil {
-			return hostEnv, "", "", err
+			return hostEnv, auth, err
 		}
 		if errs, _, _ := diag.Count(ds); errs > 0 {
-			return hostEnv, "", "", &exitError{code: ExitProblems, msg: "nothing started: fix the host environment above"}
+			return hostEnv, auth, &exitError{code: ExitProblems, msg: "nothing started: fix the host environment above"}
 		}
 	}
 	hostEnv = runtime.HostEnv{Vars: map[string]string{}, Deny: deny}
 	for _, name := range env.Names() {
 		hostEnv.Vars[name] = env.Value(name)
 	}
-	if token, err = takeToken(c, "admin-token-env", hostEnv.Vars); err != nil {
-		return hostEnv, "", "", err
-	}
-	if mcpToken, err = takeToken(c, "mcp-token-env", hostEnv.Vars); err != nil {
-		return hostEnv, "", "", err
-	}
-	if token != "" && token == mcpToken {
-		return hostEnv, "", "", usageError("--admin-token-env and --mcp-token-env hold the same token: every MCP client could then use the admin endpoints; give each its own")
-	}
-	return hostEnv, token, mcpToken, nil
+	auth, err = takeTokens(c, hostEnv.Vars)
+	return hostEnv, auth, err
 }

@@ -94,7 +94,7 @@ func TestRunSignalCancelsCallsInFlight(t *testing.T) {
 				httpRun, base, stderr = startRunHTTP(t, bin, append([]string{"--workspace-root", filepath.Join(dir, "chats")}, common...)...)
 				cmd = httpRun.Cmd
 				cs, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-					&mcp.StreamableClientTransport{Endpoint: base + "/chats/a/mcp"}, nil)
+					&mcp.StreamableClientTransport{Endpoint: base + "/chats/a/mcp", HTTPClient: httpRun.client(nil)}, nil)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -308,6 +308,11 @@ func TestRunTokenAndLimitUsageErrors(t *testing.T) {
 		{[]string{"--mcp-token-env", "NOPE"}, "NOPE is not set or blank"},
 		{[]string{"--mcp-token-env", ""}, "--mcp-token-env is empty"},
 		{[]string{"--env", "A=0123456789abcdef", "--env", "B=0123456789abcdef", "--admin-token-env", "A", "--mcp-token-env", "B"}, "hold the same token"},
+		// One variable for both: the same token, not "A is not set" (taking
+		// the first token removes the variable).
+		{[]string{"--env", "A=0123456789abcdef", "--admin-token-env", "A", "--mcp-token-env", "A"}, "--admin-token-env and --mcp-token-env hold the same token (both name A)"},
+		{[]string{"--env", "A=0123456789abcdef", "--mcp-token-env", "A", "--mcp-no-auth"}, "--mcp-no-auth and --mcp-token-env contradict each other"},
+		{[]string{"--http", "unix:"}, "give the socket's path"},
 		{[]string{"--max-chats", "-1"}, "--max-chats -1"},
 		{[]string{"--max-processes", "-2"}, "--max-processes -2"},
 		{[]string{"--chat-idle-timeout", "-1s"}, "--chat-idle-timeout -1s"},
@@ -322,14 +327,14 @@ func TestRunTokenAndLimitUsageErrors(t *testing.T) {
 			t.Errorf("%v: stderr shows the token: %s", tc.args, stderr)
 		}
 	}
-	for _, f := range [][]string{{"--max-chats", "3"}, {"--chat-idle-timeout", "1m"}, {"--mcp-token-env", "X"}} {
+	for _, f := range [][]string{{"--max-chats", "3"}, {"--chat-idle-timeout", "1m"}, {"--mcp-token-env", "X"}, {"--mcp-no-auth"}} {
 		code, _, stderr := run(t, append([]string{"run", "--plan", plan, "--stdio", "--workspace", dir}, f...)...)
 		if code != ExitUsage || !strings.Contains(stderr, "with --http") {
 			t.Errorf("%v with --stdio: exit %d: %s", f, code, stderr)
 		}
 	}
 	code, stdout, _ := run(t, "run", "--help")
-	for _, want := range []string{"--mcp-token-env", "--max-chats", "--max-sessions", "--max-sessions-per-chat", "--max-processes", "--chat-idle-timeout",
+	for _, want := range []string{"--mcp-token-env", "--mcp-no-auth", "unix:PATH", "--max-chats", "--max-sessions", "--max-sessions-per-chat", "--max-processes", "--chat-idle-timeout",
 		"--session-idle-timeout", "--body-timeout", "--shutdown-grace"} {
 		if code != ExitOK || !strings.Contains(stdout, want) {
 			t.Errorf("run --help lacks %s", want)
@@ -340,26 +345,29 @@ func TestRunTokenAndLimitUsageErrors(t *testing.T) {
 	}
 }
 
-// listenWarning: an address beyond loopback without an MCP token is
-// warned about; with one, or on loopback, it is not.
+// listenWarning: MCP endpoints left open by --mcp-no-auth are warned
+// about, more loudly beyond loopback; with a token (the default), or on a
+// unix socket (the user's only), they are not.
 func TestListenWarning(t *testing.T) {
 	for _, tc := range []struct {
-		addr     string
-		mcpToken bool
-		warn     bool
+		addr    string
+		mcpOpen bool
+		want    string
 	}{
-		{"0.0.0.0:8080", false, true},
-		{"[::]:8080", false, true},
-		{":8080", false, true},
-		{"192.168.1.5:80", false, true},
-		{"0.0.0.0:8080", true, false},
-		{"127.0.0.1:8080", false, false},
-		{"[::1]:8080", false, false},
-		{"localhost:8080", false, false},
+		{"0.0.0.0:8080", true, "reachable beyond this machine"},
+		{"[::]:8080", true, "reachable beyond this machine"},
+		{":8080", true, "reachable beyond this machine"},
+		{"192.168.1.5:80", true, "reachable beyond this machine"},
+		{"127.0.0.1:8080", true, "every user of this machine can call every server as you"},
+		{"[::1]:8080", true, "every user of this machine"},
+		{"localhost:8080", true, "every user of this machine"},
+		{"0.0.0.0:8080", false, ""},
+		{"127.0.0.1:8080", false, ""},
+		{"unix:/tmp/gw.sock", true, ""},
 	} {
-		w := listenWarning(tc.addr, tc.mcpToken)
-		if (w != "") != tc.warn || tc.warn && !strings.Contains(w, "not authenticated") {
-			t.Errorf("%s (token %v): %q", tc.addr, tc.mcpToken, w)
+		w := listenWarning(tc.addr, tc.mcpOpen)
+		if (w != "") != (tc.want != "") || !strings.Contains(w, tc.want) {
+			t.Errorf("%s (--mcp-no-auth %v): %q, want %q", tc.addr, tc.mcpOpen, w, tc.want)
 		}
 	}
 }
@@ -435,13 +443,20 @@ func TestRunHTTPTokenAndLimits(t *testing.T) {
 	}
 }
 
-// bearerRoundTripper adds a bearer token to every request.
-type bearerRoundTripper struct{ token string }
+// bearerRoundTripper adds a bearer token to every request, sent over rt
+// (nil: http.DefaultTransport).
+type bearerRoundTripper struct {
+	token string
+	rt    http.RoundTripper
+}
 
 func (b bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	if b.rt == nil {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	return b.rt.RoundTrip(r)
 }
 
 // When the servers take longer to stop than --shutdown-grace, mcpc exits

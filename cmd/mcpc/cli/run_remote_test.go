@@ -172,7 +172,7 @@ func TestRunHTTPRemoteScopes(t *testing.T) {
 	cmd, base, stderr := startRunHTTP(t, bin, "--plan", plan, "--workspace-root", root, "--clean-env",
 		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--env", "MCP_ENCRYPTION_SECRET="+remoteSecret)
 	tr := &http.Transport{}
-	client := &http.Client{Transport: tr}
+	client := cmd.client(tr)
 	sessions := map[string]*mcp.ClientSession{}
 	for _, id := range []string{"a", "b"} {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
@@ -191,7 +191,7 @@ func TestRunHTTPRemoteScopes(t *testing.T) {
 	if got := toolNames(t, sessions["b"]); !slices.Equal(got, []string{"echo"}) {
 		t.Errorf("chat b: %v", got)
 	}
-	resp, err := client.Get(base + "/status")
+	resp, err := (&http.Client{Transport: bearer(tr, cmd.adminToken)}).Get(base + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -224,8 +225,6 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--plan", plan, "--stdio"}, "--stdio needs --workspace"},
 		{[]string{"run", "--plan", plan, "--http", "127.0.0.1:0"}, "--http needs --workspace-root"},
 		{[]string{"run", "--plan", plan, "--http", "127.0.0.1:0", "--workspace-root", dir, "--workspace", dir}, "--workspace goes with --stdio"},
-		{[]string{"run", "--plan", plan, "--http", "0.0.0.0:0", "--workspace-root", dir, "--clean-env"}, "binds to loopback only"},
-		{[]string{"run", "--plan", plan, "--http", ":0", "--workspace-root", dir, "--clean-env"}, "not every interface"},
 		{[]string{"run", "--plan", plan, "--http", "127.0.0.1", "--workspace-root", dir, "--clean-env"}, "expected HOST:PORT"},
 		{[]string{"run", "--plan", plan, "--http", "0.0.0.0:0", "--workspace-root", dir, "--clean-env", "--admin-token-env", "NOPE"}, "NOPE is not set"},
 		{[]string{"run", "--plan", plan, "--stdio", "--workspace", dir, "--admin-token-env", "X"}, "go with --http"},
@@ -276,6 +275,48 @@ func buildMcpc(t testing.TB) string {
 type httpRun struct {
 	*exec.Cmd
 	stderrEnded chan struct{} // closed once every line of stderr is kept
+	// runtimeDir is its XDG_RUNTIME_DIR, a directory of the test's.
+	runtimeDir string
+	// adminToken and mcpToken are the tokens it generated ("" when
+	// --admin-token-env, --mcp-token-env or --mcp-no-auth was given), read
+	// from its token files.
+	adminToken, mcpToken string
+}
+
+// client is an HTTP client over tr (nil: a new transport) that sends the
+// run's generated MCP token.
+func (r *httpRun) client(tr http.RoundTripper) *http.Client {
+	if tr == nil {
+		tr = &http.Transport{}
+	}
+	return &http.Client{Transport: bearer(tr, r.mcpToken)}
+}
+
+// bearer sends "Authorization: Bearer tok" on every request over tr
+// ("": nothing).
+func bearer(tr http.RoundTripper, tok string) http.RoundTripper {
+	if tok == "" {
+		return tr
+	}
+	return bearerRoundTripper{token: tok, rt: tr}
+}
+
+// privateDir is a temporary directory closed to others, as a runtime
+// directory must be (t.TempDir's are open).
+func privateDir(t testing.TB) string {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// useRuntimeDir makes a private temporary directory the test's
+// XDG_RUNTIME_DIR, and returns it.
+func useRuntimeDir(t *testing.T) string {
+	dir := privateDir(t)
+	t.Setenv("XDG_RUNTIME_DIR", dir)
+	return dir
 }
 
 // Wait waits for the process to exit and for the last of its stderr: the
@@ -286,11 +327,38 @@ func (r *httpRun) Wait() error {
 	return err
 }
 
-// startRunHTTP starts `mcpc run --http 127.0.0.1:0` as a process and
-// returns it with its base URL, read from its stderr.
+// stopOnCleanup stops the run with SIGTERM, once, when the test ends (a
+// test that fails before it stops the run leaves no process behind), or
+// when the returned function is called, which reports how it exited.
+func (r *httpRun) stopOnCleanup(t *testing.T) (stop func() error) {
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			r.Process.Signal(syscall.SIGTERM)
+			err = r.Wait()
+		})
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// startRunHTTP starts `mcpc run --http 127.0.0.1:0` as a process, with a
+// runtime directory of its own, and returns it with its base URL, read
+// from its stderr, and the MCP token it generated.
 func startRunHTTP(t *testing.T, bin string, args ...string) (*httpRun, string, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"run", "--http", "127.0.0.1:0"}, args...)...)
+	return startRunAt(t, bin, "127.0.0.1:0", args...)
+}
+
+// startRunAt is startRunHTTP on the --http address addr; on a unix socket
+// (unix:PATH), the base it returns is addr.
+func startRunAt(t *testing.T, bin, addr string, args ...string) (*httpRun, string, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"run", "--http", addr}, args...)...)
+	runtimeDir := privateDir(t)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir)
 	// A pipe of our own, not StderrPipe: Wait closes that one as soon as
 	// the process exits, and what it wrote last can be lost.
 	pr, pw, err := os.Pipe()
@@ -304,7 +372,7 @@ func startRunHTTP(t *testing.T, bin string, args ...string) (*httpRun, string, *
 		pr.Close()
 		t.Fatal(err)
 	}
-	r := &httpRun{Cmd: cmd, stderrEnded: make(chan struct{})}
+	r := &httpRun{Cmd: cmd, stderrEnded: make(chan struct{}), runtimeDir: runtimeDir}
 	var stderr syncBuffer
 	// The base URL, or "" when stderr ended without it (mcpc exited).
 	base := make(chan string, 1)
@@ -312,13 +380,17 @@ func startRunHTTP(t *testing.T, bin string, args ...string) (*httpRun, string, *
 		defer close(r.stderrEnded)
 		defer pr.Close()
 		sc := bufio.NewScanner(pr)
-		re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)/chats/`)
+		re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)/(chats/|mcp )|on the unix socket (\S+), /`)
 		found := false
 		for sc.Scan() {
 			stderr.Write([]byte(sc.Text() + "\n"))
 			if m := re.FindStringSubmatch(sc.Text()); m != nil && !found {
 				found = true
-				base <- m[1]
+				if m[3] != "" {
+					base <- unixAddrPrefix + m[3]
+				} else {
+					base <- m[1]
+				}
 			}
 		}
 		if !found {
@@ -331,7 +403,22 @@ func startRunHTTP(t *testing.T, bin string, args ...string) (*httpRun, string, *
 		r.Wait()
 		t.Fatalf("mcpc run did not start serving:\n%s", stderr.String())
 	}
+	// Written before the line that says where it serves.
+	for kind, tok := range map[string]*string{adminTokenKind: &r.adminToken, mcpTokenKind: &r.mcpToken} {
+		if b, err := os.ReadFile(tokenFilePath(filepath.Join(runtimeDir, "mcpc"), testTokenKey(b), kind)); err == nil {
+			*tok = strings.TrimSpace(string(b))
+		}
+	}
 	return r, b, &stderr
+}
+
+// testTokenKey is the token file key of a gateway at base (startRunAt's).
+func testTokenKey(base string) string {
+	if path, ok := strings.CutPrefix(base, unixAddrPrefix); ok {
+		return unixTokenKey(path)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+	return "http-" + port
 }
 
 // mcpc run --http: a chat per URL, status and reset, and SIGTERM stops
@@ -353,7 +440,7 @@ func TestRunHTTPAndSignals(t *testing.T) {
 		var pids []int
 		for _, id := range []string{"a", "b"} {
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-				&mcp.StreamableClientTransport{Endpoint: base + "/chats/" + id + "/mcp", HTTPClient: client}, nil)
+				&mcp.StreamableClientTransport{Endpoint: base + "/chats/" + id + "/mcp", HTTPClient: cmd.client(tr)}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -702,7 +789,7 @@ func TestRunHTTPServerEverything(t *testing.T) {
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/chats/everything-1/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: base + "/chats/everything-1/mcp", HTTPClient: cmd.client(tr)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -233,11 +233,13 @@ func (r *volcanicReloader) recompile(ctx context.Context) (bool, error) {
 }
 
 // fileSum is the hash of a file's bytes; a file that cannot be read has
-// the zero sum (its reload says why).
+// the hash of why (its reload says why): a change from one reason to
+// another (a directory, then a named pipe) is a change, logged once, and
+// the same reason again is not.
 func fileSum(path string) [sha256.Size]byte {
 	data, err := inputfile.Read(path)
 	if err != nil {
-		return [sha256.Size]byte{}
+		return sha256.Sum256([]byte("\x00unreadable: " + unwrapPath(err).Error()))
 	}
 	return sha256.Sum256(data)
 }

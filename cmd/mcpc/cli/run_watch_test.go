@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -315,6 +317,81 @@ func TestRunWatchSourcesNotReproducingThePlan(t *testing.T) {
 		"watching " + planFile + ": a change"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// The --plan file replaced by one unreadable thing after another (a
+// directory, a named pipe, a file over the size cap): each change of the
+// reason is logged once, the same reason again is not, and the running
+// plan stays until a readable plan comes back.
+func TestRunWatchLogsEachUnreadableReason(t *testing.T) {
+	marker := leakMarker(t)
+	useRuntimeDir(t) // its status socket
+	planFile := compilePlan(t, map[string]map[string]any{"one": {"Command": testServer, "Args": []string{"-tools", "echo"}}})
+	planData, err := os.ReadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 1)
+	reloads := make(chan error, 10)
+	cs, wait := runStdioWatching(t, changed, reloads, "--plan", planFile, "--workspace", filepath.Join(t.TempDir(), "chat"), "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", marker)
+	if got := callText(t, cs, "echo", map[string]any{"text": "hi"}); got != "hi" {
+		t.Fatalf("echo: %q", got)
+	}
+	replace := func(make func()) {
+		t.Helper()
+		if err := os.RemoveAll(planFile); err != nil {
+			t.Fatal(err)
+		}
+		make()
+	}
+	tooLarge := func(size int64) func() {
+		return func() {
+			f, err := os.Create(planFile)
+			if err == nil {
+				err = f.Truncate(size) // sparse: nothing is written
+				f.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, step := range []struct {
+		what string
+		make func()
+		want string // "": the reload logs nothing
+	}{
+		{"a directory", func() { os.Mkdir(planFile, 0o700) }, "it is a directory, not a regular file"},
+		{"a named pipe", func() { syscall.Mkfifo(planFile, 0o600) }, "it is a named pipe, not a regular file"},
+		{"a file over the cap", tooLarge(inputfile.MaxSize + 1), "it is larger than 16 MiB"},
+		{"a larger file over the cap", tooLarge(inputfile.MaxSize + 2), ""},
+	} {
+		replace(step.make)
+		err := testservers.Recv(t, "the reload after "+step.what, reloads)
+		switch {
+		case step.want == "" && err != nil:
+			t.Errorf("%s, the same reason again: logged %v", step.what, err)
+		case step.want != "" && (err == nil || !strings.Contains(err.Error(), step.want) || !strings.Contains(err.Error(), "the running plan stays")):
+			t.Errorf("%s: reload error %v, want %q", step.what, err, step.want)
+		}
+		if got := callText(t, cs, "echo", map[string]any{"text": "still"}); got != "still" {
+			t.Fatalf("after %s, echo: %q", step.what, got)
+		}
+	}
+	replace(func() { replaceFile(t, planFile, planData) })
+	if err := testservers.Recv(t, "the reload of the plan back", reloads); err != nil {
+		t.Errorf("the plan back: %v", err)
+	}
+	code, stderr := wait()
+	if code != ExitOK {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"it is a directory", "it is a named pipe", "it is larger than 16 MiB", planFile + " changed, nothing to do"} {
+		if n := strings.Count(stderr, want); n != 1 {
+			t.Errorf("stderr has %q %d times, want once:\n%s", want, n, stderr)
 		}
 	}
 }

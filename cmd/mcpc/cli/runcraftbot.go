@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -44,18 +43,13 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 	if err != nil {
 		return err
 	}
-	hostEnv, token, mcpToken, err := gatewayEnv(c, deny)
+	hostEnv, auth, err := gatewayEnv(c, deny)
 	if err != nil {
 		return err
 	}
 	logw := &lockedWriter{w: c.App.ErrWriter}
-	if addr != "" {
-		if err := checkListenAddr(addr, token != ""); err != nil {
-			return err
-		}
-		if w := listenWarning(addr, mcpToken != ""); w != "" {
-			logw.printf("mcpc: warning: %s\n", strings.ReplaceAll(w, "/chats/{id}/mcp", "/mcp"))
-		}
+	if w := listenWarning(addr, auth.mcpOpen); w != "" {
+		logw.printf("mcpc: warning: %s\n", strings.ReplaceAll(w, "/chats/{id}/mcp", "/mcp"))
 	}
 	dir := c.String("workspace")
 	if !stdio {
@@ -77,7 +71,7 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 		}
 	}()
 	cb, err := runtime.NewCraftbot(p, runtime.CraftbotOptions{
-		Env: hostEnv, Config: cfg.EnvValue, Workspace: ws, Secrets: []string{token, mcpToken}, Version: Version,
+		Env: hostEnv, Config: cfg.EnvValue, Workspace: ws, Secrets: auth.secrets(), Version: Version,
 		Remote: transport.RemoteOptions{Transport: dialOptions().Transport},
 		Log: func(e runtime.LogEntry) {
 			if levelRank(e.Level) < minLevel {
@@ -120,7 +114,7 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 	if stdio {
 		err = serveCraftbotStdio(ctx, c, cb, ws, logw)
 	} else {
-		err = serveCraftbotHTTP(ctx, addr, cb, runtime.CraftbotHTTPOptions{AdminToken: token, MCPToken: mcpToken,
+		err = serveCraftbotHTTP(ctx, addr, auth, cb, runtime.CraftbotHTTPOptions{
 			MaxSessions: lim.maxSessions, MaxSessionsPerChat: lim.maxPerChat, SessionIdleTimeout: lim.sessionIdle, BodyTimeout: lim.bodyTimeout}, logw, sd)
 	}
 	if err != nil {
@@ -228,16 +222,23 @@ func serveCraftbotStdio(ctx context.Context, c *ucli.Context, cb *runtime.Craftb
 }
 
 // serveCraftbotHTTP serves /mcp and GET /status until a signal arrives.
-func serveCraftbotHTTP(ctx context.Context, addr string, cb *runtime.Craftbot, opts runtime.CraftbotHTTPOptions, logw *lockedWriter, sd *shutdown) error {
-	ln, err := net.Listen("tcp", addr)
+func serveCraftbotHTTP(ctx context.Context, addr string, auth gatewayAuth, cb *runtime.Craftbot, opts runtime.CraftbotHTTPOptions, logw *lockedWriter, sd *shutdown) error {
+	ln, err := listenGateway(addr)
 	if err != nil {
-		return usageError("--http %s: %v", addr, err)
+		return err
 	}
+	removeTokens, err := writeTokenFiles(auth, ln.Addr(), "/mcp", logw)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer removeTokens()
+	opts.AdminToken, opts.MCPToken = auth.admin, auth.mcp
 	srv := &http.Server{Handler: cb.Handler(opts), ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	base := "http://" + ln.Addr().String()
-	logw.printf("mcpc: serving the craftbot plan at %s/mcp and at %s/chats/{id}/mcp, the same servers (status: %s/status)\n", base, base, base)
+	where, status := servingWhere(ln, "/mcp", "/chats/{id}/mcp")
+	logw.printf("mcpc: serving the craftbot plan %s, the same servers (status: %s)\n", where, status)
 	select {
 	case <-ctx.Done():
 	case err := <-served:

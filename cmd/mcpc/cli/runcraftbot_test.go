@@ -23,7 +23,7 @@ import (
 // the rest served; mcpc exits 0 with no process left.
 func TestRunCraftbotPlanStdio(t *testing.T) {
 	marker := leakMarker(t)
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	useRuntimeDir(t)
 	addr := testservers.StartWSServer(t)
 	dir := t.TempDir()
 	servers := []map[string]any{
@@ -110,7 +110,7 @@ func TestRunCraftbotPlanHTTPSignal(t *testing.T) {
 	}
 	cmd, base, stderr := startRunHTTP(t, bin, "--plan", planFile, "--workspace-root", root, "--clean-env", "--env", "PATH="+os.Getenv("PATH"), "--env", marker)
 	tr := &http.Transport{}
-	client := &http.Client{Transport: tr}
+	client := cmd.client(tr)
 	for _, path := range []string{"/chats/a/mcp", "/chats/b/mcp", "/mcp"} {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
 			&mcp.StreamableClientTransport{Endpoint: base + path, HTTPClient: client}, nil)

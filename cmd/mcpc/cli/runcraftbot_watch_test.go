@@ -22,7 +22,7 @@ import (
 // starts) and "two" (echo), and its plan.
 func craftbotWatchSetup(t *testing.T) (dir, cfg, planFile, starts string) {
 	t.Helper()
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	useRuntimeDir(t)
 	dir = t.TempDir()
 	starts = filepath.Join(dir, "starts")
 	b, _ := json.Marshal(map[string]any{"auto_connect": true, "mcp_servers": []map[string]any{

@@ -21,6 +21,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/internal/term"
+	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/runtime"
 )
 
@@ -37,27 +38,32 @@ func statusCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "status",
 		Usage: "a running gateway's servers and chats, or one server's details (/mcp, /mcp NAME)",
-		UsageText: `mcpc status [--chat ID] [NAME] (--url URL [--admin-token-env NAME] | --workspace DIR | --socket PATH)
+		UsageText: `mcpc status [--chat ID] [NAME] (--url URL | --workspace DIR | --socket PATH) [--admin-token-env NAME]
 
 Without NAME: each server's discovery, then each chat's servers (not started,
 running, exited, failed: <reason>, disabled) with their tool counts. With NAME:
 that server in the chat (--chat, or the only chat): its command line (without
 environment values), environment names, server version, tools, last error and
 stderr tail. Known secrets show as [REDACTED].
---url reads mcpc run --http (its admin token from the variable --admin-token-env
-names); --workspace reads mcpc run --stdio serving that workspace, through its
-status socket; without either, the only status socket there is.
+--url reads mcpc run --http, --socket PATH also mcpc run --http unix:PATH; the admin
+token is read from the variable --admin-token-env names, else, for a gateway on this
+machine (a loopback URL, a socket of yours), from the token file mcpc run generated in
+your runtime directory: the owner needs no flag. --workspace reads mcpc run --stdio
+serving that workspace, through its status socket (no token); without --url,
+--workspace or --socket, the only status socket there is.
 
 Examples:
-   mcpc status --url http://127.0.0.1:8080 --admin-token-env MCPC_ADMIN_TOKEN
+   mcpc status --url http://127.0.0.1:8080
    mcpc status --url http://127.0.0.1:8080 --chat 42 playwright
+   mcpc status --url http://gateway.internal:8080 --admin-token-env MCPC_ADMIN_TOKEN
+   mcpc status --socket /run/user/1000/mcpc-gw.sock
    mcpc status --workspace /srv/chats/42 github
    mcpc status --format json`,
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "url", Usage: "the `URL` of mcpc run --http (http://HOST:PORT)"},
-			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --url: the variable `NAME` holding the gateway's admin token (mcpc run --admin-token-env)"},
+			&ucli.StringFlag{Name: "admin-token-env", Usage: "with --url or --socket: the variable `NAME` holding the gateway's admin token (mcpc run --admin-token-env); without it, a gateway of yours on this machine is read with the token mcpc run generated"},
 			&ucli.StringFlag{Name: "workspace", Usage: "read mcpc run --stdio serving the workspace `DIR`"},
-			&ucli.StringFlag{Name: "socket", Usage: "read the status socket at `PATH` (mcpc run --stdio logs it)"},
+			&ucli.StringFlag{Name: "socket", Usage: "read the unix socket at `PATH`: mcpc run --stdio's status socket, or mcpc run --http unix:PATH (both log it)"},
 			&ucli.StringFlag{Name: "chat", Usage: "only the chat `ID` (over --stdio the chat is \"stdio\")"},
 			&ucli.StringFlag{Name: "format", Value: "text", Usage: "text|json"},
 		},
@@ -142,8 +148,8 @@ func statusGateway(c *ucli.Context) (*statusClient, error) {
 	if n > 1 {
 		return nil, usageError("give one of --url, --workspace and --socket")
 	}
-	if c.String("admin-token-env") != "" && u == "" {
-		return nil, usageError("--admin-token-env goes with --url: the status socket needs no token")
+	if c.String("admin-token-env") != "" && u == "" && sock == "" {
+		return nil, usageError("--admin-token-env goes with --url or --socket: a status socket of mcpc run --stdio needs no token")
 	}
 	if u != "" {
 		return httpStatusClient(c, "--url", u)
@@ -153,7 +159,7 @@ func statusGateway(c *ucli.Context) (*statusClient, error) {
 		if err != nil {
 			return nil, usageError("--workspace %s: %v", ws, err)
 		}
-		dir, err := statusSocketDir(false)
+		dir, err := private.Dir(false)
 		if err != nil {
 			return nil, usageError("%v", err)
 		}
@@ -176,7 +182,7 @@ func statusGateway(c *ucli.Context) (*statusClient, error) {
 			return nil, usageError("%d mcpc run --stdio are running: give --workspace DIR or --socket PATH (%s)", len(found), strings.Join(found, ", "))
 		}
 	}
-	return socketStatusClient(sock), nil
+	return socketStatusClient(c, sock)
 }
 
 func httpStatusClient(c *ucli.Context, flag, raw string) (*statusClient, error) {
@@ -186,24 +192,51 @@ func httpStatusClient(c *ucli.Context, flag, raw string) (*statusClient, error) 
 	}
 	base := u.Scheme + "://" + u.Host
 	sc := &statusClient{AdminClient: &runtime.AdminClient{Where: base, Base: base, Client: &http.Client{Timeout: statusTimeout}}, where: base}
-	if name := c.String("admin-token-env"); name != "" {
-		tok, ok := os.LookupEnv(name)
-		if !ok || strings.TrimSpace(tok) == "" {
-			return nil, usageError("--admin-token-env %s: %s is not set or blank", name, name)
-		}
-		sc.Token = tok
+	key, local := urlTokenKey(u)
+	tok, err := adminToken(c, key, local)
+	if err != nil {
+		return nil, err
 	}
+	sc.Token = tok
 	return sc, nil
 }
 
-func socketStatusClient(sock string) *statusClient {
+func socketStatusClient(c *ucli.Context, sock string) (*statusClient, error) {
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
 	}}
-	// The admin endpoints answer loopback host names without a token.
-	where := "the status socket " + sock
-	return &statusClient{AdminClient: &runtime.AdminClient{Where: where, Base: "http://localhost", Client: &http.Client{Transport: tr, Timeout: statusTimeout}}, where: where}
+	// The admin endpoints of mcpc run --stdio answer loopback host names
+	// without a token; mcpc run --http unix:PATH wants its admin token,
+	// from its token file only if the socket is the user's own.
+	tok, err := adminToken(c, unixTokenKey(sock), private.Owned(sock))
+	if err != nil {
+		return nil, err
+	}
+	where := "the socket " + sock
+	return &statusClient{AdminClient: &runtime.AdminClient{Where: where, Base: "http://localhost", Token: tok, Client: &http.Client{Transport: tr, Timeout: statusTimeout}}, where: where}, nil
+}
+
+// adminToken is the admin token to send: from the variable
+// --admin-token-env names, else, for a gateway of the user's on this
+// machine (local), the one mcpc run generated and keeps under key; ""
+// when there is none.
+func adminToken(c *ucli.Context, key string, local bool) (string, error) {
+	if name := c.String("admin-token-env"); name != "" {
+		tok, ok := os.LookupEnv(name)
+		if !ok || strings.TrimSpace(tok) == "" {
+			return "", usageError("--admin-token-env %s: %s is not set or blank", name, name)
+		}
+		return tok, nil
+	}
+	if !local {
+		return "", nil
+	}
+	tok, err := readTokenFile(key, adminTokenKind)
+	if err != nil {
+		return "", usageError("the admin token of this gateway: %v", err)
+	}
+	return tok, nil
 }
 
 // get reads one admin endpoint; an answer other than 200 is an error with
@@ -218,7 +251,11 @@ func (sc *statusClient) get(path string) ([]byte, error) {
 		if ae.Code >= 500 {
 			code = ExitInternal
 		}
-		return nil, &exitError{code: code, msg: ae.Error()}
+		msg := ae.Error()
+		if ae.Code == http.StatusUnauthorized {
+			msg += "; give --admin-token-env NAME, the variable that holds the gateway's admin token (mcpc run --admin-token-env), or run mcpc status as the user who runs the gateway on this machine, which reads the token mcpc run generated"
+		}
+		return nil, &exitError{code: code, msg: msg}
 	case errors.As(err, &ue):
 		return nil, usageError("%v", ue)
 	case err != nil:
@@ -334,46 +371,10 @@ func orNone(s string) string {
 }
 
 // The status socket of mcpc run --stdio: <dir>/stdio-<hash>.sock, where dir
-// is $XDG_RUNTIME_DIR/mcpc, else <temp>/mcpc-<uid>, a directory only its
-// owner may enter, and the hash is the first 16 hex digits of the SHA-256
-// of the workspace's absolute path (a socket path is at most 107 bytes,
-// a workspace path may be longer).
-
-// statusSocketDir returns the directory of the status sockets; with create
-// it is made (0700). A directory that others may enter is refused: a
-// socket there could be replaced or listened to.
-func statusSocketDir(create bool) (string, error) {
-	var dir string
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) {
-		dir = filepath.Join(x, "mcpc")
-	} else {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("mcpc-%d", os.Getuid()))
-	}
-	if create {
-		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("cannot create the status socket directory %s: %v", dir, unwrapPath(err))
-		}
-	}
-	fi, err := os.Lstat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("no status socket directory %s: %w", dir, errNoSocketDir)
-	}
-	if err != nil {
-		return "", fmt.Errorf("cannot read the status socket directory %s: %v", dir, unwrapPath(err))
-	}
-	// One that another user made 0700 cannot be written to: listening
-	// there fails.
-	switch {
-	case !fi.IsDir():
-		return "", fmt.Errorf("the status socket directory %s is not a directory", dir)
-	case fi.Mode().Perm()&0o077 != 0:
-		return "", fmt.Errorf("the status socket directory %s may be entered by others (%v): chmod 700 it", dir, fi.Mode().Perm())
-	}
-	return dir, nil
-}
-
-// errNoSocketDir: no gateway made the status socket directory yet.
-var errNoSocketDir = errors.New("no mcpc run --stdio has run")
+// is the user's runtime directory (private.Dir: $XDG_RUNTIME_DIR/mcpc, else
+// <temp>/mcpc-<uid>, the user's own and closed to others), and the hash is
+// the first 16 hex digits of the SHA-256 of the workspace's absolute path
+// (a socket path is at most 107 bytes, a workspace path may be longer).
 
 // statusSocketName is the socket file of the workspace ws (absolute).
 func statusSocketName(ws string) string {
@@ -383,9 +384,9 @@ func statusSocketName(ws string) string {
 
 // findStatusSockets lists the status sockets that a gateway answers on.
 func findStatusSockets() ([]string, error) {
-	dir, err := statusSocketDir(false)
+	dir, err := private.Dir(false)
 	if err != nil {
-		if errors.Is(err, errNoSocketDir) {
+		if errors.Is(err, private.ErrNoDir) {
 			return nil, nil
 		}
 		return nil, err
@@ -407,23 +408,17 @@ func findStatusSockets() ([]string, error) {
 // socket's path and a function that closes it, or an error to warn about:
 // a gateway runs without its status socket rather than not at all.
 func listenStatusSocket(gw http.Handler, ws string) (string, func(), error) {
-	dir, err := statusSocketDir(true)
+	dir, err := private.Dir(true)
 	if err != nil {
 		return "", nil, err
 	}
 	path := filepath.Join(dir, statusSocketName(ws))
-	if conn, err := net.DialTimeout("unix", path, time.Second); err == nil {
-		conn.Close()
+	ln, err := private.ListenUnix(path)
+	if errors.Is(err, private.ErrInUse) {
 		return "", nil, fmt.Errorf("another mcpc run --stdio serves %s: its status socket %s is in use", ws, path)
 	}
-	_ = os.Remove(path) // stale
-	ln, err := net.Listen("unix", path)
 	if err != nil {
-		return "", nil, fmt.Errorf("cannot listen on %s: %v", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return "", nil, fmt.Errorf("cannot make %s owner-only: %v", path, unwrapPath(err))
+		return "", nil, err
 	}
 	srv := &http.Server{Handler: adminOnly(gw), ReadHeaderTimeout: httpReadHeaderTimeout}
 	done := make(chan struct{})

@@ -33,7 +33,7 @@ func TestStatusOverHTTP(t *testing.T) {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: base + "/chats/a/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: base + "/chats/a/mcp", HTTPClient: cmd.client(tr)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +76,7 @@ func TestStatusOverHTTP(t *testing.T) {
 // mcpc status finds by the workspace, or alone; it is gone after the run.
 func TestStatusOverStdioSocket(t *testing.T) {
 	marker := leakMarker(t)
-	runtimeDir := t.TempDir()
-	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	runtimeDir := useRuntimeDir(t)
 	plan := compilePlan(t, map[string]map[string]any{
 		"srv": {"Command": testServer, "Args": []string{"-tools", "echo"}},
 	})

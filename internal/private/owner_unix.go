@@ -1,0 +1,20 @@
+//go:build unix
+
+package private
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// checksMode: file modes say who may read and enter.
+const checksMode = true
+
+// owner is the uid that owns fi.
+func owner(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
