@@ -35,8 +35,8 @@ resets them (the admin token stays in mcpc ui).
 Only whoever has the page's access token gets in: mcpc ui makes one at
 each start, prints the page's address with it (URL/?token=TOKEN) once on
 stderr, and writes it to a file only you can read
-($XDG_RUNTIME_DIR/mcpc/ui-PORT.token, else mcpc/ui-PORT.token in your
-cache directory; removed when mcpc ui ends). Opening that address gives
+(ui-PORT.token in $XDG_RUNTIME_DIR/mcpc, else in $TMPDIR/mcpc-UID;
+removed when mcpc ui ends). Opening that address gives
 the browser a session cookie; every request without one is refused (401).
 --token-env NAME takes the token from a variable instead (16 characters
 or more). --no-token serves without one: any local user or process can

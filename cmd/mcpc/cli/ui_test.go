@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -176,7 +177,7 @@ func uiRequest(t *testing.T, client *http.Client, method, u string, form url.Val
 func TestUIServes(t *testing.T) {
 	file := copyUIConfig(t)
 	before, _ := os.ReadFile(file)
-	runtimeDir := t.TempDir()
+	runtimeDir := privateDir(t)
 	p := startUIProcess(t, runtimeDir, "--profile", "craftbot", "--config", file, "--target-os", "linux", "--listen", "127.0.0.1:0")
 	base := p.line(t, `^mcpc ui: serving (http://127\.0\.0\.1:\d+)/$`)[1]
 	// First what a client without the token gets (before the lines that
@@ -255,7 +256,7 @@ func TestUIServes(t *testing.T) {
 // token is not printed.
 func TestUITokenEnv(t *testing.T) {
 	const tok = "ui-ENVTOKEN-0123456789abcdef"
-	runtimeDir := t.TempDir()
+	runtimeDir := privateDir(t)
 	t.Setenv("UI_PAGE_TOKEN", tok)
 	p := startUIProcess(t, runtimeDir, "--profile", "craftbot", "--config", copyUIConfig(t), "--listen", "127.0.0.1:0", "--token-env", "UI_PAGE_TOKEN")
 	base := p.line(t, `^mcpc ui: serving (http://127\.0\.0\.1:\d+)/ \(open it once with \?token= and the token in \$UI_PAGE_TOKEN\)$`)[1]
@@ -278,7 +279,7 @@ func TestUITokenEnv(t *testing.T) {
 // start: what anyone on the machine can then do.
 func TestUINoTokenWarns(t *testing.T) {
 	file := copyUIConfig(t)
-	runtimeDir := t.TempDir()
+	runtimeDir := privateDir(t)
 	p := startUIProcess(t, runtimeDir, "--profile", "craftbot", "--config", file, "--listen", "127.0.0.1:0", "--no-token")
 	base := p.line(t, `^mcpc ui: serving (http://127\.0\.0\.1:\d+)/$`)[1]
 	p.line(t, `^mcpc ui: WARNING: --no-token: no authentication; any local user or process that connects to 127\.0\.0\.1:\d+ can read the page and edit `+
@@ -294,9 +295,10 @@ func TestUINoTokenWarns(t *testing.T) {
 	}
 }
 
-// The token goes into no directory that another user owns or may enter,
-// nor into one in a directory others may write to: refused, nothing
-// written.
+// The token goes into the runtime directory mcpc run uses (private.Dir),
+// never into one that another user owns or may enter: refused, nothing
+// written; a runtime directory ($XDG_RUNTIME_DIR) open to others is not
+// used at all.
 func TestUITokenDirRefused(t *testing.T) {
 	check := func(what, want string) {
 		t.Helper()
@@ -305,26 +307,16 @@ func TestUITokenDirRefused(t *testing.T) {
 			t.Errorf("%s: %s %v, want %q", what, path, err, want)
 		}
 	}
-	parent := t.TempDir()
+	parent := privateDir(t)
 	t.Setenv("XDG_RUNTIME_DIR", parent)
 	dir := filepath.Join(parent, "mcpc")
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask
 		t.Fatal(err)
 	}
-	check("a directory others may enter", "may be entered by others (-rwxr-xr-x): chmod 700 it")
-	if err := os.Chmod(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(parent, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	check("in a directory others may write to", "may be written to by others")
-	if err := os.Chmod(parent, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	check("a directory others may enter", "is open to other users (mode 0755)")
 	if err := os.Remove(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -342,17 +334,25 @@ func TestUITokenDirRefused(t *testing.T) {
 		if err := os.Chown(dir, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
-		check("another user's directory", "belongs to another user (uid 65534)")
+		check("another user's directory", "belongs to uid 65534, not to you")
 	}
 	if entries, _ := filepath.Glob(filepath.Join(parent, "*", "*.token")); len(entries) != 0 {
 		t.Errorf("token files written: %v", entries)
 	}
-	// The directory it makes is 0700, the file 0600.
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
-	path, remove, err := writeUIToken(8090, "0123456789abcdef0123456789abcdef")
-	if err != nil {
+	// A runtime directory others may write to is passed over for
+	// $TMPDIR/mcpc-<uid>.
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv("XDG_RUNTIME_DIR", open)
+	tmp := privateDir(t)
+	t.Setenv("TMPDIR", tmp)
+	path, remove, err := writeUIToken(8090, "0123456789abcdef0123456789abcdef")
+	if err != nil || filepath.Dir(path) != filepath.Join(tmp, fmt.Sprintf("mcpc-%d", os.Getuid())) {
+		t.Fatalf("with an open XDG_RUNTIME_DIR: %s %v", path, err)
+	}
+	// The directory it makes is 0700, the file 0600.
 	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700 | os.ModeDir} {
 		if fi, err := os.Lstat(p); err != nil || fi.Mode() != want {
 			t.Errorf("%s: %v %v, want %v", p, fi.Mode(), err, want)
@@ -374,7 +374,7 @@ func TestUIAnotherLocalUser(t *testing.T) {
 	}
 	file := copyUIConfig(t)
 	before, _ := os.ReadFile(file)
-	p := startUIProcess(t, t.TempDir(), "--profile", "craftbot", "--config", file, "--listen", "127.0.0.1:0")
+	p := startUIProcess(t, privateDir(t), "--profile", "craftbot", "--config", file, "--listen", "127.0.0.1:0")
 	base := p.line(t, `^mcpc ui: serving (http://127\.0\.0\.1:\d+)/$`)[1]
 	asNobody := func(args ...string) (string, error) {
 		cmd := exec.Command(setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, args...)...)
