@@ -209,3 +209,14 @@ func TestFlagsMayFollowArguments(t *testing.T) {
 		t.Errorf("with --: exit %d\n%s", code, stdout)
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n          int
+		word, want string
+	}{{0, "process", "0 processes"}, {1, "process", "1 process"}, {2, "server", "2 servers"}, {1, "tool", "1 tool"}} {
+		if got := plural(c.n, c.word); got != c.want {
+			t.Errorf("plural(%d, %q) = %q, want %q", c.n, c.word, got, c.want)
+		}
+	}
+}
