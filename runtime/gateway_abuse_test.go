@@ -181,7 +181,7 @@ func TestGatewayChatIdleExpiry(t *testing.T) {
 	root := t.TempDir()
 	clock := newFakeClock()
 	logs := &logRecorder{}
-	s := testServer("srv", "-tools", "echo,slow", "-pidfile", "server.pid", "-spawn-child", "-child-pidfile", "child.pid")
+	s := testServer("srv", "-tools", "echo,slow", "-pidfile", "server.pid", "-spawn-child", "-child-pidfile", "child.pid", "-cancel-marker", "cancelled", "-call-log", "calls")
 	s.CallTimeoutSeconds, s.IdleTimeoutSeconds = 7200, 0
 	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clock, Log: logs.log})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: root, ChatIdleTimeout: 30 * time.Minute})
@@ -207,13 +207,20 @@ func TestGatewayChatIdleExpiry(t *testing.T) {
 		gc := gw.chats["x"]
 		return gc != nil && gc.active > 0
 	})
+	eventually(t, "the server has the slow call", func() bool { return len(lines(t, filepath.Join(root, "x", "calls"))) == 2 })
 	clock.Advance(45 * time.Minute)
 	if ids := gw.ChatIDs(); !slices.Equal(ids, []string{"x"}) {
 		t.Fatalf("a chat with a call in flight expired: %v", ids)
 	}
 	cancel()
 	<-done
-	gatewayQuiet(t, gw) // the call's request, and its handler, ended
+	// The client's notifications/cancelled is a request of its own, sent
+	// after the call returned: the idle wait starts after it.
+	eventually(t, "the server sees notifications/cancelled", func() bool {
+		_, err := os.Stat(filepath.Join(root, "x", "cancelled"))
+		return err == nil
+	})
+	gatewayQuiet(t, gw) // the call's request, the cancellation's, and their handlers ended
 	clock.Advance(29 * time.Minute)
 	if ids := gw.ChatIDs(); !slices.Equal(ids, []string{"x"}) {
 		t.Fatalf("expired before 30m: %v", ids)
