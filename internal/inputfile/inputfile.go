@@ -118,7 +118,7 @@ var testHookChecked func(path string)
 
 func check(fi fs.FileInfo, max int64) error {
 	if !fi.Mode().IsRegular() {
-		return &Error{Limit: NotRegular, Kind: describe(fi.Mode()), Max: max}
+		return &Error{Limit: NotRegular, Kind: Kind(fi.Mode()), Max: max}
 	}
 	if fi.Size() > max {
 		return &Error{Limit: TooLarge, Max: max}
@@ -126,10 +126,16 @@ func check(fi fs.FileInfo, max int64) error {
 	return nil
 }
 
-func describe(m fs.FileMode) string {
+// Kind names the kind of file a mode is, for messages: "a directory",
+// "a named pipe", ….
+func Kind(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m.IsDir():
 		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:

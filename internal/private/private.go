@@ -4,8 +4,6 @@
 // Every directory and file it uses is checked to be the user's own and
 // closed to others; one that is not is refused with an error that names it
 // and says what to do, never used.
-//
-// It is a leaf: it imports only the standard library.
 package private
 
 import (
@@ -20,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 )
 
 // ErrNoDir is the runtime directory not existing yet (Dir without create):
@@ -73,7 +73,7 @@ func checkDir(dir string) error {
 		return fmt.Errorf("cannot read mcpc's runtime directory %s: %v", dir, unwrapPath(err))
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("mcpc's runtime directory %s is not a directory (%s): remove it, or set XDG_RUNTIME_DIR to a directory of your own with mode 0700", dir, kind(fi.Mode()))
+		return fmt.Errorf("mcpc's runtime directory %s is not a directory (%s): remove it, or set XDG_RUNTIME_DIR to a directory of your own with mode 0700", dir, inputfile.Kind(fi.Mode()))
 	}
 	if err := checkOwner(dir, fi, "remove it (as its owner or root), or set XDG_RUNTIME_DIR to a directory of your own with mode 0700"); err != nil {
 		return err
@@ -156,7 +156,7 @@ func ReadToken(path string) (string, error) {
 	}
 	switch {
 	case !fi.Mode().IsRegular():
-		return "", fmt.Errorf("the token file %s is not a regular file (%s): remove it", path, kind(fi.Mode()))
+		return "", fmt.Errorf("the token file %s is not a regular file (%s): remove it", path, inputfile.Kind(fi.Mode()))
 	case checksMode && fi.Mode().Perm()&0o077 != 0:
 		return "", fmt.Errorf("the token file %s is open to other users (mode %04o): remove it, and use a new token", path, fi.Mode().Perm())
 	case fi.Size() > maxToken:
@@ -199,7 +199,7 @@ func ListenUnix(path string) (net.Listener, error) {
 	}
 	if fi, err := os.Lstat(abs); err == nil {
 		if fi.Mode()&fs.ModeSocket == 0 {
-			return nil, fmt.Errorf("%s exists and is %s, not a socket: mcpc does not replace it", abs, kind(fi.Mode()))
+			return nil, fmt.Errorf("%s exists and is %s, not a socket: mcpc does not replace it", abs, inputfile.Kind(fi.Mode()))
 		}
 		if conn, err := net.DialTimeout("unix", abs, time.Second); err == nil {
 			conn.Close()
@@ -247,22 +247,6 @@ func (l *unixListener) Close() error {
 		os.Remove(l.path)
 	}
 	return err
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a regular file"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a device or special file"
 }
 
 func unwrapPath(err error) error {
