@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -411,6 +413,45 @@ func TestRunHTTPRefusesAnotherUser(t *testing.T) {
 		}
 		if err := stop(); err != nil {
 			t.Errorf("exit: %v\n%s", err, stderr.String())
+		}
+	}
+}
+
+// A generated admin token goes only to the address its gateway bound (or
+// one that address holds): another user may listen on the same port of
+// another loopback address, and a host name may resolve to it.
+func TestAdminTokenFileOnlyForTheBoundAddress(t *testing.T) {
+	key := func(addr string) string {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tokenFileKey(a)
+	}
+	for _, c := range []struct {
+		bound, url string
+		sent       bool
+	}{
+		{"127.0.0.1:8080", "http://127.0.0.1:8080", true},
+		{"127.0.0.1:8080", "http://[::1]:8080", false},
+		{"127.0.0.1:8080", "http://localhost:8080", false},
+		{"127.0.0.1:8080", "http://127.0.0.2:8080", false},
+		{"127.0.0.1:8080", "http://127.0.0.1:8081", false},
+		{"[::1]:8080", "http://[::1]:8080", true},
+		{"[::1]:8080", "http://127.0.0.1:8080", false},
+		{"0.0.0.0:8080", "http://127.0.0.1:8080", true},
+		{"0.0.0.0:8080", "http://[::1]:8080", false},
+		{"[::]:8080", "http://127.0.0.1:8080", true},
+		{"[::]:8080", "http://[::1]:8080", true},
+		{"192.0.2.7:8080", "http://127.0.0.1:8080", false},
+	} {
+		u, err := url.Parse(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, local := urlTokenKeys(u)
+		if sent := local && slices.Contains(keys, key(c.bound)); sent != c.sent {
+			t.Errorf("gateway on %s, status of %s: token sent %v, want %v (keys %v)", c.bound, c.url, sent, c.sent, keys)
 		}
 	}
 }

@@ -417,8 +417,8 @@ func testTokenKey(base string) string {
 	if path, ok := strings.CutPrefix(base, unixAddrPrefix); ok {
 		return unixTokenKey(path)
 	}
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
-	return "http-" + port
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+	return httpTokenKey(net.ParseIP(host), port)
 }
 
 // mcpc run --http: a chat per URL, status and reset, and SIGTERM stops

@@ -96,15 +96,21 @@ func takeTokens(c *ucli.Context, vars map[string]string) (gatewayAuth, error) {
 }
 
 // tokenFileKey names the token files of a gateway listening at addr:
-// http-<port> (mcpc status --url http://127.0.0.1:<port> finds them by the
-// port, whatever address the gateway bound), unix-<hash> for a unix
-// socket, as statusSocketName hashes a workspace.
+// http-<ip>-<port> by the address it bound (':' of an IPv6 address as
+// '_'), unix-<hash> for a unix socket, as statusSocketName hashes a
+// workspace. The address, not only the port, decides: another user may
+// listen on the same port of another loopback address (::1 beside
+// 127.0.0.1), and must not be sent the token.
 func tokenFileKey(addr net.Addr) string {
 	if ua, ok := addr.(*net.UnixAddr); ok {
 		return unixTokenKey(ua.Name)
 	}
-	_, port, _ := net.SplitHostPort(addr.String())
-	return "http-" + port
+	host, port, _ := net.SplitHostPort(addr.String())
+	return httpTokenKey(net.ParseIP(host), port)
+}
+
+func httpTokenKey(ip net.IP, port string) string {
+	return "http-" + strings.ReplaceAll(ip.String(), ":", "_") + "-" + port
 }
 
 func unixTokenKey(path string) string {
@@ -170,18 +176,27 @@ func readTokenFile(key, kind string) (string, error) {
 	return tok, err
 }
 
-// urlTokenKey is the token file key of a gateway at u (http://HOST:PORT),
-// if it is on this machine's loopback: a token file is never sent
-// elsewhere.
-func urlTokenKey(u *url.URL) (string, bool) {
-	if !loopback.Host(u.Hostname()) {
-		return "", false
+// urlTokenKeys are the token file keys a gateway at u (http://IP:PORT)
+// may have, if u names a loopback address of this machine by number: the
+// address itself, then the unspecified address of its family, and for IPv4
+// the dual-stack [::], since a gateway bound to one of those holds the
+// port on that address too, so no other user can listen there. A host
+// name (localhost) may resolve to another address than the gateway's,
+// where another user listens: it gets no token file.
+func urlTokenKeys(u *url.URL) ([]string, bool) {
+	ip := net.ParseIP(u.Hostname())
+	if ip == nil || !ip.IsLoopback() {
+		return nil, false
 	}
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	return "http-" + port, true
+	keys := []string{httpTokenKey(ip, port)}
+	if ip.To4() != nil {
+		keys = append(keys, httpTokenKey(net.IPv4zero, port))
+	}
+	return append(keys, httpTokenKey(net.IPv6unspecified, port)), true
 }
 
 // listenGateway listens on a gateway's --http address: HOST:PORT, or

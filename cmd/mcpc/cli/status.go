@@ -192,8 +192,8 @@ func httpStatusClient(c *ucli.Context, flag, raw string) (*statusClient, error) 
 	}
 	base := u.Scheme + "://" + u.Host
 	sc := &statusClient{AdminClient: &runtime.AdminClient{Where: base, Base: base, Client: &http.Client{Timeout: statusTimeout}}, where: base}
-	key, local := urlTokenKey(u)
-	tok, err := adminToken(c, key, local)
+	keys, local := urlTokenKeys(u)
+	tok, err := adminToken(c, keys, local)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func socketStatusClient(c *ucli.Context, sock string) (*statusClient, error) {
 	// The admin endpoints of mcpc run --stdio answer loopback host names
 	// without a token; mcpc run --http unix:PATH wants its admin token,
 	// from its token file only if the socket is the user's own.
-	tok, err := adminToken(c, unixTokenKey(sock), private.Owned(sock))
+	tok, err := adminToken(c, []string{unixTokenKey(sock)}, private.Owned(sock))
 	if err != nil {
 		return nil, err
 	}
@@ -219,9 +219,10 @@ func socketStatusClient(c *ucli.Context, sock string) (*statusClient, error) {
 
 // adminToken is the admin token to send: from the variable
 // --admin-token-env names, else, for a gateway of the user's on this
-// machine (local), the one mcpc run generated and keeps under key; ""
+// machine (local), the one mcpc run generated and keeps under the first
+// of keys that has one; ""
 // when there is none.
-func adminToken(c *ucli.Context, key string, local bool) (string, error) {
+func adminToken(c *ucli.Context, keys []string, local bool) (string, error) {
 	if name := c.String("admin-token-env"); name != "" {
 		tok, ok := os.LookupEnv(name)
 		if !ok || strings.TrimSpace(tok) == "" {
@@ -232,11 +233,16 @@ func adminToken(c *ucli.Context, key string, local bool) (string, error) {
 	if !local {
 		return "", nil
 	}
-	tok, err := readTokenFile(key, adminTokenKind)
-	if err != nil {
-		return "", usageError("the admin token of this gateway: %v", err)
+	for _, key := range keys {
+		tok, err := readTokenFile(key, adminTokenKind)
+		if err != nil {
+			return "", usageError("the admin token of this gateway: %v", err)
+		}
+		if tok != "" {
+			return tok, nil
+		}
 	}
-	return tok, nil
+	return "", nil
 }
 
 // get reads one admin endpoint; an answer other than 200 is an error with
