@@ -472,9 +472,16 @@ func (s *streamSession) openStream(w http.ResponseWriter, msgs []jsonrpc.Message
 	if s.closed {
 		return nil, errors.New("session closed")
 	}
+	// An id in flight, or twice in one batch: the second would never be
+	// answered to this stream, and its session would count a call for
+	// good (never idle, never evicted).
+	seen := make(map[jsonrpc.ID]bool, len(msgs))
 	for _, msg := range msgs {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && s.calls[req.ID] != nil {
-			return nil, duplicateID{req.ID}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			if s.calls[req.ID] != nil || seen[req.ID] {
+				return nil, duplicateID{req.ID}
+			}
+			seen[req.ID] = true
 		}
 	}
 	s.nextID++
@@ -615,7 +622,9 @@ func (s *streamSession) Write(ctx context.Context, msg jsonrpc.Message) error {
 		// answered already) on the GET stream.
 		if extra, ok := ctx.Value(extraKey{}).(*mcp.RequestExtra); ok {
 			if id, ok := s.related[extra]; ok {
-				st = s.calls[id].stream
+				if c := s.calls[id]; c != nil {
+					st = c.stream
+				}
 			}
 		}
 		if st == nil {

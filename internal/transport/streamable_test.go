@@ -301,6 +301,21 @@ func TestStreamableRefusals(t *testing.T) {
 	if ev := nextMessage(t, bufio.NewReader(waiting.Body)); !strings.Contains(ev.data, "released") {
 		t.Errorf("the waiting call answered %q", ev.data)
 	}
+
+	// One id twice in one batch (a protocol version with batches) is
+	// refused too: its second call would never be answered, and the
+	// session would count a call in flight for good.
+	batch := newPost(sid, "["+ping+","+strings.Replace(ping, "ping", "tools/list", 1)+"]")
+	batch.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+	resp, err := f.client.Do(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "duplicate in-flight request ID 7") {
+		t.Errorf("a batch with one id twice: %d %s", resp.StatusCode, body)
+	}
 }
 
 // A notification the server sends outside any call (tools/list_changed)
