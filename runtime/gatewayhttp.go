@@ -44,9 +44,6 @@ const (
 	bodyPrealloc = 64 << 10
 	// sessionHeader is the Streamable HTTP session header.
 	sessionHeader = "Mcp-Session-Id"
-	// codeLimit is the JSON-RPC error code of an initialize refused because
-	// of a limit (implementation-defined server error range).
-	codeLimit = -32000
 )
 
 // serveMCP serves a request to /chats/{id}/mcp: authorized, its body read
@@ -480,7 +477,7 @@ func bearerMatches(r *http.Request, tok string) bool {
 // writeRPCError answers a JSON-RPC request with an error, as the SDK does
 // for requests it refuses before serving them.
 func writeRPCError(w http.ResponseWriter, code int, id jsonrpc.ID, msg string) {
-	data, err := transport.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: codeLimit, Message: msg}})
+	data, err := transport.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: transport.CodeLimit, Message: msg}})
 	if err != nil {
 		data = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"refused"}}`)
 	}

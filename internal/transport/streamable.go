@@ -238,7 +238,7 @@ func (h *StreamableServer) servePOST(w http.ResponseWriter, r *http.Request, cha
 		}
 		s = h.newStreamSession()
 		if refused := h.opts.Pool.admit(s, chat); refused != "" {
-			writeRPCError(w, http.StatusServiceUnavailable, init.ID, codeLimit, refused)
+			writeRPCError(w, http.StatusServiceUnavailable, init.ID, CodeLimit, refused)
 			return
 		}
 		defer h.opts.Pool.end(s)
@@ -380,9 +380,9 @@ func (h *StreamableServer) serveGET(w http.ResponseWriter, r *http.Request) {
 	st.release()
 }
 
-// codeLimit is the JSON-RPC error code of an initialize refused because of
+// CodeLimit is the JSON-RPC error code of an initialize refused because of
 // a limit (implementation-defined server error range).
-const codeLimit = -32000
+const CodeLimit = -32000
 
 // newStreamSession makes a session, not connected yet.
 func (h *StreamableServer) newStreamSession() *streamSession {
