@@ -50,13 +50,13 @@ var mayImport = map[string][]string{
 	"report":   {"diag", "rules", "internal/term"},
 	"toollock": {"diag", "node", "rules", "schema", "plan"},
 	"remote":   {"diag", "node", "rules", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term"},
-	"runtime":  {"craftbot", "plan", "plandiff", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/loopback", "internal/transport"},
+	"runtime":  {"craftbot", "plan", "plandiff", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/loopback", "internal/private", "internal/transport"},
 	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
 
 	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "rules", "runtime", "toollock"},
 
 	// mcpc ui: the servers page (both profiles, craftbot edits) and a gateway's.
-	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "internal/loopback", "plan", "runtime"},
+	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "internal/loopback", "internal/private", "plan", "runtime"},
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
 	"plandiff": {"plan", "internal/term"},

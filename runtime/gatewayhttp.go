@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/loopback"
+	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/internal/transport"
 )
 
@@ -465,13 +464,11 @@ func (g *Gateway) mcpAuthorized(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// bearerMatches reports whether r carries "Authorization: Bearer <tok>".
-// The comparison takes the same time whatever the sent value: both sides
-// are hashed first, so not even the token's length shows.
+// bearerMatches reports whether r carries "Authorization: Bearer <tok>",
+// compared in constant time.
 func bearerMatches(r *http.Request, tok string) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(tok))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1 && ok
+	return private.SameToken(got, tok) && ok
 }
 
 // writeRPCError answers a JSON-RPC request with an error, as the SDK does

@@ -15,7 +15,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -30,6 +29,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
+	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/runtime"
 )
 
@@ -186,7 +186,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) (id string, ok 
 	if r.URL.Query().Has("token") {
 		// Presented again by a browser with a session, the token makes a
 		// new one too: the address is the way in, whatever the cookie.
-		if r.Method != http.MethodGet || !sameToken(r.URL.Query().Get("token"), s.opts.Token) {
+		if r.Method != http.MethodGet || !private.SameToken(r.URL.Query().Get("token"), s.opts.Token) {
 			s.fail(w, r, http.StatusUnauthorized, "that is not this mcpc ui's token: "+s.howToGetIn())
 			return "", false
 		}
@@ -249,13 +249,6 @@ func (s *Server) newSession(w http.ResponseWriter, name string) string {
 
 // sessionValue is the cookie of session id.
 func (s *Server) sessionValue(id string) string { return id + "." + s.sign("session\x00"+id) }
-
-// sameToken compares a presented token with the access token in constant
-// time (of their hashes, so that not even the length shows).
-func sameToken(got, want string) bool {
-	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
-}
 
 // sign is the HMAC of what, with this process's key.
 func (s *Server) sign(what string) string {

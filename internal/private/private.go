@@ -8,6 +8,8 @@ package private
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -110,6 +112,13 @@ func NewToken() (string, error) {
 		return "", fmt.Errorf("cannot make a random token: %v", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// SameToken compares a presented token with the expected one in constant
+// time: of their SHA-256 digests, so that not even the length shows.
+func SameToken(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
 // maxToken bounds a token file.

@@ -211,3 +211,12 @@ func TestListenUnix(t *testing.T) {
 		t.Errorf("the file was replaced: %q", b)
 	}
 }
+
+func TestSameToken(t *testing.T) {
+	const tok = "0123456789abcdef0123456789abcdef"
+	for got, want := range map[string]bool{tok: true, "": false, tok + "x": false, tok[:31]: false, "1" + tok[1:]: false} {
+		if SameToken(got, tok) != want {
+			t.Errorf("SameToken(%q) = %v, want %v", got, !want, want)
+		}
+	}
+}
