@@ -31,7 +31,7 @@ var mayImport = map[string][]string{
 	"internal/atomicfile": {},
 	"internal/loopback":   {},
 	// The user's runtime directory, token files, owner-only sockets.
-	"internal/private": {"internal/inputfile"},
+	"internal/private": {"internal/atomicfile", "internal/inputfile"},
 
 	"rules":             {"diag"},
 	"node":              {"diag", "rules"},

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/internal/atomicfile"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 )
 
@@ -124,30 +125,16 @@ func SameToken(got, want string) bool {
 // maxToken bounds a token file.
 const maxToken = 4 << 10
 
-// WriteToken writes tok to path, mode 0600, atomically: a reader finds the
-// old token or the new one. path's directory must be private (Dir).
+// WriteToken writes tok to path, mode 0600, atomically (atomicfile.Replace):
+// a reader finds the old token or the new one. path's directory must be
+// private (Dir). A file there that is not 0600 (mcpc makes none) is
+// removed first, since Replace keeps the mode of what it replaces.
 func WriteToken(path, tok string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("cannot write the token file %s: %v", path, unwrapPath(err))
+	if fi, err := os.Lstat(path); err == nil && fi.Mode() != 0o600 {
+		os.Remove(path)
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // nothing left to remove after the rename
-	err = f.Chmod(0o600)
-	if err == nil {
-		_, err = io.WriteString(f, tok+"\n")
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write the token file %s: %v", path, unwrapPath(err))
+	if err := atomicfile.Replace(path, []byte(tok+"\n"), 0o600, nil); err != nil {
+		return fmt.Errorf("cannot write the token file: %v", err)
 	}
 	return nil
 }
