@@ -43,12 +43,17 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		at := func(byteCol int) diag.Pos {
 			return diag.Pos{File: file, Line: first, Column: utf8.RuneCountInString(line[:byteCol]) + 1}
 		}
-		fail := func(byteCol int, msg, suggestion string, shown string, lastLine int) {
-			ds = append(ds, rules.EnvFileSyntax.At(at(byteCol), msg, suggestion))
+		// mask shows lines first to lastLine in excerpts as shown (the
+		// name and =, or nothing) and [REDACTED].
+		mask := func(shown string, lastLine int) {
 			masks[first] = shown + redact.Redacted
 			for n := first + 1; n <= lastLine; n++ {
 				masks[n] = redact.Redacted
 			}
+		}
+		fail := func(byteCol int, msg, suggestion string, shown string, lastLine int) {
+			ds = append(ds, rules.EnvFileSyntax.At(at(byteCol), msg, suggestion))
+			mask(shown, lastLine)
 		}
 		i := skipBlanks(line, 0)
 		if i == len(line) || line[i] == '#' {
@@ -102,10 +107,7 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 				col := utf8.RuneCountInString(endLine[:len(endLine)-len(t)]) + 1
 				ds = append(ds, rules.EnvFileSyntax.At(diag.Pos{File: file, Line: last, Column: col},
 					"unexpected text after the quoted value of "+key+" (the text is not shown: it may be part of a value)", "put a # before a comment, or quote the whole value"))
-				masks[first] = shown + redact.Redacted
-				for n := first + 1; n <= last; n++ {
-					masks[n] = redact.Redacted
-				}
+				mask(shown, last)
 				lineNo = last
 				continue
 			}
@@ -115,10 +117,7 @@ func parseDotenv(file string, data []byte, secret func(string) bool) (vars []*En
 		if hidden {
 			// A secret's value never shows in an excerpt, even one too weak
 			// to redact by value.
-			masks[first] = shown + redact.Redacted
-			for n := first + 1; n <= last; n++ {
-				masks[n] = redact.Redacted
-			}
+			mask(shown, last)
 		}
 		vars = append(vars, v)
 		lineNo = last
