@@ -16,6 +16,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
+	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/ui"
 )
 
@@ -164,7 +165,7 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 		}
 		opts.NoToken = true
 	case tok == "":
-		if tok, err = newUIToken(); err != nil {
+		if tok, err = private.NewToken(); err != nil {
 			return opts, "", &exitError{code: ExitInternal, msg: "cannot make an access token: " + err.Error()}
 		}
 	}

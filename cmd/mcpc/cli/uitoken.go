@@ -13,9 +13,6 @@ import (
 // keeps its tokens and status sockets in (private.Dir: the user's own,
 // closed to others, else refused).
 
-// newUIToken is a fresh access token.
-func newUIToken() (string, error) { return private.NewToken() }
-
 // writeUIToken writes tok to the token file of the page on port,
 // atomically (a stale file of an earlier mcpc ui is replaced). It returns
 // the file's path and a function that removes it if it still holds tok.
