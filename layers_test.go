@@ -24,8 +24,8 @@ const module = "github.com/mcpc-dev/mcpc/"
 // plan without the compiler, and nothing imports the CLI.
 var mayImport = map[string][]string{
 	// Leaves: the standard library (and CUE or the MCP SDK) only.
-	"diag":                {},
-	"redact":              {},
+	"internal/diag":       {},
+	"internal/redact":     {},
 	"internal/inputfile":  {},
 	"internal/term":       {},
 	"internal/atomicfile": {},
@@ -33,52 +33,52 @@ var mayImport = map[string][]string{
 	// The user's runtime directory, token files, owner-only sockets.
 	"internal/private": {"internal/atomicfile", "internal/inputfile"},
 
-	"rules":             {"diag"},
-	"node":              {"diag", "rules"},
-	"naming":            {"rules"},
-	"policies/denylist": {"internal/inputfile"},
-	"schema":            {"diag", "node", "rules"},
-	"plan":              {"diag", "node", "rules", "schema", "policies/denylist"},
-	"craftbot":          {"diag", "internal/atomicfile", "internal/inputfile", "internal/transport", "node", "redact", "rules", "schema"},
-	"policies":          {"diag", "node", "rules", "plan", "toollock", "internal/inputfile"},
+	"policies/rules":        {"internal/diag"},
+	"internal/node":         {"internal/diag", "policies/rules"},
+	"compile/naming":        {"policies/rules"},
+	"compile/plan/denylist": {"internal/inputfile"},
+	"schema":                {"internal/diag", "internal/node", "policies/rules"},
+	"compile/plan":          {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan/denylist"},
+	"compile/craftbot":      {"internal/diag", "internal/atomicfile", "internal/inputfile", "runtime/transport", "internal/node", "internal/redact", "policies/rules", "schema"},
+	"policies":              {"internal/diag", "internal/node", "policies/rules", "compile/plan", "policies/toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
-	"internal/transport": {"internal/loopback", "node"},
+	"runtime/transport": {"internal/loopback", "internal/node"},
 
-	"compile":  {"craftbot", "diag", "node", "rules", "schema", "plan", "redact", "policies/denylist", "internal/inputfile"},
-	"lint":     {"compile", "craftbot", "policies", "policies/denylist", "schema", "toollock", "node", "diag", "rules", "internal/inputfile"},
-	"report":   {"diag", "rules", "internal/term"},
-	"toollock": {"diag", "node", "rules", "schema", "plan"},
-	"remote":   {"diag", "node", "rules", "schema", "redact", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term"},
-	"runtime":  {"craftbot", "plan", "plandiff", "naming", "node", "rules", "redact", "remote", "policies/denylist", "internal/loopback", "internal/private", "internal/transport"},
-	"importer": {"diag", "node", "policies/denylist", "redact", "rules"},
+	"compile":           {"compile/craftbot", "internal/diag", "internal/node", "policies/rules", "schema", "compile/plan", "internal/redact", "compile/plan/denylist", "internal/inputfile"},
+	"policies/lint":     {"compile", "compile/craftbot", "policies", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
+	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
+	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
+	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term"},
+	"runtime":           {"compile/craftbot", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport"},
+	"compile/importer":  {"internal/diag", "internal/node", "compile/plan/denylist", "internal/redact", "policies/rules"},
 
-	"toolreport": {"craftbot", "diag", "internal/transport", "naming", "plan", "redact", "remote", "rules", "runtime", "toollock"},
+	"runtime/toolreport": {"compile/craftbot", "internal/diag", "runtime/transport", "compile/naming", "compile/plan", "internal/redact", "runtime/remote", "policies/rules", "runtime", "policies/toollock"},
 
 	// mcpc ui: the servers page (both profiles, craftbot edits) and a gateway's.
-	"ui": {"compile", "craftbot", "diag", "internal/inputfile", "internal/loopback", "internal/private", "plan", "runtime"},
+	"cmd/mcpc/ui": {"compile", "compile/craftbot", "internal/diag", "internal/inputfile", "internal/loopback", "internal/private", "compile/plan", "runtime"},
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
-	"plandiff": {"plan", "internal/term"},
+	"compile/plandiff": {"compile/plan", "internal/term"},
 	// Watching files for a reload (mcpc run --watch): fsnotify only.
 	"internal/watch": {},
 
-	"cmd/mcpc/cli": {"compile", "craftbot", "diag", "importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "internal/transport", "internal/watch", "lint", "naming", "node", "plan",
-		"plandiff", "policies", "policies/denylist", "redact", "remote", "report", "rules", "runtime", "schema", "toollock", "toolreport", "ui"},
+	"cmd/mcpc/cli": {"compile", "compile/craftbot", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan",
+		"compile/plandiff", "policies", "compile/plan/denylist", "internal/redact", "runtime/remote", "internal/report", "policies/rules", "runtime", "schema", "policies/toollock", "runtime/toolreport", "cmd/mcpc/ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.
 	"internal/testmain":            {},
 	"internal/testservers":         {"internal/testmain"},
-	"internal/diagtest":            {"diag"},
-	"remote/remotetest":            {},
+	"internal/diagtest":            {"internal/diag"},
+	"runtime/remote/remotetest":    {},
 	"fixtures/servers/testserver":  {},
 	"fixtures/servers/wsserver":    {},
 	"fixtures/servers/conformance": {},
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "remote/remotetest"}
+var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "runtime/remote/remotetest"}
 
 // TestImportDirection guards the direction of dependencies: every package is
 // in the table above, imports only what the table allows, and the runtime

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/importer"
-	"github.com/mcpc-dev/mcpc/lint"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/compile/importer"
+	"github.com/mcpc-dev/mcpc/policies/lint"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 // TestEveryRuleHasGoldenCases is the meta-test: every rule in the registry
@@ -123,7 +123,7 @@ func TestRulesDoc(t *testing.T) {
 	b.WriteString("# Rules\n\n")
 	b.WriteString("Every diagnostic mcpc prints carries one of these rule ids. `mcpc rules` prints the same list.\n")
 	b.WriteString("Each rule has golden cases: `fixtures/rule-<id>/` triggers it, `fixtures/rule-<id>-ok/` is a near-miss that stays clean.\n")
-	b.WriteString("This file is generated from `rules/registry.go` and the packs in `policies/` by `go test . -run TestRulesDoc -update`.\n\n")
+	b.WriteString("This file is generated from `policies/rules/registry.go` and the packs in `policies/` by `go test . -run TestRulesDoc -update`.\n\n")
 	b.WriteString("| id | severity | description |\n|---|---|---|\n")
 	for _, r := range allRules(t) {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", r.ID, r.ID, r.Severity, r.Description)
@@ -223,13 +223,13 @@ func TestGoldenSeveritiesMatchTheDeclarations(t *testing.T) {
 // A finding is made by its rule's value (rules.NameShadowed.At, InfoAt,
 // ErrorAt, Claim), which fills in the declared id and severity, so that what
 // mcpc rules, docs/rules.md and SARIF's defaultConfiguration say is what
-// mcpc reports. The scan flags, in every non-test .go file outside rules/:
+// mcpc reports. The scan flags, in every non-test .go file outside policies/rules/:
 // a string literal equal to a declared rule id; a diag.Diagnostic literal
 // with a Rule or Severity field; an assignment of a literal (a string, or
 // diag.Error, diag.Warning, diag.Info) to a .Rule or .Severity field; and a
 // rules.Rule literal with a literal severity (a rule declared outside the
 // registry), except in the one file of another namespace's declarations:
-// the import report's codes (importer/codes.go), which its converter
+// the import report's codes (compile/importer/codes.go), which its converter
 // reports through in the same way.
 func TestReportsGoThroughRuleValues(t *testing.T) {
 	declared := map[string]bool{}
@@ -252,8 +252,8 @@ func TestReportsGoThroughRuleValues(t *testing.T) {
 func TestTheRuleValueGuardFlagsHandBuiltFindings(t *testing.T) {
 	src := `package x
 
-import "github.com/mcpc-dev/mcpc/diag"
-import "github.com/mcpc-dev/mcpc/rules"
+import "github.com/mcpc-dev/mcpc/internal/diag"
+import "github.com/mcpc-dev/mcpc/policies/rules"
 
 const ruleX = "name-shadowed"
 
@@ -290,10 +290,10 @@ func f(pos diag.Pos, d *diag.Diagnostic, ds []diag.Diagnostic) []diag.Diagnostic
 }
 
 // codeDeclarations are the files that declare the codes of another
-// namespace than the rule registry, as rules/registry.go declares rules.
-var codeDeclarations = map[string]bool{filepath.Join("importer", "codes.go"): true}
+// namespace than the rule registry, as policies/rules/registry.go declares rules.
+var codeDeclarations = map[string]bool{filepath.Join("compile", "importer", "codes.go"): true}
 
-// nonTestGoFiles are the module's Go files outside rules/, tests,
+// nonTestGoFiles are the module's Go files outside policies/rules/, tests,
 // node_modules and codeDeclarations.
 func nonTestGoFiles(t *testing.T) []string {
 	t.Helper()
@@ -304,7 +304,7 @@ func nonTestGoFiles(t *testing.T) []string {
 		}
 		if d.IsDir() {
 			switch path {
-			case "node_modules", "rules", ".git":
+			case "node_modules", filepath.Join("policies", "rules"), ".git":
 				return filepath.SkipDir
 			}
 			return nil

@@ -13,11 +13,11 @@ import (
 
 // TestSARIFValidatesAgainstItsSchema: the SARIF that validate and lint print
 // for every golden case is valid against the SARIF 2.1.0 schema
-// (report/testdata/sarif-2.1.0-rtm.5.json, from the npm package
+// (internal/report/testdata/sarif-2.1.0-rtm.5.json, from the npm package
 // @microsoft/jest-sarif 1.0.0-beta.0, MIT), with a JSON Schema validator
 // library rather than our own reading of the standard.
 func TestSARIFValidatesAgainstItsSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join("report", "testdata", "sarif-2.1.0-rtm.5.json"))
+	f, err := os.Open(filepath.Join("internal", "report", "testdata", "sarif-2.1.0-rtm.5.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/report"
 )
 
 // Small inputs that once took huge work, each beside a realistic input of

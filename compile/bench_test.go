@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/internal/report"
 )
 
 // deployment builds a deployment of n servers split across the three kinds

@@ -3,8 +3,8 @@ package compile
 import (
 	"sort"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
 )
 
 // DiagnosticsByServer sorts the diagnostics among the servers they are

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 )
 
 // Each diagnostic lands with the server defined where it points: in a

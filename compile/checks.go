@@ -9,9 +9,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 

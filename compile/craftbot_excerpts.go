@@ -1,8 +1,8 @@
 package compile
 
 import (
-	"github.com/mcpc-dev/mcpc/craftbot"
-	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 )
 
 // ConfigExcerpts returns the lines of data, an mcp_config.json (or a piece

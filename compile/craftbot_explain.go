@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mcpc-dev/mcpc/craftbot"
-	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/node"
 )
 
 // explainCraftbot explains the entry the host loads under name: each field

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/node"
 )
 
 // deepKeyShapes are configurations whose keys run n levels deep: a

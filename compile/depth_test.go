@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 // The host reads appsettings files and settings.json with System.Text.Json,

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
 )
 
 // Explanation says where every field of one server came from.

@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
-	"github.com/mcpc-dev/mcpc/node"
-	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/internal/redact"
 )
 
 // withoutBOM reads files through read and drops a leading UTF-8 byte order

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/redact"
-	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/internal/report"
 )
 
 // wholeLines is FileSet without the window: every line redacted whole.

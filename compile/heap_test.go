@@ -4,8 +4,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/node"
 )
 
 // A compilation holds what its Result needs and little more: each server

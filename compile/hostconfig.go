@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 
-	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 

@@ -1,10 +1,10 @@
 package compile
 
 import (
-	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
-	"github.com/mcpc-dev/mcpc/policies/denylist"
-	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/internal/redact"
 )
 
 // HostEnvOptions are the sources of a host environment (SPEC §2.1), as the

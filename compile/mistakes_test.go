@@ -3,7 +3,7 @@ package compile
 import (
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 )
 
 // Unknown fields that mean a known one too far for the did-you-mean get it;

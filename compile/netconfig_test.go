@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/redact"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 func TestSortKeysFollowsConfigurationKeyComparer(t *testing.T) {

@@ -3,8 +3,8 @@ package compile
 import (
 	"strconv"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
 )
 
 // Locate maps a path into the plan (keys and list indices from its root, as

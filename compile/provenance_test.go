@@ -3,7 +3,7 @@ package compile
 import (
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 )
 
 // A path into the plan maps to where the sources wrote that value: a file

@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 
-	"github.com/mcpc-dev/mcpc/policies/denylist"
-	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
+	"github.com/mcpc-dev/mcpc/internal/redact"
 )
 
 // ResolvedView is one chat's view of a plan (mcpc plan --resolve): templates

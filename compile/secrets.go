@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
-	"github.com/mcpc-dev/mcpc/redact"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 var envRefRE = regexp.MustCompile(`\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 
 	"github.com/agnivade/levenshtein"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 

@@ -1,9 +1,9 @@
 package policies
 
 import (
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/rules"
-	"github.com/mcpc-dev/mcpc/toollock"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/policies/rules"
+	"github.com/mcpc-dev/mcpc/policies/toollock"
 )
 
 // Input is what the Go deployment rules look at: the plan, the tool lock

@@ -3,7 +3,7 @@ package policies
 import (
 	"fmt"
 
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 // playwrightBrowserMissing: the Playwright preset is on, but the browser it

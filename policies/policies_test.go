@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 // server is one plan server for the tests: the defaults of a stdio entry.

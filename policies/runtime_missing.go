@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 // runtimeMissing: the command of an enabled stdio server does not exist on

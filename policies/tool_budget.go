@@ -3,7 +3,7 @@ package policies
 import (
 	"fmt"
 
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 // toolBudget: more registered tools than a target client takes. Counted from

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpc-dev/mcpc/craftbot"
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/plandiff"
-	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/compile/plandiff"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
 // Apply makes p (with config, where its ${config:KEY} values are read) the

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpc-dev/mcpc/internal/loopback"
-	"github.com/mcpc-dev/mcpc/internal/transport"
+	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // CraftbotHTTPOptions configure Craftbot.Handler.

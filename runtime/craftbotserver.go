@@ -13,10 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/craftbot"
-	"github.com/mcpc-dev/mcpc/internal/transport"
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // stopRemoved and stopDisabled say why Apply stopped a server.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/internal/redact"
 )
 
 // Canary secrets: one plain, one that changes when JSON-escaped.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 )
 
 // faultHost is a host with one test server that misbehaves at start when

@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
-	"github.com/mcpc-dev/mcpc/internal/transport"
+	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // Chats served over HTTP, as a gateway bounds them: a chat, its workspace

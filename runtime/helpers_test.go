@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/plan"
 )
 
 // fakeClock is a Clock that moves only when a test advances it. Timers

@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 )
 
 // The runtime launches what the host would: ${env:NAME} outside env values

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/internal/transport"
+	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // processLimit counts the chat processes of a host against

@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/remote"
-	"github.com/mcpc-dev/mcpc/remote/remotetest"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
 
 // Every failed retry of a remote server is logged with its own next

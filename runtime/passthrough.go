@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/naming"
-	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
 // Pass-through (SPEC §4, "the gateway is transparent"): what MCP offers

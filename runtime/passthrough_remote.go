@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
 // Pass-through for a chat's remote servers (servers.json), as for its

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/policies/denylist"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 )
 
 // HostEnv is the host environment a runtime resolves ${env:NAME} against

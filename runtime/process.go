@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/internal/transport"
+	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // groupTransport starts the command of an mcp.CommandTransport and

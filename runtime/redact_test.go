@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/remote"
-	"github.com/mcpc-dev/mcpc/remote/remotetest"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
 
 // longSecret is longer than any cut mcpc makes in a message or a line.

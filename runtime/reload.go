@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/plandiff"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/compile/plandiff"
 )
 
 // Reload: a running host takes a new plan (Host.Apply; `mcpc run --watch`).

@@ -11,8 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/plan"
 )
 
 // A reload under a connected client: the removed server's process stops

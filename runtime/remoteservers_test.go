@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/remote"
-	"github.com/mcpc-dev/mcpc/remote/remotetest"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/policies/rules"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
 
 // Tests of a set of remote servers on its own (RemoteServers), as `mcpc

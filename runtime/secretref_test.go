@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/redact"
+	"github.com/mcpc-dev/mcpc/internal/redact"
 )
 
 // What runs is exactly what the host would run (SPEC §2.4): a secret that

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 )
 
 // The test binary doubles as an MCP server over stdio that handles a

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/internal/transport"
+	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // The runtime through its transports (package transport): a gateway

@@ -12,9 +12,9 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 // ParseCUE evaluates a CUE file written by an operator (JSON is CUE too) and

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/node"
 )
 
 // linearShapes are values that made Check quadratic, each for n: an entry

@@ -27,9 +27,9 @@ import (
 	"cuelang.org/go/cue/token"
 	"github.com/agnivade/levenshtein"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 //go:embed *.cue

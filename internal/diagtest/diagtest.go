@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 )
 
 // CheckPositions fails t when a diagnostic names a file that is not in lines,

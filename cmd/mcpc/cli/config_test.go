@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 

@@ -5,9 +5,9 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/node"
-	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/internal/report"
 )
 
 // diagOutput is how a command prints diagnostics: a report format and

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
 // hostile is what an agent (servers.json, a config it may edit) or a

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/plan"
 )
 
 // The README's example runs after the README's set-up (npm ci): validate,

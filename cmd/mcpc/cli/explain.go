@@ -8,8 +8,8 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/term"
-	"github.com/mcpc-dev/mcpc/plan"
 )
 
 func explainCommand() *ucli.Command {

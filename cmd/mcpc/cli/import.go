@@ -11,10 +11,10 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/importer"
+	"github.com/mcpc-dev/mcpc/compile/importer"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
-	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/internal/report"
 )
 
 // importCommand is `mcpc import`: another client's MCP configuration

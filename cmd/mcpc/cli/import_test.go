@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/internal/report"
 )
 
 const importCanary = "ghp_CANARYcli0123456789abcdef"

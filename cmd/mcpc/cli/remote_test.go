@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/remote"
-	"github.com/mcpc-dev/mcpc/remote/remotetest"
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
 
 const (

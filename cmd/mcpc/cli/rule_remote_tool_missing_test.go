@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/remote/remotetest"
+	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files this package writes (golden/rule-remote-tool-missing*.txt)")

@@ -6,8 +6,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/mcpc-dev/mcpc/lint"
-	"github.com/mcpc-dev/mcpc/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/policies/lint"
 )
 
 func rulesCommand() *ucli.Command {

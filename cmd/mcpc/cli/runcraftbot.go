@@ -15,13 +15,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/term"
-	"github.com/mcpc-dev/mcpc/internal/transport"
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/policies/denylist"
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // volcanicRunFlags are the flags of mcpc run that only a volcanic plan

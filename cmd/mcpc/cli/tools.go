@@ -15,19 +15,19 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/craftbot"
-	"github.com/mcpc-dev/mcpc/diag"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/internal/term"
-	"github.com/mcpc-dev/mcpc/naming"
-	"github.com/mcpc-dev/mcpc/plan"
-	"github.com/mcpc-dev/mcpc/policies/denylist"
-	"github.com/mcpc-dev/mcpc/report"
-	"github.com/mcpc-dev/mcpc/rules"
+	"github.com/mcpc-dev/mcpc/policies/rules"
+	"github.com/mcpc-dev/mcpc/policies/toollock"
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/toolreport"
 	"github.com/mcpc-dev/mcpc/schema"
-	"github.com/mcpc-dev/mcpc/toollock"
-	"github.com/mcpc-dev/mcpc/toolreport"
 )
 
 func toolsCommand() *ucli.Command {

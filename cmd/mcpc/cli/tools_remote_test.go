@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpc-dev/mcpc/remote"
-	"github.com/mcpc-dev/mcpc/remote/remotetest"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
 
 // mcpc tools --workspace DIR --scope SCOPE also connects the chat's remote

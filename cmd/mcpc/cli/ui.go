@@ -13,11 +13,11 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/mcpc-dev/mcpc/cmd/mcpc/ui"
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
-	"github.com/mcpc-dev/mcpc/ui"
 )
 
 func uiCommand() *ucli.Command {

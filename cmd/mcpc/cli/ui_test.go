@@ -18,7 +18,7 @@ import (
 )
 
 // uiConfig is the ui package's fixture.
-var uiConfig = filepath.Join("..", "..", "..", "ui", "testdata", "mcp_config.json")
+var uiConfig = filepath.Join("..", "ui", "testdata", "mcp_config.json")
 
 // mcpc ui refuses what it cannot serve safely or at all, before it
 // listens: exit 2 with the reason.

@@ -8,9 +8,9 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
-	"github.com/mcpc-dev/mcpc/diag"
-	"github.com/mcpc-dev/mcpc/lint"
-	"github.com/mcpc-dev/mcpc/report"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/report"
+	"github.com/mcpc-dev/mcpc/policies/lint"
 )
 
 func validateCommand() *ucli.Command {

@@ -1,0 +1,92 @@
+package craftbot
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/mcpc-dev/mcpc/internal/diag"
+)
+
+// TargetOSes are the operating systems --target-os accepts (Go's names).
+var TargetOSes = []string{"linux", "darwin", "windows"}
+
+// ValidTargetOS reports whether goos is one of TargetOSes.
+func ValidTargetOS(goos string) bool {
+	for _, o := range TargetOSes {
+		if o == goos {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// C:\…, C:/…, \\server\share
+	windowsPathRE = regexp.MustCompile(`^([A-Za-z]:[\\/]|\\\\)`)
+	// Programs only Windows runs by name.
+	windowsProgramRE = regexp.MustCompile(`(?i)\.(exe|cmd|bat|ps1|com)$`)
+	// A Unix absolute path of at least two parts (/usr/bin/x, ~/bin/x):
+	// "/c" or "/?" alone is a Windows switch, not a path.
+	unixPathRE = regexp.MustCompile(`^(~|/[^/\s]+)/[^/\s]`)
+	// A macOS application bundle as a path component: Foo.app, Foo.app/….
+	appBundleRE = regexp.MustCompile(`(?i)\.app(/|$)`)
+)
+
+// macOSRoots are directories that exist on macOS only.
+var macOSRoots = []string{"/Applications/", "/System/", "/Library/", "~/Library/", "/Users/", "/opt/homebrew/", "/Volumes/"}
+
+// macOSPrograms run on macOS only (open -a launches an application).
+var macOSPrograms = map[string]bool{"osascript": true, "/usr/bin/osascript": true, "/usr/bin/open": true}
+
+// launchProblem returns where and why e's launch command cannot work on
+// goos, or "" when nothing is known to be wrong. It looks at the command
+// and at the arguments that are absolute paths; a relative name (npx, uvx,
+// node) is found on PATH and says nothing about the OS.
+func launchProblem(goos string, e *Entry) (diag.Pos, string) {
+	if why := pathProblem(goos, e.Command, true); why != "" {
+		return fieldPos(e, FieldCommand), fmt.Sprintf("command %s %s", quote(e.Command), why)
+	}
+	if goos != "darwin" && (e.Command == "open" || e.Command == "/usr/bin/open") && len(e.Args) > 0 && e.Args[0] == "-a" {
+		return fieldPos(e, FieldCommand), `"open -a" launches a macOS application`
+	}
+	for i, a := range e.Args {
+		if why := pathProblem(goos, a, false); why != "" {
+			return argPos(e, i), fmt.Sprintf("args[%d] %s %s", i, quote(a), why)
+		}
+	}
+	return diag.Pos{}, ""
+}
+
+// pathProblem says why s, a command (program) or an argument, is a path
+// that does not exist on goos.
+func pathProblem(goos, s string, program bool) string {
+	if s == "" {
+		return ""
+	}
+	if goos != "windows" {
+		switch {
+		case windowsPathRE.MatchString(s):
+			return "is a Windows path"
+		case program && windowsProgramRE.MatchString(s):
+			return "is a Windows program (" + s[strings.LastIndexByte(s, '.'):] + ")"
+		}
+	}
+	if goos != "darwin" {
+		if program && macOSPrograms[s] {
+			return "runs on macOS only"
+		}
+		for _, root := range macOSRoots {
+			if strings.HasPrefix(s, root) {
+				return "is a macOS path (" + strings.TrimSuffix(root, "/") + ")"
+			}
+		}
+		if appBundleRE.MatchString(s) && (program || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~/")) {
+			return "is inside a macOS application bundle (.app)"
+		}
+	}
+	if goos == "windows" && unixPathRE.MatchString(s) {
+		return "is a Unix path"
+	}
+	return ""
+}

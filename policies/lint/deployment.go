@@ -1,0 +1,316 @@
+// Package lint checks a deployment before it starts (`mcpc lint`): every
+// check the compiler makes, the deployment rules of package policies (the
+// built-in packs, the Go rules, a team's own packs), and then one pass that
+// applies the deployment's rule severities and ignores, by rule id, as
+// golangci-lint does. The deployment is described by mcpc.cue (Deployment),
+// found upward from the directory being checked.
+//
+// It imports compile, craftbot, policies, policies/denylist, schema,
+// toollock, node, diag, rules and internal/inputfile.
+package lint
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/policies/rules"
+	"github.com/mcpc-dev/mcpc/schema"
+)
+
+// FileName is the deployment file mcpc lint looks for.
+const FileName = "mcpc.cue"
+
+// Deployment is what mcpc.cue says. Paths in it are relative to its
+// directory; Load joins them to Dir.
+type Deployment struct {
+	File         string            `json:"-"`
+	Dir          string            `json:"-"`
+	Profile      string            `json:"profile"`
+	Sources      Sources           `json:"sources"`
+	Rules        map[string]string `json:"rules"`
+	Ignores      []Ignore          `json:"ignores"`
+	BuiltinTools []string          `json:"builtinTools"`
+	Target       Target            `json:"target"`
+	Policies     Policies          `json:"policies"`
+
+	root *node.Node
+}
+
+// Sources are the deployment's inputs (the source flags of SPEC §8).
+type Sources struct {
+	AppSettings []string `json:"appsettings"`
+	EnvFiles    []string `json:"envFiles"`
+	Env         []string `json:"env"`
+	CleanEnv    bool     `json:"cleanEnv"`
+	AgentDir    string   `json:"agentDir"`
+	Config      string   `json:"config"`
+	DenyList    string   `json:"denyList"`
+}
+
+// Ignore drops the findings of one rule in the files a glob matches.
+type Ignore struct {
+	Path   string `json:"path"`
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+	Pos    diag.Pos
+}
+
+// Target is where the deployment runs.
+type Target struct {
+	OS      string   `json:"os"`
+	Path    string   `json:"path"`
+	Clients []string `json:"clients"`
+	Lock    string   `json:"lock"`
+}
+
+// Policies are the packs to run.
+type Policies struct {
+	Packs []string `json:"packs"`
+	Dirs  []string `json:"dirs"`
+}
+
+// Find looks for mcpc.cue in dir and its parents; "" when there is none.
+func Find(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		candidate := filepath.Join(abs, FileName)
+		if fi, err := os.Stat(candidate); err == nil && fi.Mode().IsRegular() {
+			rel, err := filepath.Rel(mustWd(), candidate)
+			if err == nil && !filepath.IsAbs(rel) && len(rel) < len(candidate) {
+				return rel
+			}
+			return candidate
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return ""
+		}
+		abs = parent
+	}
+}
+
+func mustWd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	return wd
+}
+
+// Load reads mcpc.cue (CUE, or JSON, which is CUE too), checks it against
+// the schema's #Deployment and its ignores (a reason each, a glob that
+// compiles), and joins its paths to its directory. Every problem is an error
+// positioned in the file: mcpc does not guess what a deployment meant. The
+// rule ids it names are checked by CheckRules, once the packs it names are
+// loaded.
+func Load(file string) (*Deployment, []diag.Diagnostic) {
+	data, err := inputfile.ReadText(file)
+	if err != nil {
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(diag.Pos{File: file, Line: 1, Column: 1},
+			"cannot read the deployment file: "+err.Error(), "")}
+	}
+	return Parse(file, data)
+}
+
+// Parse is Load of data already read.
+func Parse(file string, data []byte) (*Deployment, []diag.Diagnostic) {
+	root, ds := schema.ParseCUE(file, data)
+	if ds != nil {
+		return nil, ds
+	}
+	v, err := schema.Acquire()
+	if err != nil {
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos(), err.Error(), "")}
+	}
+	ds = v.Check(schema.Deployment, root, "", nil)
+	schema.Release(v)
+	for i := range ds {
+		ds[i] = rules.DeploymentInvalid.Claim(ds[i])
+	}
+	if len(ds) > 0 {
+		diag.Sort(ds)
+		return nil, ds
+	}
+	raw, err := json.Marshal(toAny(root))
+	if err != nil {
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos(), err.Error(), "")}
+	}
+	d := &Deployment{File: file, Dir: filepath.Dir(file), root: root}
+	if err := json.Unmarshal(raw, d); err != nil {
+		return nil, []diag.Diagnostic{rules.DeploymentInvalid.At(root.Pos(), "the deployment does not decode: "+err.Error(), "")}
+	}
+	ds = append(ds, d.checkIgnores()...)
+	diag.Sort(ds)
+	if len(ds) > 0 {
+		return nil, ds
+	}
+	d.join()
+	return d, nil
+}
+
+// CheckRules reports every rule id the file names (a severity, an ignore)
+// that is not among known: a misspelt id would silently configure nothing.
+func (d *Deployment) CheckRules(known []string) []diag.Diagnostic {
+	var ds []diag.Diagnostic
+	isKnown := map[string]bool{}
+	for _, id := range known {
+		isKnown[id] = true
+	}
+	unknown := func(pos diag.Pos, id string) {
+		sugg := "mcpc rules lists every rule id"
+		if best := closestID(id, known); best != "" {
+			sugg = fmt.Sprintf("did you mean %q?", best)
+		}
+		ds = append(ds, rules.DeploymentInvalid.At(pos, fmt.Sprintf("rule %q does not exist", id), sugg))
+	}
+	if m := d.root.Member("rules"); m != nil {
+		for _, r := range m.Value.Members {
+			if !isKnown[r.Key] {
+				unknown(r.KeyPos(), r.Key)
+			}
+		}
+	}
+	if m := d.root.Member("ignores"); m != nil {
+		for i, e := range m.Value.Elems {
+			if !isKnown[d.Ignores[i].Rule] {
+				unknown(e.Get("rule").Pos(), d.Ignores[i].Rule)
+			}
+		}
+	}
+	diag.Sort(ds)
+	return ds
+}
+
+// checkIgnores: every ignore has a reason and a glob that compiles.
+func (d *Deployment) checkIgnores() []diag.Diagnostic {
+	var ds []diag.Diagnostic
+	if m := d.root.Member("ignores"); m != nil {
+		for i, e := range m.Value.Elems {
+			d.Ignores[i].Pos = e.Pos()
+			ig := d.Ignores[i]
+			if ig.Reason == "" || len([]rune(ig.Reason)) < 3 {
+				ds = append(ds, rules.DeploymentInvalid.At(e.Get("reason").Pos(),
+					"an ignore needs a reason: why the finding does not apply here", `reason: "the image pins the package by digest"`))
+			}
+			if !doublestar.ValidatePattern(ig.Path) {
+				ds = append(ds, rules.DeploymentInvalid.At(e.Get("path").Pos(),
+					fmt.Sprintf("path %q is not a valid glob", ig.Path), `path: "**/appsettings*.json"`))
+			}
+		}
+	}
+	return ds
+}
+
+// join makes the deployment's paths relative to the current directory.
+func (d *Deployment) join() {
+	j := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(d.Dir, p)
+	}
+	for i, p := range d.Sources.AppSettings {
+		d.Sources.AppSettings[i] = j(p)
+	}
+	for i, p := range d.Sources.EnvFiles {
+		d.Sources.EnvFiles[i] = j(p)
+	}
+	d.Sources.AgentDir, d.Sources.Config, d.Sources.DenyList = j(d.Sources.AgentDir), j(d.Sources.Config), j(d.Sources.DenyList)
+	d.Target.Lock = j(d.Target.Lock)
+	for i, p := range d.Policies.Dirs {
+		d.Policies.Dirs[i] = j(p)
+	}
+}
+
+// toAny turns a value tree into plain Go values for decoding.
+func toAny(n *node.Node) any {
+	switch n.Kind {
+	case node.Object:
+		m := map[string]any{}
+		for _, mem := range n.Members {
+			m[mem.Key] = toAny(mem.Value)
+		}
+		return m
+	case node.Array:
+		l := make([]any, len(n.Elems))
+		for i, e := range n.Elems {
+			l[i] = toAny(e)
+		}
+		return l
+	case node.String:
+		return n.Text
+	case node.Number:
+		return json.Number(n.Text)
+	case node.Bool:
+		return n.Bool
+	}
+	return nil
+}
+
+// closestID suggests a known id for a misspelt one.
+func closestID(id string, known []string) string {
+	best, bestD := "", 4
+	sorted := append([]string(nil), known...)
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		if d := levenshtein.ComputeDistance(id, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// InitFile is the mcpc.cue that `mcpc lint --init` writes for d's profile
+// and sources: those, an empty rule configuration with how to fill it, and
+// the baseline pack.
+func InitFile(d Deployment) string {
+	var b strings.Builder
+	q := func(s string) string { x, _ := json.Marshal(s); return string(x) }
+	list := func(xs []string) string {
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = q(x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	b.WriteString("// mcpc.cue: the deployment mcpc lint checks. Paths are relative to this file.\n")
+	b.WriteString("// Written by mcpc lint --init; see docs/policies.md and mcpc rules.\n")
+	fmt.Fprintf(&b, "profile: %s\n\n", q(d.Profile))
+	b.WriteString("sources: {\n")
+	if len(d.Sources.AppSettings) > 0 {
+		fmt.Fprintf(&b, "\tappsettings: %s\n", list(d.Sources.AppSettings))
+	}
+	if len(d.Sources.EnvFiles) > 0 {
+		fmt.Fprintf(&b, "\tenvFiles: %s\n", list(d.Sources.EnvFiles))
+	}
+	if len(d.Sources.Env) > 0 {
+		fmt.Fprintf(&b, "\tenv: %s\n", list(d.Sources.Env))
+	}
+	if d.Sources.CleanEnv {
+		b.WriteString("\tcleanEnv: true\n")
+	}
+	for _, f := range []struct{ name, value string }{{"agentDir", d.Sources.AgentDir}, {"config", d.Sources.Config}, {"denyList", d.Sources.DenyList}} {
+		if f.value != "" {
+			fmt.Fprintf(&b, "\t%s: %s\n", f.name, q(f.value))
+		}
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// Severity per rule id: \"off\", \"info\", \"warning\" or \"error\".\nrules: {}\n\n")
+	b.WriteString("// Findings to ignore, each with its reason:\n// ignores: [{path: \"appsettings.json\", rule: \"unknown-field\", reason: \"the host reads Logging\"}]\nignores: []\n\n")
+	b.WriteString("// Where the deployment runs: os, the PATH of an image, the clients whose tool limits apply,\n// and the tool lock (mcpc tools --lock FILE) the tool rules read.\ntarget: {}\n\n")
+	b.WriteString("policies: packs: [\"baseline\"]\n")
+	return b.String()
+}

@@ -1,0 +1,184 @@
+package lint
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
+	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/policies"
+	"github.com/mcpc-dev/mcpc/policies/rules"
+	"github.com/mcpc-dev/mcpc/policies/toollock"
+	"github.com/mcpc-dev/mcpc/schema"
+)
+
+// Options are one lint run.
+type Options struct {
+	// Compile are the deployment's sources (from mcpc.cue and the flags).
+	Compile compile.Options
+	// Deployment is the mcpc.cue in force; nil when there is none.
+	Deployment *Deployment
+	// Packs are the policy packs to run.
+	Packs []*policies.Pack
+	// Target is where the deployment runs.
+	Target policies.Target
+	// LockFile is the tool lock the tool rules read; "" when there is none.
+	LockFile string
+}
+
+// Report is what a lint run found.
+type Report struct {
+	Result *compile.Result
+	Applied
+	// Files are the files read besides the sources (the lock), for excerpts.
+	Files map[string][]byte
+}
+
+// Run compiles the deployment, runs the packs and the Go rules over its plan
+// (the draft plan when the compiler found errors, so that one run shows
+// everything), and applies the deployment's rule configuration. An input
+// that cannot be read is an error (exit 2), like compile's.
+func Run(opts Options) (*Report, error) {
+	res, err := compile.Compile(opts.Compile)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Result: res, Files: map[string][]byte{}}
+	ds := append([]diag.Diagnostic(nil), res.Diagnostics...)
+	p := res.Plan
+	if p == nil {
+		p = res.Draft()
+	}
+	if p != nil {
+		canonical, err := p.Canonical()
+		if err != nil {
+			return nil, err
+		}
+		for _, pack := range opts.Packs {
+			vs, pds := pack.Evaluate(canonical)
+			ds = append(ds, pds...)
+			ds = append(ds, policies.Diagnostics(vs, res.Locate)...)
+		}
+		in := &policies.Input{Plan: p, Target: opts.Target}
+		var lockRoot *node.Node
+		if opts.LockFile != "" {
+			lock, root, data, lds, err := readLock(opts.LockFile)
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, lds...)
+			in.Lock, lockRoot = lock, root
+			rep.Files[opts.LockFile] = data
+		}
+		var inPlan, inLock []policies.Violation
+		for _, v := range policies.RunGo(in) {
+			if v.InLock {
+				inLock = append(inLock, v)
+			} else {
+				inPlan = append(inPlan, v)
+			}
+		}
+		ds = append(ds, policies.Diagnostics(inPlan, res.Locate)...)
+		if lockRoot != nil {
+			ds = append(ds, policies.Diagnostics(inLock, policies.PlanFile(lockRoot))...)
+		}
+	}
+	rep.Applied = opts.Deployment.Apply(ds)
+	return rep, nil
+}
+
+// readLock reads the tool lock with positions.
+func readLock(file string) (*toollock.Lock, *node.Node, []byte, []diag.Diagnostic, error) {
+	data, err := inputfile.ReadText(file)
+	if err != nil {
+		return nil, nil, nil, nil, &compile.InputError{Path: file, Err: err}
+	}
+	v, err := schema.Acquire()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	defer schema.Release(v)
+	f, ds := toollock.Read(file, data, v)
+	if f == nil {
+		return nil, nil, data, ds, nil
+	}
+	root, d := node.ParseJSON(file, data, false)
+	if d != nil {
+		return nil, nil, data, []diag.Diagnostic{*d}, nil
+	}
+	return f.Lock, root, data, nil, nil
+}
+
+// Rules are every rule mcpc lint can report: the compiler's (package rules),
+// the Go deployment rules, the rules of the built-in packs, and the two
+// rules about lint's own inputs.
+func Rules() ([]rules.Rule, error) {
+	out := rules.All() // the Go deployment rules are declared there too
+	declared, err := builtinPackRules()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, declared...), nil
+}
+
+// builtinPackRules are the rules the built-in packs declare, read once: a
+// declaration is a plain value, unlike a pack's CUE values (which each
+// lint compiles for itself), and compiling the packs is most of what
+// listing the rules costs.
+var builtinPackRules = sync.OnceValues(func() ([]rules.Rule, error) {
+	packs, err := policies.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	var out []rules.Rule
+	for _, p := range packs {
+		out = append(out, p.Rules()...)
+	}
+	return slices.Clip(out), nil
+})
+
+// LoadPacks loads the packs a deployment names (baseline when it names none),
+// then the team packs of its dirs and of extraDirs (--policy DIR).
+func (d *Deployment) LoadPacks(extraDirs []string) ([]*policies.Pack, []diag.Diagnostic) {
+	names := []string{"baseline"}
+	var dirs []string
+	if d != nil {
+		if d.Policies.Packs != nil {
+			names = d.Policies.Packs
+		}
+		dirs = append(dirs, d.Policies.Dirs...)
+	}
+	dirs = append(dirs, extraDirs...)
+	builtin, err := policies.Builtin()
+	if err != nil {
+		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: "policies", Line: 1, Column: 1}, err.Error(), "")}
+	}
+	var out []*policies.Pack
+	for _, name := range names {
+		for _, p := range builtin {
+			if p.Name == name {
+				out = append(out, p)
+			}
+		}
+	}
+	var ds []diag.Diagnostic
+	owner := map[string]string{}
+	for _, dir := range dirs {
+		p, pds := policies.Load(dir)
+		ds = append(ds, pds...)
+		if p == nil {
+			continue
+		}
+		for _, r := range p.Rules() {
+			if other, taken := owner[r.ID]; taken {
+				ds = append(ds, rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1},
+					"rule "+r.ID+" is declared by the packs in "+other+" and "+dir, "give each rule an id of its own"))
+			}
+			owner[r.ID] = dir
+		}
+		out = append(out, p)
+	}
+	return out, ds
+}

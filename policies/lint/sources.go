@@ -1,0 +1,287 @@
+package lint
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strings"
+
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
+	"github.com/mcpc-dev/mcpc/policies"
+	"github.com/mcpc-dev/mcpc/policies/rules"
+)
+
+// Flags are what the command line says about a deployment, beside
+// mcpc.cue: the source flags given (Set names them; their values are in
+// Sources), the target flags, and mcpc's own environment.
+type Flags struct {
+	Set      map[string]bool // source flags given: profile, appsettings, env-file, env, clean-env, agent-dir, config, deny-list
+	Sources  compile.Options
+	TargetOS string // "" when not given
+	Path     string
+	HasPath  bool
+	Clients  []string
+	Lock     string
+	Environ  []string
+	Getenv   func(string) string // DOTNET_ENVIRONMENT, ASPNETCORE_ENVIRONMENT; nil: os.Getenv
+}
+
+// InputError is a deployment that cannot be linted as described: nothing to
+// check, a missing agent dir, a deny-list that does not load, an unknown
+// client or OS (exit 2).
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputError(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// CompileOptions are the compiler options of the deployment in dir: the
+// sources of mcpc.cue (d, nil when there is none), each overridden by its
+// source flag when that is given (a flag wins over the file, as on every
+// command), else the appsettings files a .NET host reads in dir. Nothing to
+// check is an error: a lint that checked nothing must not pass.
+func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error) {
+	opts := compile.Options{Profile: compile.ProfileVolcanic}
+	if d != nil {
+		s := d.Sources
+		if d.Profile != "" {
+			opts.Profile = d.Profile
+		}
+		opts.AppSettings, opts.EnvFiles, opts.Env, opts.CleanEnv, opts.AgentDir, opts.Config =
+			s.AppSettings, s.EnvFiles, s.Env, s.CleanEnv, s.AgentDir, s.Config
+		if s.DenyList != "" {
+			l, err := denylist.Load(s.DenyList)
+			if err != nil {
+				return opts, inputError("%s: denyList: %v", d.File, err)
+			}
+			opts.DenyList = l
+		}
+	}
+	flagged := f.Sources
+	for _, o := range []struct {
+		flag string
+		set  func()
+	}{
+		{"profile", func() { opts.Profile = flagged.Profile }},
+		{"appsettings", func() { opts.AppSettings = flagged.AppSettings }},
+		{"env-file", func() { opts.EnvFiles = flagged.EnvFiles }},
+		{"env", func() { opts.Env = flagged.Env }},
+		{"clean-env", func() { opts.CleanEnv = flagged.CleanEnv }},
+		{"agent-dir", func() { opts.AgentDir = flagged.AgentDir }},
+		{"config", func() { opts.Config = flagged.Config }},
+		{"deny-list", func() { opts.DenyList = flagged.DenyList }},
+	} {
+		if f.Set[o.flag] {
+			o.set()
+		}
+	}
+	if opts.Profile == compile.ProfileCraftbot {
+		if opts.Config == "" {
+			opts.Config = filepath.Join(dir, craftbot.DefaultPath)
+		}
+		opts.TargetOS = TargetOS(d, f)
+	} else if len(opts.AppSettings) == 0 {
+		opts.AppSettings = DotnetAppSettings(dir, f.Getenv)
+		if len(opts.AppSettings) == 0 && opts.AgentDir == "" {
+			return opts, inputError("%s: nothing to check: no appsettings.json there, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir)
+		}
+	}
+	if opts.AgentDir != "" {
+		if fi, err := os.Stat(opts.AgentDir); err != nil || !fi.IsDir() {
+			return opts, inputError("agent dir %s does not exist", opts.AgentDir)
+		}
+	}
+	opts.Environ = nil
+	if !opts.CleanEnv {
+		opts.Environ = f.Environ
+	}
+	return opts, nil
+}
+
+// DotnetAppSettings are the appsettings files a .NET host reads in dir:
+// appsettings.json, then appsettings.<Environment>.json (DOTNET_ENVIRONMENT,
+// else ASPNETCORE_ENVIRONMENT), those that exist.
+func DotnetAppSettings(dir string, getenv func(string) string) []string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	candidates := []string{filepath.Join(dir, "appsettings.json")}
+	env := getenv("DOTNET_ENVIRONMENT")
+	if env == "" {
+		env = getenv("ASPNETCORE_ENVIRONMENT")
+	}
+	if env != "" {
+		candidates = append(candidates, filepath.Join(dir, "appsettings."+env+".json"))
+	}
+	var out []string
+	for _, f := range candidates {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TargetOS is the OS the deployment runs on: the flag, else mcpc.cue's,
+// else this machine's.
+func TargetOS(d *Deployment, f Flags) string {
+	switch {
+	case f.TargetOS != "":
+		return f.TargetOS
+	case d != nil && d.Target.OS != "":
+		return d.Target.OS
+	}
+	return goruntime.GOOS
+}
+
+// TargetOf describes where the deployment runs, and names the tool lock to
+// read: the flags, else mcpc.cue's target. This machine is the target unless
+// a PATH describes another (an image) or another OS is named. Its PATH is
+// the described host environment's; one without PATH (--clean-env) uses
+// mcpc's own, since no host runs without one.
+func TargetOf(d *Deployment, f Flags, opts compile.Options) (policies.Target, string, error) {
+	goos := TargetOS(d, f)
+	if !craftbot.ValidTargetOS(goos) {
+		return policies.Target{}, "", inputError("target OS %s: one of %s", goos, strings.Join(craftbot.TargetOSes, ", "))
+	}
+	clients, lockFile := f.Clients, f.Lock
+	path, image := f.Path, f.HasPath
+	if d != nil {
+		if len(clients) == 0 {
+			clients = d.Target.Clients
+		}
+		if lockFile == "" {
+			lockFile = d.Target.Lock
+		}
+		if !image && d.Target.Path != "" {
+			path, image = joinPathList(d.Dir, d.Target.Path, goos), true
+		}
+	}
+	for _, name := range clients {
+		if !validClient(name) {
+			return policies.Target{}, "", inputError("client %s: one of %s", name, ClientNames())
+		}
+	}
+	if image || goos != goruntime.GOOS {
+		return policies.ImageTarget(goos, path, clients), lockFile, nil
+	}
+	env, _, _, err := compile.LoadHostEnv(compile.HostEnvOptions{CleanEnv: opts.CleanEnv, Environ: opts.Environ, EnvFiles: opts.EnvFiles, Env: opts.Env})
+	if err != nil {
+		return policies.Target{}, "", err
+	}
+	vars := env.Map()
+	path, ok := vars["PATH"]
+	if !ok {
+		path = os.Getenv("PATH")
+	}
+	return policies.LocalTarget(path, vars, clients), lockFile, nil
+}
+
+// ClientNames lists the target clients mcpc knows.
+func ClientNames() string {
+	var names []string
+	for _, c := range policies.ClientLimits {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, "|")
+}
+
+func validClient(name string) bool {
+	for _, c := range policies.ClientLimits {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// joinPathList makes the relative directories of a PATH relative to dir.
+func joinPathList(dir, path, goos string) string {
+	sep := string(os.PathListSeparator)
+	if goos == "windows" {
+		sep = ";"
+	}
+	parts := strings.Split(path, sep)
+	for i, p := range parts {
+		if p != "" && !filepath.IsAbs(p) {
+			parts[i] = filepath.Join(dir, p)
+		}
+	}
+	return strings.Join(parts, sep)
+}
+
+// KnownRules are the rules a deployment may name: mcpc's and those of the
+// packs it runs.
+func KnownRules(packs []*policies.Pack) ([]rules.Rule, error) {
+	all, err := Rules()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, r := range all {
+		seen[r.ID] = true
+	}
+	for _, p := range packs {
+		for _, r := range p.Rules() {
+			if !seen[r.ID] {
+				all = append(all, r)
+				seen[r.ID] = true
+			}
+		}
+	}
+	return all, nil
+}
+
+// Detect finds a deployment's sources in dir, for mcpc lint --init: a
+// CraftBot app/config/mcp_config.json, else the appsettings files (a .NET
+// host's layering order), .env and *.env files, and agent/settings.json or
+// .volcanic/agent. Paths are relative to dir.
+func Detect(dir string) (Deployment, error) {
+	var d Deployment
+	rel := func(p string) string {
+		if r, err := filepath.Rel(dir, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	if fi, err := os.Stat(filepath.Join(dir, craftbot.DefaultPath)); err == nil && fi.Mode().IsRegular() {
+		d.Profile = compile.ProfileCraftbot
+		d.Sources.Config = filepath.ToSlash(craftbot.DefaultPath)
+		return d, nil
+	}
+	d.Profile = compile.ProfileVolcanic
+	matches, _ := filepath.Glob(filepath.Join(dir, "appsettings*.json"))
+	sort.Slice(matches, func(i, j int) bool {
+		bi, bj := filepath.Base(matches[i]) == "appsettings.json", filepath.Base(matches[j]) == "appsettings.json"
+		if bi != bj {
+			return bi
+		}
+		return matches[i] < matches[j]
+	})
+	for _, f := range matches {
+		d.Sources.AppSettings = append(d.Sources.AppSettings, rel(f))
+	}
+	envs, _ := filepath.Glob(filepath.Join(dir, "*.env"))
+	if fi, err := os.Stat(filepath.Join(dir, ".env")); err == nil && fi.Mode().IsRegular() {
+		envs = append([]string{filepath.Join(dir, ".env")}, envs...)
+	}
+	for _, f := range envs {
+		d.Sources.EnvFiles = append(d.Sources.EnvFiles, rel(f))
+	}
+	for _, agent := range []string{"agent", filepath.Join(".volcanic", "agent")} {
+		if fi, err := os.Stat(filepath.Join(dir, agent, "settings.json")); err == nil && fi.Mode().IsRegular() {
+			d.Sources.AgentDir = filepath.ToSlash(agent)
+			break
+		}
+	}
+	if len(d.Sources.AppSettings) == 0 && d.Sources.AgentDir == "" {
+		return d, inputError("lint --init %s: no sources found (appsettings*.json, agent/settings.json, %s); give them with the source flags", dir, craftbot.DefaultPath)
+	}
+	return d, nil
+}
