@@ -39,21 +39,25 @@ var mayImport = map[string][]string{
 	"compile/plan/denylist": {"internal/inputfile"},
 	"schema":                {"internal/diag", "internal/node", "policies/rules"},
 	"compile/plan":          {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan/denylist"},
-	"compile/craftbot":      {"internal/diag", "internal/atomicfile", "internal/inputfile", "runtime/transport", "internal/node", "internal/redact", "policies/rules", "schema"},
-	"policies":              {"internal/diag", "internal/node", "policies/rules", "compile/plan", "policies/toollock", "internal/inputfile"},
+	// What the runtime needs of CraftBot: how tools become actions.
+	"compile/craftbot/actions": {"policies/rules"},
+	"policies":                 {"internal/diag", "internal/node", "policies/rules", "compile/plan", "policies/toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
 	"runtime/transport": {"internal/loopback", "internal/node"},
 
-	"compile":           {"compile/craftbot", "internal/diag", "internal/node", "policies/rules", "schema", "compile/plan", "internal/redact", "compile/plan/denylist", "internal/inputfile"},
-	"policies/lint":     {"compile", "compile/craftbot", "policies", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
+	"compile": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan", "internal/redact", "compile/plan/denylist", "internal/inputfile"},
+	// The craftbot profile: mcp_config.json read, compiled, explained and
+	// edited. runtime/transport only for its URL policy (transport.Insecure).
+	"compile/craftbot":  {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "runtime/transport", "internal/node", "internal/redact", "policies/rules", "schema"},
+	"policies/lint":     {"compile", "compile/craftbot", "compile/plan", "policies", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
 	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
 	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
 	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term"},
-	"runtime":           {"compile/craftbot", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport"},
+	"runtime":           {"compile/craftbot/actions", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport"},
 	"compile/importer":  {"internal/diag", "internal/node", "compile/plan/denylist", "internal/redact", "policies/rules"},
 
-	"runtime/toolreport": {"compile/craftbot", "internal/diag", "runtime/transport", "compile/naming", "compile/plan", "internal/redact", "runtime/remote", "policies/rules", "runtime", "policies/toollock"},
+	"runtime/toolreport": {"compile/craftbot/actions", "internal/diag", "runtime/transport", "compile/naming", "compile/plan", "internal/redact", "runtime/remote", "policies/rules", "runtime", "policies/toollock"},
 
 	// mcpc ui: the servers page (both profiles, craftbot edits) and a gateway's.
 	"cmd/mcpc/ui": {"compile", "compile/craftbot", "internal/diag", "internal/inputfile", "internal/loopback", "internal/private", "compile/plan", "runtime"},
@@ -63,7 +67,7 @@ var mayImport = map[string][]string{
 	// Watching files for a reload (mcpc run --watch): fsnotify only.
 	"internal/watch": {},
 
-	"cmd/mcpc/cli": {"compile", "compile/craftbot", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan",
+	"cmd/mcpc/cli": {"compile", "compile/craftbot", "compile/craftbot/actions", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan",
 		"compile/plandiff", "policies", "compile/plan/denylist", "internal/redact", "runtime/remote", "internal/report", "policies/rules", "runtime", "schema", "policies/toollock", "runtime/toolreport", "cmd/mcpc/ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

@@ -4,10 +4,10 @@
 // applies the Playwright preset, merges by precedence and checks templates.
 // Problems come back as diagnostics; unreadable inputs as an *InputError.
 //
-// It imports the vocabulary packages (diag, node, rules, schema, plan, redact,
-// policies/denylist, internal/inputfile) and craftbot (the reader of
-// mcp_config.json); the runtime and the CLI import it, never the other way
-// round.
+// The engine here is shared by the host profiles (Profile): the host
+// environment, known secrets, excerpts, the sealed plan. The volcanic
+// profile is in this package; every other one is a package of its own
+// (compile/craftbot) that registers itself.
 package compile
 
 import (
@@ -20,7 +20,6 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
 
-	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
@@ -95,9 +94,11 @@ type Entry struct {
 	Winner *Entry
 	// Skip (craftbot) is the rule id of why the host skips this entry; ""
 	// when it loads. A shadowed entry has Winner set too.
-	Skip     string
-	craftbot *craftbot.Entry
-	naming   schema.Naming
+	Skip string
+	// Model is the profile's own reading of the entry (craftbot: a
+	// *craftbot.Entry); nil for volcanic.
+	Model  any
+	naming schema.Naming
 }
 
 // Node returns the entry's fields under their schema names, typed and
@@ -149,13 +150,19 @@ type Result struct {
 	AgentDir      string
 	Deny          *denylist.List
 	Sources       []plan.SourceRef
-	// Craftbot is mcp_config.json as read (profile craftbot).
-	Craftbot *craftbot.Config
-	draft    *plan.Plan
+	// Model is the profile's own reading of its sources (craftbot: the
+	// *craftbot.Config of mcp_config.json); nil for volcanic.
+	Model   any
+	profile Profile
+	draft   *plan.Plan
 	// unsealed is the canonical JSON of Plan without its digest, what the
 	// digest was computed over (see seal), kept with Options.KeepPlanJSON.
 	unsealed []byte
 }
+
+// Summary is what validate's last line says of the servers, as the
+// profile counts them.
+func (r *Result) Summary() string { return r.profile.Summary(r) }
 
 // Draft is the plan built so far even when there are errors, for explain.
 func (r *Result) Draft() *plan.Plan { return r.draft }
@@ -172,12 +179,11 @@ func (r *Result) HasErrors() bool {
 
 // Compile reads and checks every source of a deployment of opts.Profile.
 func Compile(opts Options) (*Result, error) {
-	if opts.Profile == "" {
-		opts.Profile = ProfileVolcanic
+	prof, err := Lookup(opts.Profile)
+	if err != nil {
+		return nil, err
 	}
-	if opts.Profile != ProfileVolcanic && opts.Profile != ProfileCraftbot {
-		return nil, fmt.Errorf("profile %q: the profiles are %s and %s", opts.Profile, ProfileVolcanic, ProfileCraftbot)
-	}
+	opts.Profile = prof.Name()
 	read := opts.ReadFile
 	if read == nil {
 		read = inputfile.Read
@@ -186,7 +192,7 @@ func Compile(opts Options) (*Result, error) {
 	if deny == nil {
 		deny = denylist.Default()
 	}
-	c := &compiler{opts: opts, read: withoutBOM(read), readAsIs: read, res: &Result{Profile: opts.Profile, Files: newFileSet(), Deny: deny}}
+	c := &compiler{opts: opts, read: withoutBOM(read), readAsIs: read, res: &Result{Profile: opts.Profile, profile: prof, Files: newFileSet(), Deny: deny}}
 	v, err := schema.Acquire()
 	if err != nil {
 		return nil, err
@@ -194,11 +200,7 @@ func Compile(opts Options) (*Result, error) {
 	defer schema.Release(v)
 	defer c.stopChecks() // after an input error too: no goroutine left waiting
 	c.v = v
-	run := c.run
-	if opts.Profile == ProfileCraftbot {
-		run = c.runCraftbot
-	}
-	if err := run(); err != nil {
+	if err := prof.Compile(&Compilation{c}); err != nil {
 		return nil, err
 	}
 	return c.res, nil
@@ -208,7 +210,7 @@ type compiler struct {
 	opts Options
 	read func(string) ([]byte, error)
 	// readAsIs reads a file with its byte order mark: mcp_config.json,
-	// whose one mark craftbot.Check drops itself, as for every other
+	// whose one mark the craftbot profile drops itself, as for every other
 	// reader of that file (mcpc config, mcpc ui, mcpc run).
 	readAsIs func(string) ([]byte, error)
 	v        *schema.Validator
@@ -230,9 +232,6 @@ type compiler struct {
 	// credentials found written into configuration values.
 	knownSecrets, literalSecrets []string
 	hostSecretNames              []string
-	// secretFrom (craftbot) says where each known secret comes from, in
-	// the order the redactor was given them.
-	secretFrom []string
 }
 
 // checkJob is one schema check, run in parallel with the others.

@@ -37,11 +37,13 @@ type FieldOrigin struct {
 }
 
 // Explain explains the definition of name that wins (or, when none wins,
-// the first one).
+// the first one), as r's profile does.
 func (r *Result) Explain(name string) (*Explanation, bool) {
-	if r.Profile == ProfileCraftbot {
-		return r.explainCraftbot(name)
-	}
+	return r.profile.Explain(r, name)
+}
+
+// explainVolcanic is Explain of the volcanic profile.
+func (r *Result) explainVolcanic(name string) (*Explanation, bool) {
 	var chosen *Entry
 	for _, e := range r.Entries {
 		if e.Name == name && !e.Shadowed() {

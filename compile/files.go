@@ -34,11 +34,31 @@ type FileSet struct {
 	redactor *redact.Redactor
 }
 
+// NewFileSet is an empty set, for the excerpts of texts no compilation
+// read (a piece of a file an editor is given).
+func NewFileSet() *FileSet { return newFileSet() }
+
 func newFileSet() *FileSet {
 	return &FileSet{files: map[string]*node.LineIndex{}, hidden: map[string][]span{}, pseudo: map[string]pseudoFile{}, masked: map[string]map[int]string{}}
 }
 
 func (fs *FileSet) add(path string, data []byte) { fs.files[path] = node.NewLineIndex(path, data) }
+
+// Add keeps data as the text of path, for excerpts.
+func (fs *FileSet) Add(path string, data []byte) { fs.add(path, data) }
+
+// Span is a byte range of a file (end exclusive).
+type Span struct{ Start, End int }
+
+// Hide makes excerpts of path show each span as [REDACTED], whatever it
+// holds.
+func (fs *FileSet) Hide(path string, spans []Span) {
+	own := make([]span, len(spans))
+	for i, s := range spans {
+		own[i] = span{s.Start, s.End}
+	}
+	fs.hide(path, own)
+}
 
 func (fs *FileSet) addPseudo(path string, f pseudoFile) { fs.pseudo[path] = f }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/craftbot/actions"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/redact"
@@ -155,7 +155,7 @@ func checkCraftbotPlan(p *plan.Plan) error {
 	seen := map[string]bool{}
 	for _, s := range p.Servers {
 		switch s.Transport {
-		case craftbot.TransportStdio, craftbot.TransportSSE, craftbot.TransportWebsocket:
+		case plan.TransportStdio, plan.TransportSSE, plan.TransportWebsocket:
 		default:
 			return fmt.Errorf("runtime: server %q: unknown transport %q", s.Name, s.Transport)
 		}
@@ -312,19 +312,19 @@ func (c *Craftbot) connectFirstUse(ctx context.Context, name string) {
 
 // actionOf reports whether action could be one of server's: mcp_<server>_….
 func actionOf(server, action string) bool {
-	prefix := craftbot.ActionName(server, "")
+	prefix := actions.ActionName(server, "")
 	return len(action) > len(prefix) && action[:len(prefix)] == prefix
 }
 
 // register makes the MCP server offer exactly the actions of the servers'
-// current tool lists, in plan order, as craftbot.Assign names them: a
+// current tool lists, in plan order, as actions.Assign names them: a
 // name taken twice or a built-in's is served once (the first server in
 // plan order wins), a name a function-calling API refuses is not served.
 // The SDK tells connected clients (notifications/tools/list_changed).
 func (c *Craftbot) register() {
 	c.regMu.Lock()
 	defer c.regMu.Unlock()
-	var lists []craftbot.ServerTools
+	var lists []actions.ServerTools
 	var owners []*cbServer
 	var defs [][]*mcp.Tool
 	for _, s := range c.serverList() {
@@ -332,13 +332,13 @@ func (c *Craftbot) register() {
 		if !ok {
 			continue
 		}
-		st := craftbot.ServerTools{Server: s.name(), ActionSet: set}
+		st := actions.ServerTools{Server: s.name(), ActionSet: set}
 		for _, t := range tools {
-			st.Tools = append(st.Tools, craftbot.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+			st.Tools = append(st.Tools, actions.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 		}
 		lists, owners, defs = append(lists, st), append(owners, s), append(defs, tools)
 	}
-	results := craftbot.Assign(lists, c.opts.BuiltinActions)
+	results := actions.Assign(lists, c.opts.BuiltinActions)
 	type wanted struct {
 		action *cbAction
 		def    *mcp.Tool
@@ -391,7 +391,7 @@ func (c *Craftbot) register() {
 // actionDef is the MCP tool an action is served as: the action's name and
 // description, the server's own input schema (an MCP client validates
 // arguments with it), redacted.
-func (c *Craftbot) actionDef(a craftbot.Action, t *mcp.Tool) (*mcp.Tool, bool) {
+func (c *Craftbot) actionDef(a actions.Action, t *mcp.Tool) (*mcp.Tool, bool) {
 	def := *t
 	def.Description = a.Description
 	if def.InputSchema == nil {

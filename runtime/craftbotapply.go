@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plandiff"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
@@ -233,7 +232,7 @@ func (s *cbServer) revive(cfg *plan.Server) bool {
 // another environment under the new config than under the old one, its
 // plan entry alike.
 func launchChanged(o, n *plan.Server, env HostEnv, oldConfig, newConfig ConfigLookup) bool {
-	if o == nil || n.Transport != craftbot.TransportStdio || o.Transport != n.Transport {
+	if o == nil || n.Transport != plan.TransportStdio || o.Transport != n.Transport {
 		return false
 	}
 	lookup := func(l ConfigLookup) ConfigLookup {

@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
@@ -234,7 +233,7 @@ func (s *cbServer) doConnect(ctx context.Context, op *cbConnect, epoch uint64, c
 	var conn *cbConn
 	var tools []*mcp.Tool
 	var reason, stderr string
-	if cfg.Transport == craftbot.TransportStdio {
+	if cfg.Transport == plan.TransportStdio {
 		conn, tools, reason, stderr = s.startStdio(ctx, cfg)
 	} else {
 		conn, tools, reason = s.connectRemote(ctx, cfg)

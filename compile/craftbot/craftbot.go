@@ -1,15 +1,13 @@
-// Package craftbot reads CraftBot's MCP configuration,
-// app/config/mcp_config.json (SPEC §5), as the host loads it: an entry that
-// fails validation is skipped with a warning and the others load. Check
-// validates a whole file from its bytes (no disk) and returns each entry,
-// typed, with its byte span in the file and whether the host loads it, and
-// positioned diagnostics; the compiler builds a plan from it, and an editor
-// of the file can check an edit with it before writing.
-//
-// It imports diag, internal/inputfile (the byte order mark),
-// internal/transport (whether a url is in clear text), node, rules and
-// schema; EditFile, the one writer of the file, imports internal/atomicfile
-// and redact.
+// Package craftbot is the craftbot host profile: CraftBot's MCP
+// configuration, app/config/mcp_config.json (SPEC §5), read as the host
+// loads it (an entry that fails validation is skipped with a warning and
+// the others load), compiled into a plan (Profile, registered with package
+// compile), explained, and edited (EditFile, the one writer of the file).
+// Check validates a whole file from its bytes (no disk) and returns each
+// entry, typed, with its byte span in the file and whether the host loads
+// it, and positioned diagnostics; an editor checks an edit with it before
+// writing. How tools become actions, which a runtime needs without the
+// compiler, is its subpackage actions.
 package craftbot
 
 import (
@@ -17,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/node"
@@ -28,13 +27,6 @@ import (
 // DefaultPath is where CraftBot looks for its MCP configuration, relative to
 // the directory it runs in.
 const DefaultPath = "app/config/mcp_config.json"
-
-// Transports CraftBot supports.
-const (
-	TransportStdio     = "stdio"
-	TransportSSE       = "sse"
-	TransportWebsocket = "websocket"
-)
 
 // Rule ids of the craftbot profile. Every one but cb-duplicate-key,
 // cb-env-empty, cb-field-ignored and cb-target-os says that the host skips
@@ -422,12 +414,12 @@ func (r *reader) checkFields(e *Entry) {
 		return
 	}
 	switch e.Transport {
-	case TransportStdio:
+	case plan.TransportStdio:
 		r.needText(e, FieldCommand, RuleMissingCommand, "a stdio server", `"command": "npx" (the program that runs the server)`)
 		r.ignored(e, FieldURL, "the host launches command for a stdio server and never connects to a url")
-	case TransportSSE, TransportWebsocket:
-		example := map[string]string{TransportSSE: "https://mcp.example.com/sse", TransportWebsocket: "wss://mcp.example.com/ws"}[e.Transport]
-		r.needText(e, FieldURL, RuleMissingURL, map[string]string{TransportSSE: "an sse server", TransportWebsocket: "a websocket server"}[e.Transport],
+	case plan.TransportSSE, plan.TransportWebsocket:
+		example := map[string]string{plan.TransportSSE: "https://mcp.example.com/sse", plan.TransportWebsocket: "wss://mcp.example.com/ws"}[e.Transport]
+		r.needText(e, FieldURL, RuleMissingURL, map[string]string{plan.TransportSSE: "an sse server", plan.TransportWebsocket: "a websocket server"}[e.Transport],
 			`"url": "`+example+`" (the server's endpoint)`)
 		r.insecureURL(e)
 		why := fmt.Sprintf("the host connects to url for this %s server and launches nothing", e.Transport)
@@ -450,7 +442,7 @@ func (r *reader) insecureURL(e *Entry) {
 		return
 	}
 	if bad, reason := transport.Insecure(v.Text); bad {
-		secure := map[string]string{TransportSSE: "https://", TransportWebsocket: "wss://"}[e.Transport]
+		secure := map[string]string{plan.TransportSSE: "https://", plan.TransportWebsocket: "wss://"}[e.Transport]
 		report := rules.RemoteURLInsecure.At
 		if !e.Enabled {
 			report = rules.RemoteURLInsecure.InfoAt // a disabled catalog entry connects nowhere, as for cb-target-os
@@ -493,7 +485,7 @@ func (r *reader) ignored(e *Entry, field, why string) {
 // checkLoaded checks an entry the host loads: empty credentials and launch
 // paths that do not exist on the target OS.
 func (r *reader) checkLoaded(e *Entry) {
-	if e.Transport != TransportStdio {
+	if e.Transport != plan.TransportStdio {
 		return
 	}
 	if e.Enabled {
@@ -546,3 +538,19 @@ func fieldPos(e *Entry, field string) diag.Pos {
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// EnvValue is the value of env key of the server the host loads under
+// name, as the file holds it: what the server is launched with. ok is
+// false when no such server or key is there.
+func (c *Config) EnvValue(name, key string) (value string, ok bool) {
+	e := c.Lookup(name)
+	if e == nil {
+		return "", false
+	}
+	for _, v := range e.Env {
+		if v.Key == key {
+			return v.Value, true
+		}
+	}
+	return "", false
+}

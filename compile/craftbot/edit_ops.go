@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/policies/rules"
@@ -191,7 +192,7 @@ func (e *editor) add(ed Edit) (*Change, error) {
 		}
 		members = []node.Member{
 			{Key: FieldName, Value: &node.Node{Kind: node.String, Text: ed.Name}},
-			{Key: FieldTransport, Value: &node.Node{Kind: node.String, Text: TransportStdio}},
+			{Key: FieldTransport, Value: &node.Node{Kind: node.String, Text: plan.TransportStdio}},
 			{Key: FieldCommand, Value: &node.Node{Kind: node.String, Text: ed.Command[0]}},
 			{Key: FieldArgs, Value: args},
 			{Key: FieldEnabled, Value: &node.Node{Kind: node.Bool, Bool: true}},
@@ -358,9 +359,9 @@ func (e *editor) setEnv(t *Entry, key, value string) (*Change, error) {
 	if strings.ContainsRune(value, 0) {
 		return nil, &EditError{Msg: "the value holds a NUL character, which no environment variable can hold"}
 	}
-	if t.Transport == TransportSSE || t.Transport == TransportWebsocket {
+	if t.Transport == plan.TransportSSE || t.Transport == plan.TransportWebsocket {
 		d := rules.CbFieldIgnored.At(fieldPos(t, FieldTransport),
-			fmt.Sprintf("server %q is %s server: the host connects to its url and passes env only to the stdio servers it launches", t.Name, map[string]string{TransportSSE: "an sse", TransportWebsocket: "a websocket"}[t.Transport]),
+			fmt.Sprintf("server %q is %s server: the host connects to its url and passes env only to the stdio servers it launches", t.Name, map[string]string{plan.TransportSSE: "an sse", plan.TransportWebsocket: "a websocket"}[t.Transport]),
 			"give the credential in the url or a header the server documents, or use a stdio server")
 		return &Change{Data: e.body, File: e.file, Diagnostics: []diag.Diagnostic{d}, Refused: fmt.Sprintf("the host would ignore env of server %q", t.Name)}, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 )
 
@@ -185,14 +186,14 @@ func checkEdited(t *testing.T, ed Edit, cfg *Config, ch *Change) {
 	}
 	switch ed.Op {
 	case OpAdd:
-		if e.Command != ed.Command[0] || strings.Join(e.Args, " ") != strings.Join(ed.Command[1:], " ") || !e.Enabled || e.Transport != TransportStdio {
+		if e.Command != ed.Command[0] || strings.Join(e.Args, " ") != strings.Join(ed.Command[1:], " ") || !e.Enabled || e.Transport != plan.TransportStdio {
 			t.Errorf("added %+v", e)
 		}
 		if e.Index != len(cfg.Entries)-1 {
 			t.Errorf("added at %d", e.Index)
 		}
 	case OpAddJSON:
-		if e.Transport != TransportWebsocket || e.URL != "wss://wiki.example.com/ws" || e.Enabled || e.Description != "a <wiki> & more" {
+		if e.Transport != plan.TransportWebsocket || e.URL != "wss://wiki.example.com/ws" || e.Enabled || e.Description != "a <wiki> & more" {
 			t.Errorf("added %+v", e)
 		}
 	case OpEnable, OpDisable:

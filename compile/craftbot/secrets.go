@@ -1,7 +1,6 @@
 package craftbot
 
-// Span is a byte range of a file (End exclusive).
-type Span struct{ Start, End int }
+import "github.com/mcpc-dev/mcpc/compile"
 
 // knownFields are the fields of mcp_config.json whose string values are
 // settings, never credentials.
@@ -17,8 +16,8 @@ var knownFields = map[string]bool{
 // print them as [REDACTED], whatever their length. The scan is lexical, so
 // it also finds them in a file that is not valid JSON, whose syntax error
 // may stand on the line of a token.
-func SecretSpans(data []byte) []Span {
-	var out []Span
+func SecretSpans(data []byte) []compile.Span {
+	var out []compile.Span
 	lastKey := ""
 	var prev byte // the last byte outside strings that is not white space
 	for i := 0; i < len(data); i++ {
@@ -37,7 +36,7 @@ func SecretSpans(data []byte) []Span {
 			end := min(j, len(data))
 			if prev == ':' {
 				if !knownFields[lastKey] && end > i+1 {
-					out = append(out, Span{Start: i + 1, End: end})
+					out = append(out, compile.Span{Start: i + 1, End: end})
 				}
 			} else {
 				lastKey = string(data[i+1 : end])

@@ -13,6 +13,7 @@ import (
 	"github.com/google/shlex"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/importer"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/report"
@@ -147,7 +148,7 @@ func compileVolcanic(t testing.TB, out []byte, form string) []diag.Diagnostic {
 func compileCraftbot(t testing.TB, out []byte) []diag.Diagnostic {
 	t.Helper()
 	const file = "/nonexistent-import/app/config/mcp_config.json"
-	res, err := compile.Compile(compile.Options{Profile: compile.ProfileCraftbot, CleanEnv: true, Config: file, TargetOS: "linux",
+	res, err := compile.Compile(compile.Options{Profile: craftbot.Profile.Name(), CleanEnv: true, Config: file, TargetOS: "linux",
 		ReadFile: func(path string) ([]byte, error) {
 			if path == file {
 				return out, nil

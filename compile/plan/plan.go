@@ -27,6 +27,14 @@ const (
 	ProfileCraftbot = "craftbot"
 )
 
+// The transports a plan's server can have: a volcanic plan's servers are
+// stdio ones; a craftbot plan's are any of the three.
+const (
+	TransportStdio     = "stdio"
+	TransportSSE       = "sse"
+	TransportWebsocket = "websocket"
+)
+
 // Plan is the frozen launch plan (SPEC §6): what a runtime starts, in merge
 // order, with every default filled in. Env values and cwd stay templates, so
 // a plan never holds a resolved secret.

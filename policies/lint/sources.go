@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/policies"
 	"github.com/mcpc-dev/mcpc/policies/rules"
@@ -81,16 +82,14 @@ func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error)
 			o.set()
 		}
 	}
-	if opts.Profile == compile.ProfileCraftbot {
-		if opts.Config == "" {
-			opts.Config = filepath.Join(dir, craftbot.DefaultPath)
-		}
-		opts.TargetOS = TargetOS(d, f)
-	} else if len(opts.AppSettings) == 0 {
-		opts.AppSettings = DotnetAppSettings(dir, f.Getenv)
-		if len(opts.AppSettings) == 0 && opts.AgentDir == "" {
-			return opts, inputError("%s: nothing to check: no appsettings.json there, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir)
-		}
+	prof, err := compile.Lookup(opts.Profile)
+	if err != nil {
+		return opts, inputError("%v", err)
+	}
+	// A profile whose host runs on every OS ignores the target OS.
+	opts.TargetOS = TargetOS(d, f)
+	if err := prof.FindSources(dir, &opts, f.Getenv); err != nil {
+		return opts, inputError("%v", err)
 	}
 	if opts.AgentDir != "" {
 		if fi, err := os.Stat(opts.AgentDir); err != nil || !fi.IsDir() {
@@ -102,30 +101,6 @@ func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error)
 		opts.Environ = f.Environ
 	}
 	return opts, nil
-}
-
-// DotnetAppSettings are the appsettings files a .NET host reads in dir:
-// appsettings.json, then appsettings.<Environment>.json (DOTNET_ENVIRONMENT,
-// else ASPNETCORE_ENVIRONMENT), those that exist.
-func DotnetAppSettings(dir string, getenv func(string) string) []string {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	candidates := []string{filepath.Join(dir, "appsettings.json")}
-	env := getenv("DOTNET_ENVIRONMENT")
-	if env == "" {
-		env = getenv("ASPNETCORE_ENVIRONMENT")
-	}
-	if env != "" {
-		candidates = append(candidates, filepath.Join(dir, "appsettings."+env+".json"))
-	}
-	var out []string
-	for _, f := range candidates {
-		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // TargetOS is the OS the deployment runs on: the flag, else mcpc.cue's,
@@ -251,11 +226,11 @@ func Detect(dir string) (Deployment, error) {
 		return p
 	}
 	if fi, err := os.Stat(filepath.Join(dir, craftbot.DefaultPath)); err == nil && fi.Mode().IsRegular() {
-		d.Profile = compile.ProfileCraftbot
+		d.Profile = plan.ProfileCraftbot
 		d.Sources.Config = filepath.ToSlash(craftbot.DefaultPath)
 		return d, nil
 	}
-	d.Profile = compile.ProfileVolcanic
+	d.Profile = plan.ProfileVolcanic
 	matches, _ := filepath.Glob(filepath.Join(dir, "appsettings*.json"))
 	sort.Slice(matches, func(i, j int) bool {
 		bi, bj := filepath.Base(matches[i]) == "appsettings.json", filepath.Base(matches[j]) == "appsettings.json"

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/craftbot/actions"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/redact"
@@ -26,12 +26,12 @@ type ActionRow struct {
 	Transport string  `json:"transport"`
 	Tool      *string `json:"tool"`
 	// Action is the action's name, mcp_<server>_<tool>.
-	Action      *string         `json:"action"`
-	ActionSet   string          `json:"actionSet"`
-	Description string          `json:"description,omitempty"`
-	Input       *craftbot.Input `json:"input,omitempty"`
-	Rule        *string         `json:"rule"`
-	Message     string          `json:"message,omitempty"`
+	Action      *string        `json:"action"`
+	ActionSet   string         `json:"actionSet"`
+	Description string         `json:"description,omitempty"`
+	Input       *actions.Input `json:"input,omitempty"`
+	Rule        *string        `json:"rule"`
+	Message     string         `json:"message,omitempty"`
 }
 
 // makeCraftbot is Make for a craftbot plan: every enabled server is started
@@ -52,7 +52,7 @@ func makeCraftbot(ctx context.Context, o Options) (*Report, error) {
 	targets := runtime.CraftbotTargets(o.Plan, o.Env, o.Config)
 	var connected []*plan.Server
 	for i := range o.Plan.Servers {
-		if s := &o.Plan.Servers[i]; s.Enabled && (s.Transport == craftbot.TransportSSE || s.Transport == craftbot.TransportWebsocket) {
+		if s := &o.Plan.Servers[i]; s.Enabled && (s.Transport == plan.TransportSSE || s.Transport == plan.TransportWebsocket) {
 			connected = append(connected, s)
 		}
 	}
@@ -63,7 +63,7 @@ func makeCraftbot(ctx context.Context, o Options) (*Report, error) {
 	var wg sync.WaitGroup
 	for i, s := range connected {
 		list := listSSE(s, o.Dial)
-		if s.Transport == craftbot.TransportWebsocket {
+		if s.Transport == plan.TransportWebsocket {
 			list = listWebSocket(s)
 		}
 		wg.Go(func() { remoteFound[i] = listRemote(ctx, s, redactor.Redact, progress, list) })
@@ -181,19 +181,19 @@ func listWebSocket(s *plan.Server) func(context.Context) (listed, error) {
 // addActions makes the rows, diagnostics and lock entries of a craftbot
 // plan's enabled servers, in file order.
 func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery, builtins []string) {
-	var lists []craftbot.ServerTools
+	var lists []actions.ServerTools
 	for i := range pl.Servers {
 		s := &pl.Servers[i]
 		if d := byName[s.Name]; d != nil && d.Err == nil {
-			st := craftbot.ServerTools{Server: s.Name, ActionSet: s.ActionSet}
+			st := actions.ServerTools{Server: s.Name, ActionSet: s.ActionSet}
 			for _, t := range d.Tools {
-				st.Tools = append(st.Tools, craftbot.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+				st.Tools = append(st.Tools, actions.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 			}
 			lists = append(lists, st)
 		}
 	}
 	// Assign returns one result per listed tool, in the order of lists.
-	results := craftbot.Assign(lists, builtins)
+	results := actions.Assign(lists, builtins)
 	next := 0
 	for i := range pl.Servers {
 		s := &pl.Servers[i]
@@ -226,7 +226,7 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 			tools = append(tools, toollock.ObservedTool{Name: t.Name, VisibleName: a.Name, Description: t.Description, InputSchema: t.InputSchema})
 		}
 		obs := toollock.ObservedFrom(s, d.ServerName, d.ServerVersion, tools)
-		if s.Transport != craftbot.TransportStdio {
+		if s.Transport != plan.TransportStdio {
 			obs.URL = remote.URLWithoutQuery(s.URL)
 		}
 		r.observed = append(r.observed, obs)
@@ -235,7 +235,7 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 
 func failedSuggestion(s *plan.Server) string {
 	switch s.Transport {
-	case craftbot.TransportSSE, craftbot.TransportWebsocket:
+	case plan.TransportSSE, plan.TransportWebsocket:
 		return "check that the server runs and answers at its url; it contributes no actions"
 	}
 	return "run its command by hand in an empty directory to see why; it contributes no actions"

@@ -212,7 +212,7 @@ func optionsFromFlags(c *ucli.Context) (compile.Options, error) {
 		CleanEnv:    c.Bool("clean-env"),
 		AgentDir:    c.String("agent-dir"),
 	}
-	if err := craftbotOptions(c, &opts); err != nil {
+	if err := profileOptions(c, &opts); err != nil {
 		return opts, err
 	}
 	if err := checkEnvFlags(c); err != nil {

@@ -13,8 +13,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/redact"
@@ -54,7 +54,7 @@ func configSubcommands() []*ucli.Command {
 			configList, &ucli.BoolFlag{Name: "all", Usage: "list disabled servers too"}),
 		edit("add", "add a stdio server that runs the command after --",
 			"mcpc config add NAME --transport stdio -- COMMAND [ARG...]\n\nExample:\n   mcpc config add fs --transport stdio -- npx -y @modelcontextprotocol/server-filesystem .",
-			configAdd, &ucli.StringFlag{Name: "transport", Value: craftbot.TransportStdio, Usage: "stdio (the only transport of add; add-json writes sse and websocket servers)"}),
+			configAdd, &ucli.StringFlag{Name: "transport", Value: plan.TransportStdio, Usage: "stdio (the only transport of add; add-json writes sse and websocket servers)"}),
 		edit("add-json", "add a server from a JSON object: sse or websocket with url, or stdio with env and args",
 			"mcpc config add-json NAME 'JSON'\n\nExample:\n   mcpc config add-json sentry '{\"transport\": \"sse\", \"url\": \"https://sentry.example.com/mcp/sse\", \"enabled\": false}'",
 			configAddJSON),
@@ -137,7 +137,7 @@ func configList(c *ucli.Context) error {
 	}
 	red := configRedactor("", data)
 	if errs := diag.Errors(ds); len(errs) > 0 {
-		printDiagnostics(c.App.ErrWriter, plainText(c), errs, compile.ConfigExcerpts(t.path, data), red.Redact)
+		printDiagnostics(c.App.ErrWriter, plainText(c), errs, craftbot.ConfigExcerpts(t.path, data), red.Redact)
 		return &exitError{code: ExitProblems, msg: fmt.Sprintf("no server of %s loads: fix the errors above", t.path)}
 	}
 	printRows(c.App.Writer, craftbot.Rows(data, cfg, ds), c.Bool("all"), t.opts.TargetOS, red)
@@ -231,7 +231,7 @@ func configAdd(c *ucli.Context) error {
 	if c.NArg() < 2 {
 		return usageError("add needs NAME and, after --, the command, as in: mcpc config add fs --transport stdio -- npx -y @modelcontextprotocol/server-filesystem .")
 	}
-	if tr := c.String("transport"); tr != craftbot.TransportStdio {
+	if tr := c.String("transport"); tr != plan.TransportStdio {
 		return usageError("add --transport %s: add writes stdio servers; for sse or websocket use mcpc config add-json NAME '{\"transport\": \"%s\", \"url\": \"…\"}'", tr, tr)
 	}
 	args := c.Args().Slice()
@@ -343,7 +343,7 @@ func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 	red := configRedactor(ed.Value, data, ch.Data)
 	errw := c.App.ErrWriter
 	if ch.Refused != "" {
-		printDiagnostics(errw, plainText(c), ch.Diagnostics, compile.ConfigExcerpts(ch.File, ch.Data), red.Redact)
+		printDiagnostics(errw, plainText(c), ch.Diagnostics, craftbot.ConfigExcerpts(ch.File, ch.Data), red.Redact)
 		return &exitError{code: ExitProblems, msg: fmt.Sprintf("%s %s refused: %s; %s is left untouched", ed.Op, ed.Name, red.Redact(ch.Refused), t.path)}
 	}
 	if ch.Unchanged {
@@ -352,7 +352,7 @@ func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 	}
 	fmt.Fprintln(c.App.Writer, done(ed, ch, t.path))
 	if len(ch.Diagnostics) > 0 {
-		printDiagnostics(errw, plainText(c), ch.Diagnostics, compile.ConfigExcerpts(ch.File, ch.Data), red.Redact)
+		printDiagnostics(errw, plainText(c), ch.Diagnostics, craftbot.ConfigExcerpts(ch.File, ch.Data), red.Redact)
 	}
 	return nil
 }

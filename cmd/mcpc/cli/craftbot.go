@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	goruntime "runtime"
 	"strings"
 
@@ -21,23 +20,35 @@ func craftbotFlags() []ucli.Flag {
 	}
 }
 
-// craftbotOptions checks the profile and the flags that belong to one
-// profile only, and fills in the craftbot options. A flag of the other
+// profileOptions checks the profile and the flags that belong to one
+// profile only, and fills in that profile's options. A flag of another
 // profile is refused rather than ignored: an operator who gives it expects
 // it to be read.
-func craftbotOptions(c *ucli.Context, opts *compile.Options) error {
-	switch opts.Profile {
-	case compile.ProfileVolcanic:
-		for _, f := range []string{"config", "target-os", "builtin-actions"} {
-			if c.IsSet(f) {
-				return usageError("--%s belongs to --profile craftbot", f)
-			}
-		}
-		return nil
-	case compile.ProfileCraftbot:
-	default:
-		return usageError("--profile %s: the profiles are %s and %s", opts.Profile, compile.ProfileVolcanic, compile.ProfileCraftbot)
+func profileOptions(c *ucli.Context, opts *compile.Options) error {
+	prof, err := compile.Lookup(opts.Profile)
+	if err != nil {
+		return usageError("--profile %s: the profiles are %s", opts.Profile, strings.Join(compile.ProfileNames(), " and "))
 	}
+	return profileFlags[prof.Name()](c, opts)
+}
+
+// profileFlags checks, for each profile, the flags of the other profiles,
+// and fills in the options of its own flags.
+var profileFlags = map[string]func(*ucli.Context, *compile.Options) error{
+	plan.ProfileVolcanic: volcanicOptions,
+	plan.ProfileCraftbot: craftbotOptions,
+}
+
+func volcanicOptions(c *ucli.Context, _ *compile.Options) error {
+	for _, f := range []string{"config", "target-os", "builtin-actions"} {
+		if c.IsSet(f) {
+			return usageError("--%s belongs to --profile craftbot", f)
+		}
+	}
+	return nil
+}
+
+func craftbotOptions(c *ucli.Context, opts *compile.Options) error {
 	if c.IsSet("builtin-tools") {
 		return usageError("--builtin-tools belongs to --profile volcanic; craftbot's built-in actions are --builtin-actions")
 	}
@@ -55,25 +66,6 @@ func craftbotOptions(c *ucli.Context, opts *compile.Options) error {
 		return usageError("--target-os %s: one of %s", opts.TargetOS, strings.Join(craftbot.TargetOSes, ", "))
 	}
 	return nil
-}
-
-// craftbotSummary is validate's last line for the craftbot profile: how many
-// servers load (and how many of them are enabled), how many are skipped.
-func craftbotSummary(res *compile.Result) string {
-	loaded, enabled := 0, 0
-	if p := res.Draft(); p != nil {
-		loaded = len(p.Servers)
-		for _, s := range p.Servers {
-			if s.Enabled {
-				enabled++
-			}
-		}
-	}
-	auto := "on"
-	if res.Craftbot != nil && !res.Craftbot.AutoConnect {
-		auto = "off"
-	}
-	return fmt.Sprintf("%s load (%d enabled, auto_connect %s), %d skipped", plural(loaded, "server"), enabled, auto, len(res.Entries)-loaded)
 }
 
 // exitFor is the exit of a command that printed the report ds.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/importer"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
@@ -114,7 +115,7 @@ func validateImported(res *importer.Result, to, form string) error {
 	settings := filepath.Join(agentDir, "settings.json")
 	switch {
 	case to == importer.Craftbot:
-		opts = compile.Options{Profile: compile.ProfileCraftbot, CleanEnv: true, Config: importedName, TargetOS: "linux"}
+		opts = compile.Options{Profile: plan.ProfileCraftbot, CleanEnv: true, Config: importedName, TargetOS: "linux"}
 		settings = importedName
 	case form == importer.FormAppSettings:
 		opts.AppSettings = []string{importedName}

@@ -317,7 +317,7 @@ func startCraftbotWatch(ctx context.Context, c *ucli.Context, files craftbotSour
 	out.color = nil // log lines: never colored
 	r := &craftbotReloader{files: files, cb: cb, out: out, logw: logw,
 		planSum: sha256.Sum256(files.planData), configSum: sha256.Sum256(inputfile.TrimBOM(files.configData))}
-	r.opts = compile.Options{Profile: compile.ProfileCraftbot, Config: files.config,
+	r.opts = compile.Options{Profile: plan.ProfileCraftbot, Config: files.config,
 		EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
 	if !r.opts.CleanEnv {
 		r.opts.Environ = environ()
@@ -387,7 +387,7 @@ func (r *craftbotReloader) applyConfig(ctx context.Context, cfgData []byte, kept
 	if res.Plan == nil {
 		return false, fmt.Errorf("reload: the config file %s does not compile (%s); %s", r.files.config, report.Summary(res.Diagnostics), kept)
 	}
-	return r.apply(ctx, r.files.config, res.Plan, res.Craftbot.EnvValue, kept)
+	return r.apply(ctx, r.files.config, res.Plan, craftbot.ConfigOf(res).EnvValue, kept)
 }
 
 // applyPlanFile applies the plan file as written, its env values read from

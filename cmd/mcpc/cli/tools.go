@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/craftbot/actions"
 	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
@@ -263,8 +264,8 @@ func planForTools(c *ucli.Context) (*toolsInput, error) {
 		return nil, err
 	}
 	in := &toolsInput{plan: res.Plan, env: res.Env, deny: res.Deny, sources: sourcesOf(res.Files), ds: res.Diagnostics}
-	if res.Craftbot != nil {
-		in.config = res.Craftbot.EnvValue
+	if cfg := craftbot.ConfigOf(res); cfg != nil {
+		in.config = cfg.EnvValue
 	}
 	return in, nil
 }
@@ -391,7 +392,7 @@ func writeActionRows(w io.Writer, format string, rows []toolreport.ActionRow) er
 // fieldLine is one input field: name (type, required): description; enum;
 // example; what is not carried. It is the server's text as is: the caller
 // escapes the line.
-func fieldLine(f craftbot.Field) string {
+func fieldLine(f actions.Field) string {
 	typ := "no type"
 	switch t := f.Type.(type) {
 	case string:

@@ -14,8 +14,8 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/cmd/mcpc/ui"
-	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
 )
@@ -121,7 +121,7 @@ func uiAction(c *ucli.Context) error {
 // noTokenRisk is what anyone can do with a page that has no token.
 func noTokenRisk(opts ui.Options) string {
 	what := "see every server"
-	if opts.Profile == compile.ProfileCraftbot {
+	if opts.Profile == plan.ProfileCraftbot {
 		what = "edit " + opts.Config + " (enable, disable, remove, set env)"
 	}
 	if opts.Gateway != nil {
@@ -175,7 +175,7 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 		return opts, "", err
 	}
 	opts.Profile, opts.Compile = co.Profile, co
-	if co.Profile == compile.ProfileCraftbot {
+	if co.Profile == plan.ProfileCraftbot {
 		opts.Config = co.Config
 		if opts.Config == "" {
 			opts.Config = craftbot.DefaultPath

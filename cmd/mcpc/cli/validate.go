@@ -43,19 +43,13 @@ Examples:
 			if err := printDiagnostics(c.App.Writer, diagFlags(c), ds, sources, res.Redactor.Redact); err != nil {
 				return err
 			}
-			if res.Profile == compile.ProfileCraftbot {
-				fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", craftbotSummary(res), report.Summary(ds))
-				return exitFor(ds, c.Bool("strict"))
+			for _, line := range []string{res.PlaywrightLog, remoteNote} {
+				if line != "" {
+					fmt.Fprintln(c.App.ErrWriter, line)
+				}
 			}
-			fmt.Fprintln(c.App.ErrWriter, res.PlaywrightLog)
-			if remoteNote != "" {
-				fmt.Fprintln(c.App.ErrWriter, remoteNote)
-			}
-			fmt.Fprintf(c.App.ErrWriter, "%s, %d shadowed: %s\n", plural(len(res.Names()), "server"), len(res.Entries)-len(res.Names()), report.Summary(ds))
-			if code := problemsCode(ds, c.Bool("strict")); code != ExitOK {
-				return &exitError{code: code}
-			}
-			return nil
+			fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", res.Summary(), report.Summary(ds))
+			return exitFor(ds, c.Bool("strict"))
 		},
 	}
 }
@@ -85,7 +79,7 @@ func compileForValidate(c *ucli.Context) (*compile.Result, error) {
 			return nil, inputErr(err)
 		}
 	} else {
-		opts.AppSettings = lint.DotnetAppSettings(".", nil)
+		opts.AppSettings = compile.DotnetAppSettings(".", nil)
 	}
 	res, err := compileWith(opts)
 	if err != nil {

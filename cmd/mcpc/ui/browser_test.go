@@ -175,7 +175,7 @@ func TestBrowserServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := craftbot.Options{TargetOS: "linux"}
-	p := startUI(t, Options{Profile: compile.ProfileCraftbot, Config: file, Craftbot: opts})
+	p := startUI(t, Options{Profile: craftbot.Profile.Name(), Config: file, Craftbot: opts})
 
 	if a := b.login(p); a.Status != 200 || a.URL != p.base+"/" {
 		t.Fatalf("the page: %d %s", a.Status, a.URL)

@@ -62,7 +62,7 @@ func (s *Server) serversPage(w http.ResponseWriter, r *http.Request, sess string
 // servers reads the deployment as it is now (every page load reads the
 // files again).
 func (s *Server) servers() (*serversBody, error) {
-	if s.opts.Profile == compile.ProfileCraftbot {
+	if s.opts.Profile == plan.ProfileCraftbot {
 		return s.craftbotServers()
 	}
 	return s.volcanicServers()
@@ -71,7 +71,7 @@ func (s *Server) servers() (*serversBody, error) {
 // craftbotServers are the rows of mcpc config list --all: craftbot.Check
 // and craftbot.Rows on the file.
 func (s *Server) craftbotServers() (*serversBody, error) {
-	b := &serversBody{Profile: compile.ProfileCraftbot, File: s.opts.Config, TargetOS: s.opts.Craftbot.TargetOS, SetLabel: "action set", Editable: true}
+	b := &serversBody{Profile: plan.ProfileCraftbot, File: s.opts.Config, TargetOS: s.opts.Craftbot.TargetOS, SetLabel: "action set", Editable: true}
 	data, err := inputfile.Read(s.opts.Config)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s does not exist", s.opts.Config)
@@ -210,7 +210,7 @@ var editOps = map[string]craftbot.Op{
 // says what was done, without a value); a refused one shows its
 // diagnostics, and the file is not written.
 func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess string) {
-	if s.opts.Profile != compile.ProfileCraftbot {
+	if s.opts.Profile != plan.ProfileCraftbot {
 		s.fail(w, r, http.StatusBadRequest, "only a craftbot deployment (--profile craftbot --config FILE) is edited here")
 		return
 	}

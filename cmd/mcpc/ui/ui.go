@@ -35,7 +35,7 @@ import (
 
 // Options are what one mcpc ui shows and may do.
 type Options struct {
-	// Profile is compile.ProfileVolcanic or compile.ProfileCraftbot.
+	// Profile is compile.ProfileVolcanic or plan.ProfileCraftbot.
 	Profile string
 	// Compile are the volcanic sources (the source flags).
 	Compile compile.Options

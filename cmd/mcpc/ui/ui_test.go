@@ -212,7 +212,7 @@ func craftbotUI(t *testing.T) (*uiPage, string) {
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return startUI(t, Options{Profile: compile.ProfileCraftbot, Config: file, Craftbot: craftbot.Options{TargetOS: "linux"}}), file
+	return startUI(t, Options{Profile: craftbot.Profile.Name(), Config: file, Craftbot: craftbot.Options{TargetOS: "linux"}}), file
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -434,7 +434,7 @@ func craftbotUIWith(t *testing.T, opts Options) (*uiPage, string) {
 	if err := os.WriteFile(file, readFile(t, "testdata/mcp_config.json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts.Profile, opts.Config, opts.Craftbot = compile.ProfileCraftbot, file, craftbot.Options{TargetOS: "linux"}
+	opts.Profile, opts.Config, opts.Craftbot = craftbot.Profile.Name(), file, craftbot.Options{TargetOS: "linux"}
 	return startUI(t, opts), file
 }
 
@@ -448,7 +448,7 @@ func TestUnauthenticatedLocalClient(t *testing.T) {
 	if err := os.WriteFile(file, readFile(t, "testdata/mcp_config.json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	owner := startUI(t, Options{Profile: compile.ProfileCraftbot, Config: file, Craftbot: craftbot.Options{TargetOS: "linux"},
+	owner := startUI(t, Options{Profile: craftbot.Profile.Name(), Config: file, Craftbot: craftbot.Options{TargetOS: "linux"},
 		Gateway: g.admin(), TokenHint: "the address in mcpc ui's standard error, or the token in /run/user/0/mcpc/ui-1.token"})
 	ownerCSRF := owner.csrf()
 	before := readFile(t, file)
@@ -478,7 +478,7 @@ func TestUnauthenticatedLocalClient(t *testing.T) {
 		}
 	}
 	// A cookie it makes up, and one another mcpc ui made.
-	other := startUI(t, Options{Profile: compile.ProfileCraftbot, Config: file})
+	other := startUI(t, Options{Profile: craftbot.Profile.Name(), Config: file})
 	u, _ := url.Parse(other.base)
 	for _, value := range []string{strings.Repeat("a", 32) + "." + strings.Repeat("0", 64), other.client.Jar.Cookies(u)[0].Value} {
 		form := url.Values{"op": {"disable"}, "name": {"filesystem"}, "csrf": {ownerCSRF}}

@@ -1,11 +1,12 @@
-package compile
+package craftbot
 
 import (
 	"encoding/json"
 	"fmt"
 	"strconv"
 
-	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/node"
 )
 
@@ -14,8 +15,8 @@ import (
 // and where it stands in mcp_config.json, or "default"; the fields its
 // transport ignores are marked. Others are the later definitions of the
 // name, which the host skips.
-func (r *Result) explainCraftbot(name string) (*Explanation, bool) {
-	var chosen *Entry
+func (profile) Explain(r *compile.Result, name string) (*compile.Explanation, bool) {
+	var chosen *compile.Entry
 	for _, e := range r.Entries {
 		if e.Name == name && e.Skip == "" {
 			chosen = e
@@ -25,16 +26,16 @@ func (r *Result) explainCraftbot(name string) (*Explanation, bool) {
 	if chosen == nil {
 		return nil, false
 	}
-	ce := chosen.craftbot
+	ce := entryOf(chosen)
 	server := craftbotServer(chosen)
-	x := &Explanation{Name: name, Source: chosen.Source, Origin: chosen.Origin, Fields: []FieldOrigin{}, Others: []ExplainedEntry{}}
+	x := &compile.Explanation{Name: name, Source: chosen.Source, Origin: chosen.Origin, Fields: []compile.FieldOrigin{}, Others: []compile.ExplainedEntry{}}
 	add := func(field string, value any, from string) {
 		b, _ := json.Marshal(value)
-		x.Fields = append(x.Fields, FieldOrigin{Field: field, Value: r.Redactor.Redact(string(b)), From: from})
+		x.Fields = append(x.Fields, compile.FieldOrigin{Field: field, Value: r.Redactor.Redact(string(b)), From: from})
 	}
-	stdio := ce.Transport == craftbot.TransportStdio
-	uses := map[string]bool{craftbot.FieldCommand: stdio, craftbot.FieldArgs: stdio, craftbot.FieldEnv: stdio, craftbot.FieldURL: !stdio}
-	for _, f := range craftbot.EntryFields {
+	stdio := ce.Transport == plan.TransportStdio
+	uses := map[string]bool{FieldCommand: stdio, FieldArgs: stdio, FieldEnv: stdio, FieldURL: !stdio}
+	for _, f := range EntryFields {
 		m := ce.Node.Member(f)
 		used, specific := uses[f]
 		if specific && !used {
@@ -46,11 +47,11 @@ func (r *Result) explainCraftbot(name string) (*Explanation, bool) {
 		switch {
 		case m == nil:
 			add(f, craftbotFieldValue(f, ce), "default")
-		case f == craftbot.FieldArgs && m.Value.Kind == node.Array && len(m.Value.Elems) > 0:
+		case f == FieldArgs && m.Value.Kind == node.Array && len(m.Value.Elems) > 0:
 			for i, el := range m.Value.Elems {
 				add(f+"["+strconv.Itoa(i)+"]", el.Text, el.Pos().String())
 			}
-		case f == craftbot.FieldEnv && m.Value.Kind == node.Object && len(m.Value.Members) > 0:
+		case f == FieldEnv && m.Value.Kind == node.Object && len(m.Value.Members) > 0:
 			for _, em := range m.Value.Members {
 				add(f+"."+em.Key, server.Env[em.Key], em.Value.Pos().String())
 			}
@@ -59,15 +60,15 @@ func (r *Result) explainCraftbot(name string) (*Explanation, bool) {
 		}
 	}
 	from := "default"
-	if cfg := r.Craftbot; cfg != nil && cfg.Root != nil {
-		if m := cfg.Root.Member(craftbot.FieldAutoConnect); m != nil {
+	if cfg := ConfigOf(r); cfg != nil && cfg.Root != nil {
+		if m := cfg.Root.Member(FieldAutoConnect); m != nil {
 			from = m.Value.Pos().String() + " (the whole file)"
 		}
-		add(craftbot.FieldAutoConnect, cfg.AutoConnect, from)
+		add(FieldAutoConnect, cfg.AutoConnect, from)
 	}
 	for _, e := range r.Entries {
 		if e.Name == name && e.Winner == chosen {
-			x.Others = append(x.Others, ExplainedEntry{Origin: e.Origin, Role: "shadowed"})
+			x.Others = append(x.Others, compile.ExplainedEntry{Origin: e.Origin, Role: "shadowed"})
 		}
 	}
 	return x, true
@@ -75,25 +76,25 @@ func (r *Result) explainCraftbot(name string) (*Explanation, bool) {
 
 // craftbotFieldValue is the value a field has in the plan (defaults
 // filled in).
-func craftbotFieldValue(f string, ce *craftbot.Entry) any {
+func craftbotFieldValue(f string, ce *Entry) any {
 	switch f {
-	case craftbot.FieldName:
+	case FieldName:
 		return ce.Name
-	case craftbot.FieldDescription:
+	case FieldDescription:
 		return ce.Description
-	case craftbot.FieldTransport:
+	case FieldTransport:
 		return ce.Transport
-	case craftbot.FieldCommand:
+	case FieldCommand:
 		return ce.Command
-	case craftbot.FieldArgs:
+	case FieldArgs:
 		return []string{}
-	case craftbot.FieldEnv:
+	case FieldEnv:
 		return map[string]string{}
-	case craftbot.FieldURL:
+	case FieldURL:
 		return ce.URL
-	case craftbot.FieldEnabled:
+	case FieldEnabled:
 		return ce.Enabled
-	case craftbot.FieldActionSet:
+	case FieldActionSet:
 		return ce.ActionSet
 	}
 	return nil

@@ -1,4 +1,4 @@
-package craftbot
+package actions
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
-package compile
+package craftbot
 
 import (
-	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 )
 
@@ -11,14 +11,9 @@ import (
 // shows as [REDACTED], by its span, as in validate's excerpts. A byte order
 // mark is dropped, as positions count from after it.
 func ConfigExcerpts(file string, data []byte) diag.Sources {
-	data = craftbot.Text(data)
-	fs := newFileSet()
-	fs.add(file, data)
-	hidden := craftbot.SecretSpans(data)
-	spans := make([]span, len(hidden))
-	for i, s := range hidden {
-		spans[i] = span{s.Start, s.End}
-	}
-	fs.hide(file, spans)
+	data = Text(data)
+	fs := compile.NewFileSet()
+	fs.Add(file, data)
+	fs.Hide(file, SecretSpans(data))
 	return fs
 }

@@ -1,4 +1,9 @@
-package craftbot
+// Package actions is how CraftBot turns the tools its servers list into
+// actions (SPEC §5, "How tools become actions"): the names, descriptions
+// and input schemas of the action registry, and the rules that warn about
+// it. It is the part of the craftbot profile a runtime needs, so it
+// imports nothing of the compiler: only the rule registry.
+package actions
 
 import (
 	"encoding/json"
@@ -267,20 +272,4 @@ func Assign(servers []ServerTools, builtins []string) []Registered {
 		}
 	}
 	return out
-}
-
-// EnvValue is the value of env key of the server the host loads under
-// name, as the file holds it: what the server is launched with. ok is
-// false when no such server or key is there.
-func (c *Config) EnvValue(name, key string) (value string, ok bool) {
-	e := c.Lookup(name)
-	if e == nil {
-		return "", false
-	}
-	for _, v := range e.Env {
-		if v.Key == key {
-			return v.Value, true
-		}
-	}
-	return "", false
 }
