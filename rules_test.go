@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -129,9 +130,66 @@ func TestRulesDoc(t *testing.T) {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s |\n", r.ID, r.ID, r.Severity, r.Description)
 	}
 	for _, r := range allRules(t) {
-		fmt.Fprintf(&b, "\n## %s\n\n%s (%s)\n\nExample:\n\n```\n%s\n```\n", r.ID, r.Description, r.Severity, r.Example)
+		fmt.Fprintf(&b, "\n## %s\n\n%s (%s)\n\nChecked in `%s`.\n\nExample:\n\n```\n%s\n```\n", r.ID, r.Description, r.Severity, r.Home, r.Example)
 	}
 	compareGolden(t, filepath.Join("docs", "rules.md"), b.String())
+}
+
+// TestEveryRuleNamesItsHome: each rule's Home is a file (or a pack's
+// directory) of the tree that names the rule: in Go its value
+// (rules.Name), in CUE or a pack its id.
+func TestEveryRuleNamesItsHome(t *testing.T) {
+	values := declaredNames(t) // rule id → the name of its value in package rules
+	for _, r := range allRules(t) {
+		if r.Home == "" {
+			t.Errorf("rule %s names no home", r.ID)
+			continue
+		}
+		var texts []string
+		err := filepath.WalkDir(filepath.FromSlash(r.Home), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				texts = append(texts, string(b))
+			}
+			return err
+		})
+		if err != nil {
+			t.Errorf("rule %s: its home %s: %v", r.ID, r.Home, err)
+			continue
+		}
+		want := `"` + r.ID + `"`
+		if v, ok := values[r.ID]; ok && strings.HasSuffix(r.Home, ".go") {
+			want = "rules." + v
+		}
+		found := false
+		for _, text := range texts {
+			found = found || strings.Contains(text, want)
+		}
+		if !found {
+			t.Errorf("rule %s: its home %s does not name it (%s)", r.ID, r.Home, want)
+		}
+	}
+}
+
+// declaredNames maps each rule id declared in policies/rules/registry.go
+// to the name of its value.
+func declaredNames(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("policies", "rules", "registry.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\t(\w+)\s*=\s*declare\(Rule\{ID: "([^"]+)"`).FindAllStringSubmatch(string(b), -1) {
+		out[m[2]] = m[1]
+	}
+	if len(out) == 0 {
+		t.Fatal("no rule declarations found in registry.go")
+	}
+	return out
 }
 
 // allRules are the rules mcpc rules lists: the registry, the Go deployment

@@ -134,7 +134,12 @@ var builtinPackRules = sync.OnceValues(func() ([]rules.Rule, error) {
 	}
 	var out []rules.Rule
 	for _, p := range packs {
-		out = append(out, p.Rules()...)
+		for _, r := range p.Rules() {
+			if r.Home == "" {
+				r.Home = "policies/" + p.Name // a built-in pack's directory
+			}
+			out = append(out, r)
+		}
 	}
 	return slices.Clip(out), nil
 })

@@ -9,164 +9,164 @@ import "github.com/mcpc-dev/mcpc/internal/diag"
 // declared in CUE (policies/).
 var (
 	// Reading the sources.
-	JSONSyntax = declare(Rule{ID: "json-syntax", Severity: diag.Error, Description: "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not), or nests objects and arrays deeper than its reader does (64 levels for the files the volcanic host reads, 900 for mcp_config.json).",
+	JSONSyntax = declare(Rule{ID: "json-syntax", Home: "internal/node/json.go", Severity: diag.Error, Description: "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not), or nests objects and arrays deeper than its reader does (64 levels for the files the volcanic host reads, 900 for mcp_config.json).",
 		Example: `{"Mcp": {"Servers": {"github": {"Command": "npx",}}` + "\n" + `  (missing closing brace)`})
-	EnvFileSyntax = declare(Rule{ID: "env-file-syntax", Severity: diag.Error, Description: "A line of an --env-file is not NAME=VALUE, its name is not a variable name, or a quoted value is not closed; the line is never quoted, since it may be part of a secret.",
+	EnvFileSyntax = declare(Rule{ID: "env-file-syntax", Home: "compile/dotenv.go", Severity: diag.Error, Description: "A line of an --env-file is not NAME=VALUE, its name is not a variable name, or a quoted value is not closed; the line is never quoted, since it may be part of a secret.",
 		Example: `GITHUB_TOKEN "abc"`})
-	DuplicateKey = declare(Rule{ID: "duplicate-key", Severity: diag.Error, Description: "A JSON object has the same key twice (in appsettings compared case-insensitively); the .NET host refuses to start.",
+	DuplicateKey = declare(Rule{ID: "duplicate-key", Home: "compile/settings.go", Severity: diag.Error, Description: "A JSON object has the same key twice (in appsettings compared case-insensitively); the .NET host refuses to start.",
 		Example: `{"Command": "npx", "command": "node"}`})
 	// Shape and types (CUE schema).
-	UnknownField = declare(Rule{ID: "unknown-field", Severity: diag.Warning, Description: "A field that the host does not know; it is ignored, so a typo silently loses the setting.",
+	UnknownField = declare(Rule{ID: "unknown-field", Home: "schema/schema.go", Severity: diag.Warning, Description: "A field that the host does not know; it is ignored, so a typo silently loses the setting.",
 		Example: `"github": {"comand": "npx"}`})
-	TypeMismatch = declare(Rule{ID: "type-mismatch", Severity: diag.Error, Description: "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case).",
+	TypeMismatch = declare(Rule{ID: "type-mismatch", Home: "compile/bind.go", Severity: diag.Error, Description: "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case).",
 		Example: `"StartupTimeoutSeconds": "sixty"`})
 	// Entry values.
-	MissingCommand = declare(Rule{ID: "missing-command", Severity: diag.Error, Description: "A server entry has no command, or an empty one (checked on disabled entries too).",
+	MissingCommand = declare(Rule{ID: "missing-command", Home: "compile/checks.go", Severity: diag.Error, Description: "A server entry has no command, or an empty one (checked on disabled entries too).",
 		Example: `"github": {"args": ["-y", "server-github"]}`})
-	ServerNameEmpty = declare(Rule{ID: "server-name-empty", Severity: diag.Error, Description: "A server has an empty name (for example from the environment key Mcp__Servers____Command).",
+	ServerNameEmpty = declare(Rule{ID: "server-name-empty", Home: "compile/checks.go", Severity: diag.Error, Description: "A server has an empty name (for example from the environment key Mcp__Servers____Command).",
 		Example: `Mcp__Servers____Command=npx`})
-	ToolPrefixChars = declare(Rule{ID: "tool-prefix-chars", Severity: diag.Error, Description: "toolPrefix may only contain A-Z a-z 0-9 _ and -.",
+	ToolPrefixChars = declare(Rule{ID: "tool-prefix-chars", Home: "schema/server.cue", Severity: diag.Error, Description: "toolPrefix may only contain A-Z a-z 0-9 _ and -.",
 		Example: `"toolPrefix": "gh."`})
-	ToolPrefixReserved = declare(Rule{ID: "tool-prefix-reserved", Severity: diag.Error, Description: "toolPrefix must not start with mcp__, which is the provider's own namespace.",
+	ToolPrefixReserved = declare(Rule{ID: "tool-prefix-reserved", Home: "compile/checks.go", Severity: diag.Error, Description: "toolPrefix must not start with mcp__, which is the provider's own namespace.",
 		Example: `"toolPrefix": "mcp__gh_"`})
-	TimeoutNotPositive = declare(Rule{ID: "timeout-not-positive", Severity: diag.Error, Description: "startupTimeoutSeconds and callTimeoutSeconds must be > 0; idleTimeoutSeconds must be >= 0 (0 never stops an idle process).",
+	TimeoutNotPositive = declare(Rule{ID: "timeout-not-positive", Home: "schema/server.cue", Severity: diag.Error, Description: "startupTimeoutSeconds and callTimeoutSeconds must be > 0; idleTimeoutSeconds must be >= 0 (0 never stops an idle process).",
 		Example: `"callTimeoutSeconds": 0`})
-	StderrLevel = declare(Rule{ID: "stderr-level", Severity: diag.Error, Description: "stderrLevel must be a .NET log level: Trace, Debug, Information, Warning, Error, Critical or None (any case).",
+	StderrLevel = declare(Rule{ID: "stderr-level", Home: "schema/server.cue", Severity: diag.Error, Description: "stderrLevel must be a .NET log level: Trace, Debug, Information, Warning, Error, Critical or None (any case).",
 		Example: `"stderrLevel": "Warn"`})
-	NULCharacter = declare(Rule{ID: "nul-character", Severity: diag.Error, Description: "A NUL character (\\u0000 in JSON, a NUL byte in an env file) in a command, an argument, the cwd, an env name or value, or a host variable an env value copies with ${env:NAME}; no process can be started with it.",
+	NULCharacter = declare(Rule{ID: "nul-character", Home: "compile/checks.go", Severity: diag.Error, Description: "A NUL character (\\u0000 in JSON, a NUL byte in an env file) in a command, an argument, the cwd, an env name or value, or a host variable an env value copies with ${env:NAME}; no process can be started with it.",
 		Example: `"args": ["--name", "a\\u0000b"]`})
 	// Host configuration binding.
-	ArrayPartialOverride = declare(Rule{ID: "array-partial-override", Severity: diag.Warning, Description: "A later layer (the environment or a later appsettings file) sets only some indices of an array defined earlier; the other elements stay.",
+	ArrayPartialOverride = declare(Rule{ID: "array-partial-override", Home: "compile/bind.go", Severity: diag.Warning, Description: "A later layer (the environment or a later appsettings file) sets only some indices of an array defined earlier; the other elements stay.",
 		Example: `Mcp__Servers__github__Args__1=server-github  (file has ["-y", "pkg", "--verbose"])`})
-	HostNullEnv = declare(Rule{ID: "host-null-env", Severity: diag.Warning, Description: "A null env value in a host file binds to the empty string; it does not remove the variable (only settings.json can).",
+	HostNullEnv = declare(Rule{ID: "host-null-env", Home: "compile/bind.go", Severity: diag.Warning, Description: "A null env value in a host file binds to the empty string; it does not remove the variable (only settings.json can).",
 		Example: `"Env": {"DEBUG": null}`})
 	// Mistakes the host accepts silently.
-	McpServersInAppSettings = declare(Rule{ID: "mcpservers-in-appsettings", Severity: diag.Error, Description: "An appsettings file has an mcpServers block (Claude Desktop's shape), at the top or under Mcp; the host reads only Mcp:Servers, so none of its servers starts.",
+	McpServersInAppSettings = declare(Rule{ID: "mcpservers-in-appsettings", Home: "compile/mistakes.go", Severity: diag.Error, Description: "An appsettings file has an mcpServers block (Claude Desktop's shape), at the top or under Mcp; the host reads only Mcp:Servers, so none of its servers starts.",
 		Example: `{"mcpServers": {"github": {"command": "npx"}}}  (in appsettings.json)`})
-	EnvKeySingleUnderscore = declare(Rule{ID: "env-key-single-underscore", Severity: diag.Error, Description: "A host variable such as Mcp_Servers_x_Command uses single underscores; .NET reads only __ as the section separator, so the host ignores it.",
+	EnvKeySingleUnderscore = declare(Rule{ID: "env-key-single-underscore", Home: "compile/mistakes.go", Severity: diag.Error, Description: "A host variable such as Mcp_Servers_x_Command uses single underscores; .NET reads only __ as the section separator, so the host ignores it.",
 		Example: `Mcp_Servers_github_Command=npx`})
-	ServersArray = declare(Rule{ID: "servers-array", Severity: diag.Error, Description: "Mcp:Servers is a JSON list: .NET binds it to servers named 0, 1, …, so names, tool prefixes and precedence use the index.",
+	ServersArray = declare(Rule{ID: "servers-array", Home: "compile/mistakes.go", Severity: diag.Error, Description: "Mcp:Servers is a JSON list: .NET binds it to servers named 0, 1, …, so names, tool prefixes and precedence use the index.",
 		Example: `"Servers": [{"Command": "npx"}]`})
-	NameCaseCollision = declare(Rule{ID: "name-case-collision", Severity: diag.Warning, Description: "Two sources define server names that differ only in case (github in the host, GITHUB in settings.json): the host runs both, as two servers, instead of one overriding the other.",
+	NameCaseCollision = declare(Rule{ID: "name-case-collision", Home: "compile/mistakes.go", Severity: diag.Warning, Description: "Two sources define server names that differ only in case (github in the host, GITHUB in settings.json): the host runs both, as two servers, instead of one overriding the other.",
 		Example: `"github" in appsettings.json and "GITHUB" in settings.json`})
-	ForeignField = declare(Rule{ID: "foreign-field", Severity: diag.Warning, Description: "An entry has a field of another MCP client (disabled, timeout, autoApprove, alwaysAllow, type, transport, url, headers, envFile); the host ignores it. The suggestion says what to write instead.",
+	ForeignField = declare(Rule{ID: "foreign-field", Home: "compile/mistakes.go", Severity: diag.Warning, Description: "An entry has a field of another MCP client (disabled, timeout, autoApprove, alwaysAllow, type, transport, url, headers, envFile); the host ignores it. The suggestion says what to write instead.",
 		Example: `"disabled": true  (write "enabled": false)`})
-	WorkspaceInPrompt = declare(Rule{ID: "workspace-in-prompt", Severity: diag.Warning, Description: "${workspace} in promptSection: the host puts the text into the system prompt as written, without templates.",
+	WorkspaceInPrompt = declare(Rule{ID: "workspace-in-prompt", Home: "compile/mistakes.go", Severity: diag.Warning, Description: "${workspace} in promptSection: the host puts the text into the system prompt as written, without templates.",
 		Example: `"promptSection": "Notes live in ${workspace}/notes."`})
 	// Merge.
-	NameShadowed = declare(Rule{ID: "name-shadowed", Severity: diag.Warning, Description: "A server name defined again by a later source is dropped; the first definition wins.",
+	NameShadowed = declare(Rule{ID: "name-shadowed", Home: "compile/merge.go", Severity: diag.Warning, Description: "A server name defined again by a later source is dropped; the first definition wins.",
 		Example: `"github" in settings.json while the host section also defines "github"`})
 	// Playwright preset.
-	BoolValue = declare(Rule{ID: "bool-value", Severity: diag.Error, Description: "A PLAYWRIGHT_* boolean variable is not true or false; the host would read it as false.",
+	BoolValue = declare(Rule{ID: "bool-value", Home: "compile/preset.go", Severity: diag.Error, Description: "A PLAYWRIGHT_* boolean variable is not true or false; the host would read it as false.",
 		Example: `PLAYWRIGHT_ENABLED=1`})
-	PlaywrightExtraArgs = declare(Rule{ID: "playwright-extra-args", Severity: diag.Error, Description: "PLAYWRIGHT_EXTRA_ARGS does not split shell-style (unbalanced quotes).",
+	PlaywrightExtraArgs = declare(Rule{ID: "playwright-extra-args", Home: "compile/preset.go", Severity: diag.Error, Description: "PLAYWRIGHT_EXTRA_ARGS does not split shell-style (unbalanced quotes).",
 		Example: `PLAYWRIGHT_EXTRA_ARGS=--device "iPhone 15`})
-	PlaywrightBrowser = declare(Rule{ID: "playwright-browser", Severity: diag.Error, Description: "The Playwright browser is not one @playwright/mcp knows (chromium, chrome, firefox, webkit, msedge and their channels).",
+	PlaywrightBrowser = declare(Rule{ID: "playwright-browser", Home: "compile/preset.go", Severity: diag.Error, Description: "The Playwright browser is not one @playwright/mcp knows (chromium, chrome, firefox, webkit, msedge and their channels).",
 		Example: `PLAYWRIGHT_BROWSER=safari`})
-	PlaywrightVarIgnored = declare(Rule{ID: "playwright-var-ignored", Severity: diag.Warning, Description: "A PLAYWRIGHT_* variable is set but a configured Mcp:Playwright value wins over it.",
+	PlaywrightVarIgnored = declare(Rule{ID: "playwright-var-ignored", Home: "compile/preset.go", Severity: diag.Warning, Description: "A PLAYWRIGHT_* variable is set but a configured Mcp:Playwright value wins over it.",
 		Example: `PLAYWRIGHT_ENABLED=true with "Playwright": {"Enabled": false}`})
 	// Templates.
-	UnknownVariable = declare(Rule{ID: "unknown-variable", Severity: diag.Error, Description: "A ${...} other than ${workspace} and ${env:NAME}; the host passes it on literally.",
+	UnknownVariable = declare(Rule{ID: "unknown-variable", Home: "compile/templates.go", Severity: diag.Error, Description: "A ${...} other than ${workspace} and ${env:NAME}; the host passes it on literally.",
 		Example: `"cwd": "${home}/repo"`})
-	EnvRefOutsideEnv = declare(Rule{ID: "env-ref-outside-env", Severity: diag.Error, Description: "${env:NAME} stands outside an env value (in command, args, cwd, promptSection, or the Playwright preset's Command and ExtraArgs or their PLAYWRIGHT_* variables), where the host passes it on literally.",
+	EnvRefOutsideEnv = declare(Rule{ID: "env-ref-outside-env", Home: "compile/templates.go", Severity: diag.Error, Description: "${env:NAME} stands outside an env value (in command, args, cwd, promptSection, or the Playwright preset's Command and ExtraArgs or their PLAYWRIGHT_* variables), where the host passes it on literally.",
 		Example: `"args": ["--token", "${env:GITHUB_TOKEN}"]`})
-	EnvNameInvalid = declare(Rule{ID: "env-name-invalid", Severity: diag.Error, Description: "An environment variable name (an env key or the NAME of ${env:NAME}) is not [A-Za-z_][A-Za-z0-9_]*.",
+	EnvNameInvalid = declare(Rule{ID: "env-name-invalid", Home: "compile/checks.go", Severity: diag.Error, Description: "An environment variable name (an env key or the NAME of ${env:NAME}) is not [A-Za-z_][A-Za-z0-9_]*.",
 		Example: `"env": {"MY-VAR": "1"}`})
-	EnvRefUnset = declare(Rule{ID: "env-ref-unset", Severity: diag.Warning, Description: "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value.",
+	EnvRefUnset = declare(Rule{ID: "env-ref-unset", Home: "compile/templates.go", Severity: diag.Warning, Description: "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value.",
 		Example: `"GITHUB_TOKEN": "${env:GITHUB_TOKEN}" with GITHUB_TOKEN unset`})
 	// Secrets (SPEC §2.4).
-	SecretLiteral = declare(Rule{ID: "secret-literal", Severity: diag.Error, Description: "A command, argument, cwd, env value, toolPrefix or promptSection holds the value of a deny-listed host variable (or is set by one outside env), or a credential written into the file (a GitHub, sk-, Slack or AWS key, a JWT, a PEM private key, a high-entropy value under a key-like env name). A plan cannot carry a secret, and a command line shows in ps; pass it through env with ${env:NAME}. Printed redacted.",
+	SecretLiteral = declare(Rule{ID: "secret-literal", Home: "compile/secrets.go", Severity: diag.Error, Description: "A command, argument, cwd, env value, toolPrefix or promptSection holds the value of a deny-listed host variable (or is set by one outside env), or a credential written into the file (a GitHub, sk-, Slack or AWS key, a JWT, a PEM private key, a high-entropy value under a key-like env name). A plan cannot carry a secret, and a command line shows in ps; pass it through env with ${env:NAME}. Printed redacted.",
 		Example: `"args": ["--token", "ghp_…"] with GITHUB_TOKEN=ghp_… in the host environment`})
-	SecretWeak = declare(Rule{ID: "secret-weak", Severity: diag.Warning, Description: "A deny-listed host variable's value is too weak to redact (shorter than 4 characters, or only letters and shorter than 12): it is ordinary text, so output keeps it as it is.",
+	SecretWeak = declare(Rule{ID: "secret-weak", Home: "compile/secrets.go", Severity: diag.Warning, Description: "A deny-listed host variable's value is too weak to redact (shorter than 4 characters, or only letters and shorter than 12): it is ordinary text, so output keeps it as it is.",
 		Example: `DB_PASSWORD=python`})
 	// Tool discovery and naming (mcpc tools).
-	ServerStartFailed = declare(Rule{ID: "server-start-failed", Severity: diag.Error, Description: "A server did not list its tools: it exited, did not answer within startupTimeoutSeconds, spoke something other than MCP on stdout, or could not be started. It contributes no tools.",
+	ServerStartFailed = declare(Rule{ID: "server-start-failed", Home: "runtime/toolreport/toolreport.go", Severity: diag.Error, Description: "A server did not list its tools: it exited, did not answer within startupTimeoutSeconds, spoke something other than MCP on stdout, or could not be started. It contributes no tools.",
 		Example: `"db": {"command": "db-mcp"}  →  exited (1): cannot open /data/db.sqlite`})
-	ToolBuiltinConflict = declare(Rule{ID: "tool-builtin-conflict", Severity: diag.Warning, Description: "A tool's visible name equals a built-in tool (read write edit bash grep find ls send, or --builtin-tools); it is not registered.",
+	ToolBuiltinConflict = declare(Rule{ID: "tool-builtin-conflict", Home: "compile/naming/naming.go", Severity: diag.Warning, Description: "A tool's visible name equals a built-in tool (read write edit bash grep find ls send, or --builtin-tools); it is not registered.",
 		Example: `a server without toolPrefix lists a tool named "read"`})
-	ToolNameCollision = declare(Rule{ID: "tool-name-collision", Severity: diag.Warning, Description: "Another server registered the same visible name first (source order); this tool is dropped.",
+	ToolNameCollision = declare(Rule{ID: "tool-name-collision", Home: "compile/naming/naming.go", Severity: diag.Warning, Description: "Another server registered the same visible name first (source order); this tool is dropped.",
 		Example: `"github" and "jira" both list "search", neither has a toolPrefix`})
-	ToolNameDeduplicated = declare(Rule{ID: "tool-name-deduplicated", Severity: diag.Warning, Description: "A tool's visible name was already taken by an earlier tool of the same server, so _2, _3 … was added; the name depends on the server's listing order.",
+	ToolNameDeduplicated = declare(Rule{ID: "tool-name-deduplicated", Home: "compile/naming/naming.go", Severity: diag.Warning, Description: "A tool's visible name was already taken by an earlier tool of the same server, so _2, _3 … was added; the name depends on the server's listing order.",
 		Example: `tools "db.query" and "db query" both become db_query; the second is db_query_2`})
-	ToolNameEmpty = declare(Rule{ID: "tool-name-empty", Severity: diag.Warning, Description: "A server lists a tool with an empty name and has no toolPrefix; the tool has no name and is not registered.",
+	ToolNameEmpty = declare(Rule{ID: "tool-name-empty", Home: "compile/naming/naming.go", Severity: diag.Warning, Description: "A server lists a tool with an empty name and has no toolPrefix; the tool has no name and is not registered.",
 		Example: `tools/list returns {"name": ""}`})
-	ToolNameSanitized = declare(Rule{ID: "tool-name-sanitized", Severity: diag.Warning, Description: "Characters outside A-Z a-z 0-9 _ - in the tool name became _ (one per character); the agent sees another name than the server's.",
+	ToolNameSanitized = declare(Rule{ID: "tool-name-sanitized", Home: "compile/naming/naming.go", Severity: diag.Warning, Description: "Characters outside A-Z a-z 0-9 _ - in the tool name became _ (one per character); the agent sees another name than the server's.",
 		Example: `tool "get.forecast" is registered as get_forecast`})
-	ToolNameTruncated = declare(Rule{ID: "tool-name-truncated", Severity: diag.Warning, Description: "toolPrefix + tool name is longer than 48 characters and was cut (mcp__volcanic__ + 48 = 63 fits a provider's 64).",
+	ToolNameTruncated = declare(Rule{ID: "tool-name-truncated", Home: "compile/naming/naming.go", Severity: diag.Warning, Description: "toolPrefix + tool name is longer than 48 characters and was cut (mcp__volcanic__ + 48 = 63 fits a provider's 64).",
 		Example: `"toolPrefix": "quarterly_fin_" with tool generate_consolidated_statement_by_region`})
-	ToolChanged = declare(Rule{ID: "tool-changed", Severity: diag.Error, Description: "mcpc tools --lock FILE --check: a tool was added or removed, or its description, input schema or visible name, or the server's launch command or version, differs from the lock.",
+	ToolChanged = declare(Rule{ID: "tool-changed", Home: "policies/toollock/toollock.go", Severity: diag.Error, Description: "mcpc tools --lock FILE --check: a tool was added or removed, or its description, input schema or visible name, or the server's launch command or version, differs from the lock.",
 		Example: `the description of tool "search" changed since the lock was written`})
-	LockInvalid = declare(Rule{ID: "lock-invalid", Severity: diag.Error, Description: "The tool lock file is not a valid lock of this mcpc (missing fields, wrong types, another lockVersion).",
+	LockInvalid = declare(Rule{ID: "lock-invalid", Home: "policies/toollock/toollock.go", Severity: diag.Error, Description: "The tool lock file is not a valid lock of this mcpc (missing fields, wrong types, another lockVersion).",
 		Example: `"descriptionSha256": "94e8c97f"`})
-	PlanInvalid = declare(Rule{ID: "plan-invalid", Severity: diag.Error, Description: "A plan file is not a valid plan of this mcpc: another planVersion, missing or mistyped fields, or a digest that does not match (edited after compiling).",
+	PlanInvalid = declare(Rule{ID: "plan-invalid", Home: "compile/plan/file.go", Severity: diag.Error, Description: "A plan file is not a valid plan of this mcpc: another planVersion, missing or mistyped fields, or a digest that does not match (edited after compiling).",
 		Example: `{"planVersion": 2, …}`})
 	// The craftbot profile (app/config/mcp_config.json; --profile craftbot).
-	CbTransport = declare(Rule{ID: "cb-transport", Severity: diag.Warning, Description: "A craftbot server has no transport, or one other than stdio, sse and websocket; the host skips it and loads the rest.",
+	CbTransport = declare(Rule{ID: "cb-transport", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server has no transport, or one other than stdio, sse and websocket; the host skips it and loads the rest.",
 		Example: `{"name": "notes", "transport": "http", "url": "https://mcp.example.com/mcp"}`})
-	CbMissingCommand = declare(Rule{ID: "cb-missing-command", Severity: diag.Warning, Description: "A craftbot stdio server has no command, or an empty one; the host skips it.",
+	CbMissingCommand = declare(Rule{ID: "cb-missing-command", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot stdio server has no command, or an empty one; the host skips it.",
 		Example: `{"name": "fs", "transport": "stdio", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}`})
-	CbMissingURL = declare(Rule{ID: "cb-missing-url", Severity: diag.Warning, Description: "A craftbot sse or websocket server has no url, or an empty one; the host skips it.",
+	CbMissingURL = declare(Rule{ID: "cb-missing-url", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot sse or websocket server has no url, or an empty one; the host skips it.",
 		Example: `{"name": "sentry", "transport": "sse"}`})
-	CbDuplicateName = declare(Rule{ID: "cb-duplicate-name", Severity: diag.Warning, Description: "A craftbot server name is defined again; the host keeps the first entry that loads and skips this one.",
+	CbDuplicateName = declare(Rule{ID: "cb-duplicate-name", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server name is defined again; the host keeps the first entry that loads and skips this one.",
 		Example: `two entries named "filesystem"`})
-	CbNameInvalid = declare(Rule{ID: "cb-name-invalid", Severity: diag.Warning, Description: "A craftbot server has no name, or one that cannot form action names mcp_<name>_<tool> (1 to 58 characters of A-Z a-z 0-9 _ -); the host skips it.",
+	CbNameInvalid = declare(Rule{ID: "cb-name-invalid", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server has no name, or one that cannot form action names mcp_<name>_<tool> (1 to 58 characters of A-Z a-z 0-9 _ -); the host skips it.",
 		Example: `{"name": "my server", …}`})
-	CbEntryInvalid = declare(Rule{ID: "cb-entry-invalid", Severity: diag.Warning, Description: "An element of mcp_servers is not an object, or a field has the wrong type (args a list of strings, env strings only, enabled true or false, …); the host skips the entry.",
+	CbEntryInvalid = declare(Rule{ID: "cb-entry-invalid", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "An element of mcp_servers is not an object, or a field has the wrong type (args a list of strings, env strings only, enabled true or false, …); the host skips the entry.",
 		Example: `{"name": "fs", "transport": "stdio", "command": "npx", "enabled": "yes"}`})
-	CbFieldIgnored = declare(Rule{ID: "cb-field-ignored", Severity: diag.Warning, Description: "A craftbot server sets a field its transport does not use (url on stdio; command, args or env on sse and websocket); the host ignores it.",
+	CbFieldIgnored = declare(Rule{ID: "cb-field-ignored", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server sets a field its transport does not use (url on stdio; command, args or env on sse and websocket); the host ignores it.",
 		Example: `{"name": "sentry", "transport": "sse", "url": "https://…/sse", "command": "npx"}`})
-	CbEnvEmpty = declare(Rule{ID: "cb-env-empty", Severity: diag.Warning, Description: "An enabled craftbot stdio server has an empty env value: catalog entries ship their credential keys empty, and the server starts without it. Fill it with mcpc config env NAME KEY.",
+	CbEnvEmpty = declare(Rule{ID: "cb-env-empty", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "An enabled craftbot stdio server has an empty env value: catalog entries ship their credential keys empty, and the server starts without it. Fill it with mcpc config env NAME KEY.",
 		Example: `{"name": "github", "enabled": true, "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": ""}, …}`})
-	CbTargetOS = declare(Rule{ID: "cb-target-os", Severity: diag.Warning, Description: "A craftbot stdio server's launch path does not exist on the target OS (--target-os, default this machine's): a macOS path or application bundle, open -a, a Windows path or program, a Unix path on Windows. Info for a disabled server.",
+	CbTargetOS = declare(Rule{ID: "cb-target-os", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot stdio server's launch path does not exist on the target OS (--target-os, default this machine's): a macOS path or application bundle, open -a, a Windows path or program, a Unix path on Windows. Info for a disabled server.",
 		Example: `"command": "/Applications/Things3.app/Contents/MacOS/things-mcp" with --target-os linux`})
-	CbDuplicateKey = declare(Rule{ID: "cb-duplicate-key", Severity: diag.Warning, Description: "An object of mcp_config.json has the same key twice; the host's JSON reader keeps the last one, so the earlier one is lost.",
+	CbDuplicateKey = declare(Rule{ID: "cb-duplicate-key", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "An object of mcp_config.json has the same key twice; the host's JSON reader keeps the last one, so the earlier one is lost.",
 		Example: `{"name": "fs", "name": "files", …}`})
 	// Craftbot actions (mcpc tools --profile craftbot).
-	CbActionCollision = declare(Rule{ID: "cb-action-collision", Severity: diag.Warning, Description: "Two tools become the same action name mcp_<server>_<tool> (servers whose names and tool names run into each other, or a server listing a name twice); CraftBot's registry holds one action per name, so one of them is lost.",
+	CbActionCollision = declare(Rule{ID: "cb-action-collision", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "Two tools become the same action name mcp_<server>_<tool> (servers whose names and tool names run into each other, or a server listing a name twice); CraftBot's registry holds one action per name, so one of them is lost.",
 		Example: `server "a_b" lists "c" and server "a" lists "b_c": both become mcp_a_b_c`})
-	CbActionBuiltin = declare(Rule{ID: "cb-action-builtin", Severity: diag.Warning, Description: "A tool's action name mcp_<server>_<tool> is the name of one of the host's built-in or integration actions (--builtin-actions); one of them is lost.",
+	CbActionBuiltin = declare(Rule{ID: "cb-action-builtin", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "A tool's action name mcp_<server>_<tool> is the name of one of the host's built-in or integration actions (--builtin-actions); one of them is lost.",
 		Example: `--builtin-actions mcp_github_search and server "github" lists "search"`})
-	CbActionName = declare(Rule{ID: "cb-action-name", Severity: diag.Warning, Description: "A tool's action name is not 1 to 64 characters of A-Z a-z 0-9 _ - (the tool name holds a dot, a space, … or is empty, or the name is too long): function-calling APIs refuse it, so a task that selects the action set fails.",
+	CbActionName = declare(Rule{ID: "cb-action-name", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "A tool's action name is not 1 to 64 characters of A-Z a-z 0-9 _ - (the tool name holds a dot, a space, … or is empty, or the name is too long): function-calling APIs refuse it, so a task that selects the action set fails.",
 		Example: `tool "admin.users.list" of server "ops" becomes mcp_ops_admin.users.list`})
 	// Remote servers (<workspace>/.volcanic/mcp/servers.json; validate --workspace).
-	RemoteVersion = declare(Rule{ID: "remote-version", Severity: diag.Error, Description: "servers.json has a version other than 1, or none; the file is not used and mcpc remote does not edit it.",
+	RemoteVersion = declare(Rule{ID: "remote-version", Home: "schema/remote.cue", Severity: diag.Error, Description: "servers.json has a version other than 1, or none; the file is not used and mcpc remote does not edit it.",
 		Example: `{"version": 2, "servers": []}`})
-	RemoteName = declare(Rule{ID: "remote-name", Severity: diag.Error, Description: "A remote server's name is not 1 to 20 characters of a-z, 0-9 and -; the entry is skipped.",
+	RemoteName = declare(Rule{ID: "remote-name", Home: "schema/remote.cue", Severity: diag.Error, Description: "A remote server's name is not 1 to 20 characters of a-z, 0-9 and -; the entry is skipped.",
 		Example: `{"name": "My Notes", …}`})
-	RemoteNameDuplicate = declare(Rule{ID: "remote-name-duplicate", Severity: diag.Error, Description: "Two entries of servers.json have the same name; only the first is used.",
+	RemoteNameDuplicate = declare(Rule{ID: "remote-name-duplicate", Home: "runtime/remote/file.go", Severity: diag.Error, Description: "Two entries of servers.json have the same name; only the first is used.",
 		Example: `two entries named "notes"`})
-	RemoteURL = declare(Rule{ID: "remote-url", Severity: diag.Error, Description: "A remote server's url is not an absolute http:// or https:// URL with a host, or carries user info (user:password@); the entry is skipped.",
+	RemoteURL = declare(Rule{ID: "remote-url", Home: "runtime/remote/file.go", Severity: diag.Error, Description: "A remote server's url is not an absolute http:// or https:// URL with a host, or carries user info (user:password@); the entry is skipped.",
 		Example: `"url": "https://me:pw@mcp.example.com/mcp"`})
-	RemoteURLInsecure = declare(Rule{ID: "remote-url-insecure", Severity: diag.Warning, Description: "A remote server's url (servers.json, or a CraftBot sse or websocket entry) is plain http:// or ws:// to a host that is not loopback: its messages, headers and any key in them travel unencrypted.",
+	RemoteURLInsecure = declare(Rule{ID: "remote-url-insecure", Home: "runtime/remote/file.go", Severity: diag.Warning, Description: "A remote server's url (servers.json, or a CraftBot sse or websocket entry) is plain http:// or ws:// to a host that is not loopback: its messages, headers and any key in them travel unencrypted.",
 		Example: `"url": "http://mcp.example.com/mcp"`})
-	RemoteTransport = declare(Rule{ID: "remote-transport", Severity: diag.Error, Description: "A remote server's transport is not auto (Streamable HTTP, falling back to SSE), http or sse; the entry is skipped.",
+	RemoteTransport = declare(Rule{ID: "remote-transport", Home: "schema/remote.cue", Severity: diag.Error, Description: "A remote server's transport is not auto (Streamable HTTP, falling back to SSE), http or sse; the entry is skipped.",
 		Example: `"transport": "websocket"`})
-	RemoteTools = declare(Rule{ID: "remote-tools", Severity: diag.Error, Description: "A remote server's tools allowlist is empty or holds an empty or repeated name (null allows every tool); the entry is skipped.",
+	RemoteTools = declare(Rule{ID: "remote-tools", Home: "runtime/remote/file.go", Severity: diag.Error, Description: "A remote server's tools allowlist is empty or holds an empty or repeated name (null allows every tool); the entry is skipped.",
 		Example: `"tools": ["search", "search"]`})
-	RemoteToolMissing = declare(Rule{ID: "remote-tool-missing", Severity: diag.Warning, Description: "A tool of a remote server is not offered: the entry's tools allowlist names a tool the server does not list (mcpc tools, mcpc remote test, mcpc run), or the gateway could not check a tool's definition for secrets. The server's other tools are offered.",
+	RemoteToolMissing = declare(Rule{ID: "remote-tool-missing", Home: "runtime/remoteservers.go", Severity: diag.Warning, Description: "A tool of a remote server is not offered: the entry's tools allowlist names a tool the server does not list (mcpc tools, mcpc remote test, mcpc run), or the gateway could not check a tool's definition for secrets. The server's other tools are offered.",
 		Example: `"tools": ["search", "serch"] while the server lists search and fetch`})
-	RemoteAuth = declare(Rule{ID: "remote-auth", Severity: diag.Error, Description: "A remote server's auth is not headers; the entry is skipped.",
+	RemoteAuth = declare(Rule{ID: "remote-auth", Home: "schema/remote.cue", Severity: diag.Error, Description: "A remote server's auth is not headers; the entry is skipped.",
 		Example: `"auth": "oauth"`})
-	RemoteSealed = declare(Rule{ID: "remote-sealed", Severity: diag.Error, Description: "A remote server's sealed part is not valid, or (with the host secret and --scope) does not open: the entry was written or edited without the secret, copied from another chat, or sealed with another secret. The host skips it.",
+	RemoteSealed = declare(Rule{ID: "remote-sealed", Home: "runtime/remote/seal.go", Severity: diag.Error, Description: "A remote server's sealed part is not valid, or (with the host secret and --scope) does not open: the entry was written or edited without the secret, copied from another chat, or sealed with another secret. The host skips it.",
 		Example: `an entry copied from the servers.json of another chat`})
 	// Deployment rules written in Go (mcpc lint; their checks are policies.GoRules).
-	RuntimeMissing = declare(Rule{ID: "runtime-missing", Severity: diag.Error,
+	RuntimeMissing = declare(Rule{ID: "runtime-missing", Home: "policies/runtime_missing.go", Severity: diag.Error,
 		Description: "An enabled stdio server's command is not on the target's PATH (npx, node, uvx, python3, docker, …), or an absolute command path does not exist on this machine: the server cannot start.",
 		Example:     `"command": "uvx"  (uv is not installed on the target)`})
-	ToolBudget = declare(Rule{ID: "tool-budget", Severity: diag.Error,
+	ToolBudget = declare(Rule{ID: "tool-budget", Home: "policies/tool_budget.go", Severity: diag.Error,
 		Description: "The deployment registers more tools than a target client accepts (Cursor 40, Copilot and OpenAI 128); the client drops or refuses the rest. Counted from the tool lock.",
 		Example:     `targets: ["cursor"] with 41 tools in mcpc.lock.json`})
-	ToolNameLength = declare(Rule{ID: "tool-name-length", Severity: diag.Error,
+	ToolNameLength = declare(Rule{ID: "tool-name-length", Home: "policies/tool_name_length.go", Severity: diag.Error,
 		Description: "A tool name is longer than a target client accepts in the form it sends (64 for the Anthropic and OpenAI tool APIs, with the client's prefix), or a server lists a name longer than the MCP specification's 128. Checked from the tool lock.",
 		Example:     `targets: ["openai"] with a craftbot action mcp_filesystem_list_directory_with_sizes_and_more (65 characters)`})
-	PlaywrightBrowserMissing = declare(Rule{ID: "playwright-browser-missing", Severity: diag.Warning,
+	PlaywrightBrowserMissing = declare(Rule{ID: "playwright-browser-missing", Home: "policies/playwright_browser_missing.go", Severity: diag.Warning,
 		Description: "The Playwright preset is enabled but its browser is not on the target (no Playwright build of it, no --executable-path that exists, no system Chrome or Edge for those channels): the first browser call fails.",
 		Example:     `PLAYWRIGHT_ENABLED=true on a machine without npx playwright install chromium`})
 	// mcpc lint's own inputs: mcpc.cue and policy packs.
-	DeploymentInvalid = declare(Rule{ID: "deployment-invalid", Severity: diag.Error, Description: "mcpc.cue does not fit its schema (an unknown field, a wrong type, a severity other than off, info, warning, error), names a rule that does not exist, or has an ignore without a reason or with a broken glob. mcpc lint stops (exit 2).",
+	DeploymentInvalid = declare(Rule{ID: "deployment-invalid", Home: "policies/lint/deployment.go", Severity: diag.Error, Description: "mcpc.cue does not fit its schema (an unknown field, a wrong type, a severity other than off, info, warning, error), names a rule that does not exist, or has an ignore without a reason or with a broken glob. mcpc lint stops (exit 2).",
 		Example: `rules: "pakage-unpinned": "off"`})
-	CUESyntax = declare(Rule{ID: "cue-syntax", Severity: diag.Error, Description: "A CUE input (mcpc.cue) does not parse, or does not evaluate to data (a conflict, a value left open such as string).",
+	CUESyntax = declare(Rule{ID: "cue-syntax", Home: "schema/fromcue.go", Severity: diag.Error, Description: "A CUE input (mcpc.cue) does not parse, or does not evaluate to data (a conflict, a value left open such as string).",
 		Example: `profile: string`})
-	PolicyInvalid = declare(Rule{ID: "policy-invalid", Severity: diag.Error, Description: "A policy pack cannot be used: its CUE does not compile, a rule lacks severity, description, example or deny, an id is taken twice, or a rule fails to evaluate on the plan. The message names the rule.",
+	PolicyInvalid = declare(Rule{ID: "policy-invalid", Home: "policies/policies.go", Severity: diag.Error, Description: "A policy pack cannot be used: its CUE does not compile, a rule lacks severity, description, example or deny, an id is taken twice, or a rule fails to evaluate on the plan. The message names the rule.",
 		Example: `rules: "team-x": {severity: "fatal", …}`})
 )

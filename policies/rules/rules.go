@@ -23,6 +23,11 @@ type Rule struct {
 	Description string
 	// Example is a short input that triggers the rule, as shown in docs/rules.md.
 	Example string
+	// Home is the file, from the module's root, that holds the rule's
+	// check: a Go file that reports it, or the CUE schema whose
+	// @check(rule=…) attribute does. A rule reported from several places
+	// names the one whose check decides it (a parser's rule, its parser).
+	Home string
 }
 
 // registry holds every rule declared in registry.go, in declaration order.

@@ -33,10 +33,11 @@ Example:
 					Severity    string `json:"severity"`
 					Description string `json:"description"`
 					Example     string `json:"example"`
+					Home        string `json:"home"`
 				}
 				rows := make([]row, 0, len(all))
 				for _, r := range all {
-					rows = append(rows, row{r.ID, string(r.Severity), r.Description, r.Example})
+					rows = append(rows, row{r.ID, string(r.Severity), r.Description, r.Example, r.Home})
 				}
 				out, err := plan.CanonicalJSON(rows)
 				if err != nil {
