@@ -17,8 +17,9 @@ import (
 const module = "github.com/mcpc-dev/mcpc/"
 
 // mayImport is the import direction of mcpc's packages: for each package, the
-// packages of this module it may import (outside its tests). Each package's
-// doc comment says the same in words. Shared vocabulary (diagnostics,
+// packages of this module it may import (outside its tests). This table is
+// the one statement of it: package doc comments say each package's job and
+// do not restate it. Shared vocabulary (diagnostics,
 // positioned values, tool names, redaction, the plan) sits in leaf packages,
 // so dependencies point one way: the CLI uses everything, the runtime runs a
 // plan without the compiler, and nothing imports the CLI.
@@ -104,7 +105,7 @@ func TestImportDirection(t *testing.T) {
 		seen[pkg] = true
 		allowed, ok := mayImport[pkg]
 		if !ok {
-			t.Errorf("package %s is not in mayImport: add it with the packages it may import, and say so in its doc comment", pkg)
+			t.Errorf("package %s is not in mayImport: add it with the packages it may import", pkg)
 			continue
 		}
 		for _, imp := range imports[p.ImportPath] {

@@ -123,7 +123,7 @@ func (e *Entry) nodeIn(s *node.Scratch) *node.Node {
 
 // pack keeps e's tree in its packed form only: every value of every server
 // positioned until the end was most of what a compilation of a large
-// deployment held (docs/decisions.md, "Server trees packed").
+// deployment held (docs/decisions/0041-compiler-memory.md).
 func (e *Entry) pack() {
 	if e.tree != nil {
 		e.packed = node.Pack(e.tree)

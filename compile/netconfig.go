@@ -222,8 +222,8 @@ func foldASCII(buf []byte, k string) ([]byte, bool) {
 // give them, and expand adds it all when the server is bound, in that same
 // order. So the nodes of one server at a time are made, never the whole
 // configuration's, which took more memory than anything else in a
-// compilation of a large deployment (docs/decisions.md, "Server trees
-// packed"). What is added, and every message about it, is the same.
+// compilation of a large deployment (docs/decisions/
+// 0041-compiler-memory.md). What is added, and every message about it, is the same.
 type config struct {
 	root    *cfgNode
 	ds      []diag.Diagnostic
@@ -640,7 +640,7 @@ func parseDotnetInt(s string) (int64, bool) {
 // binder does: with Int32Converter (TypeDescriptor.GetConverter(typeof(int))
 // .ConvertFromInvariantString), which trims every Unicode white space, then
 // reads hexadecimal after "#", "0x" or "&h" (any case), else calls int.Parse
-// with NumberStyles.Integer. docs/decisions.md has the table of cases.
+// with NumberStyles.Integer. docs/decisions/0005-volcanic-checks.md has the table of cases.
 func convertDotnetInt32(s string) (int64, bool) {
 	t := strings.TrimFunc(s, unicode.IsSpace) // String.Trim: char.IsWhiteSpace
 	switch {

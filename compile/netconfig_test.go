@@ -61,7 +61,7 @@ func TestParseDotnetBool(t *testing.T) {
 }
 
 // TestConvertDotnetInt32 pins Int32Converter.ConvertFromInvariantString,
-// what the binder uses for an int setting; docs/decisions.md has the table.
+// what the binder uses for an int setting; docs/decisions/0005-volcanic-checks.md has the table.
 func TestConvertDotnetInt32(t *testing.T) {
 	for _, c := range []struct {
 		in   string

@@ -11,9 +11,9 @@ type ClientLimit struct {
 	Prefix map[string]string
 }
 
-// ClientLimits are the target clients mcpc knows (docs/decisions.md, "Target
-// clients"): limits as their vendors document them. A name not listed here
-// is an error in mcpc.cue.
+// ClientLimits are the target clients mcpc knows
+// (docs/decisions/0037-lint-and-policy-packs.md): limits as their vendors
+// document them. A name not listed here is an error in mcpc.cue.
 var ClientLimits = []ClientLimit{
 	{Name: "anthropic", MaxName: 64},
 	{Name: "claude-code", MaxName: 64, Prefix: map[string]string{"volcanic": "mcp__volcanic__"}},

@@ -32,9 +32,6 @@
 //
 // Rules that CUE cannot express (the file system, PATH, the tool lock) are Go
 // values of type Check, one per file named after the rule (GoRules).
-//
-// It imports diag, node, rules, plan, toollock and internal/inputfile (and
-// CUE).
 package policies
 
 import (

@@ -81,7 +81,7 @@
 // declare them (listed from the chat's processes; prompt names follow the
 // tool-name rules, URIs stay the server's), completion, subscriptions and
 // list_changed; its initialize result's instructions carry what the host
-// puts into the agent's system prompt (passthrough.go, docs/decisions.md).
+// puts into the agent's system prompt (passthrough.go, docs/decisions/0027-gateway-pass-through.md).
 //
 // # Time
 //

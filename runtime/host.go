@@ -621,8 +621,8 @@ func (s *hostServer) startWith(first bool, done chan struct{}) {
 // as running, and the start ends it with adopted. It returns the
 // discovery's channel (closed when it ends) if it did, else nil.
 // The early start then lists the tools of the chat's process instead of a
-// discovery starting a process of its own beside it (docs/decisions.md,
-// "The first early start is the discovery").
+// discovery starting a process of its own beside it (docs/decisions/
+// 0030-chat-processes-and-start-early.md).
 func (s *hostServer) adoptFirst() (done chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -20,7 +20,7 @@ import (
 )
 
 // Protocol correctness of the gateway, where the go-sdk's server needs help
-// (docs/decisions.md, "The gateway's protocol and the operator's view"):
+// (docs/decisions/0023-gateway-protocol.md):
 // the protocol versions it negotiates, valid JSON-RPC error codes, unknown
 // methods over HTTP, the Origin rule, and SSE resumption.
 

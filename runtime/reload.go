@@ -22,7 +22,7 @@ import (
 // anew. Fields that plandiff calls "update" or "reregister" are applied as
 // a restart too: running calls read a server's plan entry without a lock,
 // and a new entry for a new hostServer is the one change that is safe at
-// every moment (docs/decisions.md, "Reload").
+// every moment (docs/decisions/0029-reload.md).
 //
 // The order makes a removed server unreachable before Apply returns:
 //  1. the retired servers are marked: from then on a chat makes no slot

@@ -647,7 +647,7 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 	// so that `mcpc remote remove|tools|add` take effect at once: no call
 	// reaches a server or a tool the file no longer allows. Reading a file
 	// of at most remote.MaxFileSize is cheap next to a remote call, and
-	// unlike a file watch it cannot miss a change (docs/decisions.md).
+	// unlike a file watch it cannot miss a change (docs/decisions/0018-remote-servers-in-the-runtime.md).
 	// The tool is taken from the listing first: the listing that a change
 	// starts (onChange) may replace it at any moment after the read.
 	m.mu.Lock()

@@ -8,7 +8,7 @@ package runtime
 //
 // A chat's process still starts only when its first call knows its tool's
 // server (SPEC §4): starting it alongside the discovery, on a guess, was
-// tried and withdrawn (docs/decisions.md, "Early start withdrawn"). Only
+// tried and withdrawn (docs/decisions/0030-chat-processes-and-start-early.md). Only
 // on request (GatewayOptions.StartEarly, mcpc run --start-early) does a
 // client's initialize start every chat process of its chat
 // (Chat.StartEarly); mcpc run then does not call StartDiscovery, so that

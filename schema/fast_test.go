@@ -148,8 +148,8 @@ func FuzzFastPathMatchesCUE(f *testing.F) {
 	}
 	// The fixtures' JSON files seed the fuzzer too, only when it fuzzes:
 	// as a plain test they are no news, since TestGolden (crossCheckCUE)
-	// cross-checks every golden case with CUE already (and they took ten
-	// seconds of the suite under the race detector).
+	// cross-checks every golden case with CUE already (and they cost the
+	// suite's time under the race detector).
 	fuzzing := flag.Lookup("test.fuzz") != nil && flag.Lookup("test.fuzz").Value.String() != ""
 	for _, pattern := range []string{"../fixtures/*/agent/settings.json", "../fixtures/*/*.json", "../fixtures/*/*/.volcanic/mcp/servers.json"} {
 		if !fuzzing {

@@ -17,7 +17,7 @@ import (
 // the fields before it, and checks each new error against those it has),
 // and of its depth: one CUE evaluation of a whole entry with 100 000 bad
 // env values, or of a value nested 200 000 levels below an unknown key,
-// took minutes. So the rules guide the check down to the parts they turn
+// did not end in useful time. So the rules guide the check down to the parts they turn
 // down: the members of a struct and the elements of a list that fail their
 // own rule, each on its own. A part whose kind the schema does not allow
 // there (an object where a string belongs) is reported without CUE: CUE

@@ -71,8 +71,9 @@ func repeat(n int, format string) string {
 // Check's work grows with its input, not faster: what it hands CUE
 // (counted as the square of the nodes of each value, as CUE's cost grows),
 // what its look-ups by path compare, and what it allocates. One CUE evaluation of a whole
-// entry of 100 000 bad env values took 98 s; a diagnostic per value, each
-// looking its value up from the root, was quadratic too. The work for 2n
+// entry of many bad env values grew with the square of their number; a
+// diagnostic per value, each looking its value up from the root, was
+// quadratic too. The work for 2n
 // must be about twice the work for n, and at most a few units per value.
 func TestCheckWorkIsLinear(t *testing.T) {
 	v, err := New()

@@ -5,8 +5,6 @@
 // A Validator compiles the schemas once. CUE values are not safe to share
 // between goroutines, so each goroutine that validates needs its own
 // Validator.
-//
-// It imports diag, node and rules (and CUE); never compile, whose input it checks.
 package schema
 
 import (
@@ -260,8 +258,8 @@ func (v *Validator) checkWithoutFastPath(def string, data *node.Node, subject st
 // checkCUE validates data with CUE and adds to out a diagnostic for each
 // error at a path seen does not cover.
 func (v *Validator) checkCUE(def string, data *node.Node, subject string, name Naming, seen reported, out []diag.Diagnostic) []diag.Diagnostic {
-	// "#Def & data" built in the schema's scope costs a third less than
-	// unifying two separately built values.
+	// "#Def & data" built in the schema's scope costs less than unifying
+	// two separately built values.
 	countCUE(data)
 	val := v.ctx.BuildExpr(ast.NewBinExpr(token.AND, ast.NewIdent(def), toExpr(data)), cue.Scope(v.root), cue.InferBuiltins(false))
 	err := val.Validate(cue.Concrete(true))
@@ -712,7 +710,7 @@ func toExpr(n *node.Node) ast.Expr {
 }
 
 // idle keeps compiled Validators for reuse: compiling the schemas costs
-// milliseconds (tens under the race detector), and a Validator must serve
+// much next to checking a small deployment, and a Validator must serve
 // one goroutine at a time. Not a sync.Pool: a pool is emptied by every
 // garbage collection, and a process that compiles more than once (a test
 // binary, `mcpc run --watch`, `mcpc ui`) then compiled the schemas again

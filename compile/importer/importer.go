@@ -6,10 +6,6 @@
 // names sanitized, remote servers turned into what the target offers, and
 // every change reported as a positioned diagnostic on the source file. A
 // literal secret of the source is never quoted in a diagnostic.
-//
-// It imports diag, node, policies/denylist (which env keys hold
-// credentials), redact (hiding them in reports) and rules (describing the
-// report's ids); the CLI imports it.
 package importer
 
 import (

@@ -45,8 +45,6 @@
 // named <server>__<tool> (Prefix is ignored), sanitized and cut the same way,
 // and a name that some other tool already has — also of the same server — is
 // skipped (tool-name-collision) instead of getting a suffix.
-//
-// It imports only rules (the ids of the naming rules it reports).
 package naming
 
 import (

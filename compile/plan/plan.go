@@ -3,9 +3,6 @@
 // a plan file back, and what a runtime needs to launch from it (the ${…}
 // templates of its values and the environment a server gets). The compiler
 // writes plans; the runtime reads them and never imports the compiler.
-//
-// It may import diag, node, rules (plan-invalid), schema (to validate a plan
-// file) and policies/denylist, never compile, runtime or the CLI.
 package plan
 
 import (
@@ -47,7 +44,7 @@ const (
 // a server's actionSet, description and url) and lacks some it has (cwd,
 // the timeouts, toolPrefix …): Canonical writes it through craftbotPlan,
 // its own view. The craftbot fields are omitempty here, so that a volcanic
-// plan's bytes do not change (docs/decisions.md, "The craftbot profile").
+// plan's bytes do not change (docs/decisions/0031-craftbot-profile.md).
 type Plan struct {
 	// AutoConnect (craftbot): enabled servers connect at startup.
 	AutoConnect *bool       `json:"autoConnect,omitempty"`

@@ -7,7 +7,7 @@ import "github.com/mcpc-dev/mcpc/compile/plan"
 type field struct {
 	name   string
 	effect Effect
-	// why says how the runtime uses the field (docs/decisions.md, "Diff").
+	// why says how the runtime uses the field (docs/decisions/0035-diff.md).
 	why string
 	get func(*plan.Server) any
 	// show turns a value into what the output may show (secrets

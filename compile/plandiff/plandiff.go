@@ -4,8 +4,6 @@
 // setting in place, or nothing; and the fields that changed, old → new,
 // with secrets redacted. `mcpc diff` prints it for a reviewer; a runtime
 // that reloads its plan acts on the same value.
-//
-// It imports plan, and internal/term for the text it writes.
 package plandiff
 
 import (

@@ -2,8 +2,6 @@
 // the ordering all printers rely on. Finding problems and printing them are
 // separate: packages that check things return []Diagnostic, printers in
 // package report turn them into text, JSON, SARIF or GitHub annotations.
-//
-// It is a leaf: it imports only the standard library.
 package diag
 
 import (

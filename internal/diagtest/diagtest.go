@@ -1,6 +1,5 @@
 // Package diagtest holds what tests of several packages check about
 // diagnostics: that each one is complete and positioned inside its file.
-// Only tests import it.
 package diagtest
 
 import (

@@ -3,8 +3,6 @@
 // must be a regular file (after symbolic links) no bigger than a size cap.
 // Without them /dev/zero is read until memory runs out and a named pipe
 // blocks the command forever.
-//
-// It is a leaf: it imports only the standard library.
 package inputfile
 
 import (

@@ -4,8 +4,6 @@
 // rebinding), `mcpc run --http` and `mcpc ui` refuse to listen beyond
 // loopback without a token, and remote URLs in clear text to another host
 // get a warning. One definition keeps them in agreement.
-//
-// It imports the standard library only.
 package loopback
 
 import (

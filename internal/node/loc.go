@@ -11,7 +11,7 @@ import (
 // shared by every value of the file, line and column are 32-bit. Every
 // value and every key of every source keeps one until the end of a
 // compilation (for diagnostics and explanations), so this is a sixth of
-// what a compilation holds (docs/decisions.md, "Positions in 16 bytes").
+// what a compilation holds (docs/decisions/0013-positions-and-excerpts.md).
 //
 // The zero Loc is the zero diag.Pos.
 type Loc struct {

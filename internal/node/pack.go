@@ -13,7 +13,7 @@ import (
 // when an explanation, a provenance look-up or a per-server view of the
 // diagnostics asks: a tree of Nodes (96 bytes each) and Members (40) took
 // about 1.2 KB per server, its packed form about a sixth of that
-// (docs/decisions.md, "Server trees packed").
+// (docs/decisions/0041-compiler-memory.md).
 //
 // Unpack gives a tree equal field for field to the one packed (nil and
 // empty slices told apart), so that whatever reads it sees what it would

@@ -16,7 +16,7 @@ import (
 // Redacted replaces every known secret value in mcpc's output.
 const Redacted = "[REDACTED]"
 
-// The rules of output redaction (docs/decisions.md, "Redaction"):
+// The rules of output redaction (docs/decisions/0010-output-redaction.md):
 //
 //   - A known secret is redacted only as a whole token: the characters just
 //     before and after it must not continue a word (letters, digits, _),

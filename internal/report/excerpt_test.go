@@ -148,8 +148,9 @@ func FuzzExcerpt(f *testing.F) {
 // allocatedBytes is how many bytes f allocates.
 var allocatedBytes = testservers.AllocatedBytes
 
-// An excerpt of a 10 MB line costs its window, not the line: one warning
-// on such a line once allocated 1.7 GB (a cell per character).
+// An excerpt of a 10 MB line costs its window, not the line: a cell per
+// character of the line made one warning cost far more than the input
+// (docs/performance.md, "Figures behind code comments").
 func TestExcerptOfLongLineAllocatesTheWindow(t *testing.T) {
 	const n = 10 << 20
 	src := strings.Repeat("{\"k\": \"é日\u0301\t\x01\"}, ", n/20)

@@ -3,8 +3,6 @@
 // JSON, SARIF 2.1.0 or GitHub Actions workflow commands. Every printer sorts a
 // copy of its input with diag.Sort, so the same diagnostics always give
 // byte-identical output, and builds the whole output before writing it once.
-//
-// It imports only diag, rules and internal/term.
 package report
 
 import (

@@ -10,7 +10,7 @@ import (
 // Escape returns s as it may be shown on one line of a terminal: every
 // character that could move the cursor, end the line, set the title (OSC),
 // clear the screen, hide or reorder text is replaced by a Go-style escape
-// (docs/decisions.md, "Control characters in human-readable output"):
+// (docs/decisions/0012-control-characters-in-output.md):
 //
 //   - \n, \r and \t as themselves, other C0 controls and DEL as \x1b;
 //   - C1 controls (U+0080–U+009F) and format characters, among them the

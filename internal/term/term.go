@@ -2,8 +2,6 @@
 // typed there without echoing it (the key of `mcpc remote add`, the value
 // of `mcpc config env`), and escapes the control characters of text shown
 // there (Escape), so that no input can drive the terminal.
-//
-// It is a leaf: it imports only the standard library.
 package term
 
 import (

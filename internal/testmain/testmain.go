@@ -1,8 +1,6 @@
 // Package testmain is what every test binary of mcpc does before its tests
 // run: the TestMain of a package that needs nothing else is Run, and
 // testservers.Main starts with NoRaceExitSleep.
-//
-// Only tests import it; it imports no package of mcpc.
 package testmain
 
 import (
@@ -21,9 +19,9 @@ func Run(m *testing.M) {
 // NoRaceExitSleep runs this test binary again, in the same process, without
 // the race detector's sleep at exit: by default (GORACE atexit_sleep_ms=1000)
 // a binary built with -race sleeps a second before it exits, to catch races
-// of goroutines that still run. `go test -race ./...` runs 28 test binaries,
-// two at a time, so the sleep costs 14 s of the suite's time; and the
-// runtime's and the CLI's tests, where goroutines run on their own, fail
+// of goroutines that still run. `go test -race ./...` runs every test
+// binary that way, so the sleep adds up across the suite (docs/performance.md,
+// "The test suite"); and the runtime's and the CLI's tests, where goroutines run on their own, fail
 // when one outlives its test (leakMarker, the leak checks of runtime). A GORACE that names
 // atexit_sleep_ms is the caller's choice and is kept; without -race, or
 // where exec fails, the binary goes on as it is.

@@ -2,8 +2,6 @@
 // test server of fixtures/servers/testserver, built once per test binary,
 // and the npm server @modelcontextprotocol/server-everything installed by
 // `npm ci` (package.json at the repository root).
-//
-// Only tests import it; of mcpc's packages it imports only testmain.
 package testservers
 
 import (
@@ -44,17 +42,17 @@ var (
 // the repository root), once per process, and returns the path of the
 // binary. It builds into the directory that every test binary of this tree
 // shares (sharedBuildDir), where `go build` finds the binary of the last
-// run up to date and does not link it again: a link of mcpc costs about
-// 2 s of CPU, and `go test ./...` runs eight test binaries that need one
-// command or more. Where there is no such directory it builds into one of
+// run up to date and does not link it again: a link of mcpc is costly,
+// and `go test ./...` runs several test binaries that need one command or
+// more (docs/performance.md, "The test suite"). Where there is no such directory it builds into one of
 // its own, which Cleanup removes.
 //
 // Within one `go test` run it checks each command once, not once per test
 // binary: the first test binary of the run that needs the command runs go
 // build and records the run (goTestRun) beside the binary; the others of
 // the same run find the record and take the binary as it is. A go build
-// that finds the binary up to date still costs 0.5 s of CPU, and a run of
-// the suite made fourteen of them.
+// that finds the binary up to date still costs CPU, and a run of the suite
+// would make one per test binary and command.
 func buildOnce(pkg, name string) (string, error) {
 	buildsMu.Lock()
 	b := builds[pkg]
@@ -288,8 +286,8 @@ func Conformance(t testing.TB) string {
 // browser tests drive. It is the browser Playwright itself launches for a
 // headless chromium (`npx playwright install chromium`, the host's
 // deployment step, installs it next to the full browser), and it costs
-// half the CPU of the full chromium in its headless mode: the Playwright
-// preset's test took 30 s of CPU with /usr/bin/chromium and takes 15 s.
+// less CPU than the full chromium in its headless mode (docs/performance.md,
+// "The test suite").
 // The Debian wrapper /usr/bin/chromium-headless-shell runs it as a child
 // of a shell, which a test that kills the browser would kill instead.
 const HeadlessChromium = "/usr/lib/chromium/chromium-headless-shell"

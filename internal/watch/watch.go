@@ -10,8 +10,6 @@
 // new plan (the volcanic runtime.Host, the craftbot runtime) can be wired to
 // it. Every goroutine of a Watcher is owned: Close cancels the reload in
 // progress and returns once all of them have ended.
-//
-// It imports fsnotify only (layers_test.go).
 package watch
 
 import (

@@ -4,8 +4,6 @@
 // description is how a compromised server smuggles new instructions to the
 // agent, so `mcpc tools --lock FILE --check` reports every added, removed or
 // changed tool, positioned in the lock file.
-//
-// It imports diag, node, rules, schema and plan.
 package toollock
 
 import (

@@ -17,8 +17,7 @@
 // in Read itself instead of in a goroutine of its own. That took the added
 // latency from 190–220 µs to 165–185 µs; a pollable stdin and one processor
 // took it to 145–160 µs (means over 6–8 runs on a 2-core machine, a direct
-// round trip being 170–200 µs; docs/decisions.md, "The latency mcpc run
-// --stdio adds"). Being
+// round trip being 170–200 µs; docs/decisions/0019-mcp-transports.md). Being
 // hand-written, the decoder is fuzzed against the SDK's (FuzzDecodeMessage):
 // both accept the same lines and produce the same messages. Its errors name
 // the kind and place of a fault and never quote the message, which may hold

@@ -67,7 +67,7 @@ func TestDiffNoSecret(t *testing.T) {
 	cOld := craftbotDeployment(t, filepath.Join(root, "c-old"), "old")
 	cNew := craftbotDeployment(t, filepath.Join(root, "c-new"), "new")
 	// The craftbot plan holds ${config:KEY} for the changed token, so only
-	// the URL's change shows there (docs/decisions.md, "Diff").
+	// the URL's change shows there (docs/decisions/0035-diff.md).
 	for _, pair := range [][3]string{{vOld, vNew, "gh"}, {cOld, cNew, "remote"}} {
 		for _, format := range []string{"text", "json"} {
 			out := check(ExitChanged, "--exit-code", "--format", format, pair[0], pair[1])

@@ -162,11 +162,11 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 	// Two ways through the gateway, each with one toolPrefix: `mcpc run
 	// --stdio` (the Inspector starts mcpc as its server) with "ev_", where
 	// tool, prompt, resource and template names get the prefix and URIs do
-	// not (reference "Tool names", decisions "Prompts, resources,
-	// templates"), and `mcpc run --http` with an empty prefix, where every
+	// not (reference "Tool names"; decision 0027 for prompts, resources,
+	// templates), and `mcpc run --http` with an empty prefix, where every
 	// name is the server's own. The prefix is applied above the transport,
-	// so each pair covers one prefix and one transport (decisions "The
-	// MCP Inspector through the gateway").
+	// so each pair covers one prefix and one transport (decision
+	// 0047).
 	vias := []struct {
 		name, prefix string
 		http         bool
@@ -194,7 +194,7 @@ func TestInspectorSeesServerEverythingThroughGateway(t *testing.T) {
 				// --start-early: each Inspector run starts an mcpc of its
 				// own, and the early start makes one server-everything
 				// process both the discovery and the chat's, where the
-				// default starts two (decisions "Start early"); the
+				// default starts two (decision 0030); the
 				// --http pair covers the default.
 				through.target = append([]string{"-e", marker, "--", bin, "run", "--plan", plan, "--stdio", "--start-early",
 					"--workspace", filepath.Join(t.TempDir(), "ws")}, env...)
@@ -236,7 +236,7 @@ type inspectorRecord struct {
 // (else the test fails and says to record it again). What the server
 // shows directly is a property of the two pinned packages, not of mcpc:
 // the record spares each run of the suite ten Inspector runs and ten
-// server-everything starts (13 s of CPU, decisions "The suite's time").
+// server-everything starts (13 s of CPU, decision 0046).
 func inspectorDirect(t *testing.T, command, inspector string, callDirect func() ([]any, []error)) map[string]any {
 	t.Helper()
 	installed := inspectorRecord{

@@ -45,8 +45,8 @@ func levelRank(level string) int {
 	return -1
 }
 
-// Defaults of mcpc run's limits (docs/decisions.md, "The runtime under
-// abuse").
+// Defaults of mcpc run's limits (docs/decisions/
+// 0025-gateway-limits.md).
 const (
 	defaultMaxChats       = 256
 	defaultMaxSessions    = 1024
@@ -303,8 +303,8 @@ func runAction(c *ucli.Context) error {
 	defer gw.Close()
 	// The first listing or call waits for the discoveries: start them now.
 	// With --start-early the first chat's processes are the discoveries
-	// instead (docs/decisions.md, "The first early start is the
-	// discovery"): its initialize starts them.
+	// instead (docs/decisions/
+	// 0030-chat-processes-and-start-early.md): its initialize starts them.
 	if !gwOpts.StartEarly {
 		host.StartDiscovery()
 	}

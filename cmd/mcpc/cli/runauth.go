@@ -17,8 +17,8 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/private"
 )
 
-// mcpc run --http authenticates by default (docs/decisions.md, "Gateway
-// authentication by default"): the admin endpoints need the admin token,
+// mcpc run --http authenticates by default (docs/decisions/
+// 0026-gateway-authentication.md): the admin endpoints need the admin token,
 // the MCP endpoints the MCP token, each from the variable its flag names
 // or, without the flag, generated for this run and kept in a 0600 token
 // file of the user's runtime directory (private.Dir) while the gateway

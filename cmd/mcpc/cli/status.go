@@ -28,8 +28,8 @@ import (
 // mcpc status reads a running gateway (SPEC §4, the seed's /mcp and
 // /mcp <name>): over HTTP from `mcpc run --http`'s admin endpoints, or from
 // the status socket of `mcpc run --stdio`, a unix socket only its owner can
-// open (docs/decisions.md, "The gateway's protocol and the operator's
-// view").
+// open (docs/decisions/
+// 0023-gateway-protocol.md).
 
 // statusTimeout bounds one status request: the gateway answers from memory.
 const statusTimeout = 30 * time.Second

@@ -3,8 +3,6 @@
 // which a file of the same shape given with --deny-list adds (or which it
 // replaces, when it says replace: true). The sealing keys are denied in
 // every case.
-//
-// It imports only internal/inputfile.
 package denylist
 
 import (
