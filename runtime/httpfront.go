@@ -240,7 +240,11 @@ func (w *frontWriter) Write(b []byte) (int, error) {
 }
 
 // Flush and Unwrap keep http.ResponseController working through it.
-func (w *frontWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *frontWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
 
 func (w *frontWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
