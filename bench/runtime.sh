@@ -12,8 +12,8 @@
 #     client that starts the 20, lists their tools and closes them, all at
 #     once (BenchmarkTools20);
 #   - the CPU time an `mcpc run --http` process spends per proxied call
-#     against an `mcpc run --stdio` process, to the same Go test server
-#     (BenchmarkGatewayCPUPerCall).
+#     against an `mcpc run --stdio` process, to the same Go test server,
+#     and the median latency of those calls (BenchmarkGatewayCPUPerCall).
 #
 # usage: bench/runtime.sh [-r RUNS] [-b OLD_MCPC]     (default: -r 10)
 #
@@ -89,3 +89,5 @@ row "$work/tools" '`mcpc tools`, 20 servers (peer: a plain client listing all 20
 	mcpc-tools-ms plain-client-ms mcpc/plain '≤ 1.05' ms old-mcpc-tools-ms old-mcpc/plain
 row "$work/cpu" 'gateway CPU per proxied call over HTTP (peer: the same over stdio)' \
 	http-cpu-µs/call stdio-cpu-µs/call http/stdio '≤ 1.5' µs old-http-cpu-µs/call old-http/stdio
+row "$work/cpu" 'p50 latency of a proxied call over HTTP, as the client sees it (peer: the same over stdio)' \
+	http-p50-µs stdio-p50-µs http/stdio-p50 '—' µs old-http-p50-µs old-http/stdio-p50

@@ -1,15 +1,11 @@
 package runtime
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/mcpc-dev/mcpc/internal/loopback"
-	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // CraftbotHTTPOptions configure Craftbot.Handler.
@@ -36,22 +32,24 @@ type CraftbotHTTPOptions struct {
 // one list of actions; the id only keeps the volcanic gateway's URLs
 // working, and labels the sessions for MaxSessionsPerChat), and GET
 // /status. A browser page of a foreign Origin gets 403 everywhere. The
-// MCP endpoints are the volcanic gateway's transport (transport.
-// StreamableServer), with the same body, Host and protocol version checks
-// and the same session pool.
+// MCP endpoints are the go-sdk's Streamable HTTP handler behind the
+// volcanic gateway's front (httpfront.go): the same token, body, Host and
+// protocol version checks and the same session pool; the admin check and
+// the status writer are the gateway's too.
 func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
-	pool := newSessionPool(c.clock, opts.MaxSessions, opts.MaxSessionsPerChat, opts.SessionIdleTimeout,
-		func(level, _, msg string) { c.log(level, "", "%s", msg) })
-	streams := transport.NewStreamableServer(c.srv, transport.StreamableOptions{EventStore: newEventStore(), Retry: sseRetry, Pool: pool})
+	front := newMCPFront(c.clock, opts.MCPToken, opts.BodyTimeout, opts.MaxSessions, opts.MaxSessionsPerChat, opts.SessionIdleTimeout,
+		c.Redact, func(level, _, msg string) { c.log(level, "", "%s", msg) })
+	c.srv.AddReceivingMiddleware(front.countCalls)
+	streams := newSDKHandler(c.srv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()
 		if !allowedOrigin(r) {
-			cbWriteError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not a loopback origin: the gateway answers browser pages on this machine only", r.Header.Get("Origin")))
+			front.writeError(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not a loopback origin: the gateway answers browser pages on this machine only", r.Header.Get("Origin")))
 			return
 		}
 		if p == "/status" {
-			if cbAdmin(w, r, opts.AdminToken) {
-				cbWriteJSON(w, http.StatusOK, c.Status())
+			if adminAllowed(w, r, opts.AdminToken, http.MethodGet, c.Redact) {
+				writeStatusJSON(w, http.StatusOK, c.Status(), c.Redact)
 			}
 			return
 		}
@@ -60,65 +58,13 @@ func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
 			rest, ok := strings.CutPrefix(p, "/chats/")
 			id, err := url.PathUnescape(strings.TrimSuffix(rest, "/mcp"))
 			if !ok || !strings.HasSuffix(rest, "/mcp") || err != nil || !ChatIDPattern.MatchString(id) {
-				cbWriteError(w, http.StatusNotFound, "not found: the endpoints are /mcp (also /chats/{id}/mcp, the same servers) and GET /status")
+				front.writeError(w, http.StatusNotFound, "not found: the endpoints are /mcp (also /chats/{id}/mcp, the same servers) and GET /status")
 				return
 			}
 			chat = id
 		}
-		if tok := opts.MCPToken; tok != "" && !bearerMatches(r, tok) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
-			cbWriteError(w, http.StatusUnauthorized, "the MCP endpoints need the header Authorization: Bearer <token>: the token of --mcp-token-env, else the one in the MCP token file that mcpc run logged")
-			return
+		if m := front.check(w, r); m != nil {
+			front.serve(w, r, m, chat, c.srv, streams)
 		}
-		if !loopbackHostAllowed(w, r, cbWriteError) || !protocolVersionAllowed(w, r, cbWriteError) {
-			return
-		}
-		data, ok := readRequestBody(w, r, opts.BodyTimeout, cbWriteError)
-		if !ok {
-			return
-		}
-		var body *transport.Body
-		if r.Method == http.MethodPost {
-			var err error
-			if body, err = transport.DecodeBody(data); err != nil {
-				cbWriteError(w, http.StatusBadRequest, "malformed payload: "+err.Error())
-				return
-			}
-		}
-		streams.Serve(w, r, chat, body)
 	})
-}
-
-// cbAdmin authorizes GET /status.
-func cbAdmin(w http.ResponseWriter, r *http.Request, tok string) bool {
-	if tok != "" {
-		if !bearerMatches(r, tok) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
-			cbWriteError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token>: the token of --admin-token-env, else the one in the admin token file that mcpc run logged")
-			return false
-		}
-	} else if !loopback.HostPort(r.Host) {
-		cbWriteError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name: without an admin token the admin endpoints answer loopback requests only", r.Host))
-		return false
-	}
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		cbWriteError(w, http.StatusMethodNotAllowed, "use GET")
-		return false
-	}
-	return true
-}
-
-func cbWriteJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(append(b, '\n'))
-}
-
-func cbWriteError(w http.ResponseWriter, code int, msg string) {
-	cbWriteJSON(w, code, map[string]string{"error": msg})
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,8 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/internal/loopback"
-	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
@@ -127,14 +124,15 @@ type Gateway struct {
 	httpChats   int        // chats with http set
 	chatsLogged bool       // MaxChats was logged since it was last not reached
 
-	pool *transport.SessionPool // the sessions of every chat served over HTTP
+	front *mcpFront              // the MCP endpoints' middleware (httpfront.go)
+	pool  *transport.SessionPool // front's: the sessions of every chat served over HTTP
 }
 
 // gatewayChat is one chat's MCP server.
 type gatewayChat struct {
 	chat    *Chat
 	server  *mcp.Server
-	handler *transport.StreamableServer // Streamable HTTP; nil until served over HTTP
+	handler *mcp.StreamableHTTPHandler // the SDK's Streamable HTTP; nil until served over HTTP
 
 	// Over HTTP (guarded by the gateway's mu): requests in flight, the idle
 	// timer.
@@ -165,8 +163,9 @@ func (gc *gatewayChat) has(name string) bool {
 // retry adds tools.
 func NewGateway(h *Host, opts GatewayOptions) *Gateway {
 	g := &Gateway{h: h, opts: opts, chats: map[string]*gatewayChat{}}
-	g.pool = newSessionPool(h.clock, opts.MaxSessions, opts.MaxSessionsPerChat, opts.SessionIdleTimeout,
-		func(level, chat, msg string) { h.log(level, chat, "", "%s", msg) })
+	g.front = newMCPFront(h.clock, opts.MCPToken, opts.BodyTimeout, opts.MaxSessions, opts.MaxSessionsPerChat, opts.SessionIdleTimeout,
+		h.redactLog, func(level, chat, msg string) { h.log(level, chat, "", "%s", msg) })
+	g.pool = g.front.pool
 	h.addToolsListener(g.toolsChanged)
 	return g
 }
@@ -480,51 +479,16 @@ func (g *Gateway) chatID(w http.ResponseWriter, escaped string) (string, bool) {
 
 // admin authorizes an admin request and checks its method.
 func (g *Gateway) admin(w http.ResponseWriter, r *http.Request, method string) bool {
-	if tok := g.opts.AdminToken; tok != "" {
-		if !bearerMatches(r, tok) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
-			g.writeError(w, http.StatusUnauthorized, "the admin endpoints need the header Authorization: Bearer <token>: the token of --admin-token-env, else the one in the admin token file that mcpc run logged")
-			return false
-		}
-	} else if !loopback.HostPort(r.Host) {
-		g.writeError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a loopback name: without an admin token the admin endpoints answer loopback requests only", r.Host))
-		return false
-	}
-	if r.Method != method {
-		w.Header().Set("Allow", method)
-		g.writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("use %s", method))
-		return false
-	}
-	return true
+	return adminAllowed(w, r, g.opts.AdminToken, method, g.h.redactLog)
 }
 
+// writeJSON answers with the one status writer: redacted, not cached.
 func (g *Gateway) writeJSON(w http.ResponseWriter, code int, v any) {
-	// Operators read these: the host's secrets and every chat's remote
-	// header values are redacted, in every string on its own (redacting the
-	// encoded text could miss an escaped secret, or break the JSON). What
-	// cannot be redacted is withheld.
-	var out bytes.Buffer
-	b, err := json.Marshal(v)
-	if err == nil {
-		b, _, err = remote.RedactJSON(b, g.h.redactLog)
-	}
-	if err == nil {
-		err = json.Indent(&out, b, "", "  ")
-	}
-	if err != nil {
-		code = http.StatusInternalServerError
-		out.Reset()
-		out.WriteString(`{"error": "the answer was withheld: it could not be encoded and checked for secrets"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	out.WriteByte('\n')
-	_, _ = w.Write(out.Bytes())
+	writeStatusJSON(w, code, v, g.h.redactLog)
 }
 
 func (g *Gateway) writeError(w http.ResponseWriter, code int, msg string) {
-	g.writeJSON(w, code, map[string]string{"error": msg})
+	writeStatusError(w, code, msg, g.h.redactLog)
 }
 
 // ChatIDs returns the ids of the chats the gateway serves, sorted.

@@ -3,21 +3,15 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/internal/loopback"
-	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
@@ -25,117 +19,39 @@ import (
 // and its remote connections come to be only with an MCP session (an
 // initialize request that the SDK accepts), so that stray requests cost
 // nothing; chats are capped (GatewayOptions.MaxChats) and expire when idle
-// (ChatIdleTimeout, on the host's Clock); sessions are capped, in all and
-// per chat, and expire (MaxSessions, MaxSessionsPerChat, SessionIdleTimeout:
-// the gateway's transport.SessionPool); request bodies must arrive at a
-// minimum rate (BodyTimeout), so that slow clients cannot hold connections.
+// (ChatIdleTimeout, on the host's Clock). Each chat's endpoint is the
+// go-sdk's Streamable HTTP handler behind the gateway's mcpFront
+// (httpfront.go): the token, Host, protocol version and body checks, and
+// the session caps and expiry over all chats.
 
-const (
-	// DefaultBodyTimeout is GatewayOptions.BodyTimeout's default.
-	DefaultBodyTimeout = 10 * time.Second
-	// minBodyRate is the slowest rate at which a body may arrive: every
-	// minBodyRate bytes read add a second to the body's time.
-	minBodyRate = 64 << 10
-	// maxBodyBytes caps a request body, as the SDK does by default.
-	maxBodyBytes = mcp.DefaultMaxRequestBodyBytes
-	// bodyPrealloc bounds the buffer a request body is read into before
-	// its bytes arrive.
-	bodyPrealloc = 64 << 10
-	// sessionHeader is the Streamable HTTP session header.
-	sessionHeader = "Mcp-Session-Id"
-)
-
-// serveMCP serves a request to /chats/{id}/mcp: authorized, its body read
-// within its time, handed to the chat's Streamable HTTP handler. Only an
-// initialize creates the chat and its workspace; an initialize that the
-// SDK refuses leaves nothing behind.
+// serveMCP serves a request to /chats/{id}/mcp: checked and read by the
+// front, handed to the chat's Streamable HTTP handler. Only an initialize
+// creates the chat and its workspace; an initialize that the SDK refuses
+// leaves nothing behind.
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, id string) {
-	if !g.mcpAuthorized(w, r) || !g.hostAllowed(w, r) {
+	m := g.front.check(w, r)
+	if m == nil {
 		return
 	}
 	if g.opts.WorkspaceRoot == "" {
 		g.writeError(w, http.StatusInternalServerError, "the gateway has no workspace root")
 		return
 	}
-	if !g.checkProtocolVersion(w, r) {
-		return
-	}
-	body, ok := g.readBody(w, r)
-	if !ok {
-		return
-	}
-	sid := r.Header.Get(sessionHeader)
-	// A POST body is decoded here, once, for the gateway and the transport.
-	var msgs *transport.Body
-	var bodyErr error
-	if r.Method == http.MethodPost {
-		msgs, bodyErr = transport.DecodeBody(body)
-	}
-	var initID jsonrpc.ID
-	init := false
-	if r.Method == http.MethodPost && sid == "" {
-		initID, init = initializeRequest(msgs)
-	}
-	// An open GET stream only listens: it does not keep a chat or a
-	// session from expiring.
+	// An open GET stream only listens: it does not keep a chat from
+	// expiring.
 	counted := r.Method != http.MethodGet
-	if r.Method == http.MethodPost && sid == "" && !init {
+	if r.Method == http.MethodPost && m.sid == "" && !m.init {
 		// The SDK would make a session for it, only to close it after:
 		// a session starts with an initialize.
 		g.noSession(w, r, id)
 		return
 	}
-	gc, created := g.enter(w, r, id, init, initID, counted)
+	gc, created := g.enter(w, r, id, m.init, m.initID, counted)
 	if gc == nil {
 		return
 	}
 	defer g.leave(gc, created, counted)
-	if r.Method == http.MethodPost && bodyErr != nil {
-		g.writeError(w, http.StatusBadRequest, "malformed payload: "+bodyErr.Error())
-		return
-	}
-	if sid != "" && r.Method == http.MethodPost && gc.handler.Has(sid) {
-		// A session of the chat: an unknown method is a JSON-RPC error,
-		// as over stdio, not a plain-text 400.
-		if req, unknown := unknownCall(msgs); unknown {
-			writeMethodNotFound(w, req)
-			return
-		}
-	}
-	gc.handler.Serve(w, r, id, msgs)
-}
-
-// hostAllowed refuses (403) a request that reached a loopback address
-// under a name that is not a loopback name: a page of another site that
-// had its name resolved to 127.0.0.1 (DNS rebinding).
-func (g *Gateway) hostAllowed(w http.ResponseWriter, r *http.Request) bool {
-	return loopbackHostAllowed(w, r, g.writeError)
-}
-
-// loopbackHostAllowed is hostAllowed, answering with writeError.
-func loopbackHostAllowed(w http.ResponseWriter, r *http.Request, writeError func(http.ResponseWriter, int, string)) bool {
-	if loopback.HostPort(r.Host) {
-		return true
-	}
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !loopback.HostPort(local.String()) {
-		return true
-	}
-	writeError(w, http.StatusForbidden, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host))
-	return false
-}
-
-// initializeRequest reports whether body is one JSON-RPC initialize
-// request, and its id.
-func initializeRequest(body *transport.Body) (jsonrpc.ID, bool) {
-	if body == nil || len(body.Messages) != 1 {
-		return jsonrpc.ID{}, false
-	}
-	req, ok := body.Messages[0].(*jsonrpc.Request)
-	if !ok || !req.IsCall() || req.Method != "initialize" {
-		return jsonrpc.ID{}, false
-	}
-	return req.ID, true
+	g.front.serve(w, r, m, id, gc.server, gc.handler)
 }
 
 // enter finds the chat of a request and counts the request in. A chat that
@@ -217,7 +133,8 @@ func (g *Gateway) enter(w http.ResponseWriter, r *http.Request, id string, init 
 	server := gc.server
 	gc.http = true
 	gc.madeDir = madeDir
-	gc.handler = transport.NewStreamableServer(server, transport.StreamableOptions{EventStore: newEventStore(), Retry: sseRetry, Pool: g.pool})
+	server.AddReceivingMiddleware(g.front.countCalls)
+	gc.handler = newSDKHandler(server)
 	g.httpChats++
 	g.chatsChangedLocked()
 	g.beginLocked(gc, counted)
@@ -293,7 +210,7 @@ func (g *Gateway) leave(gc *gatewayChat, created, counted bool) {
 	if counted {
 		gc.active--
 	}
-	drop := created && !gc.gone && gc.active == 0 && gc.handler.Len() == 0
+	drop := created && !gc.gone && gc.active == 0 && g.pool.Count(gc.handler) == 0
 	if drop {
 		g.forgetLocked(gc)
 	} else {
@@ -380,108 +297,6 @@ func (g *Gateway) stopTimersLocked() {
 			gc.idle = nil
 		}
 	}
-}
-
-// readBody reads the request body whole, at most maxBodyBytes (413
-// beyond), and at least at minBodyRate after the first BodyTimeout (408
-// otherwise, and the connection is closed): a client cannot hold a
-// connection, and its descriptor, by sending slowly or not at all. The
-// body is put back for the SDK.
-func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	return readRequestBody(w, r, g.opts.BodyTimeout, g.writeError)
-}
-
-// readRequestBody is readBody, with its timeout (0: DefaultBodyTimeout),
-// answering with writeError.
-func readRequestBody(w http.ResponseWriter, r *http.Request, timeout time.Duration, writeError func(http.ResponseWriter, int, string)) ([]byte, bool) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, true
-	}
-	if timeout <= 0 {
-		timeout = DefaultBodyTimeout
-	}
-	rc := http.NewResponseController(w)
-	deadline := time.Now().Add(timeout)
-	// A server that cannot set deadlines (not a net/http connection) reads
-	// without one.
-	limited := rc.SetReadDeadline(deadline) == nil
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	// Read straight into one buffer, of the declared length (and a byte to
-	// see the end without growing), as a client almost always declares it,
-	// up to bodyPrealloc: beyond, it grows as the body arrives, so that a
-	// length declared but never sent costs nothing. A 32 KiB chunk per
-	// request was the largest allocation of a proxied call here (issue 13).
-	size := 512
-	if r.ContentLength > 0 {
-		size = int(min(r.ContentLength+1, bodyPrealloc))
-	}
-	buf := make([]byte, 0, size)
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, len(buf))
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		// More time only while more is to come: a body that arrived whole
-		// (its declared length) needs no other deadline.
-		if n > 0 && limited && err == nil && (r.ContentLength < 0 || int64(len(buf)) < r.ContentLength) {
-			deadline = deadline.Add(time.Duration(n) * time.Second / minBodyRate)
-			_ = rc.SetReadDeadline(deadline)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			switch {
-			case errors.As(err, &tooBig):
-				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes))
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				w.Header().Set("Connection", "close")
-				writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive in time (%s, plus 1s per %d KiB)", transport.FormatDuration(timeout), minBodyRate>>10))
-			default:
-				w.Header().Set("Connection", "close")
-				writeError(w, http.StatusBadRequest, "the request body could not be read")
-			}
-			return nil, false
-		}
-	}
-	if limited {
-		_ = rc.SetReadDeadline(time.Time{}) // a stream answer may last
-	}
-	return buf, true
-}
-
-// mcpAuthorized checks the MCP token, if the gateway has one; a request
-// without it gets 401.
-func (g *Gateway) mcpAuthorized(w http.ResponseWriter, r *http.Request) bool {
-	tok := g.opts.MCPToken
-	if tok == "" || bearerMatches(r, tok) {
-		return true
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="mcpc"`)
-	g.writeError(w, http.StatusUnauthorized, "the MCP endpoints need the header Authorization: Bearer <token>: the token of --mcp-token-env, else the one in the MCP token file that mcpc run logged")
-	return false
-}
-
-// bearerMatches reports whether r carries "Authorization: Bearer <tok>",
-// compared in constant time.
-func bearerMatches(r *http.Request, tok string) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return private.SameToken(got, tok) && ok
-}
-
-// writeRPCError answers a JSON-RPC request with an error, as the SDK does
-// for requests it refuses before serving them.
-func writeRPCError(w http.ResponseWriter, code int, id jsonrpc.ID, msg string) {
-	data, err := transport.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: transport.CodeLimit, Message: msg}})
-	if err != nil {
-		data = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"refused"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_, _ = w.Write(append(data, '\n'))
 }
 
 // serveServerDetail answers GET /chats/{id}/servers/{name}: one server in

@@ -3,9 +3,6 @@ package runtime
 import (
 	"fmt"
 	"sync"
-	"time"
-
-	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // processLimit counts the chat processes of a host against
@@ -59,14 +56,4 @@ func (s *slot) limitError() *CallError {
 	name := s.srv.cfg.Name
 	msg := fmt.Sprintf("MCP server %s was not started: the host already runs its maximum of %d server processes (mcpc run --max-processes); it starts on a later call, once other processes stopped", name, s.c.h.procs.max)
 	return &CallError{Kind: CallLimit, Server: name, Message: msg} // redacted where it leaves (Chat.Call)
-}
-
-// newSessionPool is the pool of the MCP sessions a gateway serves over HTTP
-// (both profiles): caps, eviction and expiry on the host's clock.
-func newSessionPool(clock Clock, max, perChat int, idle time.Duration, log func(level, chat, msg string)) *transport.SessionPool {
-	return transport.NewSessionPool(transport.SessionPoolOptions{
-		Max: max, MaxPerChat: perChat, Idle: idle,
-		AfterFunc: func(d time.Duration, f func()) transport.Timer { return clock.AfterFunc(d, f) },
-		Log:       log,
-	})
 }

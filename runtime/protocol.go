@@ -105,39 +105,67 @@ func (c *validErrorsConn) Write(ctx context.Context, msg jsonrpc.Message) error 
 	return c.Connection.Write(ctx, msg)
 }
 
-// serverMethods are the requests the go-sdk's server answers (its
-// serverMethodInfos, calls only); TestServerMethodsAreTheSDKs keeps the
-// list in step with the SDK. Over HTTP the SDK refuses any other request
-// with a plain-text 400 before it reaches the session; the gateway answers
-// it with the JSON-RPC error -32601, as over stdio.
-var serverMethods = map[string]bool{
-	"completion/complete": true, "server/discover": true, "initialize": true, "ping": true,
-	"prompts/list": true, "prompts/get": true, "tools/list": true, "tools/call": true,
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
-	"logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true,
-	"subscriptions/listen": true,
+// serverMethods are the messages the go-sdk's server takes (its
+// serverMethodInfos): whether each is a notification and whether it needs
+// params. TestServerMethodsAreTheSDKs keeps the list in step with the SDK.
+// Over HTTP the SDK's handler refuses any other message, or one without
+// the params it needs, with a plain-text 400 before it reaches the
+// session; the gateway answers it as the session does over stdio
+// (beforeSession).
+var serverMethods = map[string]methodKind{
+	"completion/complete": needsParams, "server/discover": 0, "initialize": needsParams, "ping": 0,
+	"prompts/list": 0, "prompts/get": needsParams, "tools/list": 0, "tools/call": needsParams,
+	"resources/list": 0, "resources/templates/list": 0, "resources/read": needsParams,
+	"logging/setLevel": needsParams, "resources/subscribe": needsParams, "resources/unsubscribe": needsParams,
+	"subscriptions/listen":    needsParams,
+	"notifications/cancelled": notification, "notifications/initialized": notification,
+	"notifications/roots/list_changed": notification, "notifications/progress": notification | needsParams,
 }
 
-// unknownCall returns the request in body if it is one call of a method
-// the server does not know.
-func unknownCall(body *transport.Body) (*jsonrpc.Request, bool) {
+type methodKind int
+
+const (
+	notification methodKind = 1 << iota // a notification, else a call
+	needsParams                         // refused without params
+)
+
+// beforeSession answers, as the session does over stdio, a body of one
+// message that the SDK's handler would refuse before it reaches the
+// session: a call of a method the server does not know gets the JSON-RPC
+// error -32601, a call without the params its method needs -32600, and
+// a notification the server does not take is accepted and dropped (202).
+// It reports whether it answered.
+func beforeSession(w http.ResponseWriter, body *transport.Body) bool {
 	if body == nil || len(body.Messages) != 1 {
-		return nil, false
+		return false
 	}
 	req, ok := body.Messages[0].(*jsonrpc.Request)
-	if !ok || !req.IsCall() || serverMethods[req.Method] {
-		return nil, false
+	if !ok {
+		return false
 	}
-	return req, true
+	kind, known := serverMethods[req.Method]
+	switch {
+	case !req.IsCall():
+		if known && kind&notification != 0 && (kind&needsParams == 0 || len(req.Params) > 0) {
+			return false
+		}
+		w.WriteHeader(http.StatusAccepted)
+	case !known || kind&notification != 0:
+		writeCallError(w, req, jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", req.Method))
+	case kind&needsParams != 0 && len(req.Params) == 0:
+		writeCallError(w, req, jsonrpc.CodeInvalidRequest, `invalid request: missing required "params"`)
+	default:
+		return false
+	}
+	return true
 }
 
-// writeMethodNotFound answers an unknown method as the SDK does over
+// writeCallError answers a call with a JSON-RPC error, as the SDK does over
 // stdio: 200, one JSON-RPC error response.
-func writeMethodNotFound(w http.ResponseWriter, req *jsonrpc.Request) {
-	data, err := transport.EncodeMessage(&jsonrpc.Response{ID: req.ID,
-		Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", req.Method)}})
+func writeCallError(w http.ResponseWriter, req *jsonrpc.Request, code int64, msg string) {
+	data, err := transport.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: code, Message: msg}})
 	if err != nil {
-		http.Error(w, "method not found", http.StatusInternalServerError)
+		http.Error(w, msg, http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -329,9 +329,10 @@ func negotiated(t *testing.T, data string) string {
 	return resp.Result.ProtocolVersion
 }
 
-// serverMethods is the go-sdk server's list: each of its methods reaches a
-// session (whatever it answers), any other gets the SDK's plain-text 400,
-// which the gateway replaces.
+// serverMethods is the go-sdk server's list: each of its methods, sent as
+// its kind (a call, or a notification), reaches a session (whatever it
+// answers), and without params only those that need them are refused;
+// any other gets the SDK's plain-text 400, which the gateway replaces.
 func TestServerMethodsAreTheSDKs(t *testing.T) {
 	t.Parallel()
 	server := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
@@ -340,20 +341,70 @@ func TestServerMethodsAreTheSDKs(t *testing.T) {
 	gwlike.Handle("/mcp", handler)
 	base, client := httpGatewayHandler(t, gwlike)
 	sid := openSession(t, client, base+"/mcp", "2025-06-18")
-	notHandled := func(method string) bool {
-		code, hdr, body := rawMCP(t, client, "POST", base+"/mcp", `{"jsonrpc":"2.0","id":9,"method":"`+method+`","params":{}}`, sessionHeader, sid)
-		return code == http.StatusBadRequest && strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") && strings.Contains(body, "not handled")
+	refused := func(method string, call bool, params string) (bool, string) {
+		id := ""
+		if call {
+			id = `"id":9,`
+		}
+		code, hdr, body := rawMCP(t, client, "POST", base+"/mcp", `{"jsonrpc":"2.0",`+id+`"method":"`+method+`"`+params+`}`, sessionHeader, sid)
+		return code == http.StatusBadRequest && strings.HasPrefix(hdr.Get("Content-Type"), "text/plain"), body
 	}
-	for m := range serverMethods {
+	for m, kind := range serverMethods {
 		if m == "initialize" || m == "subscriptions/listen" {
 			continue // they would start something else
 		}
-		if notHandled(m) {
-			t.Errorf("the SDK does not handle %s: take it out of serverMethods", m)
+		call := kind&notification == 0
+		if no, body := refused(m, call, `,"params":{}`); no {
+			t.Errorf("the SDK does not take %s (call %v): %s", m, call, body)
+		}
+		if no, body := refused(m, call, ``); no != (kind&needsParams != 0) || (no && !strings.Contains(body, "missing required")) {
+			t.Errorf("%s without params: refused %v (%s), the list says it needs params: %v", m, no, body, kind&needsParams != 0)
+		}
+		if no, _ := refused(m, !call, `,"params":{}`); !no {
+			t.Errorf("the SDK takes %s as a call %v too", m, !call)
 		}
 	}
-	if !notHandled("foo/bar") {
+	if no, _ := refused("foo/bar", true, `,"params":{}`); !no {
 		t.Error("the SDK handles foo/bar: its refusal of unknown methods changed")
+	}
+	if no, _ := refused("notifications/foo", false, ``); !no {
+		t.Error("the SDK takes notifications/foo: its refusal of unknown notifications changed")
+	}
+}
+
+// What the SDK's handler refuses before a session, the gateway answers in
+// a session as over stdio, and as mcpc's own Streamable HTTP server did: an
+// unknown notification, or a call's method sent as a notification, is
+// accepted and dropped (202); a call without the params its method needs
+// is the JSON-RPC error -32600. In both profiles; the session goes on.
+func TestHTTPRefusalsBeforeSessionAsOverStdio(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
+	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: filepath.Join(t.TempDir(), "chats")})
+	base, client := httpGateway(t, gw)
+	cb := newTestCraftbot(t, cbPlan(false, cbStdio("fs", "-tools", "echo")), marker, CraftbotOptions{})
+	cbSrv := httptest.NewServer(cb.Handler(CraftbotHTTPOptions{}))
+	t.Cleanup(cbSrv.Close)
+	t.Cleanup(cb.CloseSessions)
+	for _, c := range []struct {
+		url    string
+		client *http.Client
+	}{{base + "/chats/a/mcp", client}, {cbSrv.URL + "/mcp", cbSrv.Client()}} {
+		sid := openSession(t, c.client, c.url, "2025-11-25")
+		session := []string{sessionHeader, sid, "Mcp-Protocol-Version", "2025-11-25"}
+		for _, body := range []string{`{"jsonrpc":"2.0","method":"notifications/foo"}`, `{"jsonrpc":"2.0","method":"ping"}`, `{"jsonrpc":"2.0","method":"notifications/progress"}`} {
+			if code, _, text := rawMCP(t, c.client, "POST", c.url, body, session...); code != http.StatusAccepted {
+				t.Errorf("%s: %s: %d %q, want 202", c.url, body, code, text)
+			}
+		}
+		code, _, text := rawMCP(t, c.client, "POST", c.url, `{"jsonrpc":"2.0","id":1.5,"method":"tools/call"}`, session...)
+		if code != http.StatusOK || !answerWithID(text, "1.5") || !strings.Contains(text, `"code":-32600`) || !strings.Contains(text, `missing required \"params\"`) {
+			t.Errorf("%s: tools/call without params: %d %q", c.url, code, text)
+		}
+		if code, _, text := rawMCP(t, c.client, "POST", c.url, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, session...); code != http.StatusOK || !strings.Contains(text, `"result":{}`) {
+			t.Errorf("%s: ping after: %d %q", c.url, code, text)
+		}
 	}
 }
 

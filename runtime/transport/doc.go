@@ -23,19 +23,18 @@
 // the kind and place of a fault and never quote the message, which may hold
 // a secret a server echoed.
 //
-// [StreamableServer] is the server side of MCP Streamable HTTP for the
-// gateway's chats (`mcpc run --http`): sessions, POSTs answered as SSE
-// streams, the GET stream, DELETE, resumable streams; each session is an
-// mcp.Connection that the go-sdk's mcp.Server runs on. Why not the SDK's
-// StreamableHTTPHandler: the CPU it spends per call (issue 13; see
-// streamable.go). [DecodeBody] decodes a POST body once, for the gateway
-// and the transport. A [SessionPool] caps and expires the sessions of the
-// servers that share it (a gateway's chats, both profiles).
+// Streamable HTTP is served by the go-sdk's handler (the runtime's HTTP
+// front); this package gives that front [DecodeBody], which decodes a
+// POST body once for the front's own checks, and a [SessionPool], which
+// caps and expires the sessions of the endpoints that share it (a
+// gateway's chats, both profiles).
 //
 // Ids go back exactly as they came: [DecodeMessage] keeps an id that the
 // SDK's jsonrpc.ID would change (1.5, 2^64, an escaped string) as its JSON
 // text, and [EncodeMessage], which every write goes through, writes that
-// text back (id.go).
+// text back (id.go). Over Streamable HTTP, [SDKBody] hands the SDK's
+// handler a body with such ids in their string form and [RestoreIDs]
+// writes them back in its answers.
 //
 // A transport owns the connection only: reading, writing and closing the
 // pipes, the batch queue, the error texts, and how long a dead process's

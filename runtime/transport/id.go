@@ -170,3 +170,109 @@ func cancelledParams(params json.RawMessage) json.RawMessage {
 	}
 	return out
 }
+
+// Over Streamable HTTP the go-sdk's handler decodes a POST body itself, and
+// writes the answers: SDKBody gives it the body with every id that its
+// jsonrpc.ID would change in the string form decodeID gives it, and
+// RestoreIDs writes the id of each answer back as it came.
+
+// SDKBody is data, a POST body that DecodeBody decoded into body, as the
+// SDK must read it: data itself when every id is one the SDK holds exactly
+// (almost always), else the messages encoded again, with each id kept as
+// text in its string form and a notifications/cancelled naming its request
+// by that form.
+func SDKBody(data []byte, body *Body) ([]byte, error) {
+	again := false
+	for _, msg := range body.Messages {
+		if _, kept := rawID(messageID(msg)); kept {
+			again = true
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == methodCancelled {
+			again = true
+		}
+	}
+	if !again {
+		return data, nil
+	}
+	var out []byte
+	if body.Batch {
+		out = append(out, '[')
+	}
+	for i, msg := range body.Messages {
+		enc, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, enc...)
+	}
+	if body.Batch {
+		out = append(out, ']')
+	}
+	return out, nil
+}
+
+// rawIDStart is how the SDK's encoder starts a message whose id is kept as
+// text: its fields come in this order.
+var rawIDStart = []byte(`{"jsonrpc":"2.0","id":"\u0000mcpc-raw-id:`)
+
+// RestoreIDs rewrites, in part of an answer the SDK wrote (a JSON body, or
+// whole SSE events), the id of each message that starts a line or an SSE
+// data field and holds an id kept as text, back to that text. Anything
+// else is returned as it is, without a copy.
+func RestoreIDs(b []byte) []byte {
+	if !bytes.Contains(b, rawIDStart[len(`{"jsonrpc":"2.0","id":`):]) {
+		return b
+	}
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); {
+		j := bytes.Index(b[i:], rawIDStart)
+		if j < 0 {
+			break
+		}
+		j += i
+		next := j + len(rawIDStart)
+		if !(j == 0 || b[j-1] == '\n' || bytes.HasSuffix(b[:j], []byte("data: ")) || bytes.HasSuffix(b[:j], []byte("data:"))) {
+			i = next
+			continue
+		}
+		start := j + len(`{"jsonrpc":"2.0","id":`)
+		end, ok := stringEnd(b, start)
+		if !ok {
+			i = next
+			continue
+		}
+		var s string
+		if json.Unmarshal(b[start:end], &s) != nil {
+			i = next
+			continue
+		}
+		raw, _ := strings.CutPrefix(s, rawIDPrefix)
+		out = append(out, b[last:start]...)
+		out = append(out, raw...)
+		last, i = end, end
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// stringEnd returns the offset just after the JSON string that starts at
+// b[start] (a quote).
+func stringEnd(b []byte, start int) (int, bool) {
+	for i := start + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		case '\n':
+			return 0, false
+		}
+	}
+	return 0, false
+}

@@ -11,21 +11,31 @@ import (
 // next request (notifications/initialized, normally at once).
 const DefaultInitGrace = 10 * time.Second
 
-// SessionPool caps and expires the sessions of one or more
-// StreamableServers (a gateway's chats): at most Max in all and MaxPerChat
-// per chat. At a cap, a new session takes the place of the one that waited
-// longest: first a session whose client never went on after initialize,
-// then the longest idle; a session with a request or a call in flight is
-// never closed for a new one, so that when every session is busy the new
-// one gets 503. A session whose client does not go on after initialize
-// closes after InitGrace; any other after Idle without requests. A closed
-// session's client gets 404, as for one that expired.
+// CodeLimit is the JSON-RPC error code of an initialize refused because of
+// a limit (implementation-defined server error range).
+const CodeLimit = -32000
+
+// SessionPool caps and expires the MCP sessions served over Streamable
+// HTTP by one or more servers (a gateway's chats): at most Max in all and
+// MaxPerChat per chat. At a cap, a new session takes the place of the one
+// that waited longest: first a session whose client never went on after
+// initialize, then the longest idle; a session with a request or a call in
+// flight is never closed for a new one, so that when every session is busy
+// the new one gets 503. A session whose client does not go on after
+// initialize closes after InitGrace; any other after Idle without
+// requests. A closed session's client gets 404, as for one that expired.
+//
+// The pool does not serve the sessions: the HTTP front of the endpoint
+// tells it of each session (Admit, Bind, Attach, Remove), of each request
+// (Begin) and of each call in flight (Call), and it closes a session
+// through the function Attach gave it.
 type SessionPool struct {
 	opts SessionPoolOptions
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[*streamSession]*pooled
+	sessions map[*PoolSession]bool
+	byID     map[string]*PoolSession
 	perChat  map[string]int
 	use      uint64 // counts uses, to order sessions by their last
 	logged   bool   // a cap was logged since a session last came without eviction
@@ -54,9 +64,13 @@ type SessionPoolOptions struct {
 // Timer is a pending AfterFunc call.
 type Timer interface{ Stop() bool }
 
-// pooled is the pool's record of one session; the pool's mu guards it.
-type pooled struct {
+// PoolSession is the pool's record of one session; the pool's mu guards
+// it.
+type PoolSession struct {
 	chat        string
+	owner       any    // the endpoint that serves it
+	id          string // "" until Bind
+	close       func() // ends the session; nil until Attach
 	initialized bool   // a request came after its initialize
 	requests    int    // HTTP requests in flight, open GET streams excepted
 	calls       int    // calls not answered yet
@@ -73,15 +87,15 @@ func NewSessionPool(opts SessionPoolOptions) *SessionPool {
 	if opts.AfterFunc == nil {
 		opts.AfterFunc = func(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 	}
-	return &SessionPool{opts: opts, sessions: map[*streamSession]*pooled{}, perChat: map[string]int{}}
+	return &SessionPool{opts: opts, sessions: map[*PoolSession]bool{}, byID: map[string]*PoolSession{}, perChat: map[string]int{}}
 }
 
-// Close stops the pool's timers; sessions admitted later are not capped.
+// Close stops the pool's timers; sessions admitted later are not expired.
 func (p *SessionPool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	for _, e := range p.sessions {
+	for e := range p.sessions {
 		if e.timer != nil {
 			e.timer.Stop()
 			e.timer = nil
@@ -96,11 +110,24 @@ func (p *SessionPool) Len() int {
 	return len(p.sessions)
 }
 
+// Count returns the number of sessions that owner serves.
+func (p *SessionPool) Count(owner any) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for e := range p.sessions {
+		if e.owner == owner {
+			n++
+		}
+	}
+	return n
+}
+
 // Quiet reports whether no session has a request or a call in flight.
 func (p *SessionPool) Quiet() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, e := range p.sessions {
+	for e := range p.sessions {
 		if e.requests > 0 || e.calls > 0 {
 			return false
 		}
@@ -108,15 +135,13 @@ func (p *SessionPool) Quiet() bool {
 	return true
 }
 
-// admit takes s in, for chat, with its initialize request in flight. At a
-// cap, it closes the session that waited longest; if every session is
-// busy, it refuses s with the text for the client.
-func (p *SessionPool) admit(s *streamSession, chat string) (refused string) {
-	if p == nil {
-		return ""
-	}
+// Admit takes a new session in, for chat, served by owner, with its
+// initialize request in flight (counted in; End counts it out). At a cap,
+// it closes the session that waited longest; if every session is busy, it
+// refuses the new one with the text for the client.
+func (p *SessionPool) Admit(chat string, owner any) (e *PoolSession, refused string) {
 	p.mu.Lock()
-	var victim *streamSession
+	var victim *PoolSession
 	var capText string
 	switch {
 	case p.opts.MaxPerChat > 0 && p.perChat[chat] >= p.opts.MaxPerChat:
@@ -134,10 +159,12 @@ func (p *SessionPool) admit(s *streamSession, chat string) (refused string) {
 		if first && p.opts.Log != nil {
 			p.opts.Log("Warning", chat, msg+"; a new session is refused with 503")
 		}
-		return msg
+		return nil, msg
 	}
 	first := false
+	var closeVictim func()
 	if victim != nil {
+		closeVictim = victim.close
 		p.dropLocked(victim)
 		first = !p.logged
 		p.logged = true
@@ -145,127 +172,178 @@ func (p *SessionPool) admit(s *streamSession, chat string) (refused string) {
 		p.logged = false
 	}
 	p.use++
-	p.sessions[s] = &pooled{chat: chat, requests: 1, lastUse: p.use}
+	e = &PoolSession{chat: chat, owner: owner, requests: 1, lastUse: p.use}
+	p.sessions[e] = true
 	p.perChat[chat]++
 	p.mu.Unlock()
 	if victim != nil {
-		victim.endSession()
+		closeVictim()
 		if first && p.opts.Log != nil {
 			p.opts.Log("Warning", chat, capText+": a new session takes the place of the one that waited longest (one whose client never went on after initialize, else the longest idle); its client gets 404 and initializes again")
 		}
 	}
-	return ""
+	return e, ""
 }
 
 // victimLocked is the session a new one replaces: among those of chat
-// (any chat if !inChat) without a request or call in flight, one not
-// initialized, else the longest idle; nil if every one is busy.
-func (p *SessionPool) victimLocked(chat string, inChat bool) *streamSession {
-	var best *streamSession
-	var be *pooled
-	for s, e := range p.sessions {
-		if (inChat && e.chat != chat) || e.requests > 0 || e.calls > 0 {
+// (any chat if !inChat) that can be closed and have no request or call in
+// flight, one not initialized, else the longest idle; nil if every one is
+// busy.
+func (p *SessionPool) victimLocked(chat string, inChat bool) *PoolSession {
+	var best *PoolSession
+	for e := range p.sessions {
+		if (inChat && e.chat != chat) || e.requests > 0 || e.calls > 0 || e.close == nil {
 			continue
 		}
-		if be == nil || (!e.initialized && be.initialized) || (e.initialized == be.initialized && e.lastUse < be.lastUse) {
-			best, be = s, e
+		if best == nil || (!e.initialized && best.initialized) || (e.initialized == best.initialized && e.lastUse < best.lastUse) {
+			best = e
 		}
 	}
 	return best
 }
 
-// dropLocked takes s out of the pool. p.mu is held.
-func (p *SessionPool) dropLocked(s *streamSession) {
-	e := p.sessions[s]
-	if e == nil {
+// Bind gives e the session id the server chose, as soon as the answer to
+// its initialize names it: the client's next request may come before the
+// initialize's request ends.
+func (p *SessionPool) Bind(e *PoolSession, id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sessions[e] && e.id == "" && id != "" {
+		e.id = id
+		p.byID[id] = e
+	}
+}
+
+// Attach gives e the function that ends its session, once its initialize
+// succeeded; from then on the pool may close it. It reports false if e
+// left the pool meanwhile.
+func (p *SessionPool) Attach(e *PoolSession, close func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.sessions[e] {
+		return false
+	}
+	e.close = close
+	return true
+}
+
+// dropLocked takes e out of the pool. p.mu is held.
+func (p *SessionPool) dropLocked(e *PoolSession) {
+	if !p.sessions[e] {
 		return
 	}
 	if e.timer != nil {
 		e.timer.Stop()
+		e.timer = nil
 	}
-	delete(p.sessions, s)
+	delete(p.sessions, e)
+	if e.id != "" && p.byID[e.id] == e {
+		delete(p.byID, e.id)
+	}
 	if p.perChat[e.chat]--; p.perChat[e.chat] <= 0 {
 		delete(p.perChat, e.chat)
 	}
 }
 
-// remove takes a session that ended out of the pool.
-func (p *SessionPool) remove(s *streamSession) {
-	if p == nil {
+// Remove takes a session that ended (or never began) out of the pool. It
+// may be called more than once.
+func (p *SessionPool) Remove(e *PoolSession) {
+	if p == nil || e == nil {
 		return
 	}
 	p.mu.Lock()
-	p.dropLocked(s)
+	p.dropLocked(e)
 	p.mu.Unlock()
 }
 
-// begin counts in a request of s (counted: not an open GET stream), which
-// is its client going on after initialize.
-func (p *SessionPool) begin(s *streamSession, counted bool) {
-	if p == nil {
-		return
+// RemoveID is Remove for the session of id.
+func (p *SessionPool) RemoveID(id string) {
+	p.mu.Lock()
+	if e := p.byID[id]; e != nil {
+		p.dropLocked(e)
 	}
+	p.mu.Unlock()
+}
+
+// Has reports whether id is a session that owner serves.
+func (p *SessionPool) Has(id string, owner any) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e := p.sessions[s]
+	e := p.byID[id]
+	return e != nil && e.owner == owner
+}
+
+// Begin counts in a request of the session id (counted: not an open GET
+// stream), which is its client going on after initialize, and returns
+// the function that counts it out. A session the pool does not know
+// (ended, or never) counts nothing: the server answers 404.
+func (p *SessionPool) Begin(id string, counted bool) (end func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.byID[id]
 	if e == nil {
-		return
+		return func() {}
 	}
 	e.initialized = true
 	p.use++
 	e.lastUse = p.use
-	if counted {
-		e.requests++
-		if e.timer != nil {
-			e.timer.Stop()
-			e.timer = nil
-		}
+	if !counted {
+		return func() {}
 	}
+	e.requests++
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+	return func() { p.End(e) }
 }
 
-// end counts out a request of s that begin (or admit) counted.
-func (p *SessionPool) end(s *streamSession) {
-	if p == nil {
-		return
-	}
+// End counts out a request of e that Begin (or Admit) counted.
+func (p *SessionPool) End(e *PoolSession) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e := p.sessions[s]; e != nil {
+	if p.sessions[e] {
 		e.requests--
-		p.armLocked(s, e)
+		p.armLocked(e)
 	}
 }
 
-// callsChanged tells the pool of a call of s taken in (+1) or answered
-// (-1): a call keeps its session from expiring, also after its client
+// Call counts in a call of the session id that the server handles, and
+// returns the function that counts it out: a call keeps its session from
+// expiring and from being closed for a new one, also after its client
 // left the request.
-func (p *SessionPool) callsChanged(s *streamSession, delta int) {
-	if p == nil {
-		return
-	}
+func (p *SessionPool) Call(id string) (done func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e := p.sessions[s]; e != nil {
-		e.calls += delta
-		if delta < 0 {
+	e := p.byID[id]
+	if e == nil {
+		return func() {}
+	}
+	e.calls++
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.sessions[e] {
+			e.calls--
 			p.use++
 			e.lastUse = p.use
-			p.armLocked(s, e)
-		} else if e.timer != nil {
-			e.timer.Stop()
-			e.timer = nil
+			p.armLocked(e)
 		}
 	}
 }
 
-// armLocked starts the wait after which an idle s closes: InitGrace
+// armLocked starts the wait after which an idle e closes: InitGrace
 // until its client goes on after initialize, Idle after. p.mu is held.
-func (p *SessionPool) armLocked(s *streamSession, e *pooled) {
+func (p *SessionPool) armLocked(e *PoolSession) {
 	d := p.opts.Idle
 	if !e.initialized {
 		d = p.opts.InitGrace
 	}
-	if p.closed || d <= 0 || e.requests > 0 || e.calls > 0 {
+	if p.closed || d <= 0 || e.requests > 0 || e.calls > 0 || e.close == nil {
 		return
 	}
 	if e.timer != nil {
@@ -273,21 +351,20 @@ func (p *SessionPool) armLocked(s *streamSession, e *pooled) {
 	}
 	e.gen++
 	gen := e.gen
-	e.timer = p.opts.AfterFunc(d, func() { p.expire(s, gen, d) })
+	e.timer = p.opts.AfterFunc(d, func() { p.expire(e, gen, d) })
 }
 
-// expire closes s if it has been idle since the wait gen began.
-func (p *SessionPool) expire(s *streamSession, gen uint64, d time.Duration) {
+// expire closes e if it has been idle since the wait gen began.
+func (p *SessionPool) expire(e *PoolSession, gen uint64, d time.Duration) {
 	p.mu.Lock()
-	e := p.sessions[s]
-	if p.closed || e == nil || e.gen != gen || e.requests > 0 || e.calls > 0 {
+	if p.closed || !p.sessions[e] || e.gen != gen || e.requests > 0 || e.calls > 0 {
 		p.mu.Unlock()
 		return
 	}
-	p.dropLocked(s)
-	initialized := e.initialized
+	p.dropLocked(e)
+	initialized, closeSession := e.initialized, e.close
 	p.mu.Unlock()
-	s.endSession()
+	closeSession()
 	if p.opts.Log == nil {
 		return
 	}

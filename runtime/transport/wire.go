@@ -165,3 +165,34 @@ func decodeBatch(line []byte) ([]jsonrpc.Message, error) {
 	}
 	return msgs, nil
 }
+
+// Body is a decoded POST body of Streamable HTTP: one JSON-RPC message, or
+// a batch.
+type Body struct {
+	Messages []jsonrpc.Message
+	Batch    bool
+}
+
+// DecodeBody decodes a POST body once. Its error names the kind and place
+// of the fault, never the body's content.
+func DecodeBody(data []byte) (*Body, error) {
+	i := 0
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n') {
+		i++
+	}
+	if i == len(data) {
+		return nil, errors.New("the body is empty")
+	}
+	if data[i] == '[' {
+		msgs, err := decodeBatch(data)
+		if err != nil {
+			return nil, err
+		}
+		return &Body{Messages: msgs, Batch: true}, nil
+	}
+	msg, err := DecodeMessage(data[i:])
+	if err != nil {
+		return nil, err
+	}
+	return &Body{Messages: []jsonrpc.Message{msg}}, nil
+}

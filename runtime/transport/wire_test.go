@@ -239,3 +239,107 @@ func TestIDsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// DecodeBody decodes what DecodeMessage decodes, one message or a batch,
+// and never panics.
+func FuzzDecodeBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		` [{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+		`[]`, `[`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "\n", `[[[[`, `{"jsonrpc":"2.0","id":null,"method":"x"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		body, err := DecodeBody(data)
+		if err != nil {
+			return
+		}
+		if len(body.Messages) == 0 {
+			t.Fatalf("%q: no message and no error", data)
+		}
+		if !body.Batch {
+			msg, err := DecodeMessage(bytes.TrimSpace(data))
+			if err != nil {
+				t.Fatalf("%q: DecodeBody took what DecodeMessage refuses: %v", data, err)
+			}
+			a, _ := jsonrpc.EncodeMessage(msg)
+			b, _ := jsonrpc.EncodeMessage(body.Messages[0])
+			if !bytes.Equal(a, b) {
+				t.Fatalf("%q: %s, DecodeMessage %s", data, b, a)
+			}
+		}
+		for _, msg := range body.Messages {
+			if _, err := jsonrpc.EncodeMessage(msg); err != nil {
+				t.Fatalf("%q: a decoded message does not encode: %v", data, err)
+			}
+		}
+	})
+}
+
+// A body whose ids the SDK holds exactly goes to it as it came; one with
+// an id it would change goes in the string form, which the SDK decodes and
+// encodes back unchanged, and RestoreIDs turns the SDK's answer back into
+// the id as sent, in a JSON body and in SSE events.
+func TestSDKBodyAndRestoreIDs(t *testing.T) {
+	plain := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	body, err := DecodeBody(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := SDKBody(plain, body); &got[0] != &plain[0] {
+		t.Errorf("a plain body was encoded again: %s", got)
+	}
+	for _, id := range []string{`1.5`, `18446744073709551616`, `"a\u00e9"`, `"\u0000mcpc-raw-id:1"`, `-0`} {
+		for _, data := range []string{
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`,
+			`[{"jsonrpc":"2.0","id":` + id + `,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `}}]`,
+		} {
+			body, err := DecodeBody([]byte(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sdk, err := SDKBody([]byte(data), body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the SDK reads and answers.
+			var raws []json.RawMessage
+			if body.Batch {
+				if err := json.Unmarshal(sdk, &raws); err != nil {
+					t.Fatalf("%s: %s", data, sdk)
+				}
+			} else {
+				raws = []json.RawMessage{sdk}
+			}
+			msg, err := jsonrpc.DecodeMessage(raws[0])
+			if err != nil {
+				t.Fatalf("%s: the SDK cannot read %s: %v", data, sdk, err)
+			}
+			req := msg.(*jsonrpc.Request)
+			if body.Batch {
+				cancel, _ := jsonrpc.DecodeMessage(raws[1])
+				var p struct{ RequestID any }
+				_ = json.Unmarshal(cancel.(*jsonrpc.Request).Params, &p)
+				if p.RequestID != req.ID.Raw() {
+					t.Errorf("%s: the cancellation names %v, the request is %v", data, p.RequestID, req.ID.Raw())
+				}
+			}
+			answer, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)})
+			want := `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`
+			if got := string(RestoreIDs(answer)); got != want {
+				t.Errorf("JSON answer: %s, want %s", got, want)
+			}
+			sse := "event: message\nid: s_1\ndata: " + string(answer) + "\n\nevent: message\ndata: " + string(answer) + "\n\n"
+			wantSSE := "event: message\nid: s_1\ndata: " + want + "\n\nevent: message\ndata: " + want + "\n\n"
+			if got := string(RestoreIDs([]byte(sse))); got != wantSSE {
+				t.Errorf("SSE answer:\n%s\nwant\n%s", got, wantSSE)
+			}
+		}
+	}
+	// The form inside a value, not as a message's id, stays.
+	inner := []byte(`{"jsonrpc":"2.0","id":2,"result":{"text":"{\"jsonrpc\":\"2.0\",\"id\":\"\\u0000mcpc-raw-id:1\"}"}}`)
+	if got := RestoreIDs(inner); !bytes.Equal(got, inner) {
+		t.Errorf("a value was rewritten: %s", got)
+	}
+}

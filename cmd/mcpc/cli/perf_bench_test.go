@@ -301,7 +301,8 @@ func cpuTime(b *testing.B, pid int) time.Duration {
 // most 1.5 × its CPU per call over stdio. Both gateways are `mcpc run`
 // processes in front of the Go test server; the calls alternate between
 // them, one at a time; the CPU is what each mcpc process used (the server
-// processes and the benchmark's clients are not counted).
+// processes and the benchmark's clients are not counted). It reports each
+// path's median call latency too, as the client sees it.
 func BenchmarkGatewayCPUPerCall(b *testing.B) {
 	planFile := benchPlan(b, map[string]any{"srv": map[string]any{"Command": testServer, "Args": []string{"-tools", "echo"}}})
 	paths := []*gatewayPath{newStdioPath(b, buildMcpc(b), planFile), newHTTPPath(b, buildMcpc(b), planFile)}
@@ -319,15 +320,21 @@ func BenchmarkGatewayCPUPerCall(b *testing.B) {
 		for _, p := range paths {
 			before := cpuTime(b, p.pid)
 			for range batch {
+				start := time.Now()
 				p.call(b)
+				p.latency = append(p.latency, time.Since(start))
 			}
 			p.cpu += cpuTime(b, p.pid) - before
 		}
 		calls += batch
 	}
 	perCall := func(p *gatewayPath) float64 { return float64(p.cpu.Microseconds()) / float64(calls) }
+	p50 := func(p *gatewayPath) float64 { return float64(median(p.latency).Nanoseconds()) / 1000 }
 	b.ReportMetric(perCall(paths[0]), "stdio-cpu-µs/call")
 	b.ReportMetric(perCall(paths[1]), "http-cpu-µs/call")
+	b.ReportMetric(p50(paths[0]), "stdio-p50-µs")
+	b.ReportMetric(p50(paths[1]), "http-p50-µs")
+	b.ReportMetric(p50(paths[1])/p50(paths[0]), "http/stdio-p50")
 	if paths[0].cpu > 0 {
 		b.ReportMetric(float64(paths[1].cpu)/float64(paths[0].cpu), "http/stdio")
 	}
@@ -335,14 +342,18 @@ func BenchmarkGatewayCPUPerCall(b *testing.B) {
 		b.ReportMetric(perCall(paths[2]), "old-stdio-cpu-µs/call")
 		b.ReportMetric(perCall(paths[3]), "old-http-cpu-µs/call")
 		b.ReportMetric(float64(paths[3].cpu)/float64(paths[2].cpu), "old-http/stdio")
+		b.ReportMetric(p50(paths[2]), "old-stdio-p50-µs")
+		b.ReportMetric(p50(paths[3]), "old-http-p50-µs")
+		b.ReportMetric(p50(paths[3])/p50(paths[2]), "old-http/stdio-p50")
 	}
 }
 
 // gatewayPath is one `mcpc run` process and a client session on it.
 type gatewayPath struct {
-	pid int
-	cs  *mcp.ClientSession
-	cpu time.Duration
+	pid     int
+	cs      *mcp.ClientSession
+	cpu     time.Duration
+	latency []time.Duration // of each measured call
 }
 
 var echoPing = &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "ping"}}
