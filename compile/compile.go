@@ -216,10 +216,12 @@ type compiler struct {
 	v        *schema.Validator
 	// checks runs the schema checks while the entries are bound and read.
 	checks *checkPool
-	res    *Result
-	cfg    *config
-	layers []layerInfo
-	ds     []diag.Diagnostic
+	// entryRun is what the entry check running sees (checkEntry).
+	entryRun entryRun
+	res      *Result
+	cfg      *config
+	layers   []layerInfo
+	ds       []diag.Diagnostic
 	// settingsPath is set when settings.json was read.
 	settingsPath string
 	settingsData []byte
@@ -291,7 +293,6 @@ func (c *compiler) run() error {
 
 	for _, e := range presetEntry {
 		c.checkEntry(e)
-		c.checkPromptWorkspace(e)
 		e.pack()
 	}
 	c.settleSettings(settingsEntries, src)
@@ -308,7 +309,6 @@ func (c *compiler) run() error {
 // trees of every entry are never whole at once.
 func (c *compiler) settle(e *Entry, job checkJob) {
 	c.checkEntry(e)
-	c.checkPromptWorkspace(e)
 	job.entry = e
 	c.check(job)
 }

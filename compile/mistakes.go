@@ -14,8 +14,8 @@ import (
 // Mistakes that the host accepts without a word and that lose a setting or a
 // server: a Claude Desktop block pasted into appsettings, single-underscore
 // environment keys, servers written as an array, names that differ only in
-// case across sources, fields of other MCP clients, ${workspace} in a
-// prompt section.
+// case across sources, fields of other MCP clients (and ${workspace} in a
+// prompt section: workspace_in_prompt.go).
 
 // checkHostFile looks at the top of one appsettings file, before it is bound.
 func (c *compiler) checkHostFile(root *node.Node) {
@@ -94,23 +94,6 @@ func (c *compiler) checkNameCase(entries []*Entry) {
 }
 
 func originOf(o plan.Origin) string { return o.String() }
-
-// checkPromptWorkspace reports ${workspace} in a promptSection: the host puts
-// the text into the system prompt as written.
-func (c *compiler) checkPromptWorkspace(e *Entry) {
-	n := e.Node().Get(FieldPromptSection)
-	if n == nil || n.Kind != node.String {
-		return
-	}
-	for _, t := range plan.Templates(n.Text) {
-		if t.Kind == plan.TemplateWorkspace {
-			c.ds = append(c.ds, rules.WorkspaceInPrompt.At(textPos(n, t.Start),
-				fmt.Sprintf("server %q: ${workspace} in promptSection stays as written: the host puts the text into the system prompt without templates", e.Name),
-				"say \"the chat's workspace\" (the agent's working directory) instead"))
-			return
-		}
-	}
-}
 
 // foreignFields are fields of other MCP clients (Claude Desktop, Cline,
 // Cursor, VS Code) that operators carry over; each with what to write in a

@@ -195,8 +195,21 @@ func (p *preset) resolve() {
 // command line (Command, ExtraArgs), configured or from their variables, as
 // for any server's command and args: ${env:…} there is passed on literally.
 func (p *preset) checkTemplates() {
-	t := &templateChecker{subject: fmt.Sprintf("server %q", PresetName),
-		outsideHint: "write the value itself: the host does not expand ${env:…} in the Playwright command line"}
+	subject := fmt.Sprintf("server %q", PresetName)
+	check := func(n *node.Node, field string) {
+		if n == nil || n.Kind != node.String {
+			return
+		}
+		for _, t := range plan.Templates(n.Text) {
+			switch {
+			case unknownTemplate(t):
+				p.ds = append(p.ds, rules.UnknownVariable.At(unknownVariableAt(n, t, subject, field)))
+			case t.Kind == plan.TemplateEnv:
+				p.ds = append(p.ds, rules.EnvRefOutsideEnv.At(envRefOutsideEnvAt(n, t, subject, field,
+					"write the value itself: the host does not expand ${env:…} in the Playwright command line")))
+			}
+		}
+	}
 	for _, name := range []string{"Command", "ExtraArgs"} {
 		s := p.settings[name]
 		switch s.source {
@@ -204,16 +217,15 @@ func (p *preset) checkTemplates() {
 			n := p.cfg.Get(name)
 			if n.Kind == node.Array {
 				for i, e := range n.Elems {
-					t.check(e, fmt.Sprintf("Mcp:Playwright:%s:%d", name, i), false)
+					check(e, fmt.Sprintf("Mcp:Playwright:%s:%d", name, i))
 				}
 			} else {
-				t.check(n, "Mcp:Playwright:"+name, false)
+				check(n, "Mcp:Playwright:"+name)
 			}
 		case "variable":
-			t.check(p.variable(s.variable).valueNode(), s.variable, false)
+			check(p.variable(s.variable).valueNode(), s.variable)
 		}
 	}
-	p.ds = append(p.ds, t.ds...)
 }
 
 // LogLine is the line the host logs at startup about the preset.

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/node"
@@ -62,31 +60,6 @@ func (c *compiler) learnSecrets() {
 	res.Files.redactor = res.Redactor
 }
 
-// checkCredential reports a value that looks like a credential written
-// into a configuration file (SPEC §2.4: a secret written literally into a
-// config value is a diagnostic, never a silent rewrite). The credential
-// becomes a known secret, so that no output shows it.
-func (c *compiler) checkCredential(e *Entry, n *node.Node, envValue bool, path []string) {
-	if len(n.Text) < minCredentialLen {
-		return // shorter than any credential shape: most values stop here
-	}
-	key := ""
-	if envValue {
-		key = path[len(path)-1]
-	}
-	what, found := credentialIn(n.Text, key)
-	if found == "" {
-		return
-	}
-	c.literalSecrets = append(c.literalSecrets, found)
-	sugg := "pass it in env from a host variable: \"NAME\": \"${env:NAME}\", and let the server read NAME"
-	if envValue && validEnvName(key) {
-		sugg = fmt.Sprintf("write \"${env:%s}\" and give the host the variable %s (an env file outside the repository, or the service's secret store)", key, key)
-	}
-	c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
-		fmt.Sprintf("server %q: %s holds what looks like %s, written into the file: it ends up in the repository, in the plan and in ps", e.Name, e.naming(path), what), sugg))
-}
-
 // learnLiteralSecrets adds the credentials found written in the files to
 // the known secrets, before any message or excerpt is printed.
 func (c *compiler) learnLiteralSecrets() {
@@ -140,60 +113,4 @@ func (c *compiler) secretRef(e *Entry, n *node.Node) (string, bool) {
 		return "", false
 	}
 	return name, true
-}
-
-// checkSecrets reports every value a plan would carry that holds the value
-// of a host secret (SPEC §2.4: a plan never holds a secret, and a secret
-// written into a command line shows in ps). A value bound from a secret
-// host variable into env is fine: the plan refers to the variable.
-func (c *compiler) checkSecrets(e *Entry) {
-	// The subject and the field's name are made only for a message: most
-	// values hold no secret.
-	check := func(n *node.Node, envValue bool, path ...string) {
-		if n == nil || n.Kind != node.String {
-			return
-		}
-		subject := func() string { return fmt.Sprintf("server %q", e.Name) }
-		if name, ok := c.secretRef(e, n); ok {
-			switch {
-			case !envValue:
-				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
-					fmt.Sprintf("%s: %s is set by %s, a host secret; a plan cannot carry its value, and a command line shows in ps", subject(), e.naming(path), name),
-					"set it through env instead: an env value may be ${env:NAME}, and the server reads the variable"))
-			case strings.Contains(n.Text, "${"):
-				c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
-					fmt.Sprintf("%s: %s is set by %s, a host secret whose value holds ${…}, which the host would expand; a plan can refer to the variable only as it is", subject(), e.naming(path), name),
-					"keep ${…} out of the secret, or write the template in the configuration file"))
-			}
-			return
-		}
-		i, ok := c.hostSecrets.Contains(n.Text)
-		if !ok {
-			c.checkCredential(e, n, envValue, path)
-			return
-		}
-		name := c.hostSecretNames[i]
-		sugg := fmt.Sprintf("pass it in env (\"%s\": \"${env:%s}\") and let the server read the variable", name, name)
-		if envValue {
-			sugg = fmt.Sprintf("write \"${env:%s}\" instead of the value", name)
-		}
-		c.ds = append(c.ds, rules.SecretLiteral.At(n.Pos(),
-			fmt.Sprintf("%s: %s holds the value of the host secret %s; a plan cannot carry it, and a command line shows in ps", subject(), e.naming(path), name), sugg))
-	}
-	check(e.Node().Get(FieldCommand), false, FieldCommand)
-	if args := e.Node().Get(FieldArgs); args != nil && args.Kind == node.Array {
-		for i, a := range args.Elems {
-			if a.Kind == node.String {
-				check(a, false, FieldArgs, strconv.Itoa(i))
-			}
-		}
-	}
-	check(e.Node().Get(FieldCwd), false, FieldCwd)
-	check(e.Node().Get(FieldToolPrefix), false, FieldToolPrefix)
-	check(e.Node().Get(FieldPromptSection), false, FieldPromptSection)
-	if env := e.Node().Get(FieldEnv); env != nil && env.Kind == node.Object {
-		for _, m := range env.Members {
-			check(m.Value, true, FieldEnv, m.Key)
-		}
-	}
 }
