@@ -19,7 +19,8 @@ import (
 // watches and compiles again). Everything else of a compilation (the host
 // environment, the known secrets, the excerpts, sealing the plan) is the
 // engine's, in this package. A profile registers itself by its name
-// (Register); package compile/profiles links every profile in.
+// (Register); package compile/profiles links every profile in, and a
+// program that compiles imports it (or the profiles it needs).
 type Profile interface {
 	// Name is the profile's --profile value and its plans' "profile".
 	Name() string
@@ -117,6 +118,10 @@ func (c *Compilation) Result() *Result { return c.c.res }
 // CleanEnv, --env-file, --env) into Result().Env, and records its
 // sources.
 func (c *Compilation) ReadHostEnv() error { return c.c.readHostEnv() }
+
+// Read reads a source file as Options.ReadFile does, without a byte order
+// mark (as .NET and JSON readers skip it).
+func (c *Compilation) Read(path string) ([]byte, error) { return c.c.read(path) }
 
 // ReadAsIs reads a source file as the profile's host does, byte order mark
 // included.

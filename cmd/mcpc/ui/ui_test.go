@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	_ "github.com/mcpc-dev/mcpc/compile/profiles"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
