@@ -242,9 +242,17 @@ func Detect(dir string) (Deployment, error) {
 	for _, f := range matches {
 		d.Sources.AppSettings = append(d.Sources.AppSettings, rel(f))
 	}
-	envs, _ := filepath.Glob(filepath.Join(dir, "*.env"))
+	// *.env matches .env too (a leading dot is no special case for Glob):
+	// .env goes first, once.
+	var envs []string
 	if fi, err := os.Stat(filepath.Join(dir, ".env")); err == nil && fi.Mode().IsRegular() {
-		envs = append([]string{filepath.Join(dir, ".env")}, envs...)
+		envs = append(envs, filepath.Join(dir, ".env"))
+	}
+	named, _ := filepath.Glob(filepath.Join(dir, "*.env"))
+	for _, f := range named {
+		if filepath.Base(f) != ".env" {
+			envs = append(envs, f)
+		}
 	}
 	for _, f := range envs {
 		d.Sources.EnvFiles = append(d.Sources.EnvFiles, rel(f))
