@@ -37,6 +37,11 @@ type Profile interface {
 	// reads mcpc's environment (nil: os.Getenv). Nothing to check is an
 	// error: a lint that checked nothing must not pass.
 	FindSources(dir string, opts *Options, getenv func(string) string) error
+	// Detect finds the sources of a deployment of this profile in dir
+	// (mcpc lint --init), as slash paths relative to dir; found is false
+	// when dir holds none. Looked says what the profile looks for, for the
+	// message when no profile finds anything.
+	Detect(dir string) (sources Options, looked string, found bool)
 	// Recompile returns the options that compile p's sources again, and
 	// the source files a watcher watches (besides the plan file). What a
 	// plan cannot record comes from run: the process environment, the

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/plan"
@@ -57,6 +58,49 @@ func (profile) FindSources(dir string, opts *compile.Options, getenv func(string
 		return fmt.Errorf("%s: nothing to check: no appsettings.json there, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir)
 	}
 	return nil
+}
+
+// Detect: the appsettings files (a .NET host's layering order:
+// appsettings.json first), .env and *.env files, and agent/settings.json or
+// .volcanic/agent; found when there is an appsettings file or an agent
+// directory.
+func (profile) Detect(dir string) (compile.Options, string, bool) {
+	var opts compile.Options
+	rel := func(p string) string {
+		if r, err := filepath.Rel(dir, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "appsettings*.json"))
+	sort.Slice(matches, func(i, j int) bool {
+		bi, bj := filepath.Base(matches[i]) == "appsettings.json", filepath.Base(matches[j]) == "appsettings.json"
+		if bi != bj {
+			return bi
+		}
+		return matches[i] < matches[j]
+	})
+	for _, f := range matches {
+		opts.AppSettings = append(opts.AppSettings, rel(f))
+	}
+	// *.env matches .env too (a leading dot is no special case for Glob):
+	// .env goes first, once.
+	if fi, err := os.Stat(filepath.Join(dir, ".env")); err == nil && fi.Mode().IsRegular() {
+		opts.EnvFiles = append(opts.EnvFiles, ".env")
+	}
+	named, _ := filepath.Glob(filepath.Join(dir, "*.env"))
+	for _, f := range named {
+		if filepath.Base(f) != ".env" {
+			opts.EnvFiles = append(opts.EnvFiles, rel(f))
+		}
+	}
+	for _, agent := range []string{"agent", filepath.Join(".volcanic", "agent")} {
+		if fi, err := os.Stat(filepath.Join(dir, agent, "settings.json")); err == nil && fi.Mode().IsRegular() {
+			opts.AgentDir = filepath.ToSlash(agent)
+			break
+		}
+	}
+	return opts, "appsettings*.json, agent/settings.json", len(opts.AppSettings) > 0 || opts.AgentDir != ""
 }
 
 // Recompile: the files and choices p's sources record, and what they
