@@ -217,15 +217,10 @@ func KnownRules(packs []*policies.Pack) ([]rules.Rule, error) {
 // (appsettings*.json, *.env), so the default is asked last. Paths are
 // relative to dir.
 func Detect(dir string) (Deployment, error) {
-	names := compile.ProfileNames()
-	order := make([]string, 0, len(names))
-	for _, n := range names {
-		if n != compile.ProfileVolcanic {
-			order = append(order, n)
-		}
-	}
-	if len(order) < len(names) {
-		order = append(order, compile.ProfileVolcanic)
+	names := compile.ProfileNames() // the default first
+	var order []string
+	if len(names) > 0 {
+		order = append(append(order, names[1:]...), names[0])
 	}
 	looked := map[string]string{}
 	for _, name := range order {

@@ -581,6 +581,21 @@ func TestNewNeedsTokenOrNoToken(t *testing.T) {
 	}
 }
 
+// Each profile has its view of the page: the default (volcanic, or no
+// profile named) lists the servers, craftbot edits its file; a profile
+// without one is refused rather than shown as another.
+func TestEachProfileHasItsView(t *testing.T) {
+	for profile, edits := range map[string]bool{"": false, compile.ProfileVolcanic: false, craftbot.Profile.Name(): true} {
+		opts := Options{Profile: profile, NoToken: true}
+		if _, err := New(opts); err != nil || opts.Edits() != edits {
+			t.Errorf("profile %q: %v, edits %v", profile, err, opts.Edits())
+		}
+	}
+	if _, err := New(Options{Profile: "nosuch", NoToken: true}); err == nil || !strings.Contains(err.Error(), `"nosuch"`) {
+		t.Errorf("an unknown profile: %v", err)
+	}
+}
+
 // Every answer carries the Content-Security-Policy; no page has an inline
 // script, event handler or style, and the script is a file of its own.
 func TestContentSecurityPolicy(t *testing.T) {
