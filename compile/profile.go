@@ -17,8 +17,9 @@ import (
 // found, read and checked into a plan, how a field of the plan is
 // explained, and which files a plan's sources are (what `mcpc run --watch`
 // watches and compiles again). Everything else of a compilation (the host
-// environment, the known secrets, the excerpts, sealing the plan) is the
-// engine's, in this package. A profile registers itself by its name
+// environment, the excerpts, redacting the messages, sealing the plan) is
+// the engine's, in this package; a profile finds its own secrets and gives
+// the engine its redactor (Compilation.SetRedactor). A profile registers itself by its name
 // (Register); package compile/profiles links every profile in, and a
 // program that compiles imports it (or the profiles it needs).
 type Profile interface {
