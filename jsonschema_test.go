@@ -9,16 +9,16 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/tailscale/hujson"
-
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	_ "github.com/mcpc-dev/mcpc/compile/profiles"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/policies/lint"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/schema"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tailscale/hujson"
 )
 
 // The exported JSON Schemas (schema/json) are checked against mcpc itself:

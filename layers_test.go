@@ -48,6 +48,11 @@ var mayImport = map[string][]string{
 	"runtime/transport": {"internal/loopback", "internal/node"},
 
 	"compile": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan", "internal/redact", "compile/plan/denylist", "internal/inputfile"},
+	// The volcanic profile: the .NET host's appsettings and environment,
+	// the Playwright preset and settings.json.
+	"compile/volcanic": {"compile", "compile/plan", "compile/plan/denylist", "internal/diag", "internal/node", "internal/redact", "policies/rules", "schema"},
+	// Every profile, linked (and registered) by one import.
+	"compile/profiles": {"compile/craftbot", "compile/volcanic"},
 	// The craftbot profile: mcp_config.json read, compiled, explained and
 	// edited. runtime/transport only for its URL policy (transport.Insecure).
 	"compile/craftbot":  {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "runtime/transport", "internal/node", "internal/redact", "policies/rules", "schema"},
@@ -68,7 +73,7 @@ var mayImport = map[string][]string{
 	// Watching files for a reload (mcpc run --watch): fsnotify only.
 	"internal/watch": {},
 
-	"cmd/mcpc/cli": {"compile", "compile/craftbot", "compile/craftbot/actions", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan",
+	"cmd/mcpc/cli": {"compile", "compile/profiles", "compile/volcanic", "compile/craftbot", "compile/craftbot/actions", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan",
 		"compile/plandiff", "policies", "compile/plan/denylist", "internal/redact", "runtime/remote", "internal/report", "policies/rules", "runtime", "schema", "policies/toollock", "runtime/toolreport", "cmd/mcpc/ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 

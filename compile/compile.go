@@ -1,13 +1,12 @@
 // Package compile turns an agent host's MCP configuration sources into a
-// frozen launch plan: it reads the sources with positions, binds the host
-// configuration as .NET would, checks every entry against the CUE schema,
-// applies the Playwright preset, merges by precedence and checks templates.
-// Problems come back as diagnostics; unreadable inputs as an *InputError.
+// frozen launch plan, through the host profile the deployment names: it is
+// the engine every profile shares (the host environment, the excerpts, the
+// sealed plan) and the registry of profiles (Profile). Problems come back
+// as diagnostics; unreadable inputs as an *InputError.
 //
-// The engine here is shared by the host profiles (Profile): the host
-// environment, known secrets, excerpts, the sealed plan. The volcanic
-// profile is in this package; every other one is a package of its own
-// (compile/craftbot) that registers itself.
+// Each profile is a package of its own that registers itself
+// (compile/volcanic, the default, and compile/craftbot); a program links
+// them all with one import of compile/profiles.
 package compile
 
 import (
@@ -28,8 +27,9 @@ import (
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
-// ProfileVolcanic compiles the host configuration, the Playwright preset and
-// the agent's settings.json (SPEC §2).
+// ProfileVolcanic is the default profile's name (compile/volcanic): the host
+// configuration, the Playwright preset and the agent's settings.json
+// (SPEC §2).
 const ProfileVolcanic = plan.ProfileVolcanic
 
 // Options are the sources of one deployment (SPEC §8 source flags).
@@ -97,8 +97,11 @@ type Entry struct {
 	Skip string
 	// Model is the profile's own reading of the entry (craftbot: a
 	// *craftbot.Entry); nil for volcanic.
-	Model  any
-	naming schema.Naming
+	Model any
+	// Naming writes a path of the entry's fields as its source spells
+	// them (Args:0 in appsettings, args[0] in settings.json); nil: as the
+	// schema names them.
+	Naming schema.Naming
 }
 
 // Node returns the entry's fields under their schema names, typed and
@@ -112,19 +115,25 @@ func (e *Entry) Node() *node.Node {
 	return e.packed.Unpack()
 }
 
-// nodeIn is Node, building a packed tree in s (valid until s is used
-// again): the merge reads every entry's tree once and keeps none.
-func (e *Entry) nodeIn(s *node.Scratch) *node.Node {
+// SetNode makes n the entry's fields: for a profile that reads an entry in
+// full only when it checks it (settings.json's servers are read shallow
+// first).
+func (e *Entry) SetNode(n *node.Node) { e.tree, e.packed = n, node.Packed{} }
+
+// NodeIn is Node, building a packed tree in s (valid until s is used
+// again): for a reader of every entry's tree once that keeps none (the
+// merge).
+func (e *Entry) NodeIn(s *node.Scratch) *node.Node {
 	if e.tree != nil {
 		return e.tree
 	}
 	return e.packed.UnpackInto(s)
 }
 
-// pack keeps e's tree in its packed form only: every value of every server
-// positioned until the end was most of what a compilation of a large
-// deployment held (docs/decisions/0041-compiler-memory.md).
-func (e *Entry) pack() {
+// Pack keeps e's tree in its packed form only, once a profile has checked
+// it: every value of every server positioned until the end was most of
+// what a compilation of a large deployment held (docs/decisions/0041-compiler-memory.md).
+func (e *Entry) Pack() {
 	if e.tree != nil {
 		e.packed = node.Pack(e.tree)
 		e.tree = nil
@@ -193,13 +202,6 @@ func Compile(opts Options) (*Result, error) {
 		deny = denylist.Default()
 	}
 	c := &compiler{opts: opts, read: withoutBOM(read), readAsIs: read, res: &Result{Profile: opts.Profile, profile: prof, Files: newFileSet(), Deny: deny}}
-	v, err := schema.Acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer schema.Release(v)
-	defer c.stopChecks() // after an input error too: no goroutine left waiting
-	c.v = v
 	if err := prof.Compile(&Compilation{c}); err != nil {
 		return nil, err
 	}
@@ -213,111 +215,14 @@ type compiler struct {
 	// whose one mark the craftbot profile drops itself, as for every other
 	// reader of that file (mcpc config, mcpc ui, mcpc run).
 	readAsIs func(string) ([]byte, error)
-	v        *schema.Validator
-	// checks runs the schema checks while the entries are bound and read.
-	checks *checkPool
-	res    *Result
-	cfg    *config
-	layers []layerInfo
-	ds     []diag.Diagnostic
-	// settingsPath is set when settings.json was read.
-	settingsPath string
-	settingsData []byte
-	// texts are the inputs read so far, searched for ${env:NAME}.
-	texts [][]byte
-	// hostSecrets finds the values of deny-listed host variables (named by
-	// hostSecretNames, in the same order) in config values.
-	hostSecrets *redact.Redactor
-	// knownSecrets are the values the redactor knows; literalSecrets the
-	// credentials found written into configuration values.
-	knownSecrets, literalSecrets []string
-	hostSecretNames              []string
-}
-
-// checkJob is one schema check, run in parallel with the others.
-type checkJob struct {
-	def     string
-	data    *node.Node
-	subject string
-	naming  schema.Naming
-	// entry, when set, is packed once its tree is checked.
-	entry *Entry
-}
-
-func (c *compiler) run() error {
-	res := c.res
-	if err := c.readHostEnv(); err != nil {
-		return err
-	}
-	if err := c.readAppSettings(); err != nil {
-		return err
-	}
-	if err := c.loadSettings(); err != nil {
-		return err
-	}
-	// Known secrets (SPEC §2.4): values of deny-listed host variables and of
-	// every ${env:NAME} the inputs reference. They are known before binding,
-	// so that a message quoting a value redacts it before cutting it short.
-	c.learnSecrets()
-	hostEntries, pw := c.bindHost()
-	// The configuration tree has served: the entries hold what was bound.
-	// Holding it while settings.json is parsed made the largest part of the
-	// peak heap.
-	c.cfg = nil
-
-	p := &preset{env: res.Env, cfg: pw, quote: c.quote}
-	p.resolve()
-	c.ds = append(c.ds, p.ds...)
-
-	settingsEntries, src, err := c.readSettings()
-	if err != nil {
-		return err
-	}
-	res.PlaywrightLog = res.Redactor.Redact(p.LogLine())
-
-	entries := make([]*Entry, 0, len(hostEntries)+1+len(settingsEntries))
-	entries = append(entries, hostEntries...)
-	var presetEntry []*Entry
-	if p.enabled {
-		presetEntry = []*Entry{p.entry()}
-		entries = append(entries, presetEntry...)
-		res.Sources = append(res.Sources, plan.SourceRef{Kind: "preset"})
-	}
-	entries = append(entries, settingsEntries...)
-	if c.settingsPath != "" {
-		res.Sources = append(res.Sources, plan.SourceRef{Kind: "settings", Path: c.settingsPath})
-	}
-	res.Entries = entries
-
-	for _, e := range presetEntry {
-		c.checkEntry(e)
-		c.checkPromptWorkspace(e)
-		e.pack()
-	}
-	c.settleSettings(settingsEntries, src)
-	c.waitChecks()
-	c.checkEnvKeys()
-	c.checkNameCase(entries)
-	explainForeign(c.ds)
-	return c.finish(c.merge(entries))
-}
-
-// settle makes the checks of e that the schema does not express, then
-// has its schema check run (job), after which its tree is packed: the
-// entries are settled one by one as they are bound or read, so that the
-// trees of every entry are never whole at once.
-func (c *compiler) settle(e *Entry, job checkJob) {
-	c.checkEntry(e)
-	c.checkPromptWorkspace(e)
-	job.entry = e
-	c.check(job)
+	res      *Result
+	ds       []diag.Diagnostic
 }
 
 // finish ends a compilation of either profile with its merged plan: every
 // message redacted, the diagnostics sorted, and the plan sealed when there
 // is no error (the host would refuse to start otherwise).
 func (c *compiler) finish(p *plan.Plan) error {
-	c.learnLiteralSecrets()
 	res := c.res
 	res.draft = p
 	for i := range c.ds {

@@ -1,23 +1,8 @@
 package compile
 
-import "path/filepath"
+// HoldsPlanEncoding reports whether r keeps the canonical encoding its
+// digest was computed over (Options.KeepPlanJSON).
+func HoldsPlanEncoding(r *Result) bool { return r.unsealed != nil }
 
-// Test helpers for the tests of package compile_test, which may link the
-// profiles that live in packages of their own (compile/craftbot imports
-// compile, so only an external test can compile a craftbot deployment).
-var (
-	FakeFS     = fakeFS
-	PeakHeap   = peakHeap
-	InputBytes = inputBytes
-
-	SettingsOf    = settingsOf
-	AppSettingsOf = appSettingsOf
-)
-
-func settingsOf(text string) (Options, map[string][]byte) {
-	return Options{}, map[string][]byte{filepath.Join("agent", "settings.json"): []byte(text)}
-}
-
-func appSettingsOf(text string) (Options, map[string][]byte) {
-	return Options{AppSettings: []string{"appsettings.json"}}, map[string][]byte{"appsettings.json": []byte(text)}
-}
+// PlanEncoding is that encoding.
+func PlanEncoding(r *Result) []byte { return r.unsealed }

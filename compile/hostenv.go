@@ -164,21 +164,6 @@ func (f pseudoFile) line(n int) string {
 	return v.Name + "=" + val
 }
 
-// valueNode is the string node of a variable's value, positioned on it.
-func (v *EnvVar) valueNode() *node.Node {
-	n := node.Str(v.Value, v.ValuePos())
-	n.TextOffset = v.TextOffset
-	return n
-}
-
-func quoteShort(s string) string {
-	r := []rune(s)
-	if len(r) > 40 {
-		s = string(r[:40]) + "…"
-	}
-	return `"` + s + `"`
-}
-
 // Map returns the variables as a name → value map.
 func (h *HostEnv) Map() map[string]string {
 	out := make(map[string]string, len(h.byName))

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
@@ -51,4 +52,38 @@ func LoadHostEnv(opts HostEnvOptions) (*HostEnv, *FileSet, []diag.Diagnostic, er
 	}
 	diag.Sort(c.ds)
 	return c.res.Env, c.res.Files, c.ds, nil
+}
+
+// readHostEnv builds the host environment and its configuration layers.
+func (c *compiler) readHostEnv() error {
+	env := newHostEnv()
+	c.res.Env = env
+	if !c.opts.CleanEnv {
+		vars := processEnvVars(c.opts.Environ)
+		env.addLayer(vars)
+		c.res.Files.addPseudo(ProcessEnvFile, envLines(vars, func(string) bool { return false }))
+		c.res.Sources = append(c.res.Sources, plan.SourceRef{Kind: "environment"})
+	}
+	for _, f := range c.opts.EnvFiles {
+		data, err := c.read(f)
+		if err != nil {
+			return &InputError{Path: f, Err: err}
+		}
+		vars, ds, masks := parseDotenv(f, data, c.res.Deny.Denied)
+		c.ds = append(c.ds, ds...)
+		env.addLayer(vars)
+		c.res.Files.add(f, data)
+		for line, text := range masks {
+			c.res.Files.mask(f, line, text)
+		}
+		c.res.Sources = append(c.res.Sources, plan.SourceRef{Kind: "env-file", Path: f})
+	}
+	if len(c.opts.Env) > 0 {
+		vars, ds := entryVars(EnvFlagFile, "env", c.opts.Env)
+		c.ds = append(c.ds, ds...)
+		env.addLayer(vars)
+		c.res.Files.addPseudo(EnvFlagFile, envLines(vars, c.res.Deny.Denied))
+		c.res.Sources = append(c.res.Sources, plan.SourceRef{Kind: "env"})
+	}
+	return nil
 }

@@ -17,9 +17,11 @@ import (
 // found, read and checked into a plan, how a field of the plan is
 // explained, and which files a plan's sources are (what `mcpc run --watch`
 // watches and compiles again). Everything else of a compilation (the host
-// environment, the known secrets, the excerpts, sealing the plan) is the
-// engine's, in this package. A profile registers itself by its name
-// (Register); package compile/profiles links every profile in.
+// environment, the excerpts, redacting the messages, sealing the plan) is
+// the engine's, in this package; a profile finds its own secrets and gives
+// the engine its redactor (Compilation.SetRedactor). A profile registers itself by its name
+// (Register); package compile/profiles links every profile in, and a
+// program that compiles imports it (or the profiles it needs).
 type Profile interface {
 	// Name is the profile's --profile value and its plans' "profile".
 	Name() string
@@ -36,6 +38,11 @@ type Profile interface {
 	// reads mcpc's environment (nil: os.Getenv). Nothing to check is an
 	// error: a lint that checked nothing must not pass.
 	FindSources(dir string, opts *Options, getenv func(string) string) error
+	// Detect finds the sources of a deployment of this profile in dir
+	// (mcpc lint --init), as slash paths relative to dir; found is false
+	// when dir holds none. Looked says what the profile looks for, for the
+	// message when no profile finds anything.
+	Detect(dir string) (sources Options, looked string, found bool)
 	// Recompile returns the options that compile p's sources again, and
 	// the source files a watcher watches (besides the plan file). What a
 	// plan cannot record comes from run: the process environment, the
@@ -117,6 +124,10 @@ func (c *Compilation) Result() *Result { return c.c.res }
 // CleanEnv, --env-file, --env) into Result().Env, and records its
 // sources.
 func (c *Compilation) ReadHostEnv() error { return c.c.readHostEnv() }
+
+// Read reads a source file as Options.ReadFile does, without a byte order
+// mark (as .NET and JSON readers skip it).
+func (c *Compilation) Read(path string) ([]byte, error) { return c.c.read(path) }
 
 // ReadAsIs reads a source file as the profile's host does, byte order mark
 // included.

@@ -276,6 +276,15 @@ func (profile) FindSources(dir string, opts *compile.Options, _ func(string) str
 	return nil
 }
 
+// Detect: dir's app/config/mcp_config.json.
+func (profile) Detect(dir string) (compile.Options, string, bool) {
+	fi, err := os.Stat(filepath.Join(dir, DefaultPath))
+	if err != nil || !fi.Mode().IsRegular() {
+		return compile.Options{}, DefaultPath, false
+	}
+	return compile.Options{Config: filepath.ToSlash(DefaultPath)}, DefaultPath, true
+}
+
 // Recompile: the config file p's sources name (a relative path from the
 // current directory, else from the plan file's), this run's host
 // environment and deny-list, and this machine's OS, where the servers are

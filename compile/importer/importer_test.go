@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/google/shlex"
-
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/importer"
+	_ "github.com/mcpc-dev/mcpc/compile/profiles"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/report"
 )

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	_ "github.com/mcpc-dev/mcpc/compile/profiles"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/policies"
 )

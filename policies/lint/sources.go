@@ -5,12 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"sort"
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
-	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/policies"
 	"github.com/mcpc-dev/mcpc/policies/rules"
@@ -213,50 +211,32 @@ func KnownRules(packs []*policies.Pack) ([]rules.Rule, error) {
 	return all, nil
 }
 
-// Detect finds a deployment's sources in dir, for mcpc lint --init: a
-// CraftBot app/config/mcp_config.json, else the appsettings files (a .NET
-// host's layering order), .env and *.env files, and agent/settings.json or
-// .volcanic/agent. Paths are relative to dir.
+// Detect finds a deployment's sources in dir, for mcpc lint --init: those
+// of the first profile that finds any there (compile.Profile.Detect).
+// A host's own file says more than the default profile's generic names
+// (appsettings*.json, *.env), so the default is asked last. Paths are
+// relative to dir.
 func Detect(dir string) (Deployment, error) {
-	var d Deployment
-	rel := func(p string) string {
-		if r, err := filepath.Rel(dir, p); err == nil {
-			return filepath.ToSlash(r)
+	names := compile.ProfileNames() // the default first
+	var order []string
+	if len(names) > 0 {
+		order = append(append(order, names[1:]...), names[0])
+	}
+	looked := map[string]string{}
+	for _, name := range order {
+		prof, err := compile.Lookup(name)
+		if err != nil {
+			return Deployment{}, inputError("%v", err)
 		}
-		return p
-	}
-	if fi, err := os.Stat(filepath.Join(dir, craftbot.DefaultPath)); err == nil && fi.Mode().IsRegular() {
-		d.Profile = plan.ProfileCraftbot
-		d.Sources.Config = filepath.ToSlash(craftbot.DefaultPath)
-		return d, nil
-	}
-	d.Profile = plan.ProfileVolcanic
-	matches, _ := filepath.Glob(filepath.Join(dir, "appsettings*.json"))
-	sort.Slice(matches, func(i, j int) bool {
-		bi, bj := filepath.Base(matches[i]) == "appsettings.json", filepath.Base(matches[j]) == "appsettings.json"
-		if bi != bj {
-			return bi
+		opts, what, found := prof.Detect(dir)
+		if found {
+			return Deployment{Profile: prof.Name(), Sources: Sources{AppSettings: opts.AppSettings, EnvFiles: opts.EnvFiles, AgentDir: opts.AgentDir, Config: opts.Config}}, nil
 		}
-		return matches[i] < matches[j]
-	})
-	for _, f := range matches {
-		d.Sources.AppSettings = append(d.Sources.AppSettings, rel(f))
+		looked[name] = what
 	}
-	envs, _ := filepath.Glob(filepath.Join(dir, "*.env"))
-	if fi, err := os.Stat(filepath.Join(dir, ".env")); err == nil && fi.Mode().IsRegular() {
-		envs = append([]string{filepath.Join(dir, ".env")}, envs...)
+	var what []string
+	for _, n := range names {
+		what = append(what, looked[n])
 	}
-	for _, f := range envs {
-		d.Sources.EnvFiles = append(d.Sources.EnvFiles, rel(f))
-	}
-	for _, agent := range []string{"agent", filepath.Join(".volcanic", "agent")} {
-		if fi, err := os.Stat(filepath.Join(dir, agent, "settings.json")); err == nil && fi.Mode().IsRegular() {
-			d.Sources.AgentDir = filepath.ToSlash(agent)
-			break
-		}
-	}
-	if len(d.Sources.AppSettings) == 0 && d.Sources.AgentDir == "" {
-		return d, inputError("lint --init %s: no sources found (appsettings*.json, agent/settings.json, %s); give them with the source flags", dir, craftbot.DefaultPath)
-	}
-	return d, nil
+	return Deployment{}, inputError("lint --init %s: no sources found (%s); give them with the source flags", dir, strings.Join(what, ", "))
 }

@@ -13,71 +13,71 @@ var (
 		Example: `{"Mcp": {"Servers": {"github": {"Command": "npx",}}` + "\n" + `  (missing closing brace)`})
 	EnvFileSyntax = declare(Rule{ID: "env-file-syntax", Home: "compile/dotenv.go", Severity: diag.Error, Description: "A line of an --env-file is not NAME=VALUE, its name is not a variable name, or a quoted value is not closed; the line is never quoted, since it may be part of a secret.",
 		Example: `GITHUB_TOKEN "abc"`})
-	DuplicateKey = declare(Rule{ID: "duplicate-key", Home: "compile/settings.go", Severity: diag.Error, Description: "A JSON object has the same key twice (in appsettings compared case-insensitively); the .NET host refuses to start.",
+	DuplicateKey = declare(Rule{ID: "duplicate-key", Home: "compile/volcanic/settings.go", Severity: diag.Error, Description: "A JSON object has the same key twice (in appsettings compared case-insensitively); the .NET host refuses to start.",
 		Example: `{"Command": "npx", "command": "node"}`})
 	// Shape and types (CUE schema).
 	UnknownField = declare(Rule{ID: "unknown-field", Home: "schema/schema.go", Severity: diag.Warning, Description: "A field that the host does not know; it is ignored, so a typo silently loses the setting.",
 		Example: `"github": {"comand": "npx"}`})
-	TypeMismatch = declare(Rule{ID: "type-mismatch", Home: "compile/bind.go", Severity: diag.Error, Description: "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case).",
+	TypeMismatch = declare(Rule{ID: "type-mismatch", Home: "compile/volcanic/bind.go", Severity: diag.Error, Description: "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case).",
 		Example: `"StartupTimeoutSeconds": "sixty"`})
 	// Entry values.
-	MissingCommand = declare(Rule{ID: "missing-command", Home: "compile/checks.go", Severity: diag.Error, Description: "A server entry has no command, or an empty one (checked on disabled entries too).",
+	MissingCommand = declare(Rule{ID: "missing-command", Home: "compile/volcanic/missing_command.go", Severity: diag.Error, Description: "A server entry has no command, or an empty one (checked on disabled entries too).",
 		Example: `"github": {"args": ["-y", "server-github"]}`})
-	ServerNameEmpty = declare(Rule{ID: "server-name-empty", Home: "compile/checks.go", Severity: diag.Error, Description: "A server has an empty name (for example from the environment key Mcp__Servers____Command).",
+	ServerNameEmpty = declare(Rule{ID: "server-name-empty", Home: "compile/volcanic/server_name_empty.go", Severity: diag.Error, Description: "A server has an empty name (for example from the environment key Mcp__Servers____Command).",
 		Example: `Mcp__Servers____Command=npx`})
 	ToolPrefixChars = declare(Rule{ID: "tool-prefix-chars", Home: "schema/server.cue", Severity: diag.Error, Description: "toolPrefix may only contain A-Z a-z 0-9 _ and -.",
 		Example: `"toolPrefix": "gh."`})
-	ToolPrefixReserved = declare(Rule{ID: "tool-prefix-reserved", Home: "compile/checks.go", Severity: diag.Error, Description: "toolPrefix must not start with mcp__, which is the provider's own namespace.",
+	ToolPrefixReserved = declare(Rule{ID: "tool-prefix-reserved", Home: "compile/volcanic/tool_prefix_reserved.go", Severity: diag.Error, Description: "toolPrefix must not start with mcp__, which is the provider's own namespace.",
 		Example: `"toolPrefix": "mcp__gh_"`})
 	TimeoutNotPositive = declare(Rule{ID: "timeout-not-positive", Home: "schema/server.cue", Severity: diag.Error, Description: "startupTimeoutSeconds and callTimeoutSeconds must be > 0; idleTimeoutSeconds must be >= 0 (0 never stops an idle process).",
 		Example: `"callTimeoutSeconds": 0`})
 	StderrLevel = declare(Rule{ID: "stderr-level", Home: "schema/server.cue", Severity: diag.Error, Description: "stderrLevel must be a .NET log level: Trace, Debug, Information, Warning, Error, Critical or None (any case).",
 		Example: `"stderrLevel": "Warn"`})
-	NULCharacter = declare(Rule{ID: "nul-character", Home: "compile/checks.go", Severity: diag.Error, Description: "A NUL character (\\u0000 in JSON, a NUL byte in an env file) in a command, an argument, the cwd, an env name or value, or a host variable an env value copies with ${env:NAME}; no process can be started with it.",
+	NULCharacter = declare(Rule{ID: "nul-character", Home: "compile/volcanic/nul_character.go", Severity: diag.Error, Description: "A NUL character (\\u0000 in JSON, a NUL byte in an env file) in a command, an argument, the cwd, an env name or value, or a host variable an env value copies with ${env:NAME}; no process can be started with it.",
 		Example: `"args": ["--name", "a\\u0000b"]`})
 	// Host configuration binding.
-	ArrayPartialOverride = declare(Rule{ID: "array-partial-override", Home: "compile/bind.go", Severity: diag.Warning, Description: "A later layer (the environment or a later appsettings file) sets only some indices of an array defined earlier; the other elements stay.",
+	ArrayPartialOverride = declare(Rule{ID: "array-partial-override", Home: "compile/volcanic/bind.go", Severity: diag.Warning, Description: "A later layer (the environment or a later appsettings file) sets only some indices of an array defined earlier; the other elements stay.",
 		Example: `Mcp__Servers__github__Args__1=server-github  (file has ["-y", "pkg", "--verbose"])`})
-	HostNullEnv = declare(Rule{ID: "host-null-env", Home: "compile/bind.go", Severity: diag.Warning, Description: "A null env value in a host file binds to the empty string; it does not remove the variable (only settings.json can).",
+	HostNullEnv = declare(Rule{ID: "host-null-env", Home: "compile/volcanic/bind.go", Severity: diag.Warning, Description: "A null env value in a host file binds to the empty string; it does not remove the variable (only settings.json can).",
 		Example: `"Env": {"DEBUG": null}`})
 	// Mistakes the host accepts silently.
-	McpServersInAppSettings = declare(Rule{ID: "mcpservers-in-appsettings", Home: "compile/mistakes.go", Severity: diag.Error, Description: "An appsettings file has an mcpServers block (Claude Desktop's shape), at the top or under Mcp; the host reads only Mcp:Servers, so none of its servers starts.",
+	McpServersInAppSettings = declare(Rule{ID: "mcpservers-in-appsettings", Home: "compile/volcanic/mistakes.go", Severity: diag.Error, Description: "An appsettings file has an mcpServers block (Claude Desktop's shape), at the top or under Mcp; the host reads only Mcp:Servers, so none of its servers starts.",
 		Example: `{"mcpServers": {"github": {"command": "npx"}}}  (in appsettings.json)`})
-	EnvKeySingleUnderscore = declare(Rule{ID: "env-key-single-underscore", Home: "compile/mistakes.go", Severity: diag.Error, Description: "A host variable such as Mcp_Servers_x_Command uses single underscores; .NET reads only __ as the section separator, so the host ignores it.",
+	EnvKeySingleUnderscore = declare(Rule{ID: "env-key-single-underscore", Home: "compile/volcanic/mistakes.go", Severity: diag.Error, Description: "A host variable such as Mcp_Servers_x_Command uses single underscores; .NET reads only __ as the section separator, so the host ignores it.",
 		Example: `Mcp_Servers_github_Command=npx`})
-	ServersArray = declare(Rule{ID: "servers-array", Home: "compile/mistakes.go", Severity: diag.Error, Description: "Mcp:Servers is a JSON list: .NET binds it to servers named 0, 1, …, so names, tool prefixes and precedence use the index.",
+	ServersArray = declare(Rule{ID: "servers-array", Home: "compile/volcanic/mistakes.go", Severity: diag.Error, Description: "Mcp:Servers is a JSON list: .NET binds it to servers named 0, 1, …, so names, tool prefixes and precedence use the index.",
 		Example: `"Servers": [{"Command": "npx"}]`})
-	NameCaseCollision = declare(Rule{ID: "name-case-collision", Home: "compile/mistakes.go", Severity: diag.Warning, Description: "Two sources define server names that differ only in case (github in the host, GITHUB in settings.json): the host runs both, as two servers, instead of one overriding the other.",
+	NameCaseCollision = declare(Rule{ID: "name-case-collision", Home: "compile/volcanic/mistakes.go", Severity: diag.Warning, Description: "Two sources define server names that differ only in case (github in the host, GITHUB in settings.json): the host runs both, as two servers, instead of one overriding the other.",
 		Example: `"github" in appsettings.json and "GITHUB" in settings.json`})
-	ForeignField = declare(Rule{ID: "foreign-field", Home: "compile/mistakes.go", Severity: diag.Warning, Description: "An entry has a field of another MCP client (disabled, timeout, autoApprove, alwaysAllow, type, transport, url, headers, envFile); the host ignores it. The suggestion says what to write instead.",
+	ForeignField = declare(Rule{ID: "foreign-field", Home: "compile/volcanic/mistakes.go", Severity: diag.Warning, Description: "An entry has a field of another MCP client (disabled, timeout, autoApprove, alwaysAllow, type, transport, url, headers, envFile); the host ignores it. The suggestion says what to write instead.",
 		Example: `"disabled": true  (write "enabled": false)`})
-	WorkspaceInPrompt = declare(Rule{ID: "workspace-in-prompt", Home: "compile/mistakes.go", Severity: diag.Warning, Description: "${workspace} in promptSection: the host puts the text into the system prompt as written, without templates.",
+	WorkspaceInPrompt = declare(Rule{ID: "workspace-in-prompt", Home: "compile/volcanic/workspace_in_prompt.go", Severity: diag.Warning, Description: "${workspace} in promptSection: the host puts the text into the system prompt as written, without templates.",
 		Example: `"promptSection": "Notes live in ${workspace}/notes."`})
 	// Merge.
-	NameShadowed = declare(Rule{ID: "name-shadowed", Home: "compile/merge.go", Severity: diag.Warning, Description: "A server name defined again by a later source is dropped; the first definition wins.",
+	NameShadowed = declare(Rule{ID: "name-shadowed", Home: "compile/volcanic/merge.go", Severity: diag.Warning, Description: "A server name defined again by a later source is dropped; the first definition wins.",
 		Example: `"github" in settings.json while the host section also defines "github"`})
 	// Playwright preset.
-	BoolValue = declare(Rule{ID: "bool-value", Home: "compile/preset.go", Severity: diag.Error, Description: "A PLAYWRIGHT_* boolean variable is not true or false; the host would read it as false.",
+	BoolValue = declare(Rule{ID: "bool-value", Home: "compile/volcanic/preset.go", Severity: diag.Error, Description: "A PLAYWRIGHT_* boolean variable is not true or false; the host would read it as false.",
 		Example: `PLAYWRIGHT_ENABLED=1`})
-	PlaywrightExtraArgs = declare(Rule{ID: "playwright-extra-args", Home: "compile/preset.go", Severity: diag.Error, Description: "PLAYWRIGHT_EXTRA_ARGS does not split shell-style (unbalanced quotes).",
+	PlaywrightExtraArgs = declare(Rule{ID: "playwright-extra-args", Home: "compile/volcanic/preset.go", Severity: diag.Error, Description: "PLAYWRIGHT_EXTRA_ARGS does not split shell-style (unbalanced quotes).",
 		Example: `PLAYWRIGHT_EXTRA_ARGS=--device "iPhone 15`})
-	PlaywrightBrowser = declare(Rule{ID: "playwright-browser", Home: "compile/preset.go", Severity: diag.Error, Description: "The Playwright browser is not one @playwright/mcp knows (chromium, chrome, firefox, webkit, msedge and their channels).",
+	PlaywrightBrowser = declare(Rule{ID: "playwright-browser", Home: "compile/volcanic/preset.go", Severity: diag.Error, Description: "The Playwright browser is not one @playwright/mcp knows (chromium, chrome, firefox, webkit, msedge and their channels).",
 		Example: `PLAYWRIGHT_BROWSER=safari`})
-	PlaywrightVarIgnored = declare(Rule{ID: "playwright-var-ignored", Home: "compile/preset.go", Severity: diag.Warning, Description: "A PLAYWRIGHT_* variable is set but a configured Mcp:Playwright value wins over it.",
+	PlaywrightVarIgnored = declare(Rule{ID: "playwright-var-ignored", Home: "compile/volcanic/preset.go", Severity: diag.Warning, Description: "A PLAYWRIGHT_* variable is set but a configured Mcp:Playwright value wins over it.",
 		Example: `PLAYWRIGHT_ENABLED=true with "Playwright": {"Enabled": false}`})
 	// Templates.
-	UnknownVariable = declare(Rule{ID: "unknown-variable", Home: "compile/templates.go", Severity: diag.Error, Description: "A ${...} other than ${workspace} and ${env:NAME}; the host passes it on literally.",
+	UnknownVariable = declare(Rule{ID: "unknown-variable", Home: "compile/volcanic/unknown_variable.go", Severity: diag.Error, Description: "A ${...} other than ${workspace} and ${env:NAME}; the host passes it on literally.",
 		Example: `"cwd": "${home}/repo"`})
-	EnvRefOutsideEnv = declare(Rule{ID: "env-ref-outside-env", Home: "compile/templates.go", Severity: diag.Error, Description: "${env:NAME} stands outside an env value (in command, args, cwd, promptSection, or the Playwright preset's Command and ExtraArgs or their PLAYWRIGHT_* variables), where the host passes it on literally.",
+	EnvRefOutsideEnv = declare(Rule{ID: "env-ref-outside-env", Home: "compile/volcanic/env_ref_outside_env.go", Severity: diag.Error, Description: "${env:NAME} stands outside an env value (in command, args, cwd, promptSection, or the Playwright preset's Command and ExtraArgs or their PLAYWRIGHT_* variables), where the host passes it on literally.",
 		Example: `"args": ["--token", "${env:GITHUB_TOKEN}"]`})
-	EnvNameInvalid = declare(Rule{ID: "env-name-invalid", Home: "compile/checks.go", Severity: diag.Error, Description: "An environment variable name (an env key or the NAME of ${env:NAME}) is not [A-Za-z_][A-Za-z0-9_]*.",
+	EnvNameInvalid = declare(Rule{ID: "env-name-invalid", Home: "compile/volcanic/env_name_invalid.go", Severity: diag.Error, Description: "An environment variable name (an env key or the NAME of ${env:NAME}) is not [A-Za-z_][A-Za-z0-9_]*.",
 		Example: `"env": {"MY-VAR": "1"}`})
-	EnvRefUnset = declare(Rule{ID: "env-ref-unset", Home: "compile/templates.go", Severity: diag.Warning, Description: "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value.",
+	EnvRefUnset = declare(Rule{ID: "env-ref-unset", Home: "compile/volcanic/env_ref_unset.go", Severity: diag.Warning, Description: "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value.",
 		Example: `"GITHUB_TOKEN": "${env:GITHUB_TOKEN}" with GITHUB_TOKEN unset`})
 	// Secrets (SPEC §2.4).
-	SecretLiteral = declare(Rule{ID: "secret-literal", Home: "compile/secrets.go", Severity: diag.Error, Description: "A command, argument, cwd, env value, toolPrefix or promptSection holds the value of a deny-listed host variable (or is set by one outside env), or a credential written into the file (a GitHub, sk-, Slack or AWS key, a JWT, a PEM private key, a high-entropy value under a key-like env name). A plan cannot carry a secret, and a command line shows in ps; pass it through env with ${env:NAME}. Printed redacted.",
+	SecretLiteral = declare(Rule{ID: "secret-literal", Home: "compile/volcanic/secret_literal.go", Severity: diag.Error, Description: "A command, argument, cwd, env value, toolPrefix or promptSection holds the value of a deny-listed host variable (or is set by one outside env), or a credential written into the file (a GitHub, sk-, Slack or AWS key, a JWT, a PEM private key, a high-entropy value under a key-like env name). A plan cannot carry a secret, and a command line shows in ps; pass it through env with ${env:NAME}. Printed redacted.",
 		Example: `"args": ["--token", "ghp_…"] with GITHUB_TOKEN=ghp_… in the host environment`})
-	SecretWeak = declare(Rule{ID: "secret-weak", Home: "compile/secrets.go", Severity: diag.Warning, Description: "A deny-listed host variable's value is too weak to redact (shorter than 4 characters, or only letters and shorter than 12): it is ordinary text, so output keeps it as it is.",
+	SecretWeak = declare(Rule{ID: "secret-weak", Home: "compile/volcanic/secrets.go", Severity: diag.Warning, Description: "A deny-listed host variable's value is too weak to redact (shorter than 4 characters, or only letters and shorter than 12): it is ordinary text, so output keeps it as it is.",
 		Example: `DB_PASSWORD=python`})
 	// Tool discovery and naming (mcpc tools).
 	ServerStartFailed = declare(Rule{ID: "server-start-failed", Home: "runtime/toolreport/toolreport.go", Severity: diag.Error, Description: "A server did not list its tools: it exited, did not answer within startupTimeoutSeconds, spoke something other than MCP on stdout, or could not be started. It contributes no tools.",

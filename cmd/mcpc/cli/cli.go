@@ -12,13 +12,13 @@ import (
 	"runtime/debug"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
+	_ "github.com/mcpc-dev/mcpc/compile/profiles" // every host profile, registered with compile
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/internal/term"
+	ucli "github.com/urfave/cli/v2"
 )
 
 // Exit codes (SPEC §7).

@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcpc-dev/mcpc/cmd/mcpc/ui"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
-	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
 )
@@ -121,7 +120,7 @@ func uiAction(c *ucli.Context) error {
 // noTokenRisk is what anyone can do with a page that has no token.
 func noTokenRisk(opts ui.Options) string {
 	what := "see every server"
-	if opts.Profile == plan.ProfileCraftbot {
+	if opts.Edits() {
 		what = "edit " + opts.Config + " (enable, disable, remove, set env)"
 	}
 	if opts.Gateway != nil {
@@ -175,7 +174,7 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 		return opts, "", err
 	}
 	opts.Profile, opts.Compile = co.Profile, co
-	if co.Profile == plan.ProfileCraftbot {
+	if opts.Edits() { // the file the page edits, which it reads afresh at each load
 		opts.Config = co.Config
 		if opts.Config == "" {
 			opts.Config = craftbot.DefaultPath

@@ -5,12 +5,12 @@ import (
 	"os"
 	"path/filepath"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/volcanic"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/policies/lint"
+	ucli "github.com/urfave/cli/v2"
 )
 
 func validateCommand() *ucli.Command {
@@ -79,7 +79,7 @@ func compileForValidate(c *ucli.Context) (*compile.Result, error) {
 			return nil, inputErr(err)
 		}
 	} else {
-		opts.AppSettings = compile.DotnetAppSettings(".", nil)
+		opts.AppSettings = volcanic.DotnetAppSettings(".", nil)
 	}
 	res, err := compileWith(opts)
 	if err != nil {

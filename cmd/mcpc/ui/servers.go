@@ -61,11 +61,19 @@ func (s *Server) serversPage(w http.ResponseWriter, r *http.Request, sess string
 
 // servers reads the deployment as it is now (every page load reads the
 // files again).
-func (s *Server) servers() (*serversBody, error) {
-	if s.opts.Profile == plan.ProfileCraftbot {
-		return s.craftbotServers()
-	}
-	return s.volcanicServers()
+func (s *Server) servers() (*serversBody, error) { return s.view.servers(s) }
+
+// profileView is what the page does with a deployment of one profile: how
+// it lists the servers, and whether it edits the file they are read from.
+type profileView struct {
+	servers func(*Server) (*serversBody, error)
+	edits   bool
+}
+
+// profileViews are the views of the profiles, by name.
+var profileViews = map[string]profileView{
+	plan.ProfileVolcanic: {servers: (*Server).volcanicServers},
+	plan.ProfileCraftbot: {servers: (*Server).craftbotServers, edits: true},
 }
 
 // craftbotServers are the rows of mcpc config list --all: craftbot.Check
@@ -210,7 +218,7 @@ var editOps = map[string]craftbot.Op{
 // says what was done, without a value); a refused one shows its
 // diagnostics, and the file is not written.
 func (s *Server) edit(w http.ResponseWriter, r *http.Request, sess string) {
-	if s.opts.Profile != plan.ProfileCraftbot {
+	if !s.view.edits {
 		s.fail(w, r, http.StatusBadRequest, "only a craftbot deployment (--profile craftbot --config FILE) is edited here")
 		return
 	}

@@ -35,7 +35,7 @@ import (
 
 // Options are what one mcpc ui shows and may do.
 type Options struct {
-	// Profile is compile.ProfileVolcanic or plan.ProfileCraftbot.
+	// Profile is compile.ProfileVolcanic ("" too) or plan.ProfileCraftbot.
 	Profile string
 	// Compile are the volcanic sources (the source flags).
 	Compile compile.Options
@@ -66,10 +66,15 @@ type Options struct {
 //go:embed assets
 var assets embed.FS
 
+// Edits reports whether the page edits the deployment's file (Config):
+// a craftbot deployment's mcp_config.json.
+func (o Options) Edits() bool { return profileViews[o.Profile].edits }
+
 // Server is the page's HTTP handler.
 type Server struct {
 	opts   Options
-	key    []byte // signs the session cookies and CSRF tokens of this process
+	view   profileView // how the servers page shows opts.Profile
+	key    []byte      // signs the session cookies and CSRF tokens of this process
 	pages  map[string]*template.Template
 	static http.Handler
 }
@@ -97,7 +102,15 @@ func New(opts Options) (*Server, error) {
 	if opts.Token != "" && opts.NoToken {
 		return nil, errors.New("ui: an access token and NoToken")
 	}
-	s := &Server{opts: opts, key: make([]byte, 32), pages: map[string]*template.Template{}}
+	profile := opts.Profile
+	if profile == "" {
+		profile = compile.ProfileVolcanic
+	}
+	view, ok := profileViews[profile]
+	if !ok {
+		return nil, fmt.Errorf("ui: profile %q has no servers page", opts.Profile)
+	}
+	s := &Server{opts: opts, view: view, key: make([]byte, 32), pages: map[string]*template.Template{}}
 	if _, err := rand.Read(s.key); err != nil {
 		return nil, err
 	}

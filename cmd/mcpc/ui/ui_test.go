@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	_ "github.com/mcpc-dev/mcpc/compile/profiles"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -577,6 +578,21 @@ func TestNewNeedsTokenOrNoToken(t *testing.T) {
 		if _, err := New(opts); err == nil {
 			t.Errorf("New(token %q, NoToken %v) serves", opts.Token, opts.NoToken)
 		}
+	}
+}
+
+// Each profile has its view of the page: the default (volcanic, or no
+// profile named) lists the servers, craftbot edits its file; a profile
+// without one is refused rather than shown as another.
+func TestEachProfileHasItsView(t *testing.T) {
+	for profile, edits := range map[string]bool{"": false, compile.ProfileVolcanic: false, craftbot.Profile.Name(): true} {
+		opts := Options{Profile: profile, NoToken: true}
+		if _, err := New(opts); err != nil || opts.Edits() != edits {
+			t.Errorf("profile %q: %v, edits %v", profile, err, opts.Edits())
+		}
+	}
+	if _, err := New(Options{Profile: "nosuch", NoToken: true}); err == nil || !strings.Contains(err.Error(), `"nosuch"`) {
+		t.Errorf("an unknown profile: %v", err)
 	}
 }
 
