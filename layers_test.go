@@ -30,6 +30,8 @@ var mayImport = map[string][]string{
 	"internal/term":       {},
 	"internal/atomicfile": {},
 	"internal/loopback":   {},
+	// The url policy and origin guard of every remote server.
+	"internal/remotehttp": {"internal/loopback"},
 	// The user's runtime directory, token files, owner-only sockets.
 	"internal/private": {"internal/atomicfile", "internal/inputfile"},
 
@@ -39,17 +41,17 @@ var mayImport = map[string][]string{
 	"compile/plan/denylist": {"internal/inputfile"},
 	"schema":                {"internal/diag", "internal/node", "policies/rules"},
 	"compile/plan":          {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan/denylist"},
-	"compile/craftbot":      {"internal/diag", "internal/atomicfile", "internal/inputfile", "runtime/transport", "internal/node", "internal/redact", "policies/rules", "schema"},
+	"compile/craftbot":      {"internal/diag", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/node", "internal/redact", "policies/rules", "schema"},
 	"policies":              {"internal/diag", "internal/node", "policies/rules", "compile/plan", "policies/toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
-	"runtime/transport": {"internal/loopback", "internal/node"},
+	"runtime/transport": {"internal/remotehttp", "internal/node"},
 
 	"compile":           {"compile/craftbot", "internal/diag", "internal/node", "policies/rules", "schema", "compile/plan", "internal/redact", "compile/plan/denylist", "internal/inputfile"},
 	"policies/lint":     {"compile", "compile/craftbot", "policies", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
 	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
 	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
-	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term"},
+	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/term"},
 	"runtime":           {"compile/craftbot", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport"},
 	"compile/importer":  {"internal/diag", "internal/node", "compile/plan/denylist", "internal/redact", "policies/rules"},
 

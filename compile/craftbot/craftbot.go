@@ -7,7 +7,7 @@
 // of the file can check an edit with it before writing.
 //
 // It imports diag, internal/inputfile (the byte order mark),
-// internal/transport (whether a url is in clear text), node, rules and
+// internal/remotehttp (whether a url is in clear text), node, rules and
 // schema; EditFile, the one writer of the file, imports internal/atomicfile
 // and redact.
 package craftbot
@@ -20,8 +20,8 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/internal/remotehttp"
 	"github.com/mcpc-dev/mcpc/policies/rules"
-	"github.com/mcpc-dev/mcpc/runtime/transport"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -449,7 +449,7 @@ func (r *reader) insecureURL(e *Entry) {
 	if v == nil || v.Kind != node.String || strings.TrimSpace(v.Text) == "" {
 		return
 	}
-	if bad, reason := transport.Insecure(v.Text); bad {
+	if bad, reason := remotehttp.Insecure(v.Text); bad {
 		secure := map[string]string{TransportSSE: "https://", TransportWebsocket: "wss://"}[e.Transport]
 		report := rules.RemoteURLInsecure.At
 		if !e.Enabled {
