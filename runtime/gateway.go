@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/loopback"
-	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
@@ -506,7 +506,7 @@ func (g *Gateway) writeJSON(w http.ResponseWriter, code int, v any) {
 	var out bytes.Buffer
 	b, err := json.Marshal(v)
 	if err == nil {
-		b, _, err = remote.RedactJSON(b, g.h.redactLog)
+		b, _, err = redact.JSON(b, g.h.redactLog)
 	}
 	if err == nil {
 		err = json.Indent(&out, b, "", "  ")

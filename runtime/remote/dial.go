@@ -320,7 +320,7 @@ func (c *Conn) CallParams(ctx context.Context, params *mcp.CallToolParams, timeo
 	seq := c.ht.mark()
 	res, err := c.session.CallTool(callCtx, params)
 	if err == nil {
-		return redactResult(res, c.red.Redact), nil
+		return redact.Result(res, c.red.Redact), nil
 	}
 	switch {
 	case ctx.Err() != nil:
