@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/compile/importer"
+	"github.com/mcpc-dev/mcpc/internal/golden"
 	"github.com/mcpc-dev/mcpc/policies/lint"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 )
@@ -131,7 +132,7 @@ func TestRulesDoc(t *testing.T) {
 	for _, r := range allRules(t) {
 		fmt.Fprintf(&b, "\n## %s\n\n%s (%s)\n\nExample:\n\n```\n%s\n```\n", r.ID, r.Description, r.Severity, r.Example)
 	}
-	compareGolden(t, filepath.Join("docs", "rules.md"), b.String())
+	golden.Compare(t, filepath.Join("docs", "rules.md"), b.String())
 }
 
 // allRules are the rules mcpc rules lists: the registry, the Go deployment
