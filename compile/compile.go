@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
 
@@ -86,9 +87,12 @@ type Entry struct {
 	Origin  plan.Origin
 	// tree holds the entry's fields under their schema names, typed and
 	// positioned in the user's input, until the entry is checked; packed
-	// holds them from then on (see Node).
-	tree   *node.Node
-	packed node.Packed
+	// holds them from then on, and unpacked the one tree Node builds from
+	// it (see Node).
+	tree     *node.Node
+	packed   node.Packed
+	unpack   sync.Once
+	unpacked *node.Node
 	// Notes explain fields a preset computed.
 	Notes map[string]string
 	// Winner is the entry that took the name, when this one is shadowed.
@@ -101,18 +105,21 @@ type Entry struct {
 }
 
 // Node returns the entry's fields under their schema names, typed and
-// positioned in the user's input. Once a compilation has checked an entry
-// it keeps the tree packed (a sixth of its size) and builds it again at
-// each call: a caller that reads it more than once keeps what it returns.
+// positioned in the user's input: one tree, the same at every call (do not
+// change it). Once a compilation has checked an entry it keeps the tree
+// packed (a sixth of its size, docs/decisions.md "Server trees packed");
+// the first call after the compilation builds the tree again and keeps it.
 func (e *Entry) Node() *node.Node {
 	if e.tree != nil {
 		return e.tree
 	}
-	return e.packed.Unpack()
+	e.unpack.Do(func() { e.unpacked = e.packed.Unpack() })
+	return e.unpacked
 }
 
-// nodeIn is Node, building a packed tree in s (valid until s is used
-// again): the merge reads every entry's tree once and keeps none.
+// nodeIn is Node for a reader of every entry that keeps no tree (the
+// merge, the diagnostics by server): a packed tree is built in s, valid
+// until s is used again, and not kept.
 func (e *Entry) nodeIn(s *node.Scratch) *node.Node {
 	if e.tree != nil {
 		return e.tree

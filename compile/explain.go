@@ -71,7 +71,7 @@ func (r *Result) Explain(name string) (*Explanation, bool) {
 		b, _ := json.Marshal(value)
 		x.Fields = append(x.Fields, FieldOrigin{Field: field, Value: r.Redactor.Redact(string(b)), From: src})
 	}
-	tree := chosen.Node() // built again from its packed form: once
+	tree := chosen.Node()
 	for _, f := range serverFields {
 		shown := chosen.naming
 		if shown == nil {
