@@ -24,7 +24,7 @@ func Run(m *testing.M) {
 // of goroutines that still run. `go test -race ./...` runs 28 test binaries,
 // two at a time, so the sleep costs 14 s of the suite's time; and the
 // runtime's and the CLI's tests, where goroutines run on their own, fail
-// when one outlives its test (leakMarker, the leak checks of runtime). A GORACE that names
+// when one outlives its test (testservers.NoLeaks). A GORACE that names
 // atexit_sleep_ms is the caller's choice and is kept; without -race, or
 // where exec fails, the binary goes on as it is.
 func NoRaceExitSleep() {

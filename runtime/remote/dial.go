@@ -97,7 +97,7 @@ type Conn struct {
 	ServerVersion string
 
 	session *mcp.ClientSession
-	ht      *headerTransport
+	ht      *connTransport
 	cancel  context.CancelFunc
 	dead    chan struct{}
 	red     *redact.Redactor // the secrets of the server's headers
@@ -205,7 +205,7 @@ func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOpt
 	// handshake timeout, or by ctx while the handshake runs. Every HTTP
 	// request of the connection ends with it.
 	connCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	ht := &headerTransport{base: guard, ctx: connCtx}
+	ht := &connTransport{base: guard, ctx: connCtx}
 	hc := remotehttp.Client(ht)
 	var tr mcp.Transport
 	if kind == TransportSSE {
@@ -387,12 +387,12 @@ func Probe(ctx context.Context, s Server, h Headers, opts DialOptions) (*ProbeRe
 	return &ProbeResult{Transport: c.Transport, ServerName: c.ServerName, ServerVersion: c.ServerVersion, Tools: tools}, nil
 }
 
-// headerTransport ties every request to the connection, bounds the
+// connTransport ties every request to the connection, bounds the
 // answers, and remembers what went wrong, for reasons. Its base is the
 // connection's guard (remotehttp), which adds the entry's headers to
 // requests to the server's own origin and refuses any other origin (a
 // redirect, an SSE endpoint event elsewhere).
-type headerTransport struct {
+type connTransport struct {
 	base http.RoundTripper
 	ctx  context.Context // the connection's: its end ends every request
 
@@ -405,13 +405,13 @@ type headerTransport struct {
 
 // mark returns the current problem count, so that classify can ignore what
 // happened before.
-func (t *headerTransport) mark() int {
+func (t *connTransport) mark() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.seq
 }
 
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var release func()
 	if t.ctx != nil {
 		if err := t.ctx.Err(); err != nil {
@@ -474,7 +474,7 @@ func isEventStream(resp *http.Response) bool {
 type limitedBody struct {
 	io.ReadCloser
 	left int64
-	t    *headerTransport
+	t    *connTransport
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -513,7 +513,7 @@ func (b *releaseOnClose) Close() error {
 
 // classify turns an error of the SDK into a Failure, preferring what the
 // HTTP layer saw (a status, a network error) to the SDK's words.
-func (t *headerTransport) classify(err error, kind, rawURL string, red *redact.Redactor, since int) *Failure {
+func (t *connTransport) classify(err error, kind, rawURL string, red *redact.Redactor, since int) *Failure {
 	t.mu.Lock()
 	status, ctype, terr := t.status, t.ctype, t.err
 	if t.seq <= since {
