@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/internal/golden"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -24,12 +25,12 @@ func TestGoldenCraftbotEverything(t *testing.T) {
 	if err := os.WriteFile(config, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for format, golden := range map[string]string{"text": "craftbot-actions-everything.txt", "json": "craftbot-actions-everything.json"} {
+	for format, file := range map[string]string{"text": "craftbot-actions-everything.txt", "json": "craftbot-actions-everything.json"} {
 		code, stdout, stderr := run("tools", "--quiet", "--clean-env", "--profile", "craftbot", "--config", config, "--format", format)
 		got := "$ mcpc tools --quiet --clean-env --profile craftbot --config mcp_config.json --format " + format +
 			"\n# server-everything " + testservers.EverythingVersion + "\nexit " + strconv.Itoa(code) + "\n" + stdout +
 			"--- stderr\n" + strings.ReplaceAll(stderr, config, "mcp_config.json")
-		compareGolden(t, filepath.Join("golden", golden), got)
+		golden.Compare(t, filepath.Join("golden", file), got)
 	}
 }
 
@@ -44,11 +45,11 @@ func TestGoldenCraftbotFilesystem(t *testing.T) {
 	if err := os.WriteFile(config, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for format, golden := range map[string]string{"text": "craftbot-actions-filesystem.txt", "json": "craftbot-actions-filesystem.json"} {
+	for format, file := range map[string]string{"text": "craftbot-actions-filesystem.txt", "json": "craftbot-actions-filesystem.json"} {
 		code, stdout, stderr := run("tools", "--quiet", "--clean-env", "--profile", "craftbot", "--config", config, "--format", format)
 		got := "$ mcpc tools --quiet --clean-env --profile craftbot --config mcp_config.json --format " + format +
 			"\n# server-filesystem " + testservers.FilesystemVersion + "\nexit " + strconv.Itoa(code) + "\n" + stdout +
 			"--- stderr\n" + strings.ReplaceAll(strings.ReplaceAll(stderr, config, "mcp_config.json"), root, "ROOT")
-		compareGolden(t, filepath.Join("golden", golden), strings.ReplaceAll(got, root, "ROOT"))
+		golden.Compare(t, filepath.Join("golden", file), strings.ReplaceAll(got, root, "ROOT"))
 	}
 }

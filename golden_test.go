@@ -28,10 +28,9 @@ import (
 	"github.com/google/shlex"
 
 	"github.com/mcpc-dev/mcpc/cmd/mcpc/cli"
+	"github.com/mcpc-dev/mcpc/internal/golden"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestMain puts the Go test MCP server on PATH as mcpc-testserver, so that
 // cases of `mcpc tools` start it by name.
@@ -125,7 +124,7 @@ func TestGolden(t *testing.T) {
 			ran++
 			if c.command != nil {
 				code, stdout, stderr := run(c.command...)
-				compareGolden(t, filepath.Join("golden", c.name+".txt"),
+				golden.Compare(t, filepath.Join("golden", c.name+".txt"),
 					"$ mcpc "+strings.Join(c.command, " ")+"\nexit "+strconv.Itoa(code)+"\n"+stdout+"--- stderr\n"+stderr)
 				return
 			}
@@ -135,7 +134,7 @@ func TestGolden(t *testing.T) {
 			got.WriteString("exit " + strconv.Itoa(code) + "\n")
 			got.WriteString(stdout)
 			got.WriteString("--- stderr\n" + stderr)
-			compareGolden(t, filepath.Join("golden", c.name+".txt"), got.String())
+			golden.Compare(t, filepath.Join("golden", c.name+".txt"), got.String())
 
 			planFile := filepath.Join("golden", c.name+".plan.json")
 			pcode, pout, perr := run(append([]string{"plan"}, c.args...)...)
@@ -144,7 +143,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("plan with errors: exit %d, stdout %q, want exit 1 and no plan", pcode, pout)
 				}
 				if _, err := os.Stat(planFile); err == nil {
-					if *update {
+					if *golden.Update {
 						os.Remove(planFile)
 					} else {
 						t.Errorf("%s exists but the case has errors", planFile)
@@ -155,7 +154,7 @@ func TestGolden(t *testing.T) {
 			if pcode != cli.ExitOK {
 				t.Fatalf("plan: exit %d: %s", pcode, perr)
 			}
-			compareGolden(t, planFile, pout)
+			golden.Compare(t, planFile, pout)
 			// explain, for the names listed in the case's "explain" file.
 			if names, err := os.ReadFile(filepath.Join(c.dir, "explain")); err == nil {
 				var out strings.Builder
@@ -163,29 +162,12 @@ func TestGolden(t *testing.T) {
 					ecode, eout, eerr := run(append([]string{"explain", name}, c.args...)...)
 					out.WriteString("$ mcpc explain " + name + "\nexit " + strconv.Itoa(ecode) + "\n" + eout + eerr)
 				}
-				compareGolden(t, filepath.Join("golden", c.name+".explain.txt"), out.String())
+				golden.Compare(t, filepath.Join("golden", c.name+".explain.txt"), out.String())
 			}
 			// Byte-identical for the same input.
 			if _, again, _ := run(append([]string{"plan"}, c.args...)...); again != pout {
 				t.Errorf("plan output differs between two runs")
 			}
 		})
-	}
-}
-
-func compareGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test . -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test . -update rewrites it):\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
 }

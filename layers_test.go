@@ -31,6 +31,8 @@ var mayImport = map[string][]string{
 	"internal/term":       {},
 	"internal/atomicfile": {},
 	"internal/loopback":   {},
+	// The url policy and origin guard of every remote server.
+	"internal/remotehttp": {"internal/loopback"},
 	// The user's runtime directory, token files, owner-only sockets.
 	"internal/private": {"internal/atomicfile", "internal/inputfile"},
 
@@ -45,7 +47,7 @@ var mayImport = map[string][]string{
 	"policies":                 {"internal/diag", "internal/node", "policies/rules", "compile/plan", "policies/toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
-	"runtime/transport": {"internal/loopback", "internal/node"},
+	"runtime/transport": {"internal/remotehttp", "internal/node"},
 
 	"compile": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan", "internal/redact", "compile/plan/denylist", "internal/inputfile"},
 	// The volcanic profile: the .NET host's appsettings and environment,
@@ -55,11 +57,11 @@ var mayImport = map[string][]string{
 	"compile/profiles": {"compile/craftbot", "compile/volcanic"},
 	// The craftbot profile: mcp_config.json read, compiled, explained and
 	// edited. runtime/transport only for its URL policy (transport.Insecure).
-	"compile/craftbot":  {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "runtime/transport", "internal/node", "internal/redact", "policies/rules", "schema"},
+	"compile/craftbot":  {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/node", "internal/redact", "policies/rules", "schema"},
 	"policies/lint":     {"compile", "compile/craftbot", "compile/plan", "policies", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
 	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
 	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
-	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/term"},
+	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/term"},
 	"runtime":           {"compile/craftbot/actions", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport"},
 	"compile/importer":  {"internal/diag", "internal/node", "compile/plan/denylist", "internal/redact", "policies/rules"},
 
@@ -81,6 +83,7 @@ var mayImport = map[string][]string{
 	"internal/testmain":            {},
 	"internal/testservers":         {"internal/testmain"},
 	"internal/diagtest":            {"internal/diag"},
+	"internal/golden":              {},
 	"runtime/remote/remotetest":    {},
 	"fixtures/servers/testserver":  {},
 	"fixtures/servers/wsserver":    {},
@@ -88,7 +91,7 @@ var mayImport = map[string][]string{
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "runtime/remote/remotetest"}
+var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "internal/golden", "runtime/remote/remotetest"}
 
 // TestImportDirection guards the direction of dependencies: every package is
 // in the table above, imports only what the table allows, and the runtime

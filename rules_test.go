@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/compile/importer"
+	"github.com/mcpc-dev/mcpc/internal/golden"
 	"github.com/mcpc-dev/mcpc/policies/lint"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 )
@@ -132,7 +133,7 @@ func TestRulesDoc(t *testing.T) {
 	for _, r := range allRules(t) {
 		fmt.Fprintf(&b, "\n## %s\n\n%s (%s)\n\nChecked in `%s`.\n\nExample:\n\n```\n%s\n```\n", r.ID, r.Description, r.Severity, r.Home, r.Example)
 	}
-	compareGolden(t, filepath.Join("docs", "rules.md"), b.String())
+	golden.Compare(t, filepath.Join("docs", "rules.md"), b.String())
 }
 
 // TestEveryRuleNamesItsHome: each rule's Home is a file (or a pack's

@@ -31,9 +31,10 @@ func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, r
 			marks[k] = append(marks[k], mark{p.Column, name})
 		}
 	}
+	var scratch node.Scratch
 	for _, e := range r.Entries {
 		add(e.NamePos, e.Name)
-		walkPositions(e.Node(), func(p diag.Pos) { add(p, e.Name) })
+		walkPositions(e.NodeIn(&scratch), func(p diag.Pos) { add(p, e.Name) })
 	}
 	for k := range marks {
 		ms := marks[k]

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
 
@@ -85,9 +86,12 @@ type Entry struct {
 	Origin  plan.Origin
 	// tree holds the entry's fields under their schema names, typed and
 	// positioned in the user's input, until the entry is checked; packed
-	// holds them from then on (see Node).
-	tree   *node.Node
-	packed node.Packed
+	// holds them from then on, and unpacked the one tree Node builds from
+	// it (see Node).
+	tree     *node.Node
+	packed   node.Packed
+	unpack   sync.Once
+	unpacked *node.Node
 	// Notes explain fields a preset computed.
 	Notes map[string]string
 	// Winner is the entry that took the name, when this one is shadowed.
@@ -105,14 +109,16 @@ type Entry struct {
 }
 
 // Node returns the entry's fields under their schema names, typed and
-// positioned in the user's input. Once a compilation has checked an entry
-// it keeps the tree packed (a sixth of its size) and builds it again at
-// each call: a caller that reads it more than once keeps what it returns.
+// positioned in the user's input: one tree, the same at every call (do not
+// change it). Once a compilation has checked an entry it keeps the tree
+// packed (docs/decisions/0041-compiler-memory.md);
+// the first call after the compilation builds the tree again and keeps it.
 func (e *Entry) Node() *node.Node {
 	if e.tree != nil {
 		return e.tree
 	}
-	return e.packed.Unpack()
+	e.unpack.Do(func() { e.unpacked = e.packed.Unpack() })
+	return e.unpacked
 }
 
 // SetNode makes n the entry's fields: for a profile that reads an entry in
@@ -120,9 +126,9 @@ func (e *Entry) Node() *node.Node {
 // first).
 func (e *Entry) SetNode(n *node.Node) { e.tree, e.packed = n, node.Packed{} }
 
-// NodeIn is Node, building a packed tree in s (valid until s is used
-// again): for a reader of every entry's tree once that keeps none (the
-// merge).
+// NodeIn is Node for a reader of every entry that keeps no tree (the
+// merge, the diagnostics by server): a packed tree is built in s, valid
+// until s is used again, and not kept.
 func (e *Entry) NodeIn(s *node.Scratch) *node.Node {
 	if e.tree != nil {
 		return e.tree

@@ -41,7 +41,7 @@ func (r *Result) Locate(path []any) diag.Pos {
 	}
 	var tree *node.Node
 	if e != nil {
-		tree = e.Node() // built again from its packed form: once
+		tree = e.Node()
 	}
 	if tree == nil {
 		return origin

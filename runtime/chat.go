@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/redact"
-	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
 // DefaultCallTimeout applies when a plan server's callTimeoutSeconds is
@@ -369,7 +368,7 @@ func (c *Chat) Server(name string) (ServerDetail, bool) {
 	// chat's secrets (a stdio server could quote a remote key too). What
 	// cannot be redacted is withheld, never shown as it is.
 	var red ServerDetail
-	if _, err := remote.RedactValue(d, &red, c.redact); err != nil {
+	if _, err := redact.Value(d, &red, c.redact); err != nil {
 		return withheldDetail(d.ServerStatus), true
 	}
 	return red, true

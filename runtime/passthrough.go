@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile/naming"
-	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/internal/redact"
 )
 
 // Pass-through (SPEC §4, "the gateway is transparent"): what MCP offers
@@ -258,7 +258,7 @@ func redactValue[T any](c *Chat, v T) (T, error) {
 	b, err := json.Marshal(v)
 	if err == nil {
 		var changed bool
-		b, changed, err = remote.RedactJSON(b, red.Redact)
+		b, changed, err = redact.JSON(b, red.Redact)
 		if err == nil && !changed {
 			return v, nil
 		}

@@ -6,20 +6,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/redact"
-	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
 // redactResult returns res with every known secret replaced by [REDACTED]
 // in every string it holds: text content, embedded resources, resource
 // links, structured content (keys too) and _meta, each decoded string on
-// its own (remote.RedactJSON), so that a secret a text holds in JSON-escaped
+// its own (redact.JSON), so that a secret a text holds in JSON-escaped
 // form is caught too and the result stays valid JSON. When nothing changed,
 // res is returned as is; a result that cannot be redacted is withheld.
 func redactResult(r *redact.Redactor, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if r.Empty() || res == nil {
 		return res
 	}
-	return remote.RedactResult(res, r.Redact)
+	return redact.Result(res, r.Redact)
 }
 
 // redactTool returns the agent's copy of a tool definition, named name,
@@ -32,7 +31,7 @@ func redactTool(r *redact.Redactor, def *mcp.Tool, name string) (*mcp.Tool, bool
 		out.Name = name
 		return &out, true
 	}
-	out, err := remote.RedactTool(def, r.Redact)
+	out, err := redact.Tool(def, r.Redact)
 	if err != nil {
 		return nil, false
 	}
@@ -44,7 +43,7 @@ func redactTool(r *redact.Redactor, def *mcp.Tool, name string) (*mcp.Tool, bool
 // value itself and Go's JSON escaping (which compile.NewRedactor adds):
 // JSON escaped without HTML escaping, as JavaScript's JSON.stringify and
 // most servers write it.
-func secretForms(s string) []string { return remote.SecretForms(s) }
+func secretForms(s string) []string { return redact.SecretForms(s) }
 
 // longestForm returns the length of the longest text a redactor built from
 // forms replaces: compile.NewRedactor also replaces Go's JSON escaping of

@@ -273,7 +273,7 @@ func (m *RemoteServers) reload() bool {
 	}
 	var all []string
 	for v := range m.secrets {
-		all = append(all, remote.SecretForms(v)...)
+		all = append(all, redact.SecretForms(v)...)
 	}
 	m.redactor = redact.New(all)
 	var gone []*remoteServer
@@ -583,7 +583,7 @@ func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool
 		orig := toolsOf[r.Server][r.Tool]
 		// Every string of the definition, schemas included: a server could
 		// put a secret in a default or an example.
-		def, err := remote.RedactTool(orig, red.Redact)
+		def, err := redact.Tool(orig, red.Redact)
 		if err != nil {
 			l.Warnings = append(l.Warnings, RemoteWarning{Rule: rules.RemoteToolMissing.ID,
 				Message: m.Redact(fmt.Sprintf("tool %q of remote server %q is not offered: its definition could not be checked for secrets (%v)", r.Tool, r.Server, err))})
@@ -698,7 +698,7 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 	defer leave()
 	res, err := conn.CallParams(ctx, params, m.opts.CallTimeout)
 	if err == nil {
-		return remote.RedactResult(res, m.Redact), nil
+		return redact.Result(res, m.Redact), nil
 	}
 	prefix := fmt.Sprintf("remote server %s: ", s.entry.Name)
 	var f *remote.Failure

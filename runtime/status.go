@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpc-dev/mcpc/internal/loopback"
-	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/internal/redact"
 )
 
 // Status types: what /mcp, /mcp <server> and GET /status show (SPEC §4).
@@ -150,15 +150,15 @@ type RemoteSkipped struct {
 // itself, in both profiles, go through one writer and one check.
 
 // writeStatusJSON writes v as indented JSON with Cache-Control: no-store.
-// Operators read these: redact (the runtime's secrets and, in a host,
+// Operators read these: redactFn (the runtime's secrets and, in a host,
 // every chat's remote header values) is applied to every string on its own
 // (redacting the encoded text could miss an escaped secret, or break the
 // JSON). What cannot be redacted is withheld.
-func writeStatusJSON(w http.ResponseWriter, code int, v any, redact func(string) string) {
+func writeStatusJSON(w http.ResponseWriter, code int, v any, redactFn func(string) string) {
 	var out bytes.Buffer
 	b, err := json.Marshal(v)
 	if err == nil {
-		b, _, err = remote.RedactJSON(b, redact)
+		b, _, err = redact.JSON(b, redactFn)
 	}
 	if err == nil {
 		err = json.Indent(&out, b, "", "  ")

@@ -3,16 +3,14 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-)
 
-var update = flag.Bool("update", false, "rewrite the generated JSON Schemas in schema/json")
+	"github.com/mcpc-dev/mcpc/internal/golden"
+)
 
 // TestJSONSchemaDrift fails when a committed schema under schema/json is not
 // what the CUE schemas generate now. Regenerate: go test ./schema -update.
@@ -22,20 +20,7 @@ func TestJSONSchemaDrift(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
 		}
-		path := filepath.Join("json", k.SchemaFile)
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (generate it: go test ./schema -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is out of date with the CUE schemas: regenerate it with go test ./schema -update, and commit it", path)
-		}
+		golden.Compare(t, filepath.Join("json", k.SchemaFile), string(got))
 	}
 }
 

@@ -19,8 +19,8 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/internal/remotehttp"
 	"github.com/mcpc-dev/mcpc/policies/rules"
-	"github.com/mcpc-dev/mcpc/runtime/transport"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -441,7 +441,7 @@ func (r *reader) insecureURL(e *Entry) {
 	if v == nil || v.Kind != node.String || strings.TrimSpace(v.Text) == "" {
 		return
 	}
-	if bad, reason := transport.Insecure(v.Text); bad {
+	if bad, reason := remotehttp.Insecure(v.Text); bad {
 		secure := map[string]string{plan.TransportSSE: "https://", plan.TransportWebsocket: "wss://"}[e.Transport]
 		report := rules.RemoteURLInsecure.At
 		if !e.Enabled {

@@ -3,23 +3,21 @@ package naming
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in golden/naming")
+	"github.com/mcpc-dev/mcpc/internal/golden"
+)
 
 // goldenDir is golden/naming at the repository root.
 var goldenDir = filepath.Join("..", "..", "golden", "naming")
 
 // checkGolden compares v, as canonical JSON, with golden/naming/<name>.json,
-// or rewrites that file with -update.
+// or rewrites that file with -update (golden.Compare).
 func checkGolden(t *testing.T, name string, v any) {
 	t.Helper()
 	var buf bytes.Buffer
@@ -29,23 +27,7 @@ func checkGolden(t *testing.T, name string, v any) {
 	if err := enc.Encode(v); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(goldenDir, name+".json")
-	if *update {
-		if err := os.MkdirAll(goldenDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./naming -update to create it)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("%s differs from the golden file (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, buf.Bytes(), want)
-	}
+	golden.Compare(t, filepath.Join(goldenDir, name+".json"), buf.String())
 }
 
 // checkName asserts the invariants every visible name satisfies.

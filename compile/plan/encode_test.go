@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -73,5 +74,50 @@ func TestServerWriterWritesAsEncodingJSON(t *testing.T) {
 		if want := serverJSON(t, &s); !bytes.Equal(got, want) {
 			t.Fatalf("server %d:\n%s\nencoding/json:\n%s", i, got, want)
 		}
+	}
+}
+
+// The server writer knows every field of Server: each one set (by
+// reflection, so that a field added to Server is set too) is written as
+// encoding/json writes it.
+func TestServerWriterKnowsEveryField(t *testing.T) {
+	var s Server
+	var fill func(v reflect.Value)
+	fill = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString("x " + v.Type().Name())
+		case reflect.Int, reflect.Int64, reflect.Int32:
+			v.SetInt(7)
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Slice:
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+			fill(v.Index(0))
+		case reflect.Map:
+			m := reflect.MakeMap(v.Type())
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			fill(k)
+			fill(e)
+			m.SetMapIndex(k, e)
+			v.Set(m)
+		case reflect.Pointer:
+			v.Set(reflect.New(v.Type().Elem()))
+			fill(v.Elem())
+		case reflect.Struct:
+			for i := range v.NumField() {
+				fill(v.Field(i))
+			}
+		default:
+			t.Fatalf("a field of kind %s: teach this test and the server writer", v.Kind())
+		}
+	}
+	fill(reflect.ValueOf(&s).Elem())
+	got, err := newServerWriter().server(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := serverJSON(t, &s); !bytes.Equal(got, want) {
+		t.Errorf("the server writer does not write every field of Server:\n%s\nencoding/json:\n%s", got, want)
 	}
 }

@@ -42,7 +42,7 @@ func explain(r *compile.Result, name string) (*compile.Explanation, bool) {
 		b, _ := json.Marshal(value)
 		x.Fields = append(x.Fields, compile.FieldOrigin{Field: field, Value: r.Redactor.Redact(string(b)), From: src})
 	}
-	tree := chosen.Node() // built again from its packed form: once
+	tree := chosen.Node()
 	for _, f := range serverFields {
 		shown := chosen.Naming
 		if shown == nil {

@@ -2,18 +2,15 @@ package volcanic
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/internal/golden"
 )
-
-var updateLayers = flag.Bool("update-layers", false, "rewrite testdata/layers.golden")
 
 // layeredDeployment sets servers every way the host configuration allows:
 // keys that hold several levels ("b:Command", "Mcp:Servers:c:Command"), a
@@ -139,37 +136,7 @@ func TestLayeredConfigurationCompilesAsBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := dumpResult(t, res)
-	path := filepath.Join("testdata", "layers.golden")
-	if *updateLayers {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("the compilation differs from %s (-update-layers rewrites it):\n%s", path, firstDifference(string(want), got))
-	}
-}
-
-// firstDifference shows the first line where got differs from want.
-func firstDifference(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return fmt.Sprintf("line %d:\nwant %s\ngot  %s", i+1, wl, gl)
-		}
-	}
-	return ""
+	golden.Compare(t, filepath.Join("testdata", "layers.golden"), got)
 }
 
 // cutLevel cuts a variable name where strings.Split(strings.ReplaceAll(name,

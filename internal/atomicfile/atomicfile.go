@@ -1,8 +1,9 @@
-// Package atomicfile replaces a file that others read and edit: the new
-// content is written to a temporary file in the same directory, synced and
-// renamed over the old one, so that a reader sees the old file or the new
-// one, never a part; and a lock makes the read-modify-write of two mcpc
-// processes take turns, so that neither loses the other's edit.
+// Package atomicfile is mcpc's one atomic write (plans, tool locks,
+// imports, tokens, edited configurations): the new content is written to a
+// temporary file in the same directory, synced and renamed over the old
+// one, so that a reader sees the old file or the new one, never a part; and
+// a lock makes the read-modify-write of two mcpc processes take turns, so
+// that neither loses the other's edit.
 //
 // It is a leaf: it imports only the standard library and golang.org/x/sys.
 package atomicfile

@@ -9,11 +9,13 @@ import (
 
 // Packed is a value tree in a compact encoding: every field of every Node
 // and Member, positions as small deltas, in one string. A compilation keeps
-// each server entry's tree packed once its checks have run, and unpacks it
-// when an explanation, a provenance look-up or a per-server view of the
-// diagnostics asks: a tree of Nodes (96 bytes each) and Members (40) took
-// about 1.2 KB per server, its packed form about a sixth of that
-// (docs/decisions/0041-compiler-memory.md).
+// each server entry's tree packed once its checks have run (compile.Entry:
+// its readers see one tree, built again at the first Node call and kept; a
+// reader of every entry builds each in a Scratch and keeps none): a tree of
+// Nodes (96 bytes each) and Members (40) took about 1.2 KB per server, its
+// packed form about a sixth of that, and without it a compilation of 50 000
+// servers misses its memory target (docs/performance.md, "What the plan
+// encoder and packed trees are for").
 //
 // Unpack gives a tree equal field for field to the one packed (nil and
 // empty slices told apart), so that whatever reads it sees what it would

@@ -1,7 +1,9 @@
 // Package redact hides known secret values in mcpc's output (messages,
-// tool results, logs, status), matching whole tokens. It is a leaf: it imports
-// only the standard library. Redaction applies to output only; what a server
-// receives is never redacted.
+// tool results, logs, status), matching whole tokens, and applies that to
+// the values of MCP (a tool result, a tool definition, any JSON) string by
+// string. It is a leaf: it imports the standard library and the MCP SDK
+// (its result and tool types) only. Redaction applies to output only; what
+// a server receives is never redacted.
 package redact
 
 import (

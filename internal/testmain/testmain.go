@@ -22,7 +22,7 @@ func Run(m *testing.M) {
 // of goroutines that still run. `go test -race ./...` runs every test
 // binary that way, so the sleep adds up across the suite (docs/performance.md,
 // "The test suite"); and the runtime's and the CLI's tests, where goroutines run on their own, fail
-// when one outlives its test (leakMarker, the leak checks of runtime). A GORACE that names
+// when one outlives its test (testservers.NoLeaks). A GORACE that names
 // atexit_sleep_ms is the caller's choice and is kept; without -race, or
 // where exec fails, the binary goes on as it is.
 func NoRaceExitSleep() {

@@ -1,7 +1,8 @@
 // Package testservers gives tests the real MCP servers they start: the Go
 // test server of fixtures/servers/testserver, built once per test binary,
 // and the npm server @modelcontextprotocol/server-everything installed by
-// `npm ci` (package.json at the repository root).
+// `npm ci` (package.json at the repository root); and the tests' one leak
+// check (NoLeaks: no process or goroutine of a test outlives it).
 package testservers
 
 import (

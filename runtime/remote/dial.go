@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/internal/remotehttp"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -96,15 +97,16 @@ type Conn struct {
 	ServerVersion string
 
 	session *mcp.ClientSession
-	ht      *headerTransport
+	ht      *connTransport
 	cancel  context.CancelFunc
 	dead    chan struct{}
 	red     *redact.Redactor // the secrets of the server's headers
 	opts    DialOptions
-	// owned is the transport this connection made for itself (when
-	// DialOptions.Transport is nil); Close closes its idle connections so
-	// that their goroutines end with the connection.
-	owned *http.Transport
+	// owned is the guard at the bottom of the connection's HTTP
+	// transport; Close closes the idle connections of a transport it made
+	// (DialOptions.Transport nil), so that their goroutines end with the
+	// connection.
+	owned *remotehttp.Guard
 }
 
 // Done is closed when the connection has ended (closed, or dropped by the
@@ -125,9 +127,7 @@ func (c *Conn) Abandon() error {
 func (c *Conn) Close() error {
 	err := c.session.Close()
 	c.cancel()
-	if c.owned != nil {
-		c.owned.CloseIdleConnections()
-	}
+	c.owned.CloseIdleConnections()
 	return err
 }
 
@@ -192,24 +192,21 @@ func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOpt
 	if problem, _, _ := CheckURL(s.URL); err != nil || problem != "" {
 		return nil, &Failure{Reason: "the url " + problem}
 	}
-	base := opts.Transport
-	var owned *http.Transport
-	if base == nil {
-		owned = http.DefaultTransport.(*http.Transport).Clone()
-		base = owned
+	// Every request goes through the guard: the headers to the url's
+	// origin, nothing to another one.
+	hdr := make(http.Header, len(h))
+	for name, v := range h {
+		hdr.Set(name, v)
 	}
-	closeOwned := func() {
-		if owned != nil {
-			owned.CloseIdleConnections()
-		}
-	}
+	guard := remotehttp.NewGuard(u, hdr, opts.Transport)
+	closeOwned := guard.CloseIdleConnections
 	// The SSE transport ties its stream to the context given to Connect, so
 	// the connection gets its own context, cancelled by Close, by the
 	// handshake timeout, or by ctx while the handshake runs. Every HTTP
 	// request of the connection ends with it.
 	connCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	ht := &headerTransport{base: base, ctx: connCtx, origin: originOf(u), headers: h}
-	hc := &http.Client{Transport: ht}
+	ht := &connTransport{base: guard, ctx: connCtx}
+	hc := remotehttp.Client(ht)
 	var tr mcp.Transport
 	if kind == TransportSSE {
 		tr = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
@@ -252,7 +249,7 @@ func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOpt
 		return nil, ht.classify(r.err, kind, s.URL, red, 0)
 	}
 	session := r.session
-	c := &Conn{Server: s, Transport: kind, session: session, ht: ht, cancel: cancel, dead: make(chan struct{}), red: red, opts: opts, owned: owned}
+	c := &Conn{Server: s, Transport: kind, session: session, ht: ht, cancel: cancel, dead: make(chan struct{}), red: red, opts: opts, owned: guard}
 	if ir := session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
 		c.ServerName, c.ServerVersion = red.Redact(ir.ServerInfo.Name), red.Redact(ir.ServerInfo.Version)
 	}
@@ -323,7 +320,7 @@ func (c *Conn) CallParams(ctx context.Context, params *mcp.CallToolParams, timeo
 	seq := c.ht.mark()
 	res, err := c.session.CallTool(callCtx, params)
 	if err == nil {
-		return redactResult(res, c.red.Redact), nil
+		return redact.Result(res, c.red.Redact), nil
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -390,14 +387,14 @@ func Probe(ctx context.Context, s Server, h Headers, opts DialOptions) (*ProbeRe
 	return &ProbeResult{Transport: c.Transport, ServerName: c.ServerName, ServerVersion: c.ServerVersion, Tools: tools}, nil
 }
 
-// headerTransport adds the entry's headers to every request that goes to
-// the server's own origin (never to another host a redirect or an SSE
-// endpoint event points at), and remembers what went wrong, for reasons.
-type headerTransport struct {
-	base    http.RoundTripper
-	ctx     context.Context // the connection's: its end ends every request
-	origin  string
-	headers Headers
+// connTransport ties every request to the connection, bounds the
+// answers, and remembers what went wrong, for reasons. Its base is the
+// connection's guard (remotehttp), which adds the entry's headers to
+// requests to the server's own origin and refuses any other origin (a
+// redirect, an SSE endpoint event elsewhere).
+type connTransport struct {
+	base http.RoundTripper
+	ctx  context.Context // the connection's: its end ends every request
 
 	mu     sync.Mutex
 	seq    int    // counts recorded problems
@@ -406,29 +403,15 @@ type headerTransport struct {
 	err    error  // the last transport error
 }
 
-func originOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
-}
-
 // mark returns the current problem count, so that classify can ignore what
 // happened before.
-func (t *headerTransport) mark() int {
+func (t *connTransport) mark() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.seq
 }
 
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 && originOf(req.URL) == t.origin {
-		req = req.Clone(req.Context())
-		for name, v := range t.headers {
-			req.Header.Set(name, v)
-		}
-	}
+func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var release func()
 	if t.ctx != nil {
 		if err := t.ctx.Err(); err != nil {
@@ -491,7 +474,7 @@ func isEventStream(resp *http.Response) bool {
 type limitedBody struct {
 	io.ReadCloser
 	left int64
-	t    *headerTransport
+	t    *connTransport
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -530,7 +513,7 @@ func (b *releaseOnClose) Close() error {
 
 // classify turns an error of the SDK into a Failure, preferring what the
 // HTTP layer saw (a status, a network error) to the SDK's words.
-func (t *headerTransport) classify(err error, kind, rawURL string, red *redact.Redactor, since int) *Failure {
+func (t *connTransport) classify(err error, kind, rawURL string, red *redact.Redactor, since int) *Failure {
 	t.mu.Lock()
 	status, ctype, terr := t.status, t.ctype, t.err
 	if t.seq <= since {
@@ -569,7 +552,11 @@ func netFailure(err error) *Failure {
 	var hostErr x509.HostnameError
 	var recErr tls.RecordHeaderError
 	var netErr net.Error
+	var foreign *remotehttp.ForeignOrigin
 	switch {
+	case errors.As(err, &foreign):
+		// Not a server that speaks another transport: no fallback.
+		return &Failure{Reason: foreign.Error()}
 	case errors.Is(err, errBodyTooLarge):
 		return &Failure{Reason: errBodyTooLarge.Error()}
 	case errors.Is(err, syscall.ECONNREFUSED):

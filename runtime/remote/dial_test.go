@@ -121,31 +121,40 @@ func TestProbeReasons(t *testing.T) {
 	}
 }
 
-// Headers go only to the server's own origin, never to another host an SSE
-// endpoint event or a redirect points at.
-func TestHeadersOnlyToTheServersOrigin(t *testing.T) {
-	target := remotetest.Start(t, remotetest.Options{Transport: "http", Token: canaryToken})
-	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+// A server that redirects mcpc to another origin gets nothing sent there:
+// neither its headers nor the session's messages (the initialize request,
+// later the tool arguments) leave the configured origin. Both servers are
+// real, on 127.0.0.1 with different ports: two origins.
+func TestRedirectToAnotherOriginRefused(t *testing.T) {
+	var hits atomic.Int32
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "foreign", http.StatusTeapot)
+	}))
+	defer foreign.Close()
+	redirect := httptest.NewServer(http.RedirectHandler(foreign.URL+"/mcp", http.StatusTemporaryRedirect))
 	defer redirect.Close()
 	h, _ := Bearer(canaryToken)
-	_, err := Probe(context.Background(), Server{Name: "s", URL: redirect.URL + "/mcp", Transport: "http", Auth: "headers"}, h, patient)
-	if err == nil || err.Error() != "401 (Unauthorized)" || target.Requests.Load() == 0 {
-		t.Errorf("redirected to another origin: %v (%d requests there)", err, target.Requests.Load())
-	}
-	// The same server reached directly gets the header.
-	if _, err := Probe(context.Background(), Server{Name: "s", URL: target.URL, Transport: "http", Auth: "headers"}, h, patient); err != nil {
-		t.Errorf("direct: %v", err)
-	}
-	for raw, want := range map[string]string{
-		"https://h.example/mcp":      "https://h.example:443",
-		"https://H.EXAMPLE:443/":     "https://h.example:443",
-		"http://h.example/":          "http://h.example:80",
-		"http://[::1]:8080/":         "http://::1:8080",
-		"http://h.example:8080/a?b=": "http://h.example:8080",
-	} {
-		if got := originOf(mustParseURL(t, raw)); got != want {
-			t.Errorf("%s: %s", raw, got)
+	want := "the server sent mcpc to another origin (" + foreign.URL + "); mcpc talks only to the origin of the configured url and sent nothing there"
+	for _, transport := range []string{"http", "sse", "auto"} {
+		_, err := Probe(context.Background(), Server{Name: "s", URL: redirect.URL + "/mcp", Transport: transport, Auth: "headers"}, h, patient)
+		var f *Failure
+		if !errors.As(err, &f) || f.Reason != want {
+			t.Errorf("%s: %v, want %q", transport, err, want)
 		}
+		if n := hits.Load(); n != 0 {
+			t.Fatalf("%s: %d requests reached the other origin", transport, n)
+		}
+	}
+	// A redirect within the origin is followed, with the headers.
+	target := remotetest.Start(t, remotetest.Options{Transport: "http", Token: canaryToken})
+	mux := http.NewServeMux()
+	mux.Handle("/old", http.RedirectHandler("/mcp", http.StatusTemporaryRedirect))
+	mux.Handle("/mcp", target.HTTP.Config.Handler)
+	same := httptest.NewServer(mux)
+	defer same.Close()
+	if _, err := Probe(context.Background(), Server{Name: "s", URL: same.URL + "/old", Transport: "http", Auth: "headers"}, h, patient); err != nil {
+		t.Errorf("redirected within the origin: %v", err)
 	}
 }
 

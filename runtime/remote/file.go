@@ -12,8 +12,9 @@
 // put in a diagnostic, an error, a reason or a status.
 //
 // It imports diag, node, rules, schema, redact, internal/inputfile,
-// internal/atomicfile, internal/term and internal/loopback (which hosts are
-// this machine); never naming, compile or runtime.
+// internal/atomicfile, internal/term and internal/remotehttp (the url
+// policy and the origin guard of every request); never naming, compile or
+// runtime.
 package remote
 
 import (
@@ -27,8 +28,8 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/mcpc-dev/mcpc/internal/diag"
-	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/node"
+	"github.com/mcpc-dev/mcpc/internal/remotehttp"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 	"github.com/mcpc-dev/mcpc/schema"
 )
@@ -392,7 +393,8 @@ func firstKeys(el *node.Node) *node.Node {
 // CheckURL checks a server URL: absolute http or https, with a host and no
 // user info. The messages never quote the URL (its user info or query may
 // hold credentials). It returns the problem ("" when fine) and whether the
-// URL is plain http to a host that is not loopback.
+// URL is plain http to a host that is not loopback (remotehttp.Insecure,
+// the rule of every remote url).
 func CheckURL(raw string) (problem, suggestion string, insecure bool) {
 	u, err := url.Parse(raw)
 	switch {
@@ -413,7 +415,8 @@ func CheckURL(raw string) (problem, suggestion string, insecure bool) {
 			return "has a port outside 1–65535", "", false
 		}
 	}
-	return "", "", u.Scheme == "http" && !loopback.Host(u.Hostname())
+	insecure, _ = remotehttp.Insecure(raw)
+	return "", "", insecure
 }
 
 func (f *File) checkURL(subject, raw string, pos diag.Pos) []diag.Diagnostic {

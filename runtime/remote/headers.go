@@ -177,12 +177,12 @@ func Bearer(token string) (Headers, error) {
 }
 
 // Redactor returns a redactor for the secrets of every given header set, in
-// every form of SecretForms.
+// every form of redact.SecretForms.
 func Redactor(sets ...Headers) *redact.Redactor {
 	var all []string
 	for _, h := range sets {
 		for _, v := range h.Secrets() {
-			all = append(all, SecretForms(v)...)
+			all = append(all, redact.SecretForms(v)...)
 		}
 	}
 	return redact.New(all)

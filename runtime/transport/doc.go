@@ -49,10 +49,10 @@
 // is the go-sdk's SSE client behind an origin guard: the SDK would post to
 // whatever endpoint the server names, also on another origin. Both send
 // their headers only to the url's own origin and refuse requests anywhere
-// else; no header value and no url appears in their errors. [Insecure]
-// says when a url sends in clear text beyond the loopback interface.
+// else (internal/remotehttp's guard, the one of volcanic's remote servers
+// too); no header value and no url appears in their errors.
 //
-// It imports node (the nesting-depth check) and internal/loopback (which
-// hosts are this machine), no other package of mcpc;
+// It imports node (the nesting-depth check) and internal/remotehttp (the
+// origin guard), no other package of mcpc;
 // the runtime and the CLI import it (layers_test.go).
 package transport

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/mcpc-dev/mcpc/internal/loopback"
+	"github.com/mcpc-dev/mcpc/internal/remotehttp"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -185,19 +185,17 @@ func netReason(err error) string {
 	return "cannot connect: " + CutText(err.Error(), MaxErrorText)
 }
 
-// originGuard is the HTTP transport of a remote connection: it adds the
-// headers to requests to the url's origin and refuses any request to
-// another origin, so that neither the headers nor the session's messages
-// follow a redirect or an SSE endpoint event elsewhere.
+// originGuard is the HTTP transport of a remote connection: over the
+// remotehttp guard (the headers to the url's origin only, any other origin
+// refused, so that neither the headers nor the session's messages follow a
+// redirect or an SSE endpoint event elsewhere), it remembers the last
+// failing status and watches the size of SSE events.
 type originGuard struct {
-	origin  string
-	headers http.Header
-	base    http.RoundTripper
-	owned   *http.Transport // base, when the guard made it
+	guard   *remotehttp.Guard
+	headers http.Header // what sanitize keeps out of errors
 
-	mu      sync.Mutex
-	refused *RemoteError // the first request refused
-	status  int          // the last HTTP status >= 400
+	mu     sync.Mutex
+	status int // the last HTTP status >= 400
 	// maxEvent is the cap on one SSE event (0: event streams are not
 	// watched); oversized is set when an event passed it.
 	maxEvent  int64
@@ -205,38 +203,15 @@ type originGuard struct {
 }
 
 func newOriginGuard(u *url.URL, headers http.Header, base http.RoundTripper) *originGuard {
-	g := &originGuard{origin: originOf(u), headers: headers.Clone(), base: base}
-	if base == nil {
-		g.owned = http.DefaultTransport.(*http.Transport).Clone()
-		g.base = g.owned
-	}
-	return g
+	return &originGuard{guard: remotehttp.NewGuard(u, headers, base), headers: headers.Clone()}
 }
 
-// client is an HTTP client over the guard. It follows redirects only
+// client is the HTTP client over the guard. It follows redirects only
 // within the origin (the guard refuses the others).
-func (g *originGuard) client() *http.Client { return &http.Client{Transport: g} }
+func (g *originGuard) client() *http.Client { return remotehttp.Client(g) }
 
 func (g *originGuard) RoundTrip(req *http.Request) (*http.Response, error) {
-	if origin := originOf(req.URL); origin != g.origin {
-		err := &RemoteError{Reason: "the server sent mcpc to another origin (" + origin + "); mcpc talks only to the origin of the configured url and sent nothing there"}
-		g.mu.Lock()
-		if g.refused == nil {
-			g.refused = err
-		}
-		g.mu.Unlock()
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, err
-	}
-	if len(g.headers) > 0 {
-		req = req.Clone(req.Context())
-		for name, vs := range g.headers {
-			req.Header[http.CanonicalHeaderKey(name)] = vs
-		}
-	}
-	resp, err := g.base.RoundTrip(req)
+	resp, err := g.guard.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
@@ -309,59 +284,18 @@ func (g *originGuard) lastStatus() int {
 	return g.status
 }
 
-// refusal is the first request the guard refused, or nil.
+// refusal is the first request the guard refused, as a RemoteError, or
+// nil.
 func (g *originGuard) refusal() *RemoteError {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.refused
+	if refused := g.guard.Refused(); refused != nil {
+		return &RemoteError{Reason: refused.Error()}
+	}
+	return nil
 }
 
 // closeIdle closes the idle connections of a transport the guard made, so
 // that their goroutines end with the connection.
-func (g *originGuard) closeIdle() {
-	if g.owned != nil {
-		g.owned.CloseIdleConnections()
-	}
-}
-
-// originOf is scheme://host:port of u, lower case, with the scheme's
-// default port; ws and wss count as http and https (the websocket
-// handshake is an HTTP request).
-func originOf(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	switch scheme {
-	case "ws":
-		scheme = "http"
-	case "wss":
-		scheme = "https"
-	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[scheme]
-	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
-}
-
-// Insecure reports whether rawURL sends its messages, and any credential,
-// in clear text over the network: ws:// or http:// to a host that is not
-// the loopback interface (localhost, 127.0.0.0/8, ::1). reason says so in
-// a sentence for a lint warning. A url that does not parse is not
-// insecure: validation reports it.
-func Insecure(rawURL string) (bool, string) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return false, ""
-	}
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "ws" && scheme != "http" {
-		return false, ""
-	}
-	if loopback.Host(u.Hostname()) {
-		return false, ""
-	}
-	secure := map[string]string{"ws": "wss", "http": "https"}[scheme]
-	return true, fmt.Sprintf("%s:// to %s sends the messages and any credential in clear text over the network; use %s://", scheme, u.Hostname(), secure)
-}
+func (g *originGuard) closeIdle() { g.guard.CloseIdleConnections() }
 
 // formatDuration renders a timeout as "15s", or "1.5s", "300ms".
 func formatDuration(d time.Duration) string {

@@ -393,36 +393,6 @@ func TestNewRemoteRefusesBadArguments(t *testing.T) {
 	}
 }
 
-func TestInsecure(t *testing.T) {
-	for _, tc := range []struct {
-		url    string
-		want   bool
-		reason string
-	}{
-		{"ws://mcp.example.com/ws", true, "ws:// to mcp.example.com sends the messages and any credential in clear text over the network; use wss://"},
-		{"http://10.0.0.5:8080/sse", true, "http:// to 10.0.0.5 sends the messages and any credential in clear text over the network; use https://"},
-		{"WS://Example.COM", true, "ws:// to Example.COM sends the messages and any credential in clear text over the network; use wss://"},
-		{"ws://0.0.0.0:80/", true, "ws:// to 0.0.0.0 sends the messages and any credential in clear text over the network; use wss://"},
-		{"ws://localhost.evil.com/", true, "ws:// to localhost.evil.com sends the messages and any credential in clear text over the network; use wss://"},
-		{"wss://mcp.example.com/ws", false, ""},
-		{"https://mcp.example.com/sse", false, ""},
-		{"ws://localhost:3000/ws", false, ""},
-		{"ws://LOCALHOST./ws", false, ""},
-		{"ws://127.0.0.1:3000/ws", false, ""},
-		{"ws://127.8.9.10/ws", false, ""},
-		{"ws://[::1]:3000/ws", false, ""},
-		{"ws://[::ffff:127.0.0.1]/ws", false, ""},
-		{"ws://[fe80::1%25eth0]/ws", true, "ws:// to fe80::1%eth0 sends the messages and any credential in clear text over the network; use wss://"},
-		{"not a url", false, ""},
-		{"ws://", false, ""},
-	} {
-		got, reason := Insecure(tc.url)
-		if got != tc.want || reason != tc.reason {
-			t.Errorf("Insecure(%q) = %v, %q; want %v, %q", tc.url, got, reason, tc.want, tc.reason)
-		}
-	}
-}
-
 // BenchmarkRemoteCall measures a tools/call round trip (echo) over each
 // remote transport to the test server on 127.0.0.1.
 func BenchmarkRemoteCall(b *testing.B) {

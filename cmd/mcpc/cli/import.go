@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/importer"
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/internal/atomicfile"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
@@ -78,8 +78,8 @@ func importAction(c *ucli.Context) error {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	if out := c.String("output"); out != "" {
-		if err := writeFileAtomic(out, res.Output); err != nil {
-			return &exitError{code: ExitUsage, msg: fmt.Sprintf("cannot write %s: %v", out, unwrapImportPath(err))}
+		if err := atomicfile.Replace(out, res.Output, 0o600, nil); err != nil {
+			return &exitError{code: ExitUsage, msg: err.Error()}
 		}
 	} else if _, err := c.App.Writer.Write(res.Output); err != nil {
 		return &exitError{code: ExitInternal, msg: err.Error()}
@@ -138,24 +138,6 @@ func validateImported(res *importer.Result, to, form string) error {
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so that a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func unwrapImportPath(err error) error {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/internal/golden"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -244,7 +245,7 @@ func inspectorDirect(t *testing.T, command, inspector string, callDirect func() 
 		Inspector:  packageVersion(t, filepath.Join(filepath.Dir(filepath.Dir(inspector)), "@modelcontextprotocol", "inspector")),
 		Everything: packageVersion(t, filepath.Join(filepath.Dir(filepath.Dir(command)), "@modelcontextprotocol", "server-everything")),
 	}
-	if *updateGolden {
+	if *golden.Update {
 		results, errs := callDirect()
 		installed.Results = map[string]any{}
 		for i, m := range inspectorMethods {

@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/internal/atomicfile"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
@@ -260,8 +261,8 @@ func lintInit(c *ucli.Context, dir string) error {
 	if _, ds := lint.Parse(file, []byte(text)); len(ds) > 0 {
 		return &exitError{code: ExitInternal, msg: "lint --init wrote an mcpc.cue that does not load: " + ds[0].Message}
 	}
-	if err := writeAtomic(file, []byte(text)); err != nil {
-		return usageError("cannot write %s: %v", file, unwrapPath(err))
+	if err := atomicfile.Replace(file, []byte(text), 0o644, nil); err != nil {
+		return usageError("%v", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "wrote %s (%s); check it with mcpc lint %s\n", file, describeInit(found), dir)
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/internal/atomicfile"
 )
 
 func planCommand() *ucli.Command {
@@ -59,8 +60,8 @@ Examples:
 				if err := refuseInput("-o", file, inputsOf(c, res.Sources)); err != nil {
 					return err
 				}
-				if err := writeAtomic(file, out); err != nil {
-					return usageError("writing %s: %v", file, err)
+				if err := atomicfile.Replace(file, out, 0o644, nil); err != nil {
+					return usageError("%v", err)
 				}
 				return nil
 			}
@@ -111,31 +112,4 @@ func refuseInput(flag, out string, inputs []string) error {
 		}
 	}
 	return nil
-}
-
-// writeAtomic writes data to a temporary file beside path and renames it
-// into place, so that an interrupted write never leaves half a file.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

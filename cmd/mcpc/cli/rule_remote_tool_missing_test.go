@@ -1,18 +1,15 @@
 package cli
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/internal/golden"
 	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden files this package writes (golden/rule-remote-tool-missing*.txt)")
 
 // TestRuleRemoteToolMissing is the golden trigger and near-miss of
 // remote-tool-missing, which needs a live remote server and so cannot be a
@@ -43,7 +40,7 @@ func TestRuleRemoteToolMissing(t *testing.T) {
 				"$ mcpc " + strings.Join(args, " ") + "\nexit " + strconv.Itoa(code) + "\n" + stdout + "--- stderr\n" + stderr
 			got = strings.NewReplacer(ws, "$WS", dir, "$DIR", srv.URL, "$URL", remoteSecret, "$SECRET").Replace(got)
 			got = excerptTail.ReplaceAllString(got, "${1}…")
-			compareGoldenFile(t, filepath.Join("..", "..", "..", "golden", c.golden), got)
+			golden.Compare(t, filepath.Join("..", "..", "..", "golden", c.golden), got)
 		})
 	}
 }
@@ -51,20 +48,3 @@ func TestRuleRemoteToolMissing(t *testing.T) {
 // excerptTail is the end of an excerpt of the entry after its allowlist:
 // where the excerpt is cut depends on how many digits the port has.
 var excerptTail = regexp.MustCompile(`(?m)(\], "auth": ).*$`)
-
-func compareGoldenFile(t *testing.T, path, got string) {
-	t.Helper()
-	if *updateGolden {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd/mcpc/cli -run TestRuleRemoteToolMissing -update writes it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test ./cmd/mcpc/cli -run TestRuleRemoteToolMissing -update rewrites it):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
-}

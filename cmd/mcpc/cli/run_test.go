@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	goruntime "runtime"
@@ -36,26 +35,7 @@ const runCanary = "CANARY-run-7d3b9e51"
 // cleanups, that no process carrying it is left and no goroutine leaked.
 func leakMarker(t *testing.T) string {
 	t.Helper()
-	marker := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
-	// The first signal.Notify starts os/signal's goroutine for the life of
-	// the process; start it before counting, so that it is not a leak.
-	warm := make(chan os.Signal, 1)
-	signal.Notify(warm, syscall.SIGUSR2)
-	signal.Stop(warm)
-	base := goruntime.NumGoroutine()
-	t.Cleanup(func() {
-		for _, pid := range testservers.MarkedProcesses("MCPC_RUN_TEST_MARKER=" + marker) {
-			t.Errorf("process %d outlived the test", pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		// Goroutines of a finished test end on their own time: wait for
-		// them, not for a guess at how long they take.
-		if !testservers.Await(t, func() bool { return goruntime.NumGoroutine() <= base }) {
-			buf := make([]byte, 1<<20)
-			t.Errorf("goroutine leak: %d, %d before\n%s", goruntime.NumGoroutine(), base, buf[:goruntime.Stack(buf, true)])
-		}
-	})
-	return "MCPC_RUN_TEST_MARKER=" + marker
+	return testservers.LeakMarkerVar + "=" + testservers.NoLeaks(t)
 }
 
 // compilePlan compiles an appsettings.json holding servers (name → JSON

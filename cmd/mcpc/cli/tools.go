@@ -20,6 +20,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
+	"github.com/mcpc-dev/mcpc/internal/atomicfile"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
@@ -198,8 +199,8 @@ func writeLock(c *ucli.Context, rep *toolreport.Report, lockFile *toollock.File,
 	if err := refuseInput("--lock", path, inputsOf(c, pl.Sources)); err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(path, out); err != nil {
-		return nil, usageError("writing %s: %v", path, err)
+	if err := atomicfile.Replace(path, out, 0o644, nil); err != nil {
+		return nil, usageError("%v", err)
 	}
 	return ds, nil
 }

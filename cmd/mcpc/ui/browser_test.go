@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -15,12 +14,12 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/golden"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
-// update makes the browser test write the screenshots of the README and
-// docs: go test ./ui -run TestBrowser -update.
-var update = flag.Bool("update", false, "write docs/ui-servers.png and docs/ui-gateway.png")
+// -update (golden.Update) makes the browser test write the screenshots of
+// the README and docs: go test ./cmd/mcpc/ui -run TestBrowser -update.
 
 // systemChromium is the headless Chromium the test drives.
 const systemChromium = testservers.HeadlessChromium
@@ -152,7 +151,7 @@ func (b *browser) content() string { return b.do(map[string]any{"op": "content"}
 
 // screenshot writes docs/NAME with -update.
 func (b *browser) screenshot(name string) {
-	if *update {
+	if *golden.Update {
 		b.do(map[string]any{"op": "screenshot", "path": filepath.Join(testservers.Root(), "docs", name)})
 	}
 }

@@ -1,4 +1,4 @@
-package remote
+package redact
 
 import (
 	"bytes"
@@ -9,10 +9,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// SecretForms returns the forms of a secret value to redact besides the
-// value itself: JSON-escaped without HTML escaping, as JavaScript's
-// JSON.stringify and most servers write it. (compile.NewRedactor adds Go's
-// JSON escaping of each form.)
+// SecretForms returns the forms of a secret value to redact: the value
+// itself and its JSON escaping without HTML escaping, as JavaScript's
+// JSON.stringify and most servers write it (New adds Go's JSON escaping of
+// each form).
 func SecretForms(s string) []string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -24,7 +24,7 @@ func SecretForms(s string) []string {
 	return []string{s, string(b[1 : len(b)-1])}
 }
 
-// RedactJSON returns the JSON text data with redact applied to every string
+// JSON returns the JSON text data with redact applied to every string
 // it holds, object keys included, each decoded string on its own. Object
 // members keep their order and numbers stay as written; the result is
 // compact. changed reports whether any string changed.
@@ -36,7 +36,7 @@ func SecretForms(s string) []string {
 //
 // On error the caller must withhold what it meant to show: never fall back
 // to the unredacted data.
-func RedactJSON(data []byte, redact func(string) string) (out []byte, changed bool, err error) {
+func JSON(data []byte, redact func(string) string) (out []byte, changed bool, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var b bytes.Buffer
@@ -119,16 +119,16 @@ func RedactJSON(data []byte, redact func(string) string) (out []byte, changed bo
 	return b.Bytes(), changed, nil
 }
 
-// RedactValue returns v with redact applied to every string it holds, in
-// dst: v is encoded to JSON, redacted by RedactJSON and decoded into dst (a
+// Value returns v with redact applied to every string it holds, in
+// dst: v is encoded to JSON, redacted by JSON and decoded into dst (a
 // pointer). changed reports whether any string changed. On error dst must
 // not be used, and v must not be shown either.
-func RedactValue(v, dst any, redact func(string) string) (changed bool, err error) {
+func Value(v, dst any, redact func(string) string) (changed bool, err error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return false, err
 	}
-	red, changed, err := RedactJSON(data, redact)
+	red, changed, err := JSON(data, redact)
 	if err != nil {
 		return false, err
 	}
@@ -138,18 +138,18 @@ func RedactValue(v, dst any, redact func(string) string) (changed bool, err erro
 	return changed, nil
 }
 
-// RedactResult returns res with every known secret replaced by [REDACTED]
+// Result returns res with every known secret replaced by [REDACTED]
 // in every string it holds: text content, embedded resources, resource
 // links, structured content (keys too) and _meta, each decoded string on
-// its own (see RedactJSON). When nothing changed, res is returned as is.
+// its own (see JSON). When nothing changed, res is returned as is.
 // A result that cannot be redacted is withheld: replaced by an error
 // result that says so.
-func RedactResult(res *mcp.CallToolResult, redact func(string) string) *mcp.CallToolResult {
+func Result(res *mcp.CallToolResult, redact func(string) string) *mcp.CallToolResult {
 	if res == nil {
 		return nil
 	}
 	var out mcp.CallToolResult
-	changed, err := RedactValue(res, &out, redact)
+	changed, err := Value(res, &out, redact)
 	if err != nil {
 		return WithheldResult()
 	}
@@ -166,19 +166,14 @@ func WithheldResult() *mcp.CallToolResult {
 		Text: "the tool result was withheld: it may hold a secret value that mcpc could not redact"}}}
 }
 
-// redactResult is RedactResult for this package's connections.
-func redactResult(res *mcp.CallToolResult, redact func(string) string) *mcp.CallToolResult {
-	return RedactResult(res, redact)
-}
-
-// RedactTool returns a copy of the tool definition t with redact applied to
+// Tool returns a copy of the tool definition t with redact applied to
 // every string it holds: title, description, input and output schemas
 // (a server could put a secret in a default or an example), annotations
 // and _meta. The name is kept: callers rename the copy. On error the
 // definition must not be offered.
-func RedactTool(t *mcp.Tool, redact func(string) string) (*mcp.Tool, error) {
+func Tool(t *mcp.Tool, redact func(string) string) (*mcp.Tool, error) {
 	var out mcp.Tool
-	if _, err := RedactValue(t, &out, redact); err != nil {
+	if _, err := Value(t, &out, redact); err != nil {
 		return nil, err
 	}
 	out.Name = t.Name

@@ -1,4 +1,4 @@
-package runtime
+package testservers
 
 import (
 	"context"
@@ -8,16 +8,14 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
-// fakeTB is the part of testing.TB that noLeaks uses, so that a test can
-// run noLeaks's check as another test would and see what it reports.
+// fakeTB is the part of testing.TB that NoLeaks uses, so that a test can
+// run NoLeaks's check as another test would and see what it reports.
 type fakeTB struct {
-	testing.TB // nil: noLeaks uses only the methods below
+	testing.TB // nil: NoLeaks uses only the methods below
 
-	deadline time.Time // what Deadline reports (testservers.Await gives up 20 s before it)
+	deadline time.Time // what Deadline reports (Await gives up 20 s before it)
 
 	mu       sync.Mutex
 	cleanups []func()
@@ -66,7 +64,7 @@ func (f *fakeTB) run(body func()) []string {
 func leakedWait(ch <-chan struct{}) { <-ch }
 func othersWait(ch <-chan struct{}) { <-ch }
 
-// noLeaks counts the goroutines that the test started, and those only:
+// NoLeaks counts the goroutines that the test started, and those only:
 // it reports one that still runs, with its stack, and none of the
 // goroutines of other tests that run meanwhile, nor the test's own.
 func TestNoLeaksSeesOnlyTheTestsGoroutines(t *testing.T) {
@@ -80,7 +78,7 @@ func TestNoLeaksSeesOnlyTheTestsGoroutines(t *testing.T) {
 	// profile with a count of 3), run throughout.
 	other := "other-" + t.Name()
 	started := make(chan struct{})
-	pprof.Do(context.Background(), pprof.Labels(leakLabel, other), func(context.Context) {
+	pprof.Do(context.Background(), pprof.Labels(LeakLabel, other), func(context.Context) {
 		for range 3 {
 			stopped.Go(func() {
 				started <- struct{}{}
@@ -103,7 +101,7 @@ func TestNoLeaksSeesOnlyTheTestsGoroutines(t *testing.T) {
 	leaky := &fakeTB{deadline: time.Now()}
 	var leakyMarker string
 	errs := leaky.run(func() {
-		leakyMarker = noLeaks(leaky)
+		leakyMarker = NoLeaks(leaky)
 		up := make(chan struct{})
 		stopped.Go(func() {
 			close(up)
@@ -119,17 +117,17 @@ func TestNoLeaksSeesOnlyTheTestsGoroutines(t *testing.T) {
 	// A test whose goroutines have ended passes, though the goroutines of
 	// the two tests above still run: at once, without waiting ...
 	quick := &fakeTB{deadline: time.Now()}
-	if errs := quick.run(func() { noLeaks(quick) }); len(errs) != 0 {
+	if errs := quick.run(func() { NoLeaks(quick) }); len(errs) != 0 {
 		t.Errorf("the check of a test without goroutines of its own reported %q", errs)
 	}
 	// ... and once a goroutine that ends on its own time has ended.
 	deadline, ok := t.Deadline()
 	if !ok {
-		deadline = time.Now().Add(testservers.Patient)
+		deadline = time.Now().Add(Patient)
 	}
 	patient := &fakeTB{deadline: deadline}
 	if errs := patient.run(func() {
-		noLeaks(patient)
+		NoLeaks(patient)
 		ended := make(chan struct{})
 		go func() { close(ended) }()
 		<-ended
