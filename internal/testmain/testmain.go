@@ -1,9 +1,10 @@
 // Package testmain is what every test binary of mcpc does before its tests
 // run: the TestMain of a package that needs nothing else is Run, and
-// testservers.Main starts with NoRaceExitSleep.
+// testservers.Main starts with Prepare.
 package testmain
 
 import (
+	"flag"
 	"os"
 	"strings"
 	"syscall"
@@ -12,8 +13,19 @@ import (
 
 // Run runs the tests of m and exits with their code.
 func Run(m *testing.M) {
-	NoRaceExitSleep()
+	Prepare()
 	os.Exit(m.Run())
+}
+
+// Prepare is what a test binary does before it parses its flags: it
+// accepts -update, so that `go test ./... -update` runs in every package,
+// also in those without golden files (package golden defines the flag in
+// those with), and it drops the race detector's sleep at exit.
+func Prepare() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files (this package has none)")
+	}
+	NoRaceExitSleep()
 }
 
 // NoRaceExitSleep runs this test binary again, in the same process, without

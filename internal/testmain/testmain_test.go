@@ -43,3 +43,12 @@ func TestRunTurnsTheExitSleepOff(t *testing.T) {
 		}
 	}
 }
+
+// `go test ./... -update` runs every package's binary with -update, also
+// those of packages without golden files (like this one).
+func TestRunAcceptsUpdate(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-update")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("a test binary run with -update: %v\n%s", err, out)
+	}
+}

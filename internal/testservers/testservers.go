@@ -156,7 +156,7 @@ func Cleanup() {
 // builds the server, gives its path to use, runs the tests, removes the
 // build and exits with the tests' code.
 func Main(m *testing.M, use func(bin string)) {
-	testmain.NoRaceExitSleep()
+	testmain.Prepare()
 	bin, err := Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
