@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
 
 // DefaultCallTimeout applies when a plan server's callTimeoutSeconds is
@@ -111,15 +112,9 @@ type Chat struct {
 	// red redacts the chat's results, errors and status: the host's known
 	// secrets and the header values of the chat's remote servers.
 	red atomic.Pointer[redact.Redactor]
-	// up is the gateway serving the chat, if any: its processes pass what
-	// they send on to its client (passthrough.go).
-	up atomic.Pointer[gatewayLink]
-}
-
-// gatewayLink is the gateway of a chat.
-type gatewayLink struct {
-	g  *Gateway
-	gc *gatewayChat
+	// up is the chat's client side once it is served (port.go): its
+	// processes pass what they send on to it.
+	up atomic.Pointer[upstreamBox]
 }
 
 func newChat(h *Host, id, workspace, scope string) *Chat {
@@ -325,7 +320,7 @@ func (c *Chat) settleCalls(deadline time.Time) {
 		r := s.run
 		s.mu.Unlock()
 		if r != nil {
-			r.p.calls.settle(deadline)
+			r.p.calls.Settle(deadline)
 		}
 	}
 }
@@ -463,16 +458,16 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 	t := h.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
 	// Cancelling cctx makes the SDK send notifications/cancelled, in the
 	// background: the ledger lets a shutdown wait for it.
-	r.p.calls.enter()
+	r.p.calls.Enter()
 	params, done := callParams(ctx, r.link, tool.ServerTool, args)
 	res, err := r.p.cs.CallTool(cctx, params)
 	done()
 	t.Stop()
 	timedOut := errors.Is(context.Cause(cctx), errTimeout)
 	if err != nil && cctx.Err() != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-		r.p.calls.owe()
+		r.p.calls.Owe()
 	}
-	r.p.calls.leave()
+	r.p.calls.Leave()
 	cancel(nil)
 	if err == nil {
 		return redactResult(s.c.redactor(), res), nil
@@ -774,10 +769,10 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	link := &procLink{}
 	pcfg := procConfig{version: "chat", onStderr: onStderr,
 		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
-		onEscaped: func(e procInfo, killed bool) { h.escaped(c.id, name, e.pid, e.comm, killed) }}
-	up := c.up.Load()
+		onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
+	up := c.upstream()
 	if up != nil {
-		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.g.clientOptions(up.gc, name, link)
+		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
 	}
 	p, err := startProc(sctx, spec, c.workspace, pcfg)
 	cancel()
@@ -786,7 +781,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 			fail(err.Error(), "")
 			return
 		}
-		stderr := h.Redact(p.tail.Text())
+		stderr := h.Redact(p.stderrTail())
 		_, reason, _ := p.startFailure(err, ctx, timedOut(), timeout, c.redact)
 		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
 			reason += ": " + strings.Join(lines, " | ")
@@ -802,7 +797,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	var logLevel mcp.LoggingLevel
 	if up != nil {
 		// Before any call: the level and subscriptions the client set.
-		logLevel = up.g.afterStart(ctx, up.gc, name, p.cs)
+		logLevel = up.started(ctx, name, p.cs)
 		if hookAfterStartRead != nil {
 			hookAfterStartRead()
 		}
@@ -833,7 +828,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	if up != nil {
 		// A logging/setLevel that came after afterStart read the level and
 		// before the process counted as running passed it by: give it now.
-		up.g.levelSince(ctx, up.gc, p.cs, logLevel)
+		up.startedLevel(ctx, p.cs, logLevel)
 	}
 	h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, p.pid(), c.workspace)
 	if !h.track(func() { s.watch(r) }) {
@@ -876,7 +871,7 @@ func listFirst(ctx context.Context, h *Host, p *proc, timeout time.Duration) *Di
 	if err != nil {
 		return nil
 	}
-	d := &Discovery{Tools: tools, Stderr: h.Redact(p.tail.Text())}
+	d := &Discovery{Tools: tools, Stderr: h.Redact(p.stderrTail())}
 	d.ServerName, d.ServerVersion = p.serverInfo()
 	if init := p.cs.InitializeResult(); init != nil {
 		d.Capabilities, d.Instructions = init.Capabilities, init.Instructions
@@ -911,7 +906,7 @@ func (s *slot) watch(r *procRun) {
 	}
 	r.p.stop()
 	h := s.c.h
-	stderr := h.Redact(r.p.tail.Text())
+	stderr := h.Redact(r.p.stderrTail())
 	msg := deathMessage(s.srv.cfg.Name, r.p, stderr, s.c.redact)
 	s.mu.Lock()
 	if s.run == r {
@@ -933,7 +928,7 @@ func (s *slot) watch(r *procRun) {
 // before that is cut short.
 func deathMessage(name string, p *proc, stderr string, redact func(string) string) string {
 	var b strings.Builder
-	if err := p.tr.ReadError(); err != nil {
+	if err := p.sp.ReadError(); err != nil {
 		fmt.Fprintf(&b, "MCP server %s broke the protocol: it wrote something that is not JSON-RPC on stdout (%s)", name, shownError(err, redact))
 	} else {
 		text, _ := p.exitStatus()
@@ -963,7 +958,7 @@ func (s *slot) stopRun(r *procRun, why stopReason) {
 	if s.run == r {
 		s.run, s.state = nil, StateNotStarted
 	}
-	s.stderr = keptStderr(s.c.h.Redact(r.p.tail.Text()))
+	s.stderr = keptStderr(s.c.h.Redact(r.p.stderrTail()))
 	s.mu.Unlock()
 	<-r.ended
 }
@@ -1055,7 +1050,7 @@ func (s *slot) detail() ServerDetail {
 	s.mu.Lock()
 	tail := s.stderr
 	if s.run != nil {
-		tail = h.Redact(s.run.p.tail.Text())
+		tail = h.Redact(s.run.p.stderrTail())
 		if n, v := s.run.p.serverInfo(); n != "" {
 			d.ServerName, d.ServerVersion = n, v
 		}

@@ -323,7 +323,7 @@ func (s *cbServer) status(tools int) CraftbotServerStatus {
 		st.State = StateRunning
 		if s.conn.p != nil {
 			st.Pid = s.conn.p.pid()
-			tail = c.Redact(s.conn.p.tail.Text())
+			tail = c.Redact(s.conn.p.stderrTail())
 		}
 	case s.pending != nil:
 		st.State = "starting"

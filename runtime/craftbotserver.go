@@ -16,6 +16,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
@@ -323,7 +324,7 @@ func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *cbCo
 		}
 	}
 	pcfg := procConfig{version: "craftbot", onStderr: onStderr, redact: c.Redact, secretSpan: c.secretSpan,
-		onEscaped: func(e procInfo, killed bool) { c.escaped(name, e.pid, e.comm, killed) }}
+		onEscaped: func(e supervisor.ProcInfo, killed bool) { c.escaped(name, e.Pid, e.Comm, killed) }}
 	p, err := startProc(sctx, spec, ws, pcfg)
 	if err == nil {
 		tools, err = listAll(sctx, p.cs)
@@ -336,7 +337,7 @@ func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *cbCo
 		if p == nil {
 			return nil, nil, err.Error(), ""
 		}
-		stderr = c.Redact(p.tail.Text())
+		stderr = c.Redact(p.stderrTail())
 		_, reason, _ = p.startFailure(err, ctx, timedOut(), timeout, c.Redact)
 		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
 			reason += ": " + strings.Join(lines, " | ")
@@ -419,7 +420,7 @@ func (s *cbServer) watch(conn *cbConn) {
 	name := s.name()
 	var msg, stderr string
 	if conn.p != nil {
-		stderr = c.Redact(conn.p.tail.Text())
+		stderr = c.Redact(conn.p.stderrTail())
 		msg = deathMessage(name, conn.p, stderr, c.Redact)
 	} else {
 		msg = fmt.Sprintf("MCP server %s closed the connection. It reconnects on the next call; its state was lost.", name)
@@ -462,7 +463,7 @@ func (s *cbServer) stopConn(conn *cbConn, why stopReason) {
 		s.conn, s.state = nil, StateNotStarted
 	}
 	if conn.p != nil {
-		s.stderr = keptStderr(s.c.Redact(conn.p.tail.Text()))
+		s.stderr = keptStderr(s.c.Redact(conn.p.stderrTail()))
 	}
 	s.mu.Unlock()
 	<-conn.ended
@@ -503,7 +504,7 @@ func (s *cbServer) settleCalls(deadline time.Time) {
 	r := s.conn
 	s.mu.Unlock()
 	if r != nil && r.p != nil {
-		r.p.calls.settle(deadline)
+		r.p.calls.Settle(deadline)
 	}
 }
 
@@ -538,16 +539,16 @@ func (s *cbServer) call(ctx context.Context, action, tool string, args any) (*mc
 	errTimeout := errors.New("call timeout")
 	t := c.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
 	if r.p != nil {
-		r.p.calls.enter()
+		r.p.calls.Enter()
 	}
 	res, err := r.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	t.Stop()
 	timedOut := errors.Is(context.Cause(cctx), errTimeout)
 	if r.p != nil {
 		if err != nil && cctx.Err() != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-			r.p.calls.owe()
+			r.p.calls.Owe()
 		}
-		r.p.calls.leave()
+		r.p.calls.Leave()
 	}
 	cancel(nil)
 	if err == nil {

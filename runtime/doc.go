@@ -110,10 +110,8 @@
 // restarts or starts; a removed server's tools go before Apply returns
 // (reload.go).
 //
-// It imports plan, plandiff, craftbot, naming, node, redact, remote, rules
-// (the rule ids of its warnings), policies/denylist, internal/loopback (which
-// Host headers and Origins are this machine) and internal/transport
-// (the stdio connection to a server process; the runtime keeps starting,
-// reaping and killing the process; the sse and websocket clients); never
-// compile: a runtime runs a plan without the compiler (layers_test.go).
+// Server processes are package supervisor's: it starts, watches, reaps and
+// kills each one's process group, and keeps its stderr tail and its call
+// ledger; the host decides when. A runtime runs a plan without the
+// compiler (layers_test.go).
 package runtime

@@ -1082,3 +1082,35 @@ func browserSection(table *toolTable) string {
 	}
 	return s
 }
+
+// A gatewayChat is its chat's upstream (port.go).
+
+func (gc *gatewayChat) processOptions(server string, link *procLink) (*mcp.ClientOptions, mcp.Middleware, string) {
+	return gc.g.clientOptions(gc, server, link)
+}
+
+func (gc *gatewayChat) started(ctx context.Context, server string, cs *mcp.ClientSession) mcp.LoggingLevel {
+	return gc.g.afterStart(ctx, gc, server, cs)
+}
+
+func (gc *gatewayChat) startedLevel(ctx context.Context, cs *mcp.ClientSession, was mcp.LoggingLevel) {
+	gc.g.levelSince(ctx, gc, cs, was)
+}
+
+func (gc *gatewayChat) remoteConnected(server string, cs *mcp.ClientSession) {
+	gc.g.remoteConnected(gc, server, cs)
+}
+
+func (gc *gatewayChat) listFeatures(ctx context.Context, server string) error {
+	return gc.g.listFeatures(ctx, gc, server)
+}
+
+func (gc *gatewayChat) forwardLog(ctx context.Context, server string, link *procLink, params *mcp.LoggingMessageParams) {
+	forwardLog(ctx, gc, server, link, params)
+}
+
+func (gc *gatewayChat) resourceUpdated(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams) {
+	_ = gc.server.ResourceUpdated(ctx, params)
+}
+
+func (gc *gatewayChat) toolsChanged(table *toolTable) { gc.g.sync(gc, table) }

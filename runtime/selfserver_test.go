@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
 
 // The test binary doubles as an MCP server over stdio that handles a
@@ -18,7 +19,7 @@ import (
 // SECRET.
 //
 // At start it writes the secret to stderr in a line longer than
-// stderrLineMax that does not end (with LONG_STDERR set), or, when its
+// supervisor.StderrLineMax that does not end (with LONG_STDERR set), or, when its
 // working directory holds a file bad-start, writes a message quoting the
 // secret that is not JSON-RPC on stdout instead of serving. Tools: echo;
 // bad-stdout (writes such a message on stdout, breaking the connection);
@@ -39,7 +40,7 @@ func runSelfServer() {
 	secret := os.Getenv("SECRET")
 	if os.Getenv("LONG_STDERR") != "" {
 		// No newline: the line ends only with the process.
-		os.Stderr.WriteString(strings.Repeat("a", stderrLineMax-96) + secret + strings.Repeat("b", 1000))
+		os.Stderr.WriteString(strings.Repeat("a", supervisor.StderrLineMax-96) + secret + strings.Repeat("b", 1000))
 	}
 	if _, err := os.Stat("bad-start"); err == nil {
 		os.Stdout.WriteString(badMessage(secret))

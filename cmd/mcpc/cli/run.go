@@ -29,6 +29,7 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
@@ -385,7 +386,7 @@ func (s *shutdown) wait() bool {
 // gone says what is left of the servers' processes, for the last line:
 // "every server process is gone" only when that is known. escaped counts
 // the processes the runtime found outside their server's process group.
-func gone(escaped int, guard runtime.GuardReport) string {
+func gone(escaped int, guard supervisor.GuardReport) string {
 	if n := len(guard.Survivors); n > 0 {
 		return fmt.Sprintf("%s started by servers left their process group and could not be killed; still running: pids %v", processes(n), guard.Survivors)
 	}
@@ -467,16 +468,16 @@ func takeToken(c *ucli.Context, flag string, vars map[string]string) (string, er
 }
 
 // processGuard is the process guard of one mcpc run, if it has one.
-type processGuard struct{ g *runtime.Guard }
+type processGuard struct{ g *supervisor.Guard }
 
 // running says whether there is a guard that has not been closed.
 func (p *processGuard) running() bool { return p.g != nil }
 
 // close closes the guard once and reports what it found; later calls, and
 // a run without a guard, report nothing.
-func (p *processGuard) close() runtime.GuardReport {
+func (p *processGuard) close() supervisor.GuardReport {
 	if p.g == nil {
-		return runtime.GuardReport{}
+		return supervisor.GuardReport{}
 	}
 	r := p.g.Close()
 	p.g = nil
@@ -491,8 +492,8 @@ func startGuard(logw *lockedWriter) *processGuard {
 	}
 	exe, err := os.Executable()
 	if err == nil {
-		var g *runtime.Guard
-		g, err = runtime.StartGuard(exe, []string{guardCommandName}, func(msg string) { logw.printf("mcpc: warning: %s\n", term.Escape(msg)) })
+		var g *supervisor.Guard
+		g, err = supervisor.StartGuard(exe, []string{guardCommandName}, func(msg string) { logw.printf("mcpc: warning: %s\n", term.Escape(msg)) })
 		if err == nil {
 			return &processGuard{g: g}
 		}
@@ -501,14 +502,14 @@ func startGuard(logw *lockedWriter) *processGuard {
 	return &processGuard{}
 }
 
-// guardCommand is the process guard's hidden mode (see runtime.Guard).
+// guardCommand is the process guard's hidden mode (see supervisor.Guard).
 func guardCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:   guardCommandName,
 		Usage:  "internal: the process guard of mcpc run (reads the gateway's pipe on stdin)",
 		Hidden: true,
 		Action: func(c *ucli.Context) error {
-			runtime.RunGuard(c.App.Reader)
+			supervisor.RunGuard(c.App.Reader)
 			return nil
 		},
 	}
