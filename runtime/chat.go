@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/redact"
@@ -193,6 +192,9 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 		res, err = c.remote.call(ctx, tool, args)
 	} else {
 		res, err = c.slotFor(tool.srv).call(ctx, tool, args)
+		if err == nil {
+			res = redactResult(c.redactor(), res)
+		}
 		res = browserLost(tool.Server, res)
 	}
 	return res, c.redactError(err)
@@ -319,9 +321,7 @@ func (c *Chat) settleCalls(deadline time.Time) {
 		s.mu.Lock()
 		r := s.run
 		s.mu.Unlock()
-		if r != nil {
-			r.p.calls.Settle(deadline)
-		}
+		r.settleCalls(deadline)
 	}
 }
 
@@ -384,37 +384,17 @@ type slot struct {
 	srv *hostServer
 
 	mu       sync.Mutex
-	run      *procRun // the running process, nil if none
-	pending  *startOp // a start in progress
-	epoch    uint64   // bumped by every stop: starts of an older epoch give up
-	closed   bool     // the chat or host is closed
-	state    string   // StateNotStarted, StateRunning, StateExited, StateFailed
-	lastErr  string   // redacted where status leaves the runtime
-	stderr   string   // tail of the last process that ended, redacted
+	run      *serverConn // the running process, nil if none
+	pending  *startOp    // a start in progress
+	epoch    uint64      // bumped by every stop: starts of an older epoch give up
+	closed   bool        // the chat or host is closed
+	state    string      // StateNotStarted, StateRunning, StateExited, StateFailed
+	lastErr  string      // redacted where status leaves the runtime
+	stderr   string      // tail of the last process that ended, redacted
 	inflight int
 	waiting  int // calls waiting for a start in progress
 	idle     Timer
 	starts   int
-}
-
-// procRun is one process of a slot.
-type procRun struct {
-	p       *proc
-	sem     chan struct{} // one call at a time; nil when the server is parallel
-	ended   chan struct{} // closed once the process is gone and death or why is set
-	once    sync.Once
-	death   string     // set when it ended by itself: the error for its calls
-	why     stopReason // set when mcpc stopped it
-	release func()     // gives back its place among the host's processes
-	link    *procLink  // routes what the process sends during calls
-}
-
-func (r *procRun) finish(death string) {
-	r.once.Do(func() {
-		r.death = death
-		r.release()
-		close(r.ended)
-	})
 }
 
 // startOp is a start in progress, shared by the calls that wait for it.
@@ -422,7 +402,7 @@ type startOp struct {
 	done    chan struct{}
 	cancel  context.CancelFunc
 	release func() // gives back the place the start took (Host.reserveProcess)
-	run     *procRun
+	run     *serverConn
 	err     error
 	// discovery, if not nil, is the server's first discovery that the
 	// start stands for, and doStart ends it (hostServer.adopted).
@@ -430,87 +410,21 @@ type startOp struct {
 	began     bool // doStart runs
 }
 
-// call runs one tool call on this slot's process.
+// call runs one tool call on this slot's process (callOn).
 func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolResult, error) {
-	h := s.c.h
-	name := s.srv.cfg.Name
 	r, err := s.acquire(ctx, tool)
 	if err != nil {
 		return nil, err
 	}
 	defer s.release(r)
-	if r.sem != nil {
-		select {
-		case r.sem <- struct{}{}:
-			defer func() { <-r.sem }()
-		case <-ctx.Done():
-			return nil, s.cancelledBefore(ctx, tool, "while it waited for an earlier call to the server to end")
-		case <-r.ended:
-			return nil, s.endedError(r, tool)
-		}
-	}
-	timeout := time.Duration(s.srv.cfg.CallTimeoutSeconds) * time.Second
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
-	cctx, cancel := context.WithCancelCause(ctx)
-	errTimeout := errors.New("call timeout")
-	t := h.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
-	// Cancelling cctx makes the SDK send notifications/cancelled, in the
-	// background: the ledger lets a shutdown wait for it.
-	r.p.calls.Enter()
-	params, done := callParams(ctx, r.link, tool.ServerTool, args)
-	res, err := r.p.cs.CallTool(cctx, params)
-	done()
-	t.Stop()
-	timedOut := errors.Is(context.Cause(cctx), errTimeout)
-	if err != nil && cctx.Err() != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-		r.p.calls.Owe()
-	}
-	r.p.calls.Leave()
-	cancel(nil)
-	if err == nil {
-		return redactResult(s.c.redactor(), res), nil
-	}
-	switch {
-	case timedOut:
-		msg := fmt.Sprintf("MCP server %s: tool %s did not answer within %s (callTimeoutSeconds); the call was cancelled and the server was told so (notifications/cancelled)",
-			name, tool.Name, formatSeconds(timeout))
-		h.log("Warning", s.c.id, name, "%s", msg)
-		return nil, &CallError{Kind: CallTimeout, Server: name, Tool: tool.Name, Message: msg}
-	case ctx.Err() != nil:
-		return nil, s.cancelled(ctx, tool)
-	}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		return nil, &CallError{Kind: CallServerError, Server: name, Tool: tool.Name, Code: we.Code,
-			Message: fmt.Sprintf("MCP server %s: tool %s: %s", name, tool.Name, we.Message)}
-	}
-	// The transport failed: the process died or broke the connection. The
-	// watcher records which; wait for it, or stop the process if the
-	// session somehow lives on.
-	select {
-	case <-r.ended:
-	case <-time.After(brokenWait):
-		s.stopRun(r, stopBroken)
-	}
-	return nil, s.endedError(r, tool)
+	return callOn(ctx, s, r, callSpec{server: s.srv.cfg.Name, tool: tool.Name, serverTool: tool.ServerTool,
+		timeout: time.Duration(s.srv.cfg.CallTimeoutSeconds) * time.Second, timeoutSetting: " (callTimeoutSeconds)"}, args)
 }
 
-// cancelled is the error of a call cancelled while the server ran it.
-func (s *slot) cancelled(ctx context.Context, tool *Tool) error {
-	name := s.srv.cfg.Name
-	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
-		Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s; the server was told so (notifications/cancelled)", tool.Name, name, cancelCause(ctx))}
-}
-
-// cancelledBefore is the error of a call cancelled before it was sent:
-// the server never saw it, so it was not told anything either.
-func (s *slot) cancelledBefore(ctx context.Context, tool *Tool, while string) error {
-	name := s.srv.cfg.Name
-	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
-		Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s %s; it was never sent to the server", tool.Name, name, cancelCause(ctx), while)}
-}
+// A slot is the callSite of its processes.
+func (s *slot) clockOf() Clock             { return s.c.h.clock }
+func (s *slot) logCall(server, msg string) { s.c.h.log("Warning", s.c.id, server, "%s", msg) }
+func (s *slot) stopBroken(r *serverConn)   { s.stopRun(r, stopBroken) }
 
 // cancelCause says why a call was cancelled when mcpc did it: "" when the
 // caller did.
@@ -522,18 +436,18 @@ func cancelCause(ctx context.Context) string {
 }
 
 // endedError is the error of a call whose process ended under it.
-func (s *slot) endedError(r *procRun, tool *Tool) error {
+func (s *slot) endedError(r *serverConn, tool string) error {
 	name := s.srv.cfg.Name
 	if r.death != "" {
-		return &CallError{Kind: CallExited, Server: name, Tool: tool.Name, Message: r.death}
+		return &CallError{Kind: CallExited, Server: name, Tool: tool, Message: r.death}
 	}
-	return &CallError{Kind: CallStopped, Server: name, Tool: tool.Name,
-		Message: fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", name, tool.Name, r.why)}
+	return &CallError{Kind: CallStopped, Server: name, Tool: tool,
+		Message: fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", name, tool, r.why)}
 }
 
 // acquire returns the running process, starting one if needed, and counts
 // the caller as a call in flight.
-func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
+func (s *slot) acquire(ctx context.Context, tool *Tool) (*serverConn, error) {
 	h := s.c.h
 	s.mu.Lock()
 	if s.closed {
@@ -563,7 +477,7 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 	case <-ctx.Done():
 		// The start goes on without this call: once it is done, the
 		// process has no call in flight, and its idle stop is due.
-		err = s.cancelledBefore(ctx, tool, "while the server was starting")
+		err = cancelledBefore(ctx, callSpec{server: s.srv.cfg.Name, tool: tool.Name}, "while the server was starting")
 	case <-h.ctx.Done():
 		err = ErrHostClosed
 	}
@@ -591,7 +505,7 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 		// one behind the caller's back. (Not under s.mu: the watcher that
 		// records the end takes it.)
 		<-op.run.ended
-		return nil, s.endedError(op.run, tool)
+		return nil, s.endedError(op.run, tool.Name)
 	}
 	s.enterLocked()
 	s.mu.Unlock()
@@ -634,7 +548,7 @@ func (s *slot) enterLocked() {
 }
 
 // release ends a call; the last one arms the idle stop.
-func (s *slot) release(r *procRun) {
+func (s *slot) release(r *serverConn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inflight--
@@ -662,7 +576,7 @@ func (s *slot) armIdleLocked() {
 // idleStop stops r if it is still the slot's process and still idle. It
 // runs synchronously in the timer's goroutine (with a fake clock: in the
 // goroutine that advances it), so the process is gone when it returns.
-func (s *slot) idleStop(r *procRun, idle time.Duration) {
+func (s *slot) idleStop(r *serverConn, idle time.Duration) {
 	s.c.h.do(func() {
 		s.mu.Lock()
 		if s.run != r || s.inflight > 0 || s.waiting > 0 {
@@ -802,7 +716,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 			hookAfterStartRead()
 		}
 	}
-	r := &procRun{p: p, ended: make(chan struct{}), release: op.release, link: link}
+	r := &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), release: op.release, link: link}
 	if !cfg.Parallel {
 		r.sem = make(chan struct{}, 1)
 	}
@@ -812,7 +726,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		why := s.lastWhyLocked()
 		s.mu.Unlock()
 		r.why = why
-		p.stopping.Store(true)
+		r.stopping.Store(true)
 		p.stop()
 		r.finish("")
 		op.err = &CallError{Kind: CallStopped, Server: name,
@@ -843,7 +757,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 			s.run, s.state = nil, StateNotStarted
 		}
 		s.mu.Unlock()
-		p.stopping.Store(true)
+		r.stopping.Store(true)
 		p.stop()
 		r.finish("")
 	}
@@ -897,9 +811,9 @@ func (s *slot) lastWhyLocked() stopReason {
 // died (or broke the protocol): the process group is killed, the death is
 // recorded for status and for the calls that were running, and the next
 // call starts a new process.
-func (s *slot) watch(r *procRun) {
+func (s *slot) watch(r *serverConn) {
 	_ = r.p.cs.Wait()
-	if r.p.stopping.Load() {
+	if r.stopping.Load() {
 		r.p.stop()
 		r.finish("")
 		return
@@ -946,13 +860,13 @@ func deathMessage(name string, p *proc, stderr string, redact func(string) strin
 }
 
 // stopRun stops r on purpose and waits until it is gone.
-func (s *slot) stopRun(r *procRun, why stopReason) {
+func (s *slot) stopRun(r *serverConn, why stopReason) {
 	s.mu.Lock()
 	if r.why == "" {
 		r.why = why
 	}
 	s.mu.Unlock()
-	r.p.stopping.Store(true)
+	r.stopping.Store(true)
 	r.p.stop()
 	s.mu.Lock()
 	if s.run == r {

@@ -415,7 +415,11 @@ func (c *Craftbot) addTool(def *mcp.Tool) (ok bool) {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		return callResult(c.Call(ctx, name, args))
+		// The call's origin: the server's progress goes back to this
+		// session, with the client's token (forwardProgress).
+		o := &callOrigin{ctx: ctx, progress: req.Params.GetProgressToken()}
+		o.session, _ = req.GetSession().(*mcp.ServerSession)
+		return callResult(c.Call(withOrigin(ctx, o), name, args))
 	})
 	return true
 }

@@ -325,7 +325,7 @@ func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) 
 		}
 	}
 	opts.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-		forwardProgress(ctx, c, link, req.Params)
+		forwardProgress(ctx, c.redact, link, req.Params)
 	}
 	opts.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 		forwardLog(ctx, gc, server, link, req.Params)
@@ -376,7 +376,7 @@ var hookForwardProgress func()
 // answered (the SDK hands a response to its caller before it runs the
 // handlers of the notifications that came before it): it goes to the same
 // client session outside the ended request, as forwardLog does.
-func forwardProgress(ctx context.Context, c *Chat, link *procLink, params *mcp.ProgressNotificationParams) {
+func forwardProgress(ctx context.Context, redact func(string) string, link *procLink, params *mcp.ProgressNotificationParams) {
 	if hookForwardProgress != nil {
 		hookForwardProgress()
 	}
@@ -386,7 +386,7 @@ func forwardProgress(ctx context.Context, c *Chat, link *procLink, params *mcp.P
 	}
 	p := *params
 	p.ProgressToken = o.progress
-	p.Message = c.redact(p.Message)
+	p.Message = redact(p.Message)
 	if err := o.session.NotifyProgress(o.ctx, &p); err != nil && o.ctx.Err() != nil {
 		_ = o.session.NotifyProgress(ctx, &p)
 	}

@@ -175,7 +175,7 @@ func (r *chatRemote) clientOptions(server string, link *procLink) *mcp.ClientOpt
 	}
 	return &mcp.ClientOptions{
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			forwardProgress(ctx, c, link, req.Params)
+			forwardProgress(ctx, c.redact, link, req.Params)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if up := c.upstream(); up != nil {

@@ -58,9 +58,6 @@ type proc struct {
 	// calls counts the calls in flight and the notifications/cancelled
 	// still owed to the server, for a shutdown (supervisor.Ledger).
 	calls *supervisor.Ledger
-	// stopping is set before stop kills anything: a call that fails then
-	// was stopped on purpose, it did not see the server die.
-	stopping atomic.Bool
 }
 
 // startProc starts spec's process and runs the MCP initialize handshake.

@@ -304,10 +304,15 @@ func (h *Host) runningOf(slots []*slot, hs *hostServer) int {
 
 // retiredError is the error of a call that reached a server a reload
 // removed or replaced after the call found its tool.
-func retiredError(hs *hostServer, tool *Tool) error {
-	name := hs.cfg.Name
-	return &CallError{Kind: CallUnknownTool, Server: name, Tool: tool.Name,
-		Message: fmt.Sprintf("tool %s is no longer served: MCP server %s was removed, disabled or changed by a reload of the plan", tool.Name, name)}
+func retiredError(hs *hostServer, tool *Tool) error { return noLongerServed(hs.cfg.Name, tool.Name) }
+
+// noLongerServed is the error of a call of tool, of either profile, that
+// reached server after a reload removed, disabled or replaced it: the tool
+// is unknown now (a protocol error for the client, which was told the
+// list changed).
+func noLongerServed(server, tool string) error {
+	return &CallError{Kind: CallUnknownTool, Server: server, Tool: tool,
+		Message: fmt.Sprintf("tool %s is no longer served: MCP server %s was removed, disabled or changed by a reload of the plan", tool, server)}
 }
 
 // slotFor returns the chat's slot of hs, made on first use. A retired

@@ -22,6 +22,7 @@ import (
 // supervisor.StderrLineMax that does not end (with LONG_STDERR set), or, when its
 // working directory holds a file bad-start, writes a message quoting the
 // secret that is not JSON-RPC on stdout instead of serving. Tools: echo;
+// args (answers with the arguments as they arrived);
 // bad-stdout (writes such a message on stdout, breaking the connection);
 // schema (a tool whose input and output schemas hold the secret).
 const selfServerVar = "MCPC_RUNTIME_TEST_SELF_SERVER"
@@ -51,6 +52,9 @@ func runSelfServer() {
 	object := map[string]any{"type": "object"}
 	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo"}}}, nil
+	})
+	server.AddTool(&mcp.Tool{Name: "args", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
 	})
 	server.AddTool(&mcp.Tool{Name: "bad-stdout", InputSchema: object}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		os.Stdout.WriteString(badMessage(secret))
