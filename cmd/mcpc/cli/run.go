@@ -729,9 +729,8 @@ var adaptProcs = true
 // A chat's traffic is short bursts, one message at a time: with more
 // processors than chats, every hand-over between the gateway's goroutines
 // wakes another thread, and the idle ones spin, taking CPU from the
-// servers (about a third of the gateway's CPU per call over HTTP with one
-// chat on two processors; BenchmarkGatewayCPUPerCall). The stdio gateway,
-// one chat, runs on one processor for the same reason. It returns the
+// servers (docs/performance.md). The stdio gateway, one client, runs on
+// one processor for the same reason. It returns the
 // function that restores the processors mcpc started with.
 func procsPerChat(opts *runtime.GatewayOptions) (restore func()) {
 	if !adaptProcs || os.Getenv("GOMAXPROCS") != "" {
