@@ -230,11 +230,12 @@ func TestEveryTestBinaryUsesTestmain(t *testing.T) {
 }
 
 // gatewayFiles are the files of package runtime that serve a host over MCP
-// (the gateway, its pass-through and its HTTP side) and the craftbot
-// runtime's own server side; the rest of the package is the host core.
+// (the gateway, its pass-through and its HTTP side), the craftbot
+// runtime's own server side, and the engine that puts a host and its
+// gateway together; the rest of the package is the host core.
 var gatewayFiles = map[string]bool{
 	"gateway.go": true, "gatewayhttp.go": true, "passthrough.go": true, "passthrough_remote.go": true,
-	"protocol.go": true, "adminclient.go": true, "status.go": true, "craftbothttp.go": true,
+	"protocol.go": true, "adminclient.go": true, "status.go": true, "craftbothttp.go": true, "engine.go": true,
 }
 
 // TestHostCoreNamesNoGateway guards the port between the host core and the

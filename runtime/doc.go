@@ -7,7 +7,9 @@
 // naming), and keeps one [Chat] per conversation. A chat is an id
 // and a workspace; it gets its own process per server, started by its first
 // call to that server, in its workspace, with the environment of SPEC §2.4.
-// A [Gateway] serves a host's chats over MCP (`mcpc run`).
+// A [Gateway] serves a host's chats over MCP; it reaches a chat's client
+// side only through the chat's upstream (port.go). An [Engine] runs a plan
+// of either profile behind one API (`mcpc run`).
 //
 // # Remote servers
 //
@@ -101,7 +103,8 @@
 // kill as a chat's), one connection per sse or websocket server
 // (internal/transport), each server's tools served as CraftBot's actions
 // (package craftbot). Craftbot.Apply takes a new plan while it runs, acting
-// on the plan diff (package plandiff).
+// on the plan diff (package plandiff). A call of either profile goes one
+// way (callOn, conn.go).
 //
 // # Reload
 //
