@@ -81,6 +81,11 @@ const (
 	stopHostClosed stopReason = "the host is shutting down"
 	stopChatClosed stopReason = "the chat was closed"
 	stopBroken     stopReason = "the connection to it failed"
+	// A reload's: the server is not served any more (removed, disabled),
+	// or it is served anew (changed).
+	stopRemoved  stopReason = "it was removed from the plan"
+	stopDisabled stopReason = "it was disabled"
+	stopChanged  stopReason = "its configuration changed"
 )
 
 // Chat is one conversation: an id and a workspace directory, with its own
@@ -437,12 +442,7 @@ func cancelCause(ctx context.Context) string {
 
 // endedError is the error of a call whose process ended under it.
 func (s *slot) endedError(r *serverConn, tool string) error {
-	name := s.srv.cfg.Name
-	if r.death != "" {
-		return &CallError{Kind: CallExited, Server: name, Tool: tool, Message: r.death}
-	}
-	return &CallError{Kind: CallStopped, Server: name, Tool: tool,
-		Message: fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", name, tool, r.why)}
+	return endedError(s.srv.cfg.Name, r, tool)
 }
 
 // acquire returns the running process, starting one if needed, and counts

@@ -211,3 +211,19 @@ func cancelledBefore(ctx context.Context, spec callSpec, while string) error {
 	return &CallError{Kind: CallCancelled, Server: spec.server, Tool: spec.tool,
 		Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s %s; it was never sent to the server", spec.tool, spec.server, cancelCause(ctx), while)}
 }
+
+// endedError is the error of a call of tool whose connection to server
+// ended under it: the server's death, or why mcpc stopped it. A server a
+// reload removed or disabled does not come back, so the call's error says
+// it is unavailable rather than that it restarts.
+func endedError(server string, r *serverConn, tool string) error {
+	switch {
+	case r.death != "":
+		return &CallError{Kind: CallExited, Server: server, Tool: tool, Message: r.death}
+	case r.why == stopRemoved || r.why == stopDisabled:
+		return &CallError{Kind: CallUnavailable, Server: server, Tool: tool,
+			Message: fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s", server, tool, r.why)}
+	}
+	return &CallError{Kind: CallStopped, Server: server, Tool: tool,
+		Message: fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", server, tool, r.why)}
+}

@@ -17,13 +17,6 @@ import (
 	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
-// stopRemoved and stopDisabled say why Apply stopped a server.
-const (
-	stopRemoved  stopReason = "it was removed from the plan"
-	stopDisabled stopReason = "it was disabled"
-	stopChanged  stopReason = "its configuration changed"
-)
-
 // cbServer is one server of a craftbot plan: its one connection, shared by
 // every client of the gateway.
 type cbServer struct {
@@ -466,16 +459,7 @@ func (s *cbServer) stopBroken(r *serverConn)   { s.stopConn(r, stopBroken) }
 
 // endedError is the error of a call whose connection ended under it.
 func (s *cbServer) endedError(r *serverConn, action string) error {
-	name := s.name()
-	if r.death != "" {
-		return &CallError{Kind: CallExited, Server: name, Tool: action, Message: r.death}
-	}
-	if r.why == stopRemoved || r.why == stopDisabled {
-		return &CallError{Kind: CallUnavailable, Server: name, Tool: action,
-			Message: fmt.Sprintf("MCP server %s was stopped during the call to %s: %s", name, action, r.why)}
-	}
-	return &CallError{Kind: CallStopped, Server: name, Tool: action,
-		Message: fmt.Sprintf("MCP server %s was stopped during the call to %s: %s. It restarts on the next call.", name, action, r.why)}
+	return endedError(s.name(), r, action)
 }
 
 // escaped logs a process of a server found outside its process group.

@@ -31,12 +31,9 @@ import (
 //     finds their tools, and every gateway's clients are told
 //     (notifications/tools/list_changed);
 //  3. every chat's processes of the retired servers stop (their calls in
-//     flight end with "stopped … the plan was reloaded");
+//     flight end with "stopped …", and why: removed, disabled or changed);
 //  4. the new and changed servers' discoveries start in the background;
 //     each that ends rebuilds the table and tells the clients again.
-
-// stopReload is why a reload stopped a server's process.
-const stopReload stopReason = "the plan was reloaded"
 
 // serverSet is the plan's servers at one moment, in plan order, disabled
 // ones too. It is never modified once published.
@@ -160,7 +157,7 @@ func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
 	h.plan = p
 	h.set.Store(next)
 	h.rebuildTable()
-	h.stopRetired(retired)
+	h.stopRetired(retired, next)
 	for _, hs := range fresh {
 		if hs.cfg.Enabled {
 			// ensure: a chat's early start may have taken the first
@@ -235,9 +232,20 @@ func compactStrings(s []string) []string {
 	return out
 }
 
+// retiredWhy is why a reload retired hs, next being the new servers.
+func retiredWhy(hs *hostServer, next *serverSet) stopReason {
+	switch n := next.byName[hs.cfg.Name]; {
+	case n == nil:
+		return stopRemoved
+	case !n.cfg.Enabled:
+		return stopDisabled
+	}
+	return stopChanged
+}
+
 // stopRetired stops every chat's processes of the retired servers, all at
-// once, and forgets their slots.
-func (h *Host) stopRetired(retired []*hostServer) {
+// once, and forgets their slots; next are the new servers.
+func (h *Host) stopRetired(retired []*hostServer, next *serverSet) {
 	if len(retired) == 0 {
 		return
 	}
@@ -259,13 +267,13 @@ func (h *Host) stopRetired(retired []*hostServer) {
 	}
 	for _, hs := range retired {
 		if n := h.runningOf(slots, hs); n > 0 {
-			h.log("Information", "", hs.cfg.Name, "MCP server %s: %d chat process(es) stop: %s", hs.cfg.Name, n, stopReload)
+			h.log("Information", "", hs.cfg.Name, "MCP server %s: %d chat process(es) stop: %s", hs.cfg.Name, n, retiredWhy(hs, next))
 		}
 	}
 	stop := func() {
 		var wg sync.WaitGroup
 		for _, s := range slots {
-			wg.Go(func() { s.stop(stopReload, true) })
+			wg.Go(func() { s.stop(retiredWhy(s.srv, next), true) })
 		}
 		wg.Wait()
 	}

@@ -102,7 +102,9 @@ func TestApplyRemovesRestartsAddsAndTellsClients(t *testing.T) {
 }
 
 // A disabled server stops like a removed one and shows as disabled; a call
-// in flight on it ends with the reload as its reason.
+// in flight on it ends unavailable, saying why, as a craftbot server's
+// does: it does not restart on the next call (docs/decisions.md, "One call
+// path for both profiles").
 func TestApplyDisablesAServerWithACallInFlight(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
@@ -132,7 +134,7 @@ func TestApplyDisablesAServerWithACallInFlight(t *testing.T) {
 	}
 	err := testservers.Recv(t, "the slow call's end", callErr)
 	var ce *CallError
-	if !errors.As(err, &ce) || ce.Kind != CallStopped || !strings.Contains(ce.Message, string(stopReload)) {
+	if want := "MCP server s was stopped during the call to tool slow: it was disabled"; !errors.As(err, &ce) || ce.Kind != CallUnavailable || ce.Message != want {
 		t.Fatalf("the call in flight: %v", err)
 	}
 	if st := chat.Status().Servers; len(st) != 1 || st[0].State != StateDisabled {
