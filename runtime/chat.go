@@ -646,10 +646,6 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	}
 	name := cfg.Name
 	spec := Launch(cfg, c.workspace, h.env)
-	timeout := spec.StartupTimeout
-	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
-	}
 	fail := func(reason, stderr string) {
 		op.release()
 		msg := fmt.Sprintf("MCP server %s failed to start: %s", name, reason)
@@ -672,7 +668,6 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		fail("cannot create the workspace: "+err.Error(), "")
 		return
 	}
-	sctx, cancel, timedOut := startTimeout(ctx, h.clock, timeout)
 	level := cfg.StderrLevel
 	var onStderr func(string)
 	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
@@ -688,25 +683,15 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	if up != nil {
 		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
 	}
-	p, err := startProc(sctx, spec, c.workspace, pcfg)
-	cancel()
-	if err != nil {
-		if p == nil {
-			fail(err.Error(), "")
-			return
-		}
-		stderr := h.Redact(p.stderrTail())
-		_, reason, _ := p.startFailure(err, ctx, timedOut(), timeout, c.redact)
-		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
-			reason += ": " + strings.Join(lines, " | ")
-		}
+	p, _, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, nil, h.Redact, c.redact)
+	if p == nil {
 		fail(reason, stderr)
 		return
 	}
 	if op.discovery != nil {
 		// Its waiters need not wait for what the start does next (the
 		// client's logging level and subscriptions).
-		s.endDiscovery(op, listFirst(ctx, h, p, timeout))
+		s.endDiscovery(op, listFirst(ctx, h, p, startupTimeout(spec)))
 	}
 	var logLevel mcp.LoggingLevel
 	if up != nil {
@@ -812,16 +797,12 @@ func (s *slot) lastWhyLocked() stopReason {
 // recorded for status and for the calls that were running, and the next
 // call starts a new process.
 func (s *slot) watch(r *serverConn) {
-	_ = r.p.cs.Wait()
-	if r.stopping.Load() {
-		r.p.stop()
+	h := s.c.h
+	msg, stderr, died := r.awaitEnd(s.srv.cfg.Name, h.Redact, s.c.redact)
+	if !died {
 		r.finish("")
 		return
 	}
-	r.p.stop()
-	h := s.c.h
-	stderr := h.Redact(r.p.stderrTail())
-	msg := deathMessage(s.srv.cfg.Name, r.p, stderr, s.c.redact)
 	s.mu.Lock()
 	if s.run == r {
 		s.run, s.state, s.lastErr, s.stderr = nil, StateExited, msg, keptStderr(stderr)

@@ -227,3 +227,61 @@ func endedError(server string, r *serverConn, tool string) error {
 	return &CallError{Kind: CallStopped, Server: server, Tool: tool,
 		Message: fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", server, tool, r.why)}
 }
+
+// startupTimeout is how long spec's process has to start and answer.
+func startupTimeout(spec LaunchSpec) time.Duration {
+	if spec.StartupTimeout <= 0 {
+		return DefaultStartupTimeout
+	}
+	return spec.StartupTimeout
+}
+
+// startStdio starts spec's process in workspace within its startup
+// timeout on clock, and, when list is set, lists its tools within the same
+// time. On failure p is nil, reason says why (with the last lines of its
+// stderr) and stderr is its tail, redacted with redactTail; redact is
+// applied to what the server wrote on stdout before that is cut short.
+func startStdio(ctx context.Context, clock Clock, spec LaunchSpec, workspace string, pcfg procConfig,
+	list func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error), redactTail, redact func(string) string) (p *proc, tools []*mcp.Tool, reason, stderr string) {
+	timeout := startupTimeout(spec)
+	sctx, cancel, timedOut := startTimeout(ctx, clock, timeout)
+	defer cancel()
+	p, err := startProc(sctx, spec, workspace, pcfg)
+	if err == nil && list != nil {
+		if tools, err = list(sctx, p.cs); err != nil {
+			p.stop()
+		}
+	}
+	switch {
+	case err == nil:
+		return p, tools, "", ""
+	case p == nil:
+		return nil, nil, err.Error(), ""
+	}
+	stderr = redactTail(p.stderrTail())
+	_, reason, _ = p.startFailure(err, ctx, timedOut(), timeout, redact)
+	if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
+		reason += ": " + strings.Join(lines, " | ")
+	}
+	return nil, nil, reason, stderr
+}
+
+// awaitEnd waits until the connection's session ends, then ends the
+// connection (a process's whole group killed and reaped). died reports
+// whether it ended by itself, not stopped by mcpc: msg is then the error
+// for its calls (SPEC §4) and stderr the process's tail, redacted with
+// redactTail; redact is applied to what the server wrote on stdout before
+// that is cut short.
+func (r *serverConn) awaitEnd(server string, redactTail, redact func(string) string) (msg, stderr string, died bool) {
+	_ = r.cs.Wait()
+	stopped := r.stopping.Load()
+	r.close()
+	switch {
+	case stopped:
+		return "", "", false
+	case r.p == nil:
+		return fmt.Sprintf("MCP server %s closed the connection. It reconnects on the next call; its state was lost.", server), "", true
+	}
+	stderr = redactTail(r.p.stderrTail())
+	return deathMessage(server, r.p, stderr, redact), stderr, true
+}

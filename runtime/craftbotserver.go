@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -259,12 +258,6 @@ func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *serv
 	if err != nil {
 		return nil, nil, "cannot create the workspace: " + err.Error(), ""
 	}
-	timeout := spec.StartupTimeout
-	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
-	}
-	sctx, cancel, timedOut := startTimeout(ctx, c.clock, timeout)
-	defer cancel()
 	name := cfg.Name
 	var onStderr func(string)
 	if c.opts.Log != nil {
@@ -276,22 +269,8 @@ func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *serv
 	pcfg := procConfig{version: "craftbot", onStderr: onStderr, redact: c.Redact, secretSpan: c.secretSpan,
 		onEscaped: func(e supervisor.ProcInfo, killed bool) { c.escaped(name, e.Pid, e.Comm, killed) },
 		client:    c.connOptions(link)}
-	p, err := startProc(sctx, spec, ws, pcfg)
-	if err == nil {
-		tools, err = listAll(sctx, p.cs)
-		if err != nil {
-			p.stop()
-		}
-	}
-	if err != nil {
-		if p == nil {
-			return nil, nil, err.Error(), ""
-		}
-		stderr = c.Redact(p.stderrTail())
-		_, reason, _ = p.startFailure(err, ctx, timedOut(), timeout, c.Redact)
-		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
-			reason += ": " + strings.Join(lines, " | ")
-		}
+	p, tools, reason, stderr := startStdio(ctx, c.clock, spec, ws, pcfg, listAll, c.Redact, c.Redact)
+	if p == nil {
 		return nil, nil, reason, stderr
 	}
 	conn = &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), link: link}
@@ -360,21 +339,12 @@ func listAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 // recorded for status and for the calls that were running, and the next
 // call connects anew.
 func (s *cbServer) watch(conn *serverConn) {
-	_ = conn.cs.Wait()
-	if conn.stopping.Load() {
-		conn.close()
-		conn.finish("")
-		return
-	}
-	conn.close()
 	c := s.c
 	name := s.name()
-	var msg, stderr string
-	if conn.p != nil {
-		stderr = c.Redact(conn.p.stderrTail())
-		msg = deathMessage(name, conn.p, stderr, c.Redact)
-	} else {
-		msg = fmt.Sprintf("MCP server %s closed the connection. It reconnects on the next call; its state was lost.", name)
+	msg, stderr, died := conn.awaitEnd(name, c.Redact, c.Redact)
+	if !died {
+		conn.finish("")
+		return
 	}
 	s.mu.Lock()
 	if s.conn == conn {

@@ -317,10 +317,7 @@ type probeResult struct {
 // whole stderr.
 func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, redact func(string) string, cfg procConfig) (r probeResult) {
 	r.code = -1
-	timeout := spec.StartupTimeout
-	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
-	}
+	timeout := startupTimeout(spec)
 	sctx, cancel, timedOut := startTimeout(ctx, clock, timeout)
 	defer cancel()
 	p, err := startProc(sctx, spec, workspace, cfg)
