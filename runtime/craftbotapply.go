@@ -4,7 +4,6 @@ import (
 	"context"
 	"reflect"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
@@ -31,9 +30,9 @@ import (
 // Clients are told with notifications/tools/list_changed. With
 // auto_connect, Apply waits (until ctx ends) for the connects it started,
 // so that when it returns the new plan's actions are served. It returns
-// the diff it applied; a plan the runtime cannot run is refused and the
-// running plan kept.
-func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*plandiff.Diff, error) {
+// what it did, as Host.Apply does; a plan the runtime cannot run is
+// refused and the running plan kept.
+func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*ApplyResult, error) {
 	if err := checkCraftbotPlan(p); err != nil {
 		return nil, err
 	}
@@ -124,7 +123,10 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 	c.servers, c.byName = servers, byName
 	c.mu.Unlock()
 	c.register()
-	c.logApplied(p, out, restart, revived, auto)
+	res := applied(d, p, out, restart, revived, auto)
+	if res.Changed() {
+		c.log("Information", "", "plan reloaded: %s", res.summary())
+	}
 	for _, s := range connect {
 		s.connectInBackground()
 	}
@@ -133,11 +135,11 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 			select {
 			case <-op.done:
 			case <-ctx.Done():
-				return d, nil
+				return res, nil
 			}
 		}
 	}
-	return d, nil
+	return res, nil
 }
 
 // leaving is a server that Apply takes out of service, and why.
@@ -146,47 +148,27 @@ type leaving struct {
 	why stopReason
 }
 
-// logApplied logs what a reload did to the servers: stopped (removed,
-// disabled), restarted (changed, or a config value its env reads changed),
-// started (new, enabled; without auto_connect they start on first use); a
-// reload that touched none says so.
-func (c *Craftbot) logApplied(p *plan.Plan, out []leaving, restart, revived map[string]bool, auto bool) {
-	var stopped, restarted, started []string
+// applied is what a reload did to the servers: stopped (removed,
+// disabled; sorted), restarted (changed, or a config value its env reads
+// changed) and started (new, enabled; without auto_connect they start on
+// first use), in plan order.
+func applied(d *plandiff.Diff, p *plan.Plan, out []leaving, restart, revived map[string]bool, auto bool) *ApplyResult {
+	res := &ApplyResult{Diff: d, OnFirstUse: !auto}
 	for _, l := range out {
 		if l.why != stopChanged {
-			stopped = append(stopped, l.s.name())
+			res.Stopped = append(res.Stopped, l.s.name())
 		}
 	}
 	for _, s := range p.Servers {
 		switch {
 		case restart[s.Name]:
-			restarted = append(restarted, s.Name)
+			res.Restarted = append(res.Restarted, s.Name)
 		case revived[s.Name]:
-			started = append(started, s.Name)
+			res.Started = append(res.Started, s.Name)
 		}
 	}
-	sort.Strings(stopped)
-	var parts []string
-	for _, g := range []struct {
-		what  string
-		names []string
-	}{{"stopped", stopped}, {"restarted", restarted}, {startedWord(auto), started}} {
-		if len(g.names) > 0 {
-			parts = append(parts, g.what+" "+strings.Join(g.names, ", "))
-		}
-	}
-	if len(parts) == 0 {
-		c.log("Information", "", "plan reloaded: no server changed")
-		return
-	}
-	c.log("Information", "", "plan reloaded: %s", strings.Join(parts, "; "))
-}
-
-func startedWord(auto bool) string {
-	if auto {
-		return "started"
-	}
-	return "to start on first use"
+	sort.Strings(res.Stopped)
+	return res
 }
 
 func (c *Craftbot) server(name string) *cbServer {

@@ -129,13 +129,12 @@ func (e *Engine) StatusHandler() http.Handler {
 // ${config:KEY} values are read). changed reports whether anything that
 // runs changed; an error means the running plan stays.
 func (e *Engine) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (changed bool, err error) {
+	var res *ApplyResult
 	if e.cb != nil {
-		if _, err := e.cb.Apply(ctx, p, config); err != nil {
-			return false, err
-		}
-		return true, nil
+		res, err = e.cb.Apply(ctx, p, config)
+	} else {
+		res, err = e.host.Apply(ctx, p)
 	}
-	res, err := e.host.Apply(ctx, p)
 	if err != nil {
 		return false, err
 	}

@@ -70,14 +70,18 @@ func checkServers(p *plan.Plan) error {
 	return nil
 }
 
-// ApplyResult says what a reload did, server names sorted.
+// ApplyResult says what a reload did, of either profile (Host.Apply,
+// Craftbot.Apply).
 type ApplyResult struct {
 	// Diff is the comparison of the running plan with the new one.
 	Diff *plandiff.Diff
 	// Stopped are the servers removed or disabled; Restarted those whose
-	// change replaced them (discovered anew); Started those added or
-	// enabled.
+	// change replaced them (discovered or connected anew); Started those
+	// added or enabled.
 	Stopped, Restarted, Started []string
+	// OnFirstUse: the Started servers start on their first use, not now
+	// (a craftbot plan without auto_connect).
+	OnFirstUse bool
 }
 
 // Changed reports whether the reload changed anything that runs.
@@ -174,11 +178,15 @@ func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
 // summary is the one log line of a reload: "stopped a, b; restarted c;
 // started d".
 func (r *ApplyResult) summary() string {
+	started := "started"
+	if r.OnFirstUse {
+		started = "to start on first use"
+	}
 	var parts []string
 	for _, g := range []struct {
 		what  string
 		names []string
-	}{{"stopped", r.Stopped}, {"restarted", r.Restarted}, {"started", r.Started}} {
+	}{{"stopped", r.Stopped}, {"restarted", r.Restarted}, {started, r.Started}} {
 		if len(g.names) > 0 {
 			parts = append(parts, g.what+" "+strings.Join(g.names, ", "))
 		}

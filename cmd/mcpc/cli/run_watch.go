@@ -401,10 +401,10 @@ func (r *craftbotSource) next(context.Context) (*plan.Plan, runtime.ConfigLookup
 	switch {
 	case cfgChanged:
 		p, config, err := r.compileConfig(cfgData)
-		return p, config, r.files_.config, "", err
+		return p, config, r.files_.config, r.files_.config + " changed", err
 	case planChanged:
 		p, config, err := r.readPlan(planData, cfgData)
-		return p, config, r.files_.plan, "", err
+		return p, config, r.files_.plan, r.files_.plan + " changed", err
 	}
 	return nil, nil, "", "", nil // rewritten with the same bytes
 }
