@@ -33,7 +33,7 @@ import (
 // what it did, as Host.Apply does; a plan the runtime cannot run is
 // refused and the running plan kept.
 func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*ApplyResult, error) {
-	if err := checkCraftbotPlan(p); err != nil {
+	if err := checkPlan(p, plan.ProfileCraftbot); err != nil {
 		return nil, err
 	}
 	c.applyMu.Lock()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plandiff"
 )
@@ -53,16 +54,29 @@ func (h *Host) servers() []*hostServer { return h.set.Load().list }
 // server returns the plan's server name now, nil if there is none.
 func (h *Host) server(name string) *hostServer { return h.set.Load().byName[name] }
 
-// checkServers refuses what this runtime cannot run: a transport other
-// than stdio, a name defined twice.
-func checkServers(p *plan.Plan) error {
+// checkPlan refuses a plan that the runtime of profile cannot run, at its
+// start and at a reload, for both profiles: no plan, another profile's
+// plan (a hand-made plan without a profile is a volcanic one), another
+// planVersion, a transport the profile does not run, a name defined twice.
+func checkPlan(p *plan.Plan, profile string) error {
+	if p == nil {
+		return errors.New("runtime: no plan")
+	}
+	if p.Profile != profile && (profile != plan.ProfileVolcanic || p.Profile != "") {
+		return fmt.Errorf("runtime: a %s plan is not a %s plan", p.Profile, profile)
+	}
+	if p.PlanVersion != plan.Version {
+		return fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", p.PlanVersion, plan.Version)
+	}
 	seen := map[string]bool{}
 	for i := range p.Servers {
 		s := &p.Servers[i]
-		if s.Transport != "" && s.Transport != "stdio" {
+		switch {
+		case profile == plan.ProfileVolcanic && s.Transport != "" && s.Transport != "stdio":
 			return fmt.Errorf("runtime: server %q: transport %q is not run by this runtime (stdio only)", s.Name, s.Transport)
-		}
-		if seen[s.Name] {
+		case profile == plan.ProfileCraftbot && s.Transport != craftbot.TransportStdio && s.Transport != craftbot.TransportSSE && s.Transport != craftbot.TransportWebsocket:
+			return fmt.Errorf("runtime: server %q: unknown transport %q", s.Name, s.Transport)
+		case seen[s.Name]:
 			return fmt.Errorf("runtime: server %q is defined twice in the plan", s.Name)
 		}
 		seen[s.Name] = true
@@ -98,13 +112,7 @@ func (r *ApplyResult) Changed() bool {
 // as secrets yet) is refused with an error, and the running plan stays.
 // Reloads run one at a time.
 func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
-	if p == nil {
-		return nil, errors.New("runtime: no plan")
-	}
-	if p.PlanVersion != plan.Version {
-		return nil, fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", p.PlanVersion, plan.Version)
-	}
-	if err := checkServers(p); err != nil {
+	if err := checkPlan(p, plan.ProfileVolcanic); err != nil {
 		return nil, err
 	}
 	h.applyMu.Lock()
