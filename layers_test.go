@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,6 +51,10 @@ var mayImport = map[string][]string{
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
 	"runtime/transport": {"internal/remotehttp", "internal/node"},
+	// A server process: start, watch, reap and kill its process group, the
+	// guard, the stderr tail, the cancellation ledger. Below the host: it
+	// knows no plan, host, chat or gateway.
+	"runtime/supervisor": {"runtime/transport"},
 
 	"compile": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan", "internal/redact", "compile/plan/denylist", "internal/inputfile"},
 	// The volcanic profile: the .NET host's appsettings and environment,
@@ -56,13 +63,13 @@ var mayImport = map[string][]string{
 	// Every profile, linked (and registered) by one import.
 	"compile/profiles": {"compile/craftbot", "compile/volcanic"},
 	// The craftbot profile: mcp_config.json read, compiled, explained and
-	// edited. runtime/transport only for its URL policy (transport.Insecure).
+	// edited.
 	"compile/craftbot":  {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/node", "internal/redact", "policies/rules", "schema"},
 	"policies/lint":     {"compile", "compile/craftbot", "compile/plan", "policies", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
 	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
 	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
 	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/term"},
-	"runtime":           {"compile/craftbot/actions", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport"},
+	"runtime":           {"compile/craftbot/actions", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport", "compile/craftbot", "runtime/supervisor"},
 	"compile/importer":  {"internal/diag", "internal/node", "compile/plan/denylist", "internal/redact", "policies/rules"},
 
 	"runtime/toolreport": {"compile/craftbot/actions", "internal/diag", "runtime/transport", "compile/naming", "compile/plan", "internal/redact", "runtime/remote", "policies/rules", "runtime", "policies/toollock"},
@@ -75,7 +82,7 @@ var mayImport = map[string][]string{
 	// Watching files for a reload (mcpc run --watch): fsnotify only.
 	"internal/watch": {},
 
-	"cmd/mcpc/cli": {"compile", "compile/profiles", "compile/volcanic", "compile/craftbot", "compile/craftbot/actions", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan",
+	"cmd/mcpc/cli": {"compile", "compile/profiles", "compile/volcanic", "compile/craftbot", "compile/craftbot/actions", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan", "runtime/supervisor",
 		"compile/plandiff", "policies", "compile/plan/denylist", "internal/redact", "runtime/remote", "internal/report", "policies/rules", "runtime", "schema", "policies/toollock", "runtime/toolreport", "cmd/mcpc/ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
@@ -232,5 +239,43 @@ func TestEveryTestBinaryUsesTestmain(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no TestMain that calls testmain.Run(m) or testservers.Main(m, …)", p.Dir)
 		}
+	}
+}
+
+// gatewayFiles are the files of package runtime that serve a host over MCP
+// (the gateway, its pass-through and its HTTP side), the craftbot
+// runtime's own server side, and the engine that puts a host and its
+// gateway together; the rest of the package is the host core.
+var gatewayFiles = map[string]bool{
+	"gateway.go": true, "gatewayhttp.go": true, "passthrough.go": true, "passthrough_remote.go": true,
+	"protocol.go": true, "adminclient.go": true, "status.go": true, "craftbothttp.go": true, "engine.go": true,
+}
+
+// TestHostCoreNamesNoGateway guards the port between the host core and the
+// gateway (runtime/port.go): outside the gateway's files, no code of
+// package runtime names the gateway's types. A chat reaches its client
+// through its upstream, never through a pointer to the gateway.
+func TestHostCoreNamesNoGateway(t *testing.T) {
+	gatewayTypes := map[string]bool{"Gateway": true, "GatewayOptions": true, "gatewayChat": true, "features": true}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("runtime/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no files in runtime/: %v", err)
+	}
+	for _, path := range files {
+		name := filepath.Base(path)
+		if strings.HasSuffix(name, "_test.go") || gatewayFiles[name] {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && gatewayTypes[id.Name] {
+				t.Errorf("%s: the host core names the gateway's %s: reach the chat's client through its upstream (runtime/port.go)", fset.Position(id.Pos()), id.Name)
+			}
+			return true
+		})
 	}
 }

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
 
 // DefaultCallTimeout applies when a plan server's callTimeoutSeconds is
@@ -80,6 +80,11 @@ const (
 	stopHostClosed stopReason = "the host is shutting down"
 	stopChatClosed stopReason = "the chat was closed"
 	stopBroken     stopReason = "the connection to it failed"
+	// A reload's: the server is not served any more (removed, disabled),
+	// or it is served anew (changed).
+	stopRemoved  stopReason = "it was removed from the plan"
+	stopDisabled stopReason = "it was disabled"
+	stopChanged  stopReason = "its configuration changed"
 )
 
 // Chat is one conversation: an id and a workspace directory, with its own
@@ -110,15 +115,9 @@ type Chat struct {
 	// red redacts the chat's results, errors and status: the host's known
 	// secrets and the header values of the chat's remote servers.
 	red atomic.Pointer[redact.Redactor]
-	// up is the gateway serving the chat, if any: its processes pass what
-	// they send on to its client (passthrough.go).
-	up atomic.Pointer[gatewayLink]
-}
-
-// gatewayLink is the gateway of a chat.
-type gatewayLink struct {
-	g  *Gateway
-	gc *gatewayChat
+	// up is the chat's client side once it is served (port.go): its
+	// processes pass what they send on to it.
+	up atomic.Pointer[upstreamBox]
 }
 
 func newChat(h *Host, id, workspace, scope string) *Chat {
@@ -197,6 +196,9 @@ func (c *Chat) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 		res, err = c.remote.call(ctx, tool, args)
 	} else {
 		res, err = c.slotFor(tool.srv).call(ctx, tool, args)
+		if err == nil {
+			res = redactResult(c.redactor(), res)
+		}
 		res = browserLost(tool.Server, res)
 	}
 	return res, c.redactError(err)
@@ -323,9 +325,7 @@ func (c *Chat) settleCalls(deadline time.Time) {
 		s.mu.Lock()
 		r := s.run
 		s.mu.Unlock()
-		if r != nil {
-			r.p.calls.settle(deadline)
-		}
+		r.settleCalls(deadline)
 	}
 }
 
@@ -388,37 +388,17 @@ type slot struct {
 	srv *hostServer
 
 	mu       sync.Mutex
-	run      *procRun // the running process, nil if none
-	pending  *startOp // a start in progress
-	epoch    uint64   // bumped by every stop: starts of an older epoch give up
-	closed   bool     // the chat or host is closed
-	state    string   // StateNotStarted, StateRunning, StateExited, StateFailed
-	lastErr  string   // redacted where status leaves the runtime
-	stderr   string   // tail of the last process that ended, redacted
+	run      *serverConn // the running process, nil if none
+	pending  *startOp    // a start in progress
+	epoch    uint64      // bumped by every stop: starts of an older epoch give up
+	closed   bool        // the chat or host is closed
+	state    string      // StateNotStarted, StateRunning, StateExited, StateFailed
+	lastErr  string      // redacted where status leaves the runtime
+	stderr   string      // tail of the last process that ended, redacted
 	inflight int
 	waiting  int // calls waiting for a start in progress
 	idle     Timer
 	starts   int
-}
-
-// procRun is one process of a slot.
-type procRun struct {
-	p       *proc
-	sem     chan struct{} // one call at a time; nil when the server is parallel
-	ended   chan struct{} // closed once the process is gone and death or why is set
-	once    sync.Once
-	death   string     // set when it ended by itself: the error for its calls
-	why     stopReason // set when mcpc stopped it
-	release func()     // gives back its place among the host's processes
-	link    *procLink  // routes what the process sends during calls
-}
-
-func (r *procRun) finish(death string) {
-	r.once.Do(func() {
-		r.death = death
-		r.release()
-		close(r.ended)
-	})
 }
 
 // startOp is a start in progress, shared by the calls that wait for it.
@@ -426,7 +406,7 @@ type startOp struct {
 	done    chan struct{}
 	cancel  context.CancelFunc
 	release func() // gives back the place the start took (Host.reserveProcess)
-	run     *procRun
+	run     *serverConn
 	err     error
 	// discovery, if not nil, is the server's first discovery that the
 	// start stands for, and doStart ends it (hostServer.adopted).
@@ -434,87 +414,21 @@ type startOp struct {
 	began     bool // doStart runs
 }
 
-// call runs one tool call on this slot's process.
+// call runs one tool call on this slot's process (callOn).
 func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolResult, error) {
-	h := s.c.h
-	name := s.srv.cfg.Name
 	r, err := s.acquire(ctx, tool)
 	if err != nil {
 		return nil, err
 	}
 	defer s.release(r)
-	if r.sem != nil {
-		select {
-		case r.sem <- struct{}{}:
-			defer func() { <-r.sem }()
-		case <-ctx.Done():
-			return nil, s.cancelledBefore(ctx, tool, "while it waited for an earlier call to the server to end")
-		case <-r.ended:
-			return nil, s.endedError(r, tool)
-		}
-	}
-	timeout := time.Duration(s.srv.cfg.CallTimeoutSeconds) * time.Second
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
-	cctx, cancel := context.WithCancelCause(ctx)
-	errTimeout := errors.New("call timeout")
-	t := h.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
-	// Cancelling cctx makes the SDK send notifications/cancelled, in the
-	// background: the ledger lets a shutdown wait for it.
-	r.p.calls.enter()
-	params, done := callParams(ctx, r.link, tool.ServerTool, args)
-	res, err := r.p.cs.CallTool(cctx, params)
-	done()
-	t.Stop()
-	timedOut := errors.Is(context.Cause(cctx), errTimeout)
-	if err != nil && cctx.Err() != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-		r.p.calls.owe()
-	}
-	r.p.calls.leave()
-	cancel(nil)
-	if err == nil {
-		return redactResult(s.c.redactor(), res), nil
-	}
-	switch {
-	case timedOut:
-		msg := fmt.Sprintf("MCP server %s: tool %s did not answer within %s (callTimeoutSeconds); the call was cancelled and the server was told so (notifications/cancelled)",
-			name, tool.Name, formatSeconds(timeout))
-		h.log("Warning", s.c.id, name, "%s", msg)
-		return nil, &CallError{Kind: CallTimeout, Server: name, Tool: tool.Name, Message: msg}
-	case ctx.Err() != nil:
-		return nil, s.cancelled(ctx, tool)
-	}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		return nil, &CallError{Kind: CallServerError, Server: name, Tool: tool.Name, Code: we.Code,
-			Message: fmt.Sprintf("MCP server %s: tool %s: %s", name, tool.Name, we.Message)}
-	}
-	// The transport failed: the process died or broke the connection. The
-	// watcher records which; wait for it, or stop the process if the
-	// session somehow lives on.
-	select {
-	case <-r.ended:
-	case <-time.After(brokenWait):
-		s.stopRun(r, stopBroken)
-	}
-	return nil, s.endedError(r, tool)
+	return callOn(ctx, s, r, callSpec{server: s.srv.cfg.Name, tool: tool.Name, serverTool: tool.ServerTool,
+		timeout: time.Duration(s.srv.cfg.CallTimeoutSeconds) * time.Second, timeoutSetting: " (callTimeoutSeconds)"}, args)
 }
 
-// cancelled is the error of a call cancelled while the server ran it.
-func (s *slot) cancelled(ctx context.Context, tool *Tool) error {
-	name := s.srv.cfg.Name
-	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
-		Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s; the server was told so (notifications/cancelled)", tool.Name, name, cancelCause(ctx))}
-}
-
-// cancelledBefore is the error of a call cancelled before it was sent:
-// the server never saw it, so it was not told anything either.
-func (s *slot) cancelledBefore(ctx context.Context, tool *Tool, while string) error {
-	name := s.srv.cfg.Name
-	return &CallError{Kind: CallCancelled, Server: name, Tool: tool.Name,
-		Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s %s; it was never sent to the server", tool.Name, name, cancelCause(ctx), while)}
-}
+// A slot is the callSite of its processes.
+func (s *slot) clockOf() Clock             { return s.c.h.clock }
+func (s *slot) logCall(server, msg string) { s.c.h.log("Warning", s.c.id, server, "%s", msg) }
+func (s *slot) stopBroken(r *serverConn)   { s.stopRun(r, stopBroken) }
 
 // cancelCause says why a call was cancelled when mcpc did it: "" when the
 // caller did.
@@ -526,18 +440,13 @@ func cancelCause(ctx context.Context) string {
 }
 
 // endedError is the error of a call whose process ended under it.
-func (s *slot) endedError(r *procRun, tool *Tool) error {
-	name := s.srv.cfg.Name
-	if r.death != "" {
-		return &CallError{Kind: CallExited, Server: name, Tool: tool.Name, Message: r.death}
-	}
-	return &CallError{Kind: CallStopped, Server: name, Tool: tool.Name,
-		Message: fmt.Sprintf("MCP server %s was stopped during the call to tool %s: %s. It restarts on the next call.", name, tool.Name, r.why)}
+func (s *slot) endedError(r *serverConn, tool string) error {
+	return endedError(s.srv.cfg.Name, r, tool)
 }
 
 // acquire returns the running process, starting one if needed, and counts
 // the caller as a call in flight.
-func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
+func (s *slot) acquire(ctx context.Context, tool *Tool) (*serverConn, error) {
 	h := s.c.h
 	s.mu.Lock()
 	if s.closed {
@@ -567,7 +476,7 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 	case <-ctx.Done():
 		// The start goes on without this call: once it is done, the
 		// process has no call in flight, and its idle stop is due.
-		err = s.cancelledBefore(ctx, tool, "while the server was starting")
+		err = cancelledBefore(ctx, callSpec{server: s.srv.cfg.Name, tool: tool.Name}, "while the server was starting")
 	case <-h.ctx.Done():
 		err = ErrHostClosed
 	}
@@ -595,7 +504,7 @@ func (s *slot) acquire(ctx context.Context, tool *Tool) (*procRun, error) {
 		// one behind the caller's back. (Not under s.mu: the watcher that
 		// records the end takes it.)
 		<-op.run.ended
-		return nil, s.endedError(op.run, tool)
+		return nil, s.endedError(op.run, tool.Name)
 	}
 	s.enterLocked()
 	s.mu.Unlock()
@@ -638,7 +547,7 @@ func (s *slot) enterLocked() {
 }
 
 // release ends a call; the last one arms the idle stop.
-func (s *slot) release(r *procRun) {
+func (s *slot) release(r *serverConn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.inflight--
@@ -666,7 +575,7 @@ func (s *slot) armIdleLocked() {
 // idleStop stops r if it is still the slot's process and still idle. It
 // runs synchronously in the timer's goroutine (with a fake clock: in the
 // goroutine that advances it), so the process is gone when it returns.
-func (s *slot) idleStop(r *procRun, idle time.Duration) {
+func (s *slot) idleStop(r *serverConn, idle time.Duration) {
 	s.c.h.do(func() {
 		s.mu.Lock()
 		if s.run != r || s.inflight > 0 || s.waiting > 0 {
@@ -736,10 +645,6 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	}
 	name := cfg.Name
 	spec := Launch(cfg, c.workspace, h.env)
-	timeout := spec.StartupTimeout
-	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
-	}
 	fail := func(reason, stderr string) {
 		op.release()
 		msg := fmt.Sprintf("MCP server %s failed to start: %s", name, reason)
@@ -762,7 +667,6 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		fail("cannot create the workspace: "+err.Error(), "")
 		return
 	}
-	sctx, cancel, timedOut := startTimeout(ctx, h.clock, timeout)
 	level := cfg.StderrLevel
 	var onStderr func(string)
 	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
@@ -773,40 +677,30 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	link := &procLink{}
 	pcfg := procConfig{version: "chat", onStderr: onStderr,
 		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
-		onEscaped: func(e procInfo, killed bool) { h.escaped(c.id, name, e.pid, e.comm, killed) }}
-	up := c.up.Load()
+		onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
+	up := c.upstream()
 	if up != nil {
-		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.g.clientOptions(up.gc, name, link)
+		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
 	}
-	p, err := startProc(sctx, spec, c.workspace, pcfg)
-	cancel()
-	if err != nil {
-		if p == nil {
-			fail(err.Error(), "")
-			return
-		}
-		stderr := h.Redact(p.tail.Text())
-		_, reason, _ := p.startFailure(err, ctx, timedOut(), timeout, c.redact)
-		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
-			reason += ": " + strings.Join(lines, " | ")
-		}
+	p, _, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, nil, h.Redact, c.redact)
+	if p == nil {
 		fail(reason, stderr)
 		return
 	}
 	if op.discovery != nil {
 		// Its waiters need not wait for what the start does next (the
 		// client's logging level and subscriptions).
-		s.endDiscovery(op, listFirst(ctx, h, p, timeout))
+		s.endDiscovery(op, listFirst(ctx, h, p, startupTimeout(spec)))
 	}
 	var logLevel mcp.LoggingLevel
 	if up != nil {
 		// Before any call: the level and subscriptions the client set.
-		logLevel = up.g.afterStart(ctx, up.gc, name, p.cs)
+		logLevel = up.started(ctx, name, p.cs)
 		if hookAfterStartRead != nil {
 			hookAfterStartRead()
 		}
 	}
-	r := &procRun{p: p, ended: make(chan struct{}), release: op.release, link: link}
+	r := &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), release: op.release, link: link}
 	if !cfg.Parallel {
 		r.sem = make(chan struct{}, 1)
 	}
@@ -816,7 +710,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		why := s.lastWhyLocked()
 		s.mu.Unlock()
 		r.why = why
-		p.stopping.Store(true)
+		r.stopping.Store(true)
 		p.stop()
 		r.finish("")
 		op.err = &CallError{Kind: CallStopped, Server: name,
@@ -832,7 +726,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	if up != nil {
 		// A logging/setLevel that came after afterStart read the level and
 		// before the process counted as running passed it by: give it now.
-		up.g.levelSince(ctx, up.gc, p.cs, logLevel)
+		up.startedLevel(ctx, p.cs, logLevel)
 	}
 	h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, p.pid(), c.workspace)
 	if !h.track(func() { s.watch(r) }) {
@@ -847,7 +741,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 			s.run, s.state = nil, StateNotStarted
 		}
 		s.mu.Unlock()
-		p.stopping.Store(true)
+		r.stopping.Store(true)
 		p.stop()
 		r.finish("")
 	}
@@ -875,7 +769,7 @@ func listFirst(ctx context.Context, h *Host, p *proc, timeout time.Duration) *Di
 	if err != nil {
 		return nil
 	}
-	d := &Discovery{Tools: tools, Stderr: h.Redact(p.tail.Text())}
+	d := &Discovery{Tools: tools, Stderr: h.Redact(p.stderrTail())}
 	d.ServerName, d.ServerVersion = p.serverInfo()
 	if init := p.cs.InitializeResult(); init != nil {
 		d.Capabilities, d.Instructions = init.Capabilities, init.Instructions
@@ -901,17 +795,13 @@ func (s *slot) lastWhyLocked() stopReason {
 // died (or broke the protocol): the process group is killed, the death is
 // recorded for status and for the calls that were running, and the next
 // call starts a new process.
-func (s *slot) watch(r *procRun) {
-	_ = r.p.cs.Wait()
-	if r.p.stopping.Load() {
-		r.p.stop()
+func (s *slot) watch(r *serverConn) {
+	h := s.c.h
+	msg, stderr, died := r.awaitEnd(s.srv.cfg.Name, h.Redact, s.c.redact)
+	if !died {
 		r.finish("")
 		return
 	}
-	r.p.stop()
-	h := s.c.h
-	stderr := h.Redact(r.p.tail.Text())
-	msg := deathMessage(s.srv.cfg.Name, r.p, stderr, s.c.redact)
 	s.mu.Lock()
 	if s.run == r {
 		s.run, s.state, s.lastErr, s.stderr = nil, StateExited, msg, keptStderr(stderr)
@@ -932,7 +822,7 @@ func (s *slot) watch(r *procRun) {
 // before that is cut short.
 func deathMessage(name string, p *proc, stderr string, redact func(string) string) string {
 	var b strings.Builder
-	if err := p.tr.ReadError(); err != nil {
+	if err := p.sp.ReadError(); err != nil {
 		fmt.Fprintf(&b, "MCP server %s broke the protocol: it wrote something that is not JSON-RPC on stdout (%s)", name, shownError(err, redact))
 	} else {
 		text, _ := p.exitStatus()
@@ -950,19 +840,19 @@ func deathMessage(name string, p *proc, stderr string, redact func(string) strin
 }
 
 // stopRun stops r on purpose and waits until it is gone.
-func (s *slot) stopRun(r *procRun, why stopReason) {
+func (s *slot) stopRun(r *serverConn, why stopReason) {
 	s.mu.Lock()
 	if r.why == "" {
 		r.why = why
 	}
 	s.mu.Unlock()
-	r.p.stopping.Store(true)
+	r.stopping.Store(true)
 	r.p.stop()
 	s.mu.Lock()
 	if s.run == r {
 		s.run, s.state = nil, StateNotStarted
 	}
-	s.stderr = keptStderr(s.c.h.Redact(r.p.tail.Text()))
+	s.stderr = keptStderr(s.c.h.Redact(r.p.stderrTail()))
 	s.mu.Unlock()
 	<-r.ended
 }
@@ -1054,7 +944,7 @@ func (s *slot) detail() ServerDetail {
 	s.mu.Lock()
 	tail := s.stderr
 	if s.run != nil {
-		tail = h.Redact(s.run.p.tail.Text())
+		tail = h.Redact(s.run.p.stderrTail())
 		if n, v := s.run.p.serverInfo(); n != "" {
 			d.ServerName, d.ServerVersion = n, v
 		}

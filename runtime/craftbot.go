@@ -111,7 +111,7 @@ type cbAction struct {
 // NewCraftbot builds the runtime of a craftbot plan. Nothing connects
 // before Start or the first use.
 func NewCraftbot(p *plan.Plan, opts CraftbotOptions) (*Craftbot, error) {
-	if err := checkCraftbotPlan(p); err != nil {
+	if err := checkPlan(p, plan.ProfileCraftbot); err != nil {
 		return nil, err
 	}
 	c := &Craftbot{opts: opts, clock: opts.Clock, env: opts.Env, closeDone: make(chan struct{}),
@@ -139,32 +139,6 @@ func NewCraftbot(p *plan.Plan, opts CraftbotOptions) (*Craftbot, error) {
 		c.byName[s.cfg.Name] = s
 	}
 	return c, nil
-}
-
-// checkCraftbotPlan refuses what the runtime cannot run.
-func checkCraftbotPlan(p *plan.Plan) error {
-	if p == nil {
-		return errors.New("runtime: no plan")
-	}
-	if p.Profile != plan.ProfileCraftbot {
-		return fmt.Errorf("runtime: a %s plan is not a craftbot plan", p.Profile)
-	}
-	if p.PlanVersion != plan.Version {
-		return fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", p.PlanVersion, plan.Version)
-	}
-	seen := map[string]bool{}
-	for _, s := range p.Servers {
-		switch s.Transport {
-		case plan.TransportStdio, plan.TransportSSE, plan.TransportWebsocket:
-		default:
-			return fmt.Errorf("runtime: server %q: unknown transport %q", s.Name, s.Transport)
-		}
-		if seen[s.Name] {
-			return fmt.Errorf("runtime: server %q is defined twice in the plan", s.Name)
-		}
-		seen[s.Name] = true
-	}
-	return nil
 }
 
 // setPlan makes p and config the current plan and learns the config values
@@ -415,7 +389,11 @@ func (c *Craftbot) addTool(def *mcp.Tool) (ok bool) {
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
-		return callResult(c.Call(ctx, name, args))
+		// The call's origin: the server's progress goes back to this
+		// session, with the client's token (forwardProgress).
+		o := &callOrigin{ctx: ctx, progress: req.Params.GetProgressToken()}
+		o.session, _ = req.GetSession().(*mcp.ServerSession)
+		return callResult(c.Call(withOrigin(ctx, o), name, args))
 	})
 	return true
 }

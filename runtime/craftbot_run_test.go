@@ -390,7 +390,7 @@ func TestCraftbotApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	effects := map[string]plandiff.Effect{}
-	for _, s := range d.Servers {
+	for _, s := range d.Diff.Servers {
 		effects[s.Name] = s.Effect
 	}
 	if effects["a"] != plandiff.Restart || effects["b"] != plandiff.Disconnect || effects["c"] != plandiff.Connect || len(effects) != 3 {
@@ -481,8 +481,8 @@ func TestCraftbotApplyDisableEnableAndConfigChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Servers) != 0 {
-		t.Errorf("the plan did not change, yet %v", d.Servers)
+	if len(d.Diff.Servers) != 0 || !d.Changed() {
+		t.Errorf("the plan did not change, yet %v; the config value did, yet %+v", d.Diff.Servers, d)
 	}
 	// The new process has the new value (shown redacted: both are known).
 	if got := testservers.CallText(t, cs, "mcp_fs_env", map[string]any{"name": "TOKEN"}); got != "[REDACTED]" {

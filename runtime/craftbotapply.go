@@ -4,7 +4,6 @@ import (
 	"context"
 	"reflect"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
@@ -30,10 +29,10 @@ import (
 // Clients are told with notifications/tools/list_changed. With
 // auto_connect, Apply waits (until ctx ends) for the connects it started,
 // so that when it returns the new plan's actions are served. It returns
-// the diff it applied; a plan the runtime cannot run is refused and the
-// running plan kept.
-func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*plandiff.Diff, error) {
-	if err := checkCraftbotPlan(p); err != nil {
+// what it did, as Host.Apply does; a plan the runtime cannot run is
+// refused and the running plan kept.
+func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*ApplyResult, error) {
+	if err := checkPlan(p, plan.ProfileCraftbot); err != nil {
 		return nil, err
 	}
 	c.applyMu.Lock()
@@ -123,7 +122,10 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 	c.servers, c.byName = servers, byName
 	c.mu.Unlock()
 	c.register()
-	c.logApplied(p, out, restart, revived, auto)
+	res := applied(d, p, out, restart, revived, auto)
+	if res.Changed() {
+		c.log("Information", "", "plan reloaded: %s", res.summary())
+	}
 	for _, s := range connect {
 		s.connectInBackground()
 	}
@@ -132,11 +134,11 @@ func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup)
 			select {
 			case <-op.done:
 			case <-ctx.Done():
-				return d, nil
+				return res, nil
 			}
 		}
 	}
-	return d, nil
+	return res, nil
 }
 
 // leaving is a server that Apply takes out of service, and why.
@@ -145,47 +147,27 @@ type leaving struct {
 	why stopReason
 }
 
-// logApplied logs what a reload did to the servers: stopped (removed,
-// disabled), restarted (changed, or a config value its env reads changed),
-// started (new, enabled; without auto_connect they start on first use); a
-// reload that touched none says so.
-func (c *Craftbot) logApplied(p *plan.Plan, out []leaving, restart, revived map[string]bool, auto bool) {
-	var stopped, restarted, started []string
+// applied is what a reload did to the servers: stopped (removed,
+// disabled; sorted), restarted (changed, or a config value its env reads
+// changed) and started (new, enabled; without auto_connect they start on
+// first use), in plan order.
+func applied(d *plandiff.Diff, p *plan.Plan, out []leaving, restart, revived map[string]bool, auto bool) *ApplyResult {
+	res := &ApplyResult{Diff: d, OnFirstUse: !auto}
 	for _, l := range out {
 		if l.why != stopChanged {
-			stopped = append(stopped, l.s.name())
+			res.Stopped = append(res.Stopped, l.s.name())
 		}
 	}
 	for _, s := range p.Servers {
 		switch {
 		case restart[s.Name]:
-			restarted = append(restarted, s.Name)
+			res.Restarted = append(res.Restarted, s.Name)
 		case revived[s.Name]:
-			started = append(started, s.Name)
+			res.Started = append(res.Started, s.Name)
 		}
 	}
-	sort.Strings(stopped)
-	var parts []string
-	for _, g := range []struct {
-		what  string
-		names []string
-	}{{"stopped", stopped}, {"restarted", restarted}, {startedWord(auto), started}} {
-		if len(g.names) > 0 {
-			parts = append(parts, g.what+" "+strings.Join(g.names, ", "))
-		}
-	}
-	if len(parts) == 0 {
-		c.log("Information", "", "plan reloaded: no server changed")
-		return
-	}
-	c.log("Information", "", "plan reloaded: %s", strings.Join(parts, "; "))
-}
-
-func startedWord(auto bool) string {
-	if auto {
-		return "started"
-	}
-	return "to start on first use"
+	sort.Strings(res.Stopped)
+	return res
 }
 
 func (c *Craftbot) server(name string) *cbServer {
@@ -322,7 +304,7 @@ func (s *cbServer) status(tools int) CraftbotServerStatus {
 		st.State = StateRunning
 		if s.conn.p != nil {
 			st.Pid = s.conn.p.pid()
-			tail = c.Redact(s.conn.p.tail.Text())
+			tail = c.Redact(s.conn.p.stderrTail())
 		}
 	case s.pending != nil:
 		st.State = "starting"

@@ -2,27 +2,17 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
-)
-
-// stopRemoved and stopDisabled say why Apply stopped a server.
-const (
-	stopRemoved  stopReason = "it was removed from the plan"
-	stopDisabled stopReason = "it was disabled"
-	stopChanged  stopReason = "its configuration changed"
 )
 
 // cbServer is one server of a craftbot plan: its one connection, shared by
@@ -32,8 +22,8 @@ type cbServer struct {
 
 	mu      sync.Mutex
 	cfg     *plan.Server
-	conn    *cbConn    // the live connection, nil if none
-	pending *cbConnect // a connect in progress
+	conn    *serverConn // the live connection, nil if none
+	pending *cbConnect  // a connect in progress
 	// last is the latest connect started, kept once it ended: its done
 	// closes only after its actions are registered, while pending is
 	// cleared before (lastConnect).
@@ -50,51 +40,11 @@ type cbServer struct {
 	starts   int
 }
 
-// cbConn is one connection: a process over stdio (p) or a remote session.
-type cbConn struct {
-	cs     *mcp.ClientSession
-	p      *proc         // stdio only
-	cancel func()        // ends a remote connection's context
-	sem    chan struct{} // stdio: one call at a time; nil for a parallel server
-	// Remote servers: one call at a time per tool (SPEC §4), as a chat's
-	// remote servers.
-	toolMu   sync.Mutex
-	toolSems map[string]chan struct{}
-	ended    chan struct{} // closed once the connection is gone and death or why is set
-	once     sync.Once
-	death    string
-	why      stopReason
-	stopping atomic.Bool
-}
-
-// gate is what a call of tool waits for: the process's one-at-a-time
-// gate (stdio), or the tool's (remote); nil: none.
-func (r *cbConn) gate(tool string) chan struct{} {
-	if r.toolSems == nil {
-		return r.sem
-	}
-	r.toolMu.Lock()
-	defer r.toolMu.Unlock()
-	sem := r.toolSems[tool]
-	if sem == nil {
-		sem = make(chan struct{}, 1)
-		r.toolSems[tool] = sem
-	}
-	return sem
-}
-
-func (r *cbConn) finish(death string) {
-	r.once.Do(func() {
-		r.death = death
-		close(r.ended)
-	})
-}
-
 // cbConnect is a connect in progress, shared by those who wait for it.
 type cbConnect struct {
 	done   chan struct{}
 	cancel context.CancelFunc
-	conn   *cbConn
+	conn   *serverConn
 	err    error
 }
 
@@ -166,7 +116,7 @@ func (s *cbServer) retryIfDue(now time.Time) {
 }
 
 // ensure returns the live connection, connecting if needed.
-func (s *cbServer) ensure(ctx context.Context, action string) (*cbConn, error) {
+func (s *cbServer) ensure(ctx context.Context, action string) (*serverConn, error) {
 	s.mu.Lock()
 	if s.gone != "" {
 		err := s.goneErrorLocked(action)
@@ -185,7 +135,7 @@ func (s *cbServer) ensure(ctx context.Context, action string) (*cbConn, error) {
 	select {
 	case <-op.done:
 	case <-ctx.Done():
-		return nil, s.cancelledBefore(ctx, action, "while the server was connecting")
+		return nil, cancelledBefore(ctx, callSpec{server: s.name(), tool: action}, "while the server was connecting")
 	}
 	if op.err != nil {
 		var ce *CallError
@@ -203,8 +153,7 @@ func (s *cbServer) goneErrorLocked(action string) error {
 	if s.gone == stopHostClosed {
 		return ErrHostClosed
 	}
-	return &CallError{Kind: CallUnavailable, Server: s.cfg.Name, Tool: action,
-		Message: fmt.Sprintf("MCP server %s is no longer served: %s", s.cfg.Name, s.gone)}
+	return noLongerServed(s.cfg.Name, action)
 }
 
 // startLocked starts a connect in the background; s.mu is held.
@@ -230,7 +179,7 @@ func (s *cbServer) doConnect(ctx context.Context, op *cbConnect, epoch uint64, c
 	defer close(op.done)
 	defer op.cancel()
 	c := s.c
-	var conn *cbConn
+	var conn *serverConn
 	var tools []*mcp.Tool
 	var reason, stderr string
 	if cfg.Transport == plan.TransportStdio {
@@ -260,7 +209,7 @@ func (s *cbServer) doConnect(ctx context.Context, op *cbConnect, epoch uint64, c
 	if s.epoch != epoch || s.gone != "" {
 		s.mu.Unlock()
 		conn.why = stopRestart
-		s.close(conn)
+		conn.close()
 		conn.finish("")
 		op.err = &CallError{Kind: CallStopped, Server: cfg.Name, Message: fmt.Sprintf("MCP server %s was stopped while it started", cfg.Name)}
 		return
@@ -284,7 +233,7 @@ func (s *cbServer) doConnect(ctx context.Context, op *cbConnect, epoch uint64, c
 			s.conn, s.state = nil, StateNotStarted
 		}
 		s.mu.Unlock()
-		s.close(conn)
+		conn.close()
 		conn.finish("")
 	}
 }
@@ -292,7 +241,7 @@ func (s *cbServer) doConnect(ctx context.Context, op *cbConnect, epoch uint64, c
 // startStdio starts a stdio server's process in the workspace, with the
 // environment CraftBot gives it, and lists its tools, within its startup
 // timeout. On failure conn is nil and reason (and the stderr tail) say why.
-func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *cbConn, tools []*mcp.Tool, reason, stderr string) {
+func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *serverConn, tools []*mcp.Tool, reason, stderr string) {
 	c := s.c
 	c.mu.Lock()
 	config := c.config
@@ -308,12 +257,6 @@ func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *cbCo
 	if err != nil {
 		return nil, nil, "cannot create the workspace: " + err.Error(), ""
 	}
-	timeout := spec.StartupTimeout
-	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
-	}
-	sctx, cancel, timedOut := startTimeout(ctx, c.clock, timeout)
-	defer cancel()
 	name := cfg.Name
 	var onStderr func(string)
 	if c.opts.Log != nil {
@@ -321,28 +264,15 @@ func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *cbCo
 			c.opts.Log(LogEntry{Level: "Information", Server: name, Message: line, Stderr: true})
 		}
 	}
+	link := &procLink{}
 	pcfg := procConfig{version: "craftbot", onStderr: onStderr, redact: c.Redact, secretSpan: c.secretSpan,
-		onEscaped: func(e procInfo, killed bool) { c.escaped(name, e.pid, e.comm, killed) }}
-	p, err := startProc(sctx, spec, ws, pcfg)
-	if err == nil {
-		tools, err = listAll(sctx, p.cs)
-		if err != nil {
-			p.stopping.Store(true)
-			p.stop()
-		}
-	}
-	if err != nil {
-		if p == nil {
-			return nil, nil, err.Error(), ""
-		}
-		stderr = c.Redact(p.tail.Text())
-		_, reason, _ = p.startFailure(err, ctx, timedOut(), timeout, c.Redact)
-		if lines := lastLines(stderr, reasonLines, reasonLineWidth); len(lines) > 0 {
-			reason += ": " + strings.Join(lines, " | ")
-		}
+		onEscaped: func(e supervisor.ProcInfo, killed bool) { c.escaped(name, e.Pid, e.Comm, killed) },
+		client:    c.connOptions(link)}
+	p, tools, reason, stderr := startStdio(ctx, c.clock, spec, ws, pcfg, listAll, c.Redact, c.Redact)
+	if p == nil {
 		return nil, nil, reason, stderr
 	}
-	conn = &cbConn{cs: p.cs, p: p, ended: make(chan struct{})}
+	conn = &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), link: link}
 	if !cfg.Parallel {
 		conn.sem = make(chan struct{}, 1)
 	}
@@ -351,7 +281,7 @@ func (s *cbServer) startStdio(ctx context.Context, cfg *plan.Server) (conn *cbCo
 
 // connectRemote connects to an sse or websocket server through
 // internal/transport's clients and lists its tools, within 15 s.
-func (s *cbServer) connectRemote(ctx context.Context, cfg *plan.Server) (*cbConn, []*mcp.Tool, string) {
+func (s *cbServer) connectRemote(ctx context.Context, cfg *plan.Server) (*serverConn, []*mcp.Tool, string) {
 	c := s.c
 	where := cfg.Transport + " " + remote.URLWithoutQuery(cfg.URL)
 	tr, err := transport.NewRemote(cfg.Transport, cfg.URL, nil, c.opts.Remote)
@@ -365,7 +295,8 @@ func (s *cbServer) connectRemote(ctx context.Context, cfg *plan.Server) (*cbConn
 	// Close) cancels only while the connect runs.
 	connCtx, connCancel := context.WithCancel(context.WithoutCancel(ctx))
 	stopBound := context.AfterFunc(sctx, connCancel)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: "craftbot"}, nil).Connect(connCtx, tr, nil)
+	link := &procLink{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: "craftbot"}, c.connOptions(link)).Connect(connCtx, tr, nil)
 	var tools []*mcp.Tool
 	if err == nil {
 		tools, err = listAll(sctx, cs)
@@ -386,7 +317,7 @@ func (s *cbServer) connectRemote(ctx context.Context, cfg *plan.Server) (*cbConn
 		}
 		return nil, nil, where + ": " + shownError(err, c.Redact)
 	}
-	conn := &cbConn{cs: cs, ended: make(chan struct{}), cancel: connCancel, toolSems: map[string]chan struct{}{}}
+	conn := &serverConn{cs: cs, ended: make(chan struct{}), cancel: connCancel, toolSems: map[string]chan struct{}{}, link: link}
 	return conn, tools, ""
 }
 
@@ -406,22 +337,13 @@ func listAll(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 // dropped the connection: its process group is killed, the death is
 // recorded for status and for the calls that were running, and the next
 // call connects anew.
-func (s *cbServer) watch(conn *cbConn) {
-	_ = conn.cs.Wait()
-	if conn.stopping.Load() {
-		s.close(conn)
-		conn.finish("")
-		return
-	}
-	s.close(conn)
+func (s *cbServer) watch(conn *serverConn) {
 	c := s.c
 	name := s.name()
-	var msg, stderr string
-	if conn.p != nil {
-		stderr = c.Redact(conn.p.tail.Text())
-		msg = deathMessage(name, conn.p, stderr, c.Redact)
-	} else {
-		msg = fmt.Sprintf("MCP server %s closed the connection. It reconnects on the next call; its state was lost.", name)
+	msg, stderr, died := conn.awaitEnd(name, c.Redact, c.Redact)
+	if !died {
+		conn.finish("")
+		return
 	}
 	s.mu.Lock()
 	if s.conn == conn {
@@ -432,36 +354,21 @@ func (s *cbServer) watch(conn *cbConn) {
 	conn.finish(msg)
 }
 
-// close ends a connection: the process (its whole group) or the session.
-func (s *cbServer) close(conn *cbConn) {
-	if conn.p != nil {
-		conn.p.stop()
-		return
-	}
-	_ = conn.cs.Close()
-	if conn.cancel != nil {
-		conn.cancel()
-	}
-}
-
 // stopConn ends conn on purpose and waits until it is gone.
-func (s *cbServer) stopConn(conn *cbConn, why stopReason) {
+func (s *cbServer) stopConn(conn *serverConn, why stopReason) {
 	s.mu.Lock()
 	if conn.why == "" {
 		conn.why = why
 	}
 	s.mu.Unlock()
 	conn.stopping.Store(true)
-	if conn.p != nil {
-		conn.p.stopping.Store(true)
-	}
-	s.close(conn)
+	conn.close()
 	s.mu.Lock()
 	if s.conn == conn {
 		s.conn, s.state = nil, StateNotStarted
 	}
 	if conn.p != nil {
-		s.stderr = keptStderr(s.c.Redact(conn.p.tail.Text()))
+		s.stderr = keptStderr(s.c.Redact(conn.p.stderrTail()))
 	}
 	s.mu.Unlock()
 	<-conn.ended
@@ -501,101 +408,27 @@ func (s *cbServer) settleCalls(deadline time.Time) {
 	s.mu.Lock()
 	r := s.conn
 	s.mu.Unlock()
-	if r != nil && r.p != nil {
-		r.p.calls.settle(deadline)
-	}
+	r.settleCalls(deadline)
 }
 
-// call runs one call of tool (the server's name; action is the agent's).
+// call runs one call of tool (the server's name; action is the agent's)
+// on the server's connection (callOn).
 func (s *cbServer) call(ctx context.Context, action, tool string, args any) (*mcp.CallToolResult, error) {
-	c := s.c
 	r, err := s.ensure(ctx, action)
 	if err != nil {
 		return nil, err
 	}
-	name := s.name()
-	if sem := r.gate(tool); sem != nil {
-		select {
-		case sem <- struct{}{}:
-			defer func() { <-sem }()
-		case <-ctx.Done():
-			return nil, s.cancelledBefore(ctx, action, "while it waited for an earlier call to end")
-		case <-r.ended:
-			return nil, s.endedError(r, action)
-		}
-	}
-	timeout := c.opts.CallTimeout
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
-	if args == nil {
-		args = map[string]any{}
-	} else if raw, ok := args.(json.RawMessage); ok && (len(strings.TrimSpace(string(raw))) == 0 || strings.TrimSpace(string(raw)) == "null") {
-		args = map[string]any{}
-	}
-	cctx, cancel := context.WithCancelCause(ctx)
-	errTimeout := errors.New("call timeout")
-	t := c.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
-	if r.p != nil {
-		r.p.calls.enter()
-	}
-	res, err := r.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	t.Stop()
-	timedOut := errors.Is(context.Cause(cctx), errTimeout)
-	if r.p != nil {
-		if err != nil && cctx.Err() != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-			r.p.calls.owe()
-		}
-		r.p.calls.leave()
-	}
-	cancel(nil)
-	if err == nil {
-		return res, nil
-	}
-	switch {
-	case timedOut:
-		msg := fmt.Sprintf("MCP server %s: tool %s did not answer within %s; the call was cancelled and the server was told so (notifications/cancelled)",
-			name, tool, formatSeconds(timeout))
-		c.log("Warning", name, "%s", msg)
-		return nil, &CallError{Kind: CallTimeout, Server: name, Tool: action, Message: msg}
-	case ctx.Err() != nil:
-		return nil, &CallError{Kind: CallCancelled, Server: name, Tool: action,
-			Message: fmt.Sprintf("the call to tool %s of MCP server %s was cancelled%s; the server was told so (notifications/cancelled)", tool, name, cancelCause(ctx))}
-	}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		return nil, &CallError{Kind: CallServerError, Server: name, Tool: action, Code: we.Code,
-			Message: fmt.Sprintf("MCP server %s: tool %s: %s", name, tool, we.Message)}
-	}
-	// The transport failed: the process died or the connection broke. The
-	// watcher records which; wait for it, or end the connection if it
-	// somehow lives on.
-	select {
-	case <-r.ended:
-	case <-time.After(brokenWait):
-		s.stopConn(r, stopBroken)
-	}
-	return nil, s.endedError(r, action)
+	return callOn(ctx, s, r, callSpec{server: s.name(), tool: action, serverTool: tool, timeout: s.c.opts.CallTimeout}, args)
 }
 
-func (s *cbServer) cancelledBefore(ctx context.Context, action, while string) error {
-	name := s.name()
-	return &CallError{Kind: CallCancelled, Server: name, Tool: action,
-		Message: fmt.Sprintf("the call to %s of MCP server %s was cancelled%s %s; it was never sent to the server", action, name, cancelCause(ctx), while)}
-}
+// A cbServer is the callSite of its connections.
+func (s *cbServer) clockOf() Clock             { return s.c.clock }
+func (s *cbServer) logCall(server, msg string) { s.c.log("Warning", server, "%s", msg) }
+func (s *cbServer) stopBroken(r *serverConn)   { s.stopConn(r, stopBroken) }
 
 // endedError is the error of a call whose connection ended under it.
-func (s *cbServer) endedError(r *cbConn, action string) error {
-	name := s.name()
-	if r.death != "" {
-		return &CallError{Kind: CallExited, Server: name, Tool: action, Message: r.death}
-	}
-	if r.why == stopRemoved || r.why == stopDisabled {
-		return &CallError{Kind: CallUnavailable, Server: name, Tool: action,
-			Message: fmt.Sprintf("MCP server %s was stopped during the call to %s: %s", name, action, r.why)}
-	}
-	return &CallError{Kind: CallStopped, Server: name, Tool: action,
-		Message: fmt.Sprintf("MCP server %s was stopped during the call to %s: %s. It restarts on the next call.", name, action, r.why)}
+func (s *cbServer) endedError(r *serverConn, action string) error {
+	return endedError(s.name(), r, action)
 }
 
 // escaped logs a process of a server found outside its process group.
@@ -606,4 +439,13 @@ func (c *Craftbot) escaped(server string, pid int, command string, killed bool) 
 		return
 	}
 	c.log("Error", server, "MCP server %s: process %d (%s) had left the server's process group (setsid) and could not be killed; it still runs", server, pid, command)
+}
+
+// connOptions are the options of the MCP client of a server's connection:
+// its progress notifications go back to the calls they belong to, as a
+// chat's do (forwardProgress).
+func (c *Craftbot) connOptions(link *procLink) *mcp.ClientOptions {
+	return &mcp.ClientOptions{ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+		forwardProgress(ctx, c.Redact, link, req.Params)
+	}}
 }

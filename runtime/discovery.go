@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
 
 // Discovery (SPEC §4): start each server once in a throw-away workspace,
@@ -262,7 +264,7 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 	}
 	cfg := procConfig{version: "discovery", discover: t.discover}
 	if onEscaped != nil {
-		cfg.onEscaped = func(e procInfo, killed bool) { onEscaped(t.Server, e.pid, e.comm, killed) }
+		cfg.onEscaped = func(e supervisor.ProcInfo, killed bool) { onEscaped(t.Server, e.Pid, e.Comm, killed) }
 	}
 	p := probe(ctx, spec, ws, clock, redact, cfg)
 	if p.stop != nil {
@@ -315,10 +317,7 @@ type probeResult struct {
 // whole stderr.
 func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, redact func(string) string, cfg procConfig) (r probeResult) {
 	r.code = -1
-	timeout := spec.StartupTimeout
-	if timeout <= 0 {
-		timeout = DefaultStartupTimeout
-	}
+	timeout := startupTimeout(spec)
 	sctx, cancel, timedOut := startTimeout(ctx, clock, timeout)
 	defer cancel()
 	p, err := startProc(sctx, spec, workspace, cfg)
@@ -333,16 +332,16 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, 
 		}
 		// The whole discovery is bounded: kill at once if the timeout
 		// passes while the server lists its tools.
-		stopKill := context.AfterFunc(sctx, p.tr.KillGroup)
+		stopKill := context.AfterFunc(sctx, p.sp.KillGroup)
 		r.tools, err = listTools(sctx, p.cs)
 		stopKill()
 	}
 	if err == nil {
-		r.stderr, r.stop = p.tail.Text(), p.stop
+		r.stderr, r.stop = p.stderrTail(), p.stop
 		return r
 	}
 	p.stop()
-	r.stderr = p.tail.Text()
+	r.stderr = p.stderrTail()
 	r.tools = nil
 	r.kind, r.reason, r.code = p.startFailure(err, ctx, timedOut(), timeout, redact)
 	return r

@@ -413,36 +413,6 @@ func BenchmarkDiscover20(b *testing.B) {
 	b.ReportMetric(ratio/float64(b.N), "x-slowest")
 }
 
-func TestStderrTail(t *testing.T) {
-	t.Parallel()
-	tail := newStderrTail(64)
-	for i := range 1000 {
-		fmt.Fprintf(tail, "line %04d\n", i)
-	}
-	text := tail.Text()
-	if len(text) > 64 {
-		t.Errorf("kept %d bytes", len(text))
-	}
-	if !strings.HasPrefix(text, "line ") || !strings.HasSuffix(text, "line 0999\n") {
-		t.Errorf("tail %q", text)
-	}
-	// A line longer than the tail is not shown from its middle: that could
-	// start in the middle of a secret, which redaction would then miss.
-	long := newStderrTail(64)
-	fmt.Fprintf(long, "first\nsecret=%s%s", strings.Repeat("s", 40), strings.Repeat("y", 100))
-	if text := long.Text(); text != longLineNote {
-		t.Errorf("long line: %q", text)
-	}
-	long.Write([]byte("\nlast\n"))
-	if text := long.Text(); text != "last\n" {
-		t.Errorf("after the long line: %q", text)
-	}
-	got := lastLines("a\n\n b \nc\n"+strings.Repeat("x", 10)+"\n", 3, 5)
-	if want := []string{"b", "c", "xxxxx…"}; !slices.Equal(got, want) {
-		t.Errorf("lastLines = %q, want %q", got, want)
-	}
-}
-
 // A discovery's result and its place among the servers running at once are
 // released as soon as tools/list answers, not once the process has exited
 // (issue 13: a server gets stopGrace to exit, which every first call and

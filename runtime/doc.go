@@ -7,7 +7,9 @@
 // naming), and keeps one [Chat] per conversation. A chat is an id
 // and a workspace; it gets its own process per server, started by its first
 // call to that server, in its workspace, with the environment of SPEC §2.4.
-// A [Gateway] serves a host's chats over MCP (`mcpc run`).
+// A [Gateway] serves a host's chats over MCP; it reaches a chat's client
+// side only through the chat's upstream (port.go). An [Engine] runs a plan
+// of either profile behind one API (`mcpc run`).
 //
 // # Remote servers
 //
@@ -101,7 +103,8 @@
 // kill as a chat's), one connection per sse or websocket server
 // (internal/transport), each server's tools served as CraftBot's actions
 // (package craftbot). Craftbot.Apply takes a new plan while it runs, acting
-// on the plan diff (package plandiff).
+// on the plan diff (package plandiff). A call of either profile goes one
+// way (callOn, conn.go).
 //
 // # Reload
 //
@@ -110,10 +113,8 @@
 // restarts or starts; a removed server's tools go before Apply returns
 // (reload.go).
 //
-// It imports plan, plandiff, craftbot, naming, node, redact, remote, rules
-// (the rule ids of its warnings), policies/denylist, internal/loopback (which
-// Host headers and Origins are this machine) and internal/transport
-// (the stdio connection to a server process; the runtime keeps starting,
-// reaping and killing the process; the sse and websocket clients); never
-// compile: a runtime runs a plan without the compiler (layers_test.go).
+// Server processes are package supervisor's: it starts, watches, reaps and
+// kills each one's process group, and keeps its stderr tail and its call
+// ledger; the host decides when. A runtime runs a plan without the
+// compiler (layers_test.go).
 package runtime

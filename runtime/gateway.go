@@ -130,6 +130,7 @@ type Gateway struct {
 
 // gatewayChat is one chat's MCP server.
 type gatewayChat struct {
+	g       *Gateway
 	chat    *Chat
 	server  *mcp.Server
 	handler *mcp.StreamableHTTPHandler // the SDK's Streamable HTTP; nil until served over HTTP
@@ -209,7 +210,7 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 	if gc, ok := g.chats[chat.id]; ok && gc.chat == chat {
 		return gc, nil
 	}
-	gc := &gatewayChat{chat: chat, tools: map[string]*Tool{}, feat: newFeatures()}
+	gc := &gatewayChat{g: g, chat: chat, tools: map[string]*Tool{}, feat: newFeatures()}
 	subscribe, unsubscribe := g.subscribe(gc, true), g.subscribe(gc, false)
 	gc.server = mcp.NewServer(&mcp.Implementation{Name: "mcpc", Version: g.opts.Version}, &mcp.ServerOptions{
 		// Tools are listed even before any is known; prompts and resources
@@ -229,7 +230,7 @@ func (g *Gateway) chatServer(chat *Chat) (*gatewayChat, error) {
 		UnsubscribeHandler:        func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return unsubscribe(ctx, req.Params.URI) },
 		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged(gc) },
 	})
-	chat.up.Store(&gatewayLink{g: g, gc: gc})
+	chat.serve(gc)
 	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler { return g.passMiddleware(gc, next) })
 	gc.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -148,11 +148,8 @@ type Host struct {
 // NewHost builds a host for the plan. Nothing starts until a chat lists or
 // calls tools.
 func NewHost(p *plan.Plan, opts HostOptions) (*Host, error) {
-	if p == nil {
-		return nil, errors.New("runtime: no plan")
-	}
-	if p.PlanVersion != plan.Version {
-		return nil, fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", p.PlanVersion, plan.Version)
+	if err := checkPlan(p, plan.ProfileVolcanic); err != nil {
+		return nil, err
 	}
 	h := &Host{plan: p, opts: opts, clock: opts.Clock, env: opts.Env, retry: opts.DiscoveryRetry,
 		chats: map[string]*Chat{}, closeDone: make(chan struct{})}
@@ -168,9 +165,6 @@ func NewHost(p *plan.Plan, opts HostOptions) (*Host, error) {
 	}
 	if h.env.Vars == nil {
 		h.env.Vars = map[string]string{}
-	}
-	if err := checkServers(p); err != nil {
-		return nil, err
 	}
 	set := &serverSet{byName: map[string]*hostServer{}}
 	secrets := append([]string(nil), opts.Secrets...)

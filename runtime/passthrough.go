@@ -325,7 +325,7 @@ func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) 
 		}
 	}
 	opts.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-		forwardProgress(ctx, c, link, req.Params)
+		forwardProgress(ctx, c.redact, link, req.Params)
 	}
 	opts.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 		forwardLog(ctx, gc, server, link, req.Params)
@@ -376,7 +376,7 @@ var hookForwardProgress func()
 // answered (the SDK hands a response to its caller before it runs the
 // handlers of the notifications that came before it): it goes to the same
 // client session outside the ended request, as forwardLog does.
-func forwardProgress(ctx context.Context, c *Chat, link *procLink, params *mcp.ProgressNotificationParams) {
+func forwardProgress(ctx context.Context, redact func(string) string, link *procLink, params *mcp.ProgressNotificationParams) {
 	if hookForwardProgress != nil {
 		hookForwardProgress()
 	}
@@ -386,7 +386,7 @@ func forwardProgress(ctx context.Context, c *Chat, link *procLink, params *mcp.P
 	}
 	p := *params
 	p.ProgressToken = o.progress
-	p.Message = c.redact(p.Message)
+	p.Message = redact(p.Message)
 	if err := o.session.NotifyProgress(o.ctx, &p); err != nil && o.ctx.Err() != nil {
 		_ = o.session.NotifyProgress(ctx, &p)
 	}
@@ -1082,3 +1082,35 @@ func browserSection(table *toolTable) string {
 	}
 	return s
 }
+
+// A gatewayChat is its chat's upstream (port.go).
+
+func (gc *gatewayChat) processOptions(server string, link *procLink) (*mcp.ClientOptions, mcp.Middleware, string) {
+	return gc.g.clientOptions(gc, server, link)
+}
+
+func (gc *gatewayChat) started(ctx context.Context, server string, cs *mcp.ClientSession) mcp.LoggingLevel {
+	return gc.g.afterStart(ctx, gc, server, cs)
+}
+
+func (gc *gatewayChat) startedLevel(ctx context.Context, cs *mcp.ClientSession, was mcp.LoggingLevel) {
+	gc.g.levelSince(ctx, gc, cs, was)
+}
+
+func (gc *gatewayChat) remoteConnected(server string, cs *mcp.ClientSession) {
+	gc.g.remoteConnected(gc, server, cs)
+}
+
+func (gc *gatewayChat) listFeatures(ctx context.Context, server string) error {
+	return gc.g.listFeatures(ctx, gc, server)
+}
+
+func (gc *gatewayChat) forwardLog(ctx context.Context, server string, link *procLink, params *mcp.LoggingMessageParams) {
+	forwardLog(ctx, gc, server, link, params)
+}
+
+func (gc *gatewayChat) resourceUpdated(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams) {
+	_ = gc.server.ResourceUpdated(ctx, params)
+}
+
+func (gc *gatewayChat) toolsChanged(table *toolTable) { gc.g.sync(gc, table) }

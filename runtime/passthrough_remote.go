@@ -148,8 +148,8 @@ func (r *chatRemote) passThrough() {
 		return r.clientOptions(server, link)
 	}
 	r.m.onConnect = func(server string, conn *remote.Conn) {
-		if up := c.up.Load(); up != nil {
-			up.g.remoteConnected(up.gc, server, conn.Session())
+		if up := c.upstream(); up != nil {
+			up.remoteConnected(server, conn.Session())
 		}
 	}
 }
@@ -161,30 +161,30 @@ func (r *chatRemote) clientOptions(server string, link *procLink) *mcp.ClientOpt
 	c := r.c
 	key := remoteKey(server)
 	relistFeatures := func() {
-		up := c.up.Load()
+		up := c.upstream()
 		if up == nil {
 			return
 		}
 		c.h.track(func() {
 			ctx, cancel := context.WithTimeout(c.h.ctx, DefaultCallTimeout)
 			defer cancel()
-			if err := up.g.listFeatures(ctx, up.gc, key); err != nil {
+			if err := up.listFeatures(ctx, key); err != nil {
 				c.h.log("Warning", c.id, server, "remote server %s: listing its prompts and resources again failed: %s", server, c.redact(err.Error()))
 			}
 		})
 	}
 	return &mcp.ClientOptions{
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			forwardProgress(ctx, c, link, req.Params)
+			forwardProgress(ctx, c.redact, link, req.Params)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			if up := c.up.Load(); up != nil {
-				forwardLog(ctx, up.gc, server, link, req.Params)
+			if up := c.upstream(); up != nil {
+				up.forwardLog(ctx, server, link, req.Params)
 			}
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if up := c.up.Load(); up != nil {
-				_ = up.gc.server.ResourceUpdated(ctx, req.Params)
+			if up := c.upstream(); up != nil {
+				up.resourceUpdated(ctx, req.Params)
 			}
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -225,8 +225,8 @@ func (r *chatRemote) relistTools(server string) {
 	if err := r.refresh(ctx, table); err != nil {
 		return
 	}
-	if up := c.up.Load(); up != nil {
-		up.g.sync(up.gc, table)
+	if up := c.upstream(); up != nil {
+		up.toolsChanged(table)
 	}
 }
 

@@ -13,13 +13,14 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
 
 // longSecret is longer than any cut mcpc makes in a message or a line.
 var longSecret = "CANARY-self-" + strings.Repeat("k3Wv", 110)
 
 // Texts that mcpc cuts short are redacted before they are cut: a stderr
-// line longer than stderrLineMax with a secret across the place where it is
+// line longer than supervisor.StderrLineMax with a secret across the place where it is
 // split. A message that is not JSON-RPC, its version tag a secret longer
 // than the 300 bytes kept of an error (at start and during a call), shows
 // no part of it.
@@ -78,63 +79,9 @@ func TestRedactBeforeCutting(t *testing.T) {
 	}
 	log.mu.Unlock()
 	check("stderr log", log.text())
-	want := strings.Repeat("a", stderrLineMax-96) + "[REDACTED]" + strings.Repeat("b", 1000)
+	want := strings.Repeat("a", supervisor.StderrLineMax-96) + "[REDACTED]" + strings.Repeat("b", 1000)
 	if got := strings.Join(pieces, ""); got != want || len(pieces) != 2 {
 		t.Errorf("%d stderr pieces %q", len(pieces), pieces)
-	}
-}
-
-// lineWriter cuts a long line only where no secret is cut in two, also when
-// the secret comes in many writes, and withholds the rest of a line made of
-// overlapping secrets rather than risk showing a part of one.
-func TestStderrLinePieces(t *testing.T) {
-	t.Parallel()
-	secret := "s3cr" + strings.Repeat("e", 60) + "t"
-	redact := func(s string) string { return strings.ReplaceAll(s, secret, "[REDACTED]") }
-	var got []string
-	w := &lineWriter{emit: func(s string) { got = append(got, s) }, redact: redact, span: func() int { return len(secret) }}
-	line := strings.Repeat("x", stderrLineMax-10) + secret + strings.Repeat("y", 3*stderrLineMax) + "\n"
-	for i := 0; i < len(line); i += 7 {
-		w.Write([]byte(line[i:min(i+7, len(line))]))
-	}
-	joined := strings.Join(got, "")
-	if joined != redact(strings.TrimSuffix(line, "\n")) || strings.Contains(joined, secret[:4]+"e") || len(got) < 4 {
-		t.Errorf("%d pieces: %.80q", len(got), got)
-	}
-	for _, p := range got {
-		if len(p) > stderrLineMax+len(secret) {
-			t.Errorf("a piece of %d bytes", len(p))
-		}
-	}
-
-	// A secret that overlaps itself, repeated across the whole window.
-	got = nil
-	rep := "abab"
-	w = &lineWriter{emit: func(s string) { got = append(got, s) }, redact: func(s string) string { return strings.ReplaceAll(s, rep, "[R]") }, span: func() int { return len(rep) }}
-	w.Write([]byte(strings.Repeat("ab", 3*stderrLineMax) + "\nnext\n"))
-	if len(got) == 0 || got[len(got)-1] != "next" {
-		t.Errorf("%.80q", got)
-	}
-	for _, p := range got {
-		if strings.HasSuffix(p, "a") || strings.HasSuffix(p, "ab") || strings.HasSuffix(p, "aba") {
-			t.Errorf("a piece ends with the start of the secret: %.80q", p)
-		}
-	}
-
-	// No place to cut that redacts as the whole line does: the rest of the
-	// line is withheld, the next line comes as usual.
-	got = nil
-	whole := func(s string) string { // hides any text holding a q, whole
-		if strings.Contains(s, "q") {
-			return "[R]"
-		}
-		return s
-	}
-	w = &lineWriter{emit: func(s string) { got = append(got, s) }, redact: whole, span: func() int { return 8 }}
-	w.Write([]byte("q" + strings.Repeat("x", 2*stderrLineMax)))
-	w.Write([]byte(strings.Repeat("x", 100) + "\nnext\n"))
-	if len(got) != 2 || !strings.HasPrefix(got[0], "[the rest of this line was withheld") || got[1] != "next" {
-		t.Errorf("%.80q", got)
 	}
 }
 

@@ -31,12 +31,9 @@ import (
 //     finds their tools, and every gateway's clients are told
 //     (notifications/tools/list_changed);
 //  3. every chat's processes of the retired servers stop (their calls in
-//     flight end with "stopped … the plan was reloaded");
+//     flight end with "stopped …", and why: removed, disabled or changed);
 //  4. the new and changed servers' discoveries start in the background;
 //     each that ends rebuilds the table and tells the clients again.
-
-// stopReload is why a reload stopped a server's process.
-const stopReload stopReason = "the plan was reloaded"
 
 // serverSet is the plan's servers at one moment, in plan order, disabled
 // ones too. It is never modified once published.
@@ -56,16 +53,29 @@ func (h *Host) servers() []*hostServer { return h.set.Load().list }
 // server returns the plan's server name now, nil if there is none.
 func (h *Host) server(name string) *hostServer { return h.set.Load().byName[name] }
 
-// checkServers refuses what this runtime cannot run: a transport other
-// than stdio, a name defined twice.
-func checkServers(p *plan.Plan) error {
+// checkPlan refuses a plan that the runtime of profile cannot run, at its
+// start and at a reload, for both profiles: no plan, another profile's
+// plan (a hand-made plan without a profile is a volcanic one), another
+// planVersion, a transport the profile does not run, a name defined twice.
+func checkPlan(p *plan.Plan, profile string) error {
+	if p == nil {
+		return errors.New("runtime: no plan")
+	}
+	if p.Profile != profile && (profile != plan.ProfileVolcanic || p.Profile != "") {
+		return fmt.Errorf("runtime: a %s plan is not a %s plan", p.Profile, profile)
+	}
+	if p.PlanVersion != plan.Version {
+		return fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", p.PlanVersion, plan.Version)
+	}
 	seen := map[string]bool{}
 	for i := range p.Servers {
 		s := &p.Servers[i]
-		if s.Transport != "" && s.Transport != "stdio" {
+		switch {
+		case profile == plan.ProfileVolcanic && s.Transport != "" && s.Transport != "stdio":
 			return fmt.Errorf("runtime: server %q: transport %q is not run by this runtime (stdio only)", s.Name, s.Transport)
-		}
-		if seen[s.Name] {
+		case profile == plan.ProfileCraftbot && s.Transport != plan.TransportStdio && s.Transport != plan.TransportSSE && s.Transport != plan.TransportWebsocket:
+			return fmt.Errorf("runtime: server %q: unknown transport %q", s.Name, s.Transport)
+		case seen[s.Name]:
 			return fmt.Errorf("runtime: server %q is defined twice in the plan", s.Name)
 		}
 		seen[s.Name] = true
@@ -73,14 +83,18 @@ func checkServers(p *plan.Plan) error {
 	return nil
 }
 
-// ApplyResult says what a reload did, server names sorted.
+// ApplyResult says what a reload did, of either profile (Host.Apply,
+// Craftbot.Apply).
 type ApplyResult struct {
 	// Diff is the comparison of the running plan with the new one.
 	Diff *plandiff.Diff
 	// Stopped are the servers removed or disabled; Restarted those whose
-	// change replaced them (discovered anew); Started those added or
-	// enabled.
+	// change replaced them (discovered or connected anew); Started those
+	// added or enabled.
 	Stopped, Restarted, Started []string
+	// OnFirstUse: the Started servers start on their first use, not now
+	// (a craftbot plan without auto_connect).
+	OnFirstUse bool
 }
 
 // Changed reports whether the reload changed anything that runs.
@@ -97,13 +111,7 @@ func (r *ApplyResult) Changed() bool {
 // as secrets yet) is refused with an error, and the running plan stays.
 // Reloads run one at a time.
 func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
-	if p == nil {
-		return nil, errors.New("runtime: no plan")
-	}
-	if p.PlanVersion != plan.Version {
-		return nil, fmt.Errorf("runtime: planVersion %d: this mcpc runs planVersion %d", p.PlanVersion, plan.Version)
-	}
-	if err := checkServers(p); err != nil {
+	if err := checkPlan(p, plan.ProfileVolcanic); err != nil {
 		return nil, err
 	}
 	h.applyMu.Lock()
@@ -160,7 +168,7 @@ func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
 	h.plan = p
 	h.set.Store(next)
 	h.rebuildTable()
-	h.stopRetired(retired)
+	h.stopRetired(retired, next)
 	for _, hs := range fresh {
 		if hs.cfg.Enabled {
 			// ensure: a chat's early start may have taken the first
@@ -177,11 +185,15 @@ func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
 // summary is the one log line of a reload: "stopped a, b; restarted c;
 // started d".
 func (r *ApplyResult) summary() string {
+	started := "started"
+	if r.OnFirstUse {
+		started = "to start on first use"
+	}
 	var parts []string
 	for _, g := range []struct {
 		what  string
 		names []string
-	}{{"stopped", r.Stopped}, {"restarted", r.Restarted}, {"started", r.Started}} {
+	}{{"stopped", r.Stopped}, {"restarted", r.Restarted}, {started, r.Started}} {
 		if len(g.names) > 0 {
 			parts = append(parts, g.what+" "+strings.Join(g.names, ", "))
 		}
@@ -235,9 +247,20 @@ func compactStrings(s []string) []string {
 	return out
 }
 
+// retiredWhy is why a reload retired hs, next being the new servers.
+func retiredWhy(hs *hostServer, next *serverSet) stopReason {
+	switch n := next.byName[hs.cfg.Name]; {
+	case n == nil:
+		return stopRemoved
+	case !n.cfg.Enabled:
+		return stopDisabled
+	}
+	return stopChanged
+}
+
 // stopRetired stops every chat's processes of the retired servers, all at
-// once, and forgets their slots.
-func (h *Host) stopRetired(retired []*hostServer) {
+// once, and forgets their slots; next are the new servers.
+func (h *Host) stopRetired(retired []*hostServer, next *serverSet) {
 	if len(retired) == 0 {
 		return
 	}
@@ -259,13 +282,13 @@ func (h *Host) stopRetired(retired []*hostServer) {
 	}
 	for _, hs := range retired {
 		if n := h.runningOf(slots, hs); n > 0 {
-			h.log("Information", "", hs.cfg.Name, "MCP server %s: %d chat process(es) stop: %s", hs.cfg.Name, n, stopReload)
+			h.log("Information", "", hs.cfg.Name, "MCP server %s: %d chat process(es) stop: %s", hs.cfg.Name, n, retiredWhy(hs, next))
 		}
 	}
 	stop := func() {
 		var wg sync.WaitGroup
 		for _, s := range slots {
-			wg.Go(func() { s.stop(stopReload, true) })
+			wg.Go(func() { s.stop(retiredWhy(s.srv, next), true) })
 		}
 		wg.Wait()
 	}
@@ -304,10 +327,15 @@ func (h *Host) runningOf(slots []*slot, hs *hostServer) int {
 
 // retiredError is the error of a call that reached a server a reload
 // removed or replaced after the call found its tool.
-func retiredError(hs *hostServer, tool *Tool) error {
-	name := hs.cfg.Name
-	return &CallError{Kind: CallUnknownTool, Server: name, Tool: tool.Name,
-		Message: fmt.Sprintf("tool %s is no longer served: MCP server %s was removed, disabled or changed by a reload of the plan", tool.Name, name)}
+func retiredError(hs *hostServer, tool *Tool) error { return noLongerServed(hs.cfg.Name, tool.Name) }
+
+// noLongerServed is the error of a call of tool, of either profile, that
+// reached server after a reload removed, disabled or replaced it: the tool
+// is unknown now (a protocol error for the client, which was told the
+// list changed).
+func noLongerServed(server, tool string) error {
+	return &CallError{Kind: CallUnknownTool, Server: server, Tool: tool,
+		Message: fmt.Sprintf("tool %s is no longer served: MCP server %s was removed, disabled or changed by a reload of the plan", tool, server)}
 }
 
 // slotFor returns the chat's slot of hs, made on first use. A retired

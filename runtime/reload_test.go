@@ -102,7 +102,9 @@ func TestApplyRemovesRestartsAddsAndTellsClients(t *testing.T) {
 }
 
 // A disabled server stops like a removed one and shows as disabled; a call
-// in flight on it ends with the reload as its reason.
+// in flight on it ends unavailable, saying why, as a craftbot server's
+// does: it does not restart on the next call (docs/decisions.md, "One call
+// path for both profiles").
 func TestApplyDisablesAServerWithACallInFlight(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
@@ -132,7 +134,7 @@ func TestApplyDisablesAServerWithACallInFlight(t *testing.T) {
 	}
 	err := testservers.Recv(t, "the slow call's end", callErr)
 	var ce *CallError
-	if !errors.As(err, &ce) || ce.Kind != CallStopped || !strings.Contains(ce.Message, string(stopReload)) {
+	if want := "MCP server s was stopped during the call to tool slow: it was disabled"; !errors.As(err, &ce) || ce.Kind != CallUnavailable || ce.Message != want {
 		t.Fatalf("the call in flight: %v", err)
 	}
 	if st := chat.Status().Servers; len(st) != 1 || st[0].State != StateDisabled {
@@ -167,7 +169,7 @@ func TestApplyRefusesAndKeepsTheRunningPlan(t *testing.T) {
 	}{
 		{"sse", testPlan(sse), `transport "sse" is not run by this runtime`},
 		{"twice", testPlan(testServer("s"), testServer("s")), "defined twice"},
-		{"profile", craftbot, "do not compare"},
+		{"profile", craftbot, "runtime: a craftbot plan is not a volcanic plan"},
 		{"new secret", testPlan(withNewSecret), "s (${env:PLAIN_VAR}) read host variables that the running gateway does not redact"},
 	} {
 		_, err := h.Apply(ctx, c.p)
@@ -181,6 +183,24 @@ func TestApplyRefusesAndKeepsTheRunningPlan(t *testing.T) {
 		if err != nil || resultText(res) != "still" {
 			t.Fatalf("%s: the running plan's tool after a refused reload: %v", c.name, err)
 		}
+	}
+}
+
+// A host runs a volcanic plan only: a craftbot plan is refused when the
+// host is made, as it is at a reload and by the craftbot runtime the other
+// way round (one plan check, checkPlan).
+func TestNewHostRefusesACraftbotPlan(t *testing.T) {
+	t.Parallel()
+	p := testPlan(testServer("s", "-tools", "echo"))
+	p.Profile = plan.ProfileCraftbot
+	if h, err := NewHost(p, HostOptions{}); err == nil || err.Error() != "runtime: a craftbot plan is not a volcanic plan" {
+		if h != nil {
+			h.Close()
+		}
+		t.Errorf("NewHost of a craftbot plan: %v", err)
+	}
+	if _, err := NewCraftbot(testPlan(testServer("s")), CraftbotOptions{}); err == nil || err.Error() != "runtime: a volcanic plan is not a craftbot plan" {
+		t.Errorf("NewCraftbot of a volcanic plan: %v", err)
 	}
 }
 

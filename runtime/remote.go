@@ -124,8 +124,8 @@ func (r *chatRemote) relist() {
 	if r.refresh(r.m.ctx, table) != nil {
 		return
 	}
-	if up := r.c.up.Load(); up != nil {
-		up.g.sync(up.gc, table)
+	if up := r.c.upstream(); up != nil {
+		up.toolsChanged(table)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
 
 // The test binary doubles as an MCP server over stdio that handles a
@@ -18,9 +19,10 @@ import (
 // SECRET.
 //
 // At start it writes the secret to stderr in a line longer than
-// stderrLineMax that does not end (with LONG_STDERR set), or, when its
+// supervisor.StderrLineMax that does not end (with LONG_STDERR set), or, when its
 // working directory holds a file bad-start, writes a message quoting the
 // secret that is not JSON-RPC on stdout instead of serving. Tools: echo;
+// args (answers with the arguments as they arrived);
 // bad-stdout (writes such a message on stdout, breaking the connection);
 // schema (a tool whose input and output schemas hold the secret).
 const selfServerVar = "MCPC_RUNTIME_TEST_SELF_SERVER"
@@ -39,7 +41,7 @@ func runSelfServer() {
 	secret := os.Getenv("SECRET")
 	if os.Getenv("LONG_STDERR") != "" {
 		// No newline: the line ends only with the process.
-		os.Stderr.WriteString(strings.Repeat("a", stderrLineMax-96) + secret + strings.Repeat("b", 1000))
+		os.Stderr.WriteString(strings.Repeat("a", supervisor.StderrLineMax-96) + secret + strings.Repeat("b", 1000))
 	}
 	if _, err := os.Stat("bad-start"); err == nil {
 		os.Stdout.WriteString(badMessage(secret))
@@ -50,6 +52,9 @@ func runSelfServer() {
 	object := map[string]any{"type": "object"}
 	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: object}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo"}}}, nil
+	})
+	server.AddTool(&mcp.Tool{Name: "args", InputSchema: object}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
 	})
 	server.AddTool(&mcp.Tool{Name: "bad-stdout", InputSchema: object}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		os.Stdout.WriteString(badMessage(secret))

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/runtime/transport"
@@ -76,38 +75,5 @@ func TestLargeMessages(t *testing.T) {
 	}
 	if got := text(t, res); got != big {
 		t.Errorf("echo of 3 MiB came back as %d bytes", len(got))
-	}
-}
-
-// The connection to a server process tells the call ledger of each
-// notifications/cancelled written to it, and of nothing else: a shutdown
-// waits for those notifications before it closes stdin (see callLedger).
-func TestWatchedConnCancelHook(t *testing.T) {
-	t.Parallel()
-	noLeaks(t)
-	inner, err := (&transport.LineTransport{Reader: strings.NewReader(""), Writer: io.Discard}).Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
-	paid := 0
-	c := &watchedConn{Connection: inner, onCancelSent: func() { paid++ }}
-	id, _ := jsonrpc.MakeID(float64(4))
-	for _, m := range []struct {
-		msg  jsonrpc.Message
-		paid int
-	}{
-		{&jsonrpc.Request{ID: id, Method: "tools/call"}, 0},
-		{&jsonrpc.Request{Method: "notifications/progress"}, 0},
-		{&jsonrpc.Request{ID: id, Method: "notifications/cancelled"}, 0}, // a call, not a notification
-		{&jsonrpc.Response{ID: id}, 0},
-		{&jsonrpc.Request{Method: "notifications/cancelled", Params: []byte(`{"requestId":4}`)}, 1},
-	} {
-		if err := c.Write(context.Background(), m.msg); err != nil {
-			t.Fatal(err)
-		}
-		if paid != m.paid {
-			t.Errorf("after writing %#v: the hook ran %d times, want %d", m.msg, paid, m.paid)
-		}
 	}
 }

@@ -29,7 +29,9 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
+	"net"
 )
 
 // logLevels are the .NET log levels, lowest first; stderrLevel and
@@ -166,15 +168,73 @@ Examples:
 }
 
 func runAction(c *ucli.Context) error {
-	if c.NArg() > 0 {
-		return usageError("run takes no arguments, got %q", c.Args().First())
+	s, err := runFlags(c)
+	if err != nil {
+		return err
 	}
-	planFile := c.String("plan")
-	stdio, addr := c.Bool("stdio"), c.String("http")
+	prof, err := readRunPlan(c, s)
+	if err != nil {
+		return err
+	}
+	hostEnv, auth, err := gatewayEnv(c, s.deny)
+	if err != nil {
+		return err
+	}
+	return runPlan(c, s, prof, hostEnv, auth)
+}
+
+// runSettings are mcpc run's flags that every profile reads, checked.
+type runSettings struct {
+	planFile string
+	stdio    bool
+	addr     string // --http
+	limits   limits
+	minLevel int
+	deny     *denylist.List
+}
+
+// runFlags reads and checks the flags of mcpc run.
+func runFlags(c *ucli.Context) (runSettings, error) {
+	if c.NArg() > 0 {
+		return runSettings{}, usageError("run takes no arguments, got %q", c.Args().First())
+	}
+	s := runSettings{planFile: c.String("plan"), stdio: c.Bool("stdio"), addr: c.String("http")}
+	if err := checkServeFlags(c, s); err != nil {
+		return s, err
+	}
+	if s.addr != "" {
+		if err := checkListenAddr(s.addr); err != nil {
+			return s, err
+		}
+	}
+	var err error
+	if s.limits, err = runLimits(c, s.stdio); err != nil {
+		return s, err
+	}
+	if s.minLevel = levelRank(c.String("log-level")); s.minLevel < 0 {
+		return s, usageError("--log-level %q: use one of %s", c.String("log-level"), strings.Join(logLevels, ", "))
+	}
+	if err := checkEnvFlags(c); err != nil {
+		return s, err
+	}
+	if f := c.String("deny-list"); f != "" {
+		if s.deny, err = denylist.Load(f); err != nil {
+			return s, usageError("%v", err)
+		}
+	}
+	if _, err := report.New(c.String("format"), report.Options{}); err != nil {
+		return s, usageError("--format: %v", err)
+	}
+	return s, nil
+}
+
+// checkServeFlags checks that the flags say where to serve, once.
+func checkServeFlags(c *ucli.Context, s runSettings) error {
+	stdio := s.stdio
 	switch {
-	case planFile == "":
+	case s.planFile == "":
 		return usageError("run needs --plan FILE (write one with mcpc plan -o FILE)")
-	case stdio == (addr != ""):
+	case stdio == (s.addr != ""):
 		return usageError("run needs exactly one of --stdio (with --workspace DIR) or --http ADDR (with --workspace-root DIR)")
 	case stdio && c.String("workspace") == "":
 		return usageError("--stdio needs --workspace DIR: the chat's workspace")
@@ -189,69 +249,64 @@ func runAction(c *ucli.Context) error {
 	case !stdio && c.String("workspace") != "":
 		return usageError("--workspace goes with --stdio; with --http use --workspace-root DIR")
 	}
-	if addr != "" {
-		if err := checkListenAddr(addr); err != nil {
-			return err
-		}
-	}
-	limits, err := runLimits(c, stdio)
-	if err != nil {
-		return err
-	}
-	minLevel := levelRank(c.String("log-level"))
-	if minLevel < 0 {
-		return usageError("--log-level %q: use one of %s", c.String("log-level"), strings.Join(logLevels, ", "))
-	}
-	if err := checkEnvFlags(c); err != nil {
-		return err
-	}
-	var deny *denylist.List
-	if f := c.String("deny-list"); f != "" {
-		l, err := denylist.Load(f)
-		if err != nil {
-			return usageError("%v", err)
-		}
-		deny = l
-	}
-	format := c.String("format")
-	if _, err := report.New(format, report.Options{}); err != nil {
-		return usageError("--format: %v", err)
-	}
+	return nil
+}
 
-	// The plan: refused with positioned diagnostics before anything starts.
-	data, err := inputfile.ReadText(planFile)
+// readRunPlan reads the plan, refused with positioned diagnostics before
+// anything starts, and returns what its profile runs.
+func readRunPlan(c *ucli.Context, s runSettings) (runProfile, error) {
+	data, err := inputfile.ReadText(s.planFile)
 	if err != nil {
-		return usageError("cannot read --plan %s: %v", planFile, unwrapPath(err))
+		return nil, usageError("cannot read --plan %s: %v", s.planFile, unwrapPath(err))
 	}
-	p, ds := plan.Read(planFile, data)
+	p, ds := plan.Read(s.planFile, data)
 	if p == nil {
-		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, sourcesOf().withFile(planFile, data), nil); err != nil {
-			return err
+		if err := printDiagnostics(c.App.ErrWriter, diagFlags(c), ds, sourcesOf().withFile(s.planFile, data), nil); err != nil {
+			return nil, err
 		}
-		return &exitError{code: ExitProblems, msg: "nothing started: the plan is not valid (" + report.Summary(ds) + ")"}
+		return nil, &exitError{code: ExitProblems, msg: "nothing started: the plan is not valid (" + report.Summary(ds) + ")"}
 	}
 	if p.Profile == plan.ProfileCraftbot {
-		if c.Bool("start-early") {
-			// A craftbot plan has no chat processes to start early: one
-			// process or connection per server, shared by every client,
-			// started by auto_connect or on first use.
-			return usageError("--start-early goes with a volcanic plan; --plan %s is a craftbot plan, whose servers every client shares (auto_connect starts them at startup)", planFile)
-		}
-		return runCraftbot(c, planFile, data, p, stdio, addr, limits, minLevel, deny)
+		return newCraftbotRun(c, s, p, data)
 	}
+	return &volcanicRun{p: p, planFile: s.planFile, planData: data}, nil
+}
 
-	hostEnv, auth, err := gatewayEnv(c, deny)
-	if err != nil {
+// runProfile is what mcpc run does its own way for a plan's profile: the
+// workspace, the log lines, the engine's options and what --watch
+// watches. The rest is one path (runPlan).
+type runProfile interface {
+	plan() *plan.Plan
+	// prepare logs the first lines and makes the workspace the servers or
+	// the stdio chat run in.
+	prepare(c *ucli.Context, s runSettings, auth gatewayAuth, logw *lockedWriter) error
+	// engineOptions are the engine's options besides those of every profile.
+	engineOptions(c *ucli.Context, s runSettings, auth gatewayAuth, opts runtime.EngineOptions) runtime.EngineOptions
+	// started logs what runs, once the engine is built.
+	started(logw *lockedWriter)
+	// serving logs where a stdio gateway serves, before its status socket.
+	servingStdio(eng *runtime.Engine, logw *lockedWriter)
+	// afterSocket logs what a stdio chat uses besides (its remote servers).
+	afterSocket(logw *lockedWriter)
+	// servingHTTP is the line of an HTTP gateway that listens on ln.
+	servingHTTP(eng *runtime.Engine, ln net.Listener) string
+	// mcpPath is the MCP endpoint the token file names.
+	mcpPath() string
+	// stdioChat is the workspace and session scope of the stdio chat.
+	stdioChat(c *ucli.Context) (workspace, scope string)
+	// source is what mcpc run --watch watches and compiles again.
+	source(c *ucli.Context, s runSettings, eng *runtime.Engine, logw *lockedWriter) planSource
+}
+
+// runPlan runs the plan's engine until a stop signal, or until the stdio
+// client goes away.
+func runPlan(c *ucli.Context, s runSettings, prof runProfile, hostEnv runtime.HostEnv, auth gatewayAuth) error {
+	logw := &lockedWriter{w: c.App.ErrWriter}
+	if err := prof.prepare(c, s, auth, logw); err != nil {
 		return err
 	}
-	logw := &lockedWriter{w: c.App.ErrWriter}
-	logw.printf("%s\n", playwrightLine(p))
-	if w := listenWarning(addr, auth.mcpOpen); w != "" {
-		logw.printf("mcpc: warning: %s\n", w)
-	}
-
 	// The guard first: it must know every server process group. It closes
-	// after the host (defers run last first).
+	// after the engine (defers run last first).
 	guard := startGuard(logw)
 	// Both close on every way out but one: when the shutdown grace passes,
 	// mcpc exits without waiting, and the guard's watchdog kills what is
@@ -262,95 +317,154 @@ func runAction(c *ucli.Context) error {
 			guard.close()
 		}
 	}()
-	host, err := runtime.NewHost(p, runtime.HostOptions{
-		Env:          hostEnv,
-		Builtins:     builtinTools(c),
-		Secrets:      auth.secrets(),
-		MaxProcesses: limits.maxProcesses,
-		// Every chat's remote servers (servers.json of its workspace). The
-		// secret that opens them is the host environment's.
-		Remote: &runtime.RemoteOptions{Dial: dialOptions()},
-		Log: func(e runtime.LogEntry) {
-			if levelRank(e.Level) < minLevel {
-				return
-			}
-			where := ""
-			if e.Chat != "" {
-				where = "chat " + e.Chat + ": "
-			}
-			if e.Stderr {
-				where += term.Escape(e.Server) + " stderr: "
-			}
-			logw.printf("mcpc: %s: %s%s\n", strings.ToLower(e.Level), where, term.Escape(e.Message))
-		},
-	})
+	opts := runtime.EngineOptions{Env: hostEnv, Secrets: auth.secrets(), Version: Version, Log: runLog(s.minLevel, logw)}
+	opts = prof.engineOptions(c, s, auth, opts)
+	if !s.stdio && prof.plan().Profile != plan.ProfileCraftbot {
+		defer procsPerChat(&opts.Gateway)()
+	}
+	eng, err := runtime.NewEngine(prof.plan(), opts)
 	if err != nil {
 		return &exitError{code: ExitProblems, msg: err.Error()}
 	}
 	defer func() {
 		if waitOnExit {
-			host.Close()
+			eng.Close()
 		}
 	}()
-	gwOpts := runtime.GatewayOptions{Version: Version, AdminToken: auth.admin, MCPToken: auth.mcp,
-		WorkspaceRoot: c.String("workspace-root"), MaxChats: limits.maxChats, MaxSessions: limits.maxSessions, MaxSessionsPerChat: limits.maxPerChat,
-		ChatIdleTimeout: limits.chatIdle, SessionIdleTimeout: limits.sessionIdle, BodyTimeout: limits.bodyTimeout,
-		StartEarly: c.Bool("start-early")}
-	if c.String("http") != "" {
-		defer procsPerChat(&gwOpts)()
-	}
-	gw := runtime.NewGateway(host, gwOpts)
-	defer gw.Close()
-	// The first listing or call waits for the discoveries: start them now.
-	// With --start-early the first chat's processes are the discoveries
-	// instead (docs/decisions/
-	// 0030-chat-processes-and-start-early.md): its initialize starts them.
-	if !gwOpts.StartEarly {
-		host.StartDiscovery()
-	}
+	defer eng.CloseSessions()
+	prof.started(logw)
+	// The first listing or call waits for the discoveries (volcanic) or the
+	// connects (craftbot, auto_connect): start them now.
+	eng.Start()
 
 	// Every signal that ends a gateway by default ends it cleanly. SIGHUP
 	// comes when the terminal or the session that started mcpc goes away,
-	// SIGQUIT from Ctrl-\. The host closes at once: the calls in flight
+	// SIGQUIT from Ctrl-\. The engine closes at once: the calls in flight
 	// are cancelled (their servers are told) rather than waited for, and
 	// the servers stop; the sessions and connections end meanwhile.
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
-	sd := &shutdown{grace: limits.grace, done: make(chan struct{})}
+	sd := &shutdown{grace: s.limits.grace, done: make(chan struct{})}
 	if c.Bool("watch") {
-		w, err := startPlanWatch(ctx, c, planFile, data, p, deny, host, logw)
+		w, err := startPlanWatch(ctx, prof.source(c, s, eng, logw), eng, logw)
 		if err != nil {
 			return err
 		}
-		defer w.Close() // first of all: a reload in progress ends before the host closes
+		defer w.Close() // first of all: a reload in progress ends before the engine closes
 	}
 	stopOnSignal := context.AfterFunc(ctx, func() {
 		sd.start()
-		host.Close()
+		eng.Close()
 		close(sd.done)
 	})
-	if stdio {
-		err = serveStdio(ctx, c, host, gw, logw)
+	if s.stdio {
+		err = serveStdio(ctx, c, prof, eng, logw)
 	} else {
-		err = serveHTTP(ctx, addr, auth, host, gw, logw, sd)
+		err = serveHTTP(ctx, s.addr, auth, prof, eng, logw, sd)
 	}
 	if err != nil {
 		return err
 	}
-	gw.Close()
+	eng.CloseSessions()
 	if stopOnSignal() {
-		host.Close() // no signal: the stdio client went away
+		eng.Close() // no signal: the stdio client went away
 	} else if !sd.wait() {
 		waitOnExit = false
 		left := "server processes may be left"
 		if guard.running() {
 			left = "the guard process kills what is left of the servers' process groups"
 		}
-		logw.printf("mcpc: the shutdown grace (%s) passed before every server process stopped; exiting anyway: %s\n", limits.grace, left)
+		logw.printf("mcpc: the shutdown grace (%s) passed before every server process stopped; exiting anyway: %s\n", s.limits.grace, left)
 		return &exitError{code: ExitInternal}
 	}
-	logw.printf("mcpc: stopped; %s\n", gone(host.Status().EscapedProcesses, guard.close()))
+	logw.printf("mcpc: stopped; %s\n", gone(eng.EscapedProcesses(), guard.close()))
 	return nil
+}
+
+// runLog logs the runtime's entries from level minLevel on.
+func runLog(minLevel int, logw *lockedWriter) func(runtime.LogEntry) {
+	return func(e runtime.LogEntry) {
+		if levelRank(e.Level) < minLevel {
+			return
+		}
+		where := ""
+		if e.Chat != "" {
+			where = "chat " + e.Chat + ": "
+		}
+		if e.Stderr {
+			where += term.Escape(e.Server) + " stderr: "
+		}
+		logw.printf("mcpc: %s: %s%s\n", strings.ToLower(e.Level), where, term.Escape(e.Message))
+	}
+}
+
+// volcanicRun is mcpc run for a volcanic plan: one chat per client, its
+// own server processes (runtime.Host and runtime.Gateway).
+type volcanicRun struct {
+	p         *plan.Plan
+	planFile  string
+	planData  []byte
+	ws, scope string // the stdio chat's workspace and session scope
+}
+
+func (v *volcanicRun) plan() *plan.Plan { return v.p }
+func (v *volcanicRun) mcpPath() string  { return "/chats/{id}/mcp" }
+
+func (v *volcanicRun) prepare(c *ucli.Context, s runSettings, auth gatewayAuth, logw *lockedWriter) error {
+	logw.printf("%s\n", playwrightLine(v.p))
+	if w := listenWarning(s.addr, auth.mcpOpen); w != "" {
+		logw.printf("mcpc: warning: %s\n", w)
+	}
+	if !s.stdio {
+		return nil
+	}
+	ws, err := filepath.Abs(c.String("workspace"))
+	if err == nil {
+		err = os.MkdirAll(ws, 0o700)
+	}
+	if err != nil {
+		return usageError("--workspace %s: %v", c.String("workspace"), unwrapPath(err))
+	}
+	v.ws, v.scope = ws, c.String("scope")
+	return nil
+}
+
+func (v *volcanicRun) engineOptions(c *ucli.Context, s runSettings, auth gatewayAuth, opts runtime.EngineOptions) runtime.EngineOptions {
+	l := s.limits
+	opts.Builtins, opts.MaxProcesses = builtinTools(c), l.maxProcesses
+	// Every chat's remote servers (servers.json of its workspace). The
+	// secret that opens them is the host environment's.
+	opts.Remote = &runtime.RemoteOptions{Dial: dialOptions()}
+	opts.Gateway = runtime.GatewayOptions{WorkspaceRoot: c.String("workspace-root"),
+		MaxChats: l.maxChats, MaxSessions: l.maxSessions, MaxSessionsPerChat: l.maxPerChat,
+		ChatIdleTimeout: l.chatIdle, SessionIdleTimeout: l.sessionIdle, BodyTimeout: l.bodyTimeout,
+		StartEarly: c.Bool("start-early")}
+	opts.Gateway.AdminToken, opts.Gateway.MCPToken = auth.admin, auth.mcp
+	return opts
+}
+
+func (v *volcanicRun) started(*lockedWriter) {}
+
+func (v *volcanicRun) stdioChat(*ucli.Context) (string, string) { return v.ws, v.scope }
+
+func (v *volcanicRun) servingStdio(eng *runtime.Engine, logw *lockedWriter) {
+	logw.printf("mcpc: serving %s over stdio in %s\n", plural(len(eng.Host().ServerNames()), "server"), v.ws)
+}
+
+func (v *volcanicRun) afterSocket(logw *lockedWriter) {
+	if _, err := os.Stat(remote.Path(v.ws)); err != nil {
+		return
+	}
+	if v.scope == "" {
+		logw.printf("mcpc: the remote servers of %s are not used: give --scope SCOPE, the session scope they were added with (mcpc remote add … --scope SCOPE)\n", remote.Path(v.ws))
+	} else {
+		logw.printf("mcpc: remote servers of %s, session scope %q: connecting\n", remote.Path(v.ws), v.scope)
+	}
+}
+
+func (v *volcanicRun) servingHTTP(eng *runtime.Engine, ln net.Listener) string {
+	where, status := servingWhere(ln, "/chats/{id}/mcp")
+	return fmt.Sprintf("mcpc: serving %s %s (status: %s)\n", plural(len(eng.Host().ServerNames()), "server"), where, status)
 }
 
 // shutdown is the time a stop signal gives mcpc run to end.
@@ -385,7 +499,7 @@ func (s *shutdown) wait() bool {
 // gone says what is left of the servers' processes, for the last line:
 // "every server process is gone" only when that is known. escaped counts
 // the processes the runtime found outside their server's process group.
-func gone(escaped int, guard runtime.GuardReport) string {
+func gone(escaped int, guard supervisor.GuardReport) string {
 	if n := len(guard.Survivors); n > 0 {
 		return fmt.Sprintf("%s started by servers left their process group and could not be killed; still running: pids %v", processes(n), guard.Survivors)
 	}
@@ -467,16 +581,16 @@ func takeToken(c *ucli.Context, flag string, vars map[string]string) (string, er
 }
 
 // processGuard is the process guard of one mcpc run, if it has one.
-type processGuard struct{ g *runtime.Guard }
+type processGuard struct{ g *supervisor.Guard }
 
 // running says whether there is a guard that has not been closed.
 func (p *processGuard) running() bool { return p.g != nil }
 
 // close closes the guard once and reports what it found; later calls, and
 // a run without a guard, report nothing.
-func (p *processGuard) close() runtime.GuardReport {
+func (p *processGuard) close() supervisor.GuardReport {
 	if p.g == nil {
-		return runtime.GuardReport{}
+		return supervisor.GuardReport{}
 	}
 	r := p.g.Close()
 	p.g = nil
@@ -491,8 +605,8 @@ func startGuard(logw *lockedWriter) *processGuard {
 	}
 	exe, err := os.Executable()
 	if err == nil {
-		var g *runtime.Guard
-		g, err = runtime.StartGuard(exe, []string{guardCommandName}, func(msg string) { logw.printf("mcpc: warning: %s\n", term.Escape(msg)) })
+		var g *supervisor.Guard
+		g, err = supervisor.StartGuard(exe, []string{guardCommandName}, func(msg string) { logw.printf("mcpc: warning: %s\n", term.Escape(msg)) })
 		if err == nil {
 			return &processGuard{g: g}
 		}
@@ -501,14 +615,14 @@ func startGuard(logw *lockedWriter) *processGuard {
 	return &processGuard{}
 }
 
-// guardCommand is the process guard's hidden mode (see runtime.Guard).
+// guardCommand is the process guard's hidden mode (see supervisor.Guard).
 func guardCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:   guardCommandName,
 		Usage:  "internal: the process guard of mcpc run (reads the gateway's pipe on stdin)",
 		Hidden: true,
 		Action: func(c *ucli.Context) error {
-			runtime.RunGuard(c.App.Reader)
+			supervisor.RunGuard(c.App.Reader)
 			return nil
 		},
 	}
@@ -532,69 +646,51 @@ func builtinTools(c *ucli.Context) []string {
 	return out
 }
 
-// serveStdio serves one chat on the command's standard input and output
-// until the client closes stdin or a signal arrives.
-func serveStdio(ctx context.Context, c *ucli.Context, host *runtime.Host, gw *runtime.Gateway, logw *lockedWriter) error {
-	ws, err := filepath.Abs(c.String("workspace"))
-	if err == nil {
-		err = os.MkdirAll(ws, 0o700)
-	}
-	if err != nil {
-		return usageError("--workspace %s: %v", c.String("workspace"), unwrapPath(err))
-	}
-	scope := c.String("scope")
-	chat, err := host.ChatWithScope("stdio", ws, scope)
-	if err != nil {
-		return &exitError{code: ExitInternal, msg: err.Error()}
-	}
-	logw.printf("mcpc: serving %s over stdio in %s\n", plural(len(host.ServerNames()), "server"), ws)
-	if sock, closeSock, err := listenStatusSocket(gw, ws); err != nil {
+// serveStdio serves one client on the command's standard input and output
+// until it closes stdin or a signal arrives; the admin endpoints answer on
+// the owner-only status socket of the workspace.
+func serveStdio(ctx context.Context, c *ucli.Context, prof runProfile, eng *runtime.Engine, logw *lockedWriter) error {
+	ws, scope := prof.stdioChat(c)
+	prof.servingStdio(eng, logw)
+	if sock, closeSock, err := listenStatusSocket(eng.StatusHandler(), ws); err != nil {
 		logw.printf("mcpc: warning: no status socket (mcpc status cannot read this gateway): %s\n", err)
 	} else {
 		defer closeSock()
 		logw.printf("mcpc: status: mcpc status --socket %s\n", sock)
 	}
-	if _, err := os.Stat(remote.Path(ws)); err == nil {
-		if scope == "" {
-			logw.printf("mcpc: the remote servers of %s are not used: give --scope SCOPE, the session scope they were added with (mcpc remote add … --scope SCOPE)\n", remote.Path(ws))
-		} else {
-			logw.printf("mcpc: remote servers of %s, session scope %q: connecting\n", remote.Path(ws), scope)
-		}
-	}
+	prof.afterSocket(logw)
 	// The process's own stdin only: what follows changes the process.
 	in := c.App.Reader
 	if f, ok := in.(*os.File); ok && f == os.Stdin {
 		if pf, done, ok := transport.PollableInput(f, os.Stdout, os.Stderr); ok {
 			defer done()
 			in = pf
-			// One chat's gateway works in short bursts, one message at a
+			// One client's gateway works in short bursts, one message at a
 			// time: with several processors, every hand-over between its
 			// goroutines wakes another thread, and the idle ones spin and
-			// take CPU from the server process it waits for. One processor
-			// cut the latency it adds to a call by about a fifth
-			// (BenchmarkRunStdioAddedLatency). It needs stdin in the
-			// poller: a blocking read would hold the only processor. An
-			// operator's own GOMAXPROCS wins.
+			// take CPU from the server process it waits for
+			// (docs/performance.md). It needs stdin in the poller: a
+			// blocking read would hold the only processor. An operator's
+			// own GOMAXPROCS wins.
 			if os.Getenv("GOMAXPROCS") == "" {
 				defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
 			}
 		}
 	}
-	t := &transport.LineTransport{Reader: in, Writer: c.App.Writer}
-	err = gw.ServeTransport(ctx, chat, t)
+	err := eng.ServeStdio(ctx, ws, scope, &transport.LineTransport{Reader: in, Writer: c.App.Writer})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		logw.printf("mcpc: the stdio session ended: %s\n", term.Escape(host.Redact(err.Error())))
+		logw.printf("mcpc: the stdio session ended: %s\n", term.Escape(eng.Redact(err.Error())))
 	}
 	return nil
 }
 
-// serveHTTP serves a chat per /chats/{id}/mcp until a signal arrives.
-func serveHTTP(ctx context.Context, addr string, auth gatewayAuth, host *runtime.Host, gw *runtime.Gateway, logw *lockedWriter, sd *shutdown) error {
+// serveHTTP serves the gateway's endpoints until a signal arrives.
+func serveHTTP(ctx context.Context, addr string, auth gatewayAuth, prof runProfile, eng *runtime.Engine, logw *lockedWriter, sd *shutdown) error {
 	ln, err := listenGateway(addr)
 	if err != nil {
 		return err
 	}
-	removeTokens, err := writeTokenFiles(auth, ln.Addr(), "/chats/{id}/mcp", logw)
+	removeTokens, err := writeTokenFiles(auth, ln.Addr(), prof.mcpPath(), logw)
 	if err != nil {
 		ln.Close()
 		return err
@@ -603,18 +699,17 @@ func serveHTTP(ctx context.Context, addr string, auth gatewayAuth, host *runtime
 	// Headers within ReadHeaderTimeout, bodies at a minimum rate (the
 	// gateway's BodyTimeout), idle keep-alive connections closed after
 	// IdleTimeout: a client cannot hold a connection by going slow.
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout}
+	srv := &http.Server{Handler: eng.Handler(), ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	where, status := servingWhere(ln, "/chats/{id}/mcp")
-	logw.printf("mcpc: serving %s %s (status: %s)\n", plural(len(host.ServerNames()), "server"), where, status)
+	logw.printf("%s", prof.servingHTTP(eng, ln))
 	select {
 	case <-ctx.Done():
 	case err := <-served:
 		return &exitError{code: ExitInternal, msg: "the HTTP server stopped: " + err.Error()}
 	}
 	logw.printf("mcpc: stopping\n")
-	gw.Close() // ends the MCP sessions, so that their streams let go
+	eng.CloseSessions() // ends the MCP sessions, so that their streams let go
 	sctx, cancel := context.WithDeadline(context.Background(), sd.deadline())
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -634,9 +729,8 @@ var adaptProcs = true
 // A chat's traffic is short bursts, one message at a time: with more
 // processors than chats, every hand-over between the gateway's goroutines
 // wakes another thread, and the idle ones spin, taking CPU from the
-// servers (about a third of the gateway's CPU per call over HTTP with one
-// chat on two processors; BenchmarkGatewayCPUPerCall). The stdio gateway,
-// one chat, runs on one processor for the same reason. It returns the
+// servers (docs/performance.md). The stdio gateway, one client, runs on
+// one processor for the same reason. It returns the
 // function that restores the processors mcpc started with.
 func procsPerChat(opts *runtime.GatewayOptions) (restore func()) {
 	if !adaptProcs || os.Getenv("GOMAXPROCS") != "" {

@@ -27,9 +27,11 @@ import (
 
 // mcpc run --watch: the gateway takes the --plan file again whenever it
 // changes (`mcpc plan -o` writes it atomically, an editor by rename; the
-// watcher sees both), and applies the difference to the running host
-// (runtime.Host.Apply). A plan that is not valid, or that the host cannot
-// take, is logged with its diagnostics and the running plan stays.
+// watcher sees both), and applies the difference to the running engine
+// (runtime.Engine.Apply). A plan that is not valid, or that the engine
+// cannot take, is logged with its diagnostics and the running plan stays.
+// What is watched besides, and compiled again, is the profile's
+// (planSource): a volcanic plan's sources, a craftbot plan's config file.
 //
 // The plan's sources (appsettings files, env files, settings.json) are
 // watched too when compiling them here reproduces the plan: same digest,
@@ -67,12 +69,120 @@ func startWatch(ctx context.Context, files []string, reload func(context.Context
 	return w, nil
 }
 
-// volcanicReloader is the state of mcpc run --watch for a volcanic plan.
-// The watcher runs one reload at a time, so it needs no lock.
-type volcanicReloader struct {
+// planSource is what mcpc run --watch watches for a plan's profile, and
+// what a change of those files gives. The watcher runs one reload at a
+// time, so a source needs no lock.
+type planSource interface {
+	// files are the files to watch; watching is the line that says so.
+	files() []string
+	watching() string
+	// next acts on the files that changed since the last call: it returns
+	// the plan to apply, where its ${config:KEY} values are read, the file
+	// it came from (for errors) and what changed (for "nothing to do";
+	// "" for no such line). A nil plan without error: nothing changed.
+	// Its diagnostics are logged already.
+	next(ctx context.Context) (p *plan.Plan, config runtime.ConfigLookup, from, what string, err error)
+	// applied is told that p, from the last next, runs now.
+	applied(p *plan.Plan)
+}
+
+// keptPlan ends the error of a reload that applied nothing.
+const keptPlan = "the running plan stays"
+
+// planApplier is what a reload applies a plan to (runtime.Engine).
+type planApplier interface {
+	Apply(ctx context.Context, p *plan.Plan, config runtime.ConfigLookup) (bool, error)
+	Redact(string) string
+}
+
+// startPlanWatch watches src's files for mcpc run --watch and applies each
+// change to eng, one at a time. The watcher ends with ctx or Close, which
+// waits for a reload in progress.
+func startPlanWatch(ctx context.Context, src planSource, eng planApplier, logw *lockedWriter) (*watch.Watcher, error) {
+	reload := func(ctx context.Context) (bool, error) { return reloadFrom(ctx, src, eng, logw) }
+	w, err := startWatch(ctx, src.files(), reload, eng.Redact, logw)
+	if err != nil {
+		return nil, err
+	}
+	logw.printf("%s", src.watching())
+	return w, nil
+}
+
+// reloadFrom applies what a change of src's files gives. It reports
+// whether anything that runs changed; an error means the running plan
+// stays (its diagnostics are logged already).
+func reloadFrom(ctx context.Context, src planSource, eng planApplier, logw *lockedWriter) (bool, error) {
+	p, config, from, what, err := src.next(ctx)
+	if err != nil || p == nil {
+		return false, err
+	}
+	changed, err := eng.Apply(ctx, p, config)
+	switch {
+	case err != nil && (errors.Is(err, runtime.ErrHostClosed) || ctx.Err() != nil):
+		return false, nil // shutting down
+	case err != nil:
+		return false, fmt.Errorf("reload: %s: %s; %s", from, eng.Redact(err.Error()), keptPlan)
+	}
+	if !changed && what != "" {
+		logw.printf("mcpc: reload: %s, nothing to do for the running servers\n", what)
+	}
+	src.applied(p)
+	return changed, nil
+}
+
+// fileSum is the hash of a file's bytes; a file that cannot be read has
+// the hash of why (its reload says why): a change from one reason to
+// another (a directory, then a named pipe) is a change, logged once, and
+// the same reason again is not.
+func fileSum(path string) [sha256.Size]byte {
+	data, err := inputfile.Read(path)
+	if err != nil {
+		return sha256.Sum256([]byte("\x00unreadable: " + unwrapPath(err).Error()))
+	}
+	return sha256.Sum256(data)
+}
+
+// readPlanFile checks a plan file's new text for a reload; a plan that is
+// not valid has its diagnostics logged (redacted) and is an error.
+func readPlanFile(planFile string, data []byte, out diagOutput, redact func(string) string, logw *lockedWriter) (*plan.Plan, error) {
+	p, ds := plan.Read(planFile, data)
+	if p == nil {
+		var b bytes.Buffer
+		if err := printDiagnostics(&b, out, ds, sourcesOf().withFile(planFile, data), redact); err != nil {
+			return nil, err
+		}
+		logw.printf("%s", b.String())
+		return nil, fmt.Errorf("reload: %s is not a valid plan (%s); %s", planFile, report.Summary(ds), keptPlan)
+	}
+	return p, nil
+}
+
+// compileForReload compiles with opts for a reload. Its diagnostics are
+// logged (redacted), as mcpc plan would print them; what names the
+// sources in an error.
+func compileForReload(opts compile.Options, what string, out diagOutput, redact func(string) string, logw *lockedWriter) (*compile.Result, error) {
+	res, err := compile.Compile(opts)
+	if err != nil {
+		return nil, fmt.Errorf("reload: %s: %s; %s", what, redact(err.Error()), keptPlan)
+	}
+	if len(res.Diagnostics) > 0 {
+		var b bytes.Buffer
+		red := func(s string) string { return redact(res.Redactor.Redact(s)) }
+		if err := printDiagnostics(&b, out, res.Diagnostics, res.Files, red); err != nil {
+			return nil, err
+		}
+		logw.printf("%s", b.String())
+	}
+	return res, nil
+}
+
+// volcanicSource is what mcpc run --watch watches for a volcanic plan: the
+// plan file, and the plan's sources when compiling them here reproduces
+// the plan.
+type volcanicSource struct {
 	planFile string
-	host     *runtime.Host
 	out      diagOutput
+	redact   func(string) string
 	logw     *lockedWriter
 	// sources are the files the plan was compiled from, compiled again
 	// with opts on a change; none when they do not reproduce the plan.
@@ -81,35 +191,79 @@ type volcanicReloader struct {
 	// sums are the hashes of the plan file and the sources as last read:
 	// a reload acts on the files that changed.
 	sums map[string][sha256.Size]byte
+	// fromPlanFile: the last next read the plan file, not the sources.
+	fromPlanFile bool
 }
 
-// startPlanWatch watches planFile (read as planData, holding p), and the
-// sources that reproduce it, for mcpc run --watch. The watcher ends with
-// ctx or Close, which waits for a reload in progress.
-func startPlanWatch(ctx context.Context, c *ucli.Context, planFile string, planData []byte, p *plan.Plan, deny *denylist.List, host *runtime.Host, logw *lockedWriter) (*watch.Watcher, error) {
+func (v *volcanicRun) source(c *ucli.Context, s runSettings, eng *runtime.Engine, logw *lockedWriter) planSource {
 	out := diagFlags(c)
 	out.color = nil // log lines: never colored
-	r := &volcanicReloader{planFile: planFile, host: host, out: out, logw: logw,
-		sums: map[string][sha256.Size]byte{planFile: sha256.Sum256(planData)}}
-	r.opts, r.sources = volcanicSourceOptions(c, p, deny)
-	if why := r.reproduces(p); why != "" {
-		logw.printf("mcpc: --watch: %s; only the plan file is watched\n", host.Redact(why))
+	r := &volcanicSource{planFile: v.planFile, out: out, redact: eng.Redact, logw: logw,
+		sums: map[string][sha256.Size]byte{v.planFile: sha256.Sum256(v.planData)}}
+	r.opts, r.sources = volcanicSourceOptions(c, v.p, s.deny)
+	if why := r.reproduces(v.p); why != "" {
+		logw.printf("mcpc: --watch: %s; only the plan file is watched\n", eng.Redact(why))
 		r.sources = nil
 	}
-	files := append([]string{planFile}, r.sources...)
 	for _, f := range r.sources {
 		r.sums[f] = fileSum(f)
 	}
-	w, err := startWatch(ctx, files, r.reload, host.Redact, logw)
-	if err != nil {
-		return nil, err
-	}
+	return r
+}
+
+func (r *volcanicSource) files() []string { return append([]string{r.planFile}, r.sources...) }
+
+func (r *volcanicSource) watching() string {
 	if len(r.sources) > 0 {
-		logw.printf("mcpc: watching %s and its sources %s: a change is applied to the running gateway\n", planFile, strings.Join(r.sources, ", "))
-	} else {
-		logw.printf("mcpc: watching %s: a change is applied to the running gateway\n", planFile)
+		return fmt.Sprintf("mcpc: watching %s and its sources %s: a change is applied to the running gateway\n", r.planFile, strings.Join(r.sources, ", "))
 	}
-	return w, nil
+	return fmt.Sprintf("mcpc: watching %s: a change is applied to the running gateway\n", r.planFile)
+}
+
+// next acts on the files that changed since the last reload: a changed
+// source is compiled, else a changed plan file read.
+func (r *volcanicSource) next(context.Context) (*plan.Plan, runtime.ConfigLookup, string, string, error) {
+	sourceChanged := false
+	for _, f := range r.sources {
+		if sum := fileSum(f); sum != r.sums[f] {
+			r.sums[f], sourceChanged = sum, true
+		}
+	}
+	planSum := fileSum(r.planFile)
+	planChanged := planSum != r.sums[r.planFile]
+	r.sums[r.planFile] = planSum
+	r.fromPlanFile = false
+	switch {
+	case sourceChanged:
+		res, err := compileForReload(r.opts, "the sources of "+r.planFile, r.out, r.redact, r.logw)
+		if err != nil {
+			return nil, nil, "", "", err
+		}
+		if res.Plan == nil {
+			return nil, nil, "", "", fmt.Errorf("reload: the sources of %s do not compile (%s); %s", r.planFile, report.Summary(res.Diagnostics), keptPlan)
+		}
+		return res.Plan, nil, "the sources of " + r.planFile, "a source of " + r.planFile + " changed", nil
+	case planChanged:
+		data, err := inputfile.ReadText(r.planFile)
+		if err != nil {
+			return nil, nil, "", "", fmt.Errorf("reload: cannot read --plan %s: %v; %s", r.planFile, unwrapPath(err), keptPlan)
+		}
+		p, err := readPlanFile(r.planFile, data, r.out, r.redact, r.logw)
+		if err != nil {
+			return nil, nil, "", "", err
+		}
+		r.fromPlanFile = true
+		return p, nil, r.planFile, r.planFile + " changed", nil
+	}
+	return nil, nil, "", "", nil // rewritten with the same bytes
+}
+
+// applied stops following the sources once the plan file names others.
+func (r *volcanicSource) applied(p *plan.Plan) {
+	if r.fromPlanFile && len(r.sources) > 0 && !slices.Equal(volcanicSourceFiles(p), r.sources) {
+		r.logw.printf("mcpc: --watch: %s reads other sources than the plan mcpc run started with; from now on only the plan file is watched (restart mcpc run to watch its sources)\n", r.planFile)
+		r.sources = nil
+	}
 }
 
 // volcanicSourceOptions are the compiler options that compile p's sources
@@ -154,7 +308,7 @@ func volcanicSourceFiles(p *plan.Plan) []string {
 
 // reproduces returns why compiling the sources here does not give p
 // ("" when it does, and there are sources to watch).
-func (r *volcanicReloader) reproduces(p *plan.Plan) string {
+func (r *volcanicSource) reproduces(p *plan.Plan) string {
 	if len(r.sources) == 0 {
 		return "the plan names no source file"
 	}
@@ -168,111 +322,6 @@ func (r *volcanicReloader) reproduces(p *plan.Plan) string {
 		return "its sources compile here to another plan than --plan " + r.planFile + " (the process environment, --env or --deny-list differ from mcpc plan's, or a source changed since)"
 	}
 	return ""
-}
-
-// reload acts on the files that changed since the last reload: a changed
-// source is compiled, else a changed plan file read. It reports whether
-// anything that runs changed; an error means the running plan stays (its
-// diagnostics are logged already).
-func (r *volcanicReloader) reload(ctx context.Context) (bool, error) {
-	sourceChanged := false
-	for _, f := range r.sources {
-		if sum := fileSum(f); sum != r.sums[f] {
-			r.sums[f], sourceChanged = sum, true
-		}
-	}
-	planSum := fileSum(r.planFile)
-	planChanged := planSum != r.sums[r.planFile]
-	r.sums[r.planFile] = planSum
-	switch {
-	case sourceChanged:
-		return r.recompile(ctx)
-	case planChanged:
-		applied, p, err := reloadPlan(ctx, r.planFile, r.host, r.out, r.logw)
-		if p != nil && len(r.sources) > 0 {
-			if !slices.Equal(volcanicSourceFiles(p), r.sources) {
-				r.logw.printf("mcpc: --watch: %s reads other sources than the plan mcpc run started with; from now on only the plan file is watched (restart mcpc run to watch its sources)\n", r.planFile)
-				r.sources = nil
-			}
-		}
-		return applied, err
-	}
-	return false, nil // rewritten with the same bytes
-}
-
-// recompile compiles the sources and applies the plan. Diagnostics are
-// logged (redacted), as mcpc plan would print them.
-func (r *volcanicReloader) recompile(ctx context.Context) (bool, error) {
-	const kept = "the running plan stays"
-	res, err := compile.Compile(r.opts)
-	if err != nil {
-		return false, fmt.Errorf("reload: %s; %s", r.host.Redact(err.Error()), kept)
-	}
-	if len(res.Diagnostics) > 0 {
-		var b bytes.Buffer
-		redact := func(s string) string { return r.host.Redact(res.Redactor.Redact(s)) }
-		if err := printDiagnostics(&b, r.out, res.Diagnostics, res.Files, redact); err != nil {
-			return false, err
-		}
-		r.logw.printf("%s", b.String())
-	}
-	if res.Plan == nil {
-		return false, fmt.Errorf("reload: the sources of %s do not compile (%s); %s", r.planFile, report.Summary(res.Diagnostics), kept)
-	}
-	out, err := r.host.Apply(ctx, res.Plan)
-	if err != nil && (errors.Is(err, runtime.ErrHostClosed) || ctx.Err() != nil) {
-		return false, nil // shutting down
-	}
-	if err != nil {
-		return false, fmt.Errorf("reload: the sources of %s: %s; %s", r.planFile, r.host.Redact(err.Error()), kept)
-	}
-	if !out.Changed() {
-		r.logw.printf("mcpc: reload: a source of %s changed, nothing to do for the running servers\n", r.planFile)
-	}
-	return out.Changed(), nil
-}
-
-// fileSum is the hash of a file's bytes; a file that cannot be read has
-// the hash of why (its reload says why): a change from one reason to
-// another (a directory, then a named pipe) is a change, logged once, and
-// the same reason again is not.
-func fileSum(path string) [sha256.Size]byte {
-	data, err := inputfile.Read(path)
-	if err != nil {
-		return sha256.Sum256([]byte("\x00unreadable: " + unwrapPath(err).Error()))
-	}
-	return sha256.Sum256(data)
-}
-
-// reloadPlan reads planFile again and applies it to host. It reports
-// whether anything that runs changed; an error means the running plan
-// stays (its diagnostics are logged already).
-func reloadPlan(ctx context.Context, planFile string, host *runtime.Host, out diagOutput, logw *lockedWriter) (bool, *plan.Plan, error) {
-	const kept = "the running plan stays"
-	data, err := inputfile.ReadText(planFile)
-	if err != nil {
-		return false, nil, fmt.Errorf("reload: cannot read --plan %s: %v; %s", planFile, unwrapPath(err), kept)
-	}
-	p, ds := plan.Read(planFile, data)
-	if p == nil {
-		var b bytes.Buffer
-		if err := printDiagnostics(&b, out, ds, sourcesOf().withFile(planFile, data), host.Redact); err != nil {
-			return false, nil, err
-		}
-		logw.printf("%s", b.String())
-		return false, nil, fmt.Errorf("reload: %s is not a valid plan (%s); %s", planFile, report.Summary(ds), kept)
-	}
-	res, err := host.Apply(ctx, p)
-	if err != nil && (errors.Is(err, runtime.ErrHostClosed) || ctx.Err() != nil) {
-		return false, nil, nil // shutting down
-	}
-	if err != nil {
-		return false, nil, fmt.Errorf("reload: %s: %s; %s", planFile, host.Redact(err.Error()), kept)
-	}
-	if !res.Changed() {
-		logw.printf("mcpc: reload: %s changed, nothing to do for the running servers\n", planFile)
-	}
-	return res.Changed(), p, nil
 }
 
 // mcpc run --watch with a craftbot plan watches two files: the --plan file
@@ -294,11 +343,10 @@ type craftbotSources struct {
 	planData, configData []byte
 }
 
-// craftbotReloader is the state of mcpc run --watch for a craftbot plan.
-// The watcher runs one reload at a time, so it needs no lock.
-type craftbotReloader struct {
-	files craftbotSources
-	cb    *runtime.Craftbot
+// craftbotSource is what mcpc run --watch watches for a craftbot plan.
+type craftbotSource struct {
+	files_ craftbotSources
+	redact func(string) string
 	// opts compile the config file: this run's host environment and
 	// deny-list, this machine's OS.
 	opts compile.Options
@@ -310,125 +358,100 @@ type craftbotReloader struct {
 	planSum, configSum [sha256.Size]byte
 }
 
-// startCraftbotWatch watches the plan file and its config file for mcpc
-// run --watch with a craftbot plan.
-func startCraftbotWatch(ctx context.Context, c *ucli.Context, files craftbotSources, cb *runtime.Craftbot, deny *denylist.List, logw *lockedWriter) (*watch.Watcher, error) {
+func (r *craftbotRun) source(c *ucli.Context, s runSettings, eng *runtime.Engine, logw *lockedWriter) planSource {
+	files := r.files
 	out := diagFlags(c)
 	out.color = nil // log lines: never colored
-	r := &craftbotReloader{files: files, cb: cb, out: out, logw: logw,
+	src := &craftbotSource{files_: files, redact: eng.Redact, out: out, logw: logw,
 		planSum: sha256.Sum256(files.planData), configSum: sha256.Sum256(inputfile.TrimBOM(files.configData))}
-	r.opts = compile.Options{Profile: plan.ProfileCraftbot, Config: files.config,
-		EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: deny}
-	if !r.opts.CleanEnv {
-		r.opts.Environ = environ()
+	src.opts = compile.Options{Profile: plan.ProfileCraftbot, Config: files.config,
+		EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: s.deny}
+	if !src.opts.CleanEnv {
+		src.opts.Environ = environ()
 	}
 	if craftbot.ValidTargetOS(goruntime.GOOS) {
-		r.opts.TargetOS = goruntime.GOOS // the servers are launched here
+		src.opts.TargetOS = goruntime.GOOS // the servers are launched here
 	}
-	w, err := startWatch(ctx, []string{files.plan, files.config}, r.reload, cb.Redact, logw)
-	if err != nil {
-		return nil, err
-	}
-	logw.printf("mcpc: watching %s and its config file %s: a change is applied to the running gateway\n", files.plan, files.config)
-	return w, nil
+	return src
 }
 
-// reload acts on the file that changed since the last reload: the config
-// file is compiled, the plan file read. It reports whether a new plan was
-// applied; an error means the running plan stays (its diagnostics are
-// logged already).
-func (r *craftbotReloader) reload(ctx context.Context) (bool, error) {
-	const kept = "the running plan stays"
+func (r *craftbotSource) files() []string { return []string{r.files_.plan, r.files_.config} }
+
+func (r *craftbotSource) watching() string {
+	return fmt.Sprintf("mcpc: watching %s and its config file %s: a change is applied to the running gateway\n", r.files_.plan, r.files_.config)
+}
+
+func (r *craftbotSource) applied(*plan.Plan) {}
+
+// next acts on the file that changed since the last reload: the config
+// file is compiled, the plan file read.
+func (r *craftbotSource) next(context.Context) (*plan.Plan, runtime.ConfigLookup, string, string, error) {
 	// Read as the compiler reads it: what is hashed is what is compiled.
-	cfgData, err := inputfile.Read(r.files.config)
+	cfgData, err := inputfile.Read(r.files_.config)
 	if err != nil {
-		return false, fmt.Errorf("reload: cannot read the config file %s: %v; %s", r.files.config, unwrapPath(err), kept)
+		return nil, nil, "", "", fmt.Errorf("reload: cannot read the config file %s: %v; %s", r.files_.config, unwrapPath(err), keptPlan)
 	}
-	planData, err := inputfile.ReadText(r.files.plan)
+	planData, err := inputfile.ReadText(r.files_.plan)
 	if err != nil {
-		return false, fmt.Errorf("reload: cannot read --plan %s: %v; %s", r.files.plan, unwrapPath(err), kept)
+		return nil, nil, "", "", fmt.Errorf("reload: cannot read --plan %s: %v; %s", r.files_.plan, unwrapPath(err), keptPlan)
 	}
 	cfgSum, planSum := sha256.Sum256(inputfile.TrimBOM(cfgData)), sha256.Sum256(planData)
 	cfgChanged, planChanged := cfgSum != r.configSum, planSum != r.planSum
 	r.configSum, r.planSum = cfgSum, planSum
 	switch {
 	case cfgChanged:
-		return r.applyConfig(ctx, cfgData, kept)
+		p, config, err := r.compileConfig(cfgData)
+		return p, config, r.files_.config, r.files_.config + " changed", err
 	case planChanged:
-		return r.applyPlanFile(ctx, planData, cfgData, kept)
+		p, config, err := r.readPlan(planData, cfgData)
+		return p, config, r.files_.plan, r.files_.plan + " changed", err
 	}
-	return false, nil // rewritten with the same bytes
+	return nil, nil, "", "", nil // rewritten with the same bytes
 }
 
-// applyConfig compiles the config file as mcpc plan --profile craftbot
-// would, and applies the plan. Diagnostics are logged (redacted): the
-// errors of an edit that does not compile, the warnings of the entries
-// CraftBot skips.
-func (r *craftbotReloader) applyConfig(ctx context.Context, cfgData []byte, kept string) (bool, error) {
+// compileConfig compiles the config file as mcpc plan --profile craftbot
+// would. Its diagnostics are logged (redacted): the errors of an edit that
+// does not compile, the warnings of the entries CraftBot skips.
+func (r *craftbotSource) compileConfig(cfgData []byte) (*plan.Plan, runtime.ConfigLookup, error) {
 	opts := r.opts
 	opts.ReadFile = func(path string) ([]byte, error) {
-		if path == r.files.config {
+		if path == r.files_.config {
 			return cfgData, nil
 		}
 		return inputfile.Read(path)
 	}
-	res, err := compile.Compile(opts)
+	res, err := compileForReload(opts, r.files_.config, r.out, r.redact, r.logw)
 	if err != nil {
-		return false, fmt.Errorf("reload: %s: %s; %s", r.files.config, r.cb.Redact(err.Error()), kept)
-	}
-	if len(res.Diagnostics) > 0 {
-		var b bytes.Buffer
-		redact := func(s string) string { return r.cb.Redact(res.Redactor.Redact(s)) }
-		if err := printDiagnostics(&b, r.out, res.Diagnostics, res.Files, redact); err != nil {
-			return false, err
-		}
-		r.logw.printf("%s", b.String())
+		return nil, nil, err
 	}
 	if res.Plan == nil {
-		return false, fmt.Errorf("reload: the config file %s does not compile (%s); %s", r.files.config, report.Summary(res.Diagnostics), kept)
+		return nil, nil, fmt.Errorf("reload: the config file %s does not compile (%s); %s", r.files_.config, report.Summary(res.Diagnostics), keptPlan)
 	}
-	return r.apply(ctx, r.files.config, res.Plan, craftbot.ConfigOf(res).EnvValue, kept)
+	return res.Plan, craftbot.ConfigOf(res).EnvValue, nil
 }
 
-// applyPlanFile applies the plan file as written, its env values read from
-// the config file as it is. A plan that names another config file than the
-// one watched is refused: this gateway watches the file it started with.
-func (r *craftbotReloader) applyPlanFile(ctx context.Context, planData, cfgData []byte, kept string) (bool, error) {
-	p, ds := plan.Read(r.files.plan, planData)
-	if p == nil {
-		var b bytes.Buffer
-		if err := printDiagnostics(&b, r.out, ds, sourcesOf().withFile(r.files.plan, planData), r.cb.Redact); err != nil {
-			return false, err
-		}
-		r.logw.printf("%s", b.String())
-		return false, fmt.Errorf("reload: %s is not a valid plan (%s); %s", r.files.plan, report.Summary(ds), kept)
+// readPlan takes the plan file as written, its env values read from the
+// config file as it is. A plan that names another config file than the one
+// watched is refused: this gateway watches the file it started with.
+func (r *craftbotSource) readPlan(planData, cfgData []byte) (*plan.Plan, runtime.ConfigLookup, error) {
+	p, err := readPlanFile(r.files_.plan, planData, r.out, r.redact, r.logw)
+	if err != nil {
+		return nil, nil, err
 	}
 	if p.Profile == plan.ProfileCraftbot {
-		path, err := craftbotConfigPath(r.files.plan, p)
+		path, err := craftbotConfigPath(r.files_.plan, p)
 		if err != nil {
-			return false, fmt.Errorf("reload: %v; %s", err, kept)
+			return nil, nil, fmt.Errorf("reload: %v; %s", err, keptPlan)
 		}
-		if !samePath(path, r.files.config) {
-			return false, fmt.Errorf("reload: %s names the config file %s, and this gateway reads %s; %s (restart mcpc run to take another config file)", r.files.plan, path, r.files.config, kept)
+		if !samePath(path, r.files_.config) {
+			return nil, nil, fmt.Errorf("reload: %s names the config file %s, and this gateway reads %s; %s (restart mcpc run to take another config file)", r.files_.plan, path, r.files_.config, keptPlan)
 		}
 	}
-	cfg, _, err := craftbot.Check(r.files.config, cfgData, craftbot.Options{})
+	cfg, _, err := craftbot.Check(r.files_.config, cfgData, craftbot.Options{})
 	if err != nil {
-		return false, fmt.Errorf("reload: %s: %s; %s", r.files.config, r.cb.Redact(err.Error()), kept)
+		return nil, nil, fmt.Errorf("reload: %s: %s; %s", r.files_.config, r.redact(err.Error()), keptPlan)
 	}
-	return r.apply(ctx, r.files.plan, p, cfg.EnvValue, kept)
-}
-
-// apply makes p the running plan; from names the file it came from.
-func (r *craftbotReloader) apply(ctx context.Context, from string, p *plan.Plan, config runtime.ConfigLookup, kept string) (bool, error) {
-	_, err := r.cb.Apply(ctx, p, config)
-	switch {
-	case err != nil && (errors.Is(err, runtime.ErrHostClosed) || ctx.Err() != nil):
-		return false, nil // shutting down
-	case err != nil:
-		return false, fmt.Errorf("reload: %s: %s; %s", from, r.cb.Redact(err.Error()), kept)
-	}
-	return true, nil
+	return p, cfg.EnvValue, nil
 }
 
 // samePath reports whether two paths name one file.

@@ -1,27 +1,22 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
-	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
+	"net"
 )
 
 // volcanicRunFlags are the flags of mcpc run that only a volcanic plan
@@ -30,29 +25,46 @@ import (
 // volcanic gateway's.
 var volcanicRunFlags = []string{"scope", "builtin-tools", "max-chats", "max-processes", "chat-idle-timeout"}
 
-// runCraftbot is mcpc run for a craftbot plan: its actions served as MCP
+// craftbotRun is mcpc run for a craftbot plan: its actions served as MCP
 // tools (mcp_<server>_<tool>) over stdio or HTTP, one process or
 // connection per server for every client (runtime.Craftbot).
-func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan, stdio bool, addr string, lim limits, minLevel int, deny *denylist.List) error {
+type craftbotRun struct {
+	p     *plan.Plan
+	files craftbotSources
+	cfg   *craftbot.Config
+	ws    string // where the stdio servers run
+}
+
+// newCraftbotRun refuses the flags a craftbot plan does not read and reads
+// the config file its env values come from.
+func newCraftbotRun(c *ucli.Context, s runSettings, p *plan.Plan, planData []byte) (*craftbotRun, error) {
+	if c.Bool("start-early") {
+		// A craftbot plan has no chat processes to start early: one
+		// process or connection per server, shared by every client,
+		// started by auto_connect or on first use.
+		return nil, usageError("--start-early goes with a volcanic plan; --plan %s is a craftbot plan, whose servers every client shares (auto_connect starts them at startup)", s.planFile)
+	}
 	for _, f := range volcanicRunFlags {
 		if c.IsSet(f) {
-			return usageError("--%s goes with a volcanic plan; --plan %s is a craftbot plan, whose servers every client shares", f, planFile)
+			return nil, usageError("--%s goes with a volcanic plan; --plan %s is a craftbot plan, whose servers every client shares", f, s.planFile)
 		}
 	}
-	cfg, cfgPath, cfgData, err := craftbotPlanConfig(planFile, p)
+	cfg, cfgPath, cfgData, err := craftbotPlanConfig(s.planFile, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	hostEnv, auth, err := gatewayEnv(c, deny)
-	if err != nil {
-		return err
-	}
-	logw := &lockedWriter{w: c.App.ErrWriter}
-	if w := listenWarning(addr, auth.mcpOpen); w != "" {
+	return &craftbotRun{p: p, cfg: cfg, files: craftbotSources{plan: s.planFile, planData: planData, config: cfgPath, configData: cfgData}}, nil
+}
+
+func (r *craftbotRun) plan() *plan.Plan { return r.p }
+func (r *craftbotRun) mcpPath() string  { return "/mcp" }
+
+func (r *craftbotRun) prepare(c *ucli.Context, s runSettings, auth gatewayAuth, logw *lockedWriter) error {
+	if w := listenWarning(s.addr, auth.mcpOpen); w != "" {
 		logw.printf("mcpc: warning: %s\n", strings.ReplaceAll(w, "/chats/{id}/mcp", "/mcp"))
 	}
 	dir := c.String("workspace")
-	if !stdio {
+	if !s.stdio {
 		dir = c.String("workspace-root")
 	}
 	ws, err := filepath.Abs(dir)
@@ -62,74 +74,30 @@ func runCraftbot(c *ucli.Context, planFile string, planData []byte, p *plan.Plan
 	if err != nil {
 		return usageError("%s: %v", dir, unwrapPath(err))
 	}
-
-	guard := startGuard(logw)
-	waitOnExit := true // as in runAction
-	defer func() {
-		if waitOnExit {
-			guard.close()
-		}
-	}()
-	cb, err := runtime.NewCraftbot(p, runtime.CraftbotOptions{
-		Env: hostEnv, Config: cfg.EnvValue, Workspace: ws, Secrets: auth.secrets(), Version: Version,
-		Remote: transport.RemoteOptions{Transport: dialOptions().Transport},
-		Log: func(e runtime.LogEntry) {
-			if levelRank(e.Level) < minLevel {
-				return
-			}
-			where := ""
-			if e.Stderr {
-				where = term.Escape(e.Server) + " stderr: "
-			}
-			logw.printf("mcpc: %s: %s%s\n", strings.ToLower(e.Level), where, term.Escape(e.Message))
-		},
-	})
-	if err != nil {
-		return &exitError{code: ExitProblems, msg: err.Error()}
-	}
-	defer func() {
-		if waitOnExit {
-			cb.Close()
-		}
-	}()
-
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-	defer stop()
-	sd := &shutdown{grace: lim.grace, done: make(chan struct{})}
-	if c.Bool("watch") {
-		w, err := startCraftbotWatch(ctx, c, craftbotSources{plan: planFile, planData: planData, config: cfgPath, configData: cfgData}, cb, deny, logw)
-		if err != nil {
-			return err
-		}
-		defer w.Close() // first of all: a reload in progress ends before the runtime closes
-	}
-	stopOnSignal := context.AfterFunc(ctx, func() {
-		sd.start()
-		cb.Close()
-		close(sd.done)
-	})
-	logw.printf("mcpc: craftbot plan: %s (%d enabled), auto_connect %s; servers run in %s\n",
-		plural(len(p.Servers), "server"), enabledCount(p), onOff(p.AutoConnect == nil || *p.AutoConnect), ws)
-	cb.Start()
-	if stdio {
-		err = serveCraftbotStdio(ctx, c, cb, ws, logw)
-	} else {
-		err = serveCraftbotHTTP(ctx, addr, auth, cb, runtime.CraftbotHTTPOptions{
-			MaxSessions: lim.maxSessions, MaxSessionsPerChat: lim.maxPerChat, SessionIdleTimeout: lim.sessionIdle, BodyTimeout: lim.bodyTimeout}, logw, sd)
-	}
-	if err != nil {
-		return err
-	}
-	cb.CloseSessions()
-	if stopOnSignal() {
-		cb.Close() // no signal: the stdio client went away
-	} else if !sd.wait() {
-		waitOnExit = false
-		logw.printf("mcpc: the shutdown grace (%s) passed before every server process stopped; exiting anyway\n", lim.grace)
-		return &exitError{code: ExitInternal}
-	}
-	logw.printf("mcpc: stopped; %s\n", gone(cb.Status().EscapedProcesses, guard.close()))
+	r.ws = ws
 	return nil
+}
+
+func (r *craftbotRun) engineOptions(_ *ucli.Context, s runSettings, auth gatewayAuth, opts runtime.EngineOptions) runtime.EngineOptions {
+	opts.Config, opts.Workspace = r.cfg.EnvValue, r.ws
+	opts.Dial = transport.RemoteOptions{Transport: dialOptions().Transport}
+	opts.HTTP = runtime.CraftbotHTTPOptions{AdminToken: auth.admin, MCPToken: auth.mcp,
+		MaxSessions: s.limits.maxSessions, MaxSessionsPerChat: s.limits.maxPerChat, SessionIdleTimeout: s.limits.sessionIdle, BodyTimeout: s.limits.bodyTimeout}
+	return opts
+}
+
+func (r *craftbotRun) started(logw *lockedWriter) {
+	logw.printf("mcpc: craftbot plan: %s (%d enabled), auto_connect %s; servers run in %s\n",
+		plural(len(r.p.Servers), "server"), enabledCount(r.p), onOff(r.p.AutoConnect == nil || *r.p.AutoConnect), r.ws)
+}
+
+func (r *craftbotRun) stdioChat(*ucli.Context) (string, string)    { return r.ws, "" }
+func (r *craftbotRun) servingStdio(*runtime.Engine, *lockedWriter) {}
+func (r *craftbotRun) afterSocket(*lockedWriter)                   {}
+
+func (r *craftbotRun) servingHTTP(_ *runtime.Engine, ln net.Listener) string {
+	where, status := servingWhere(ln, "/mcp", "/chats/{id}/mcp")
+	return fmt.Sprintf("mcpc: serving the craftbot plan %s, the same servers (status: %s)\n", where, status)
 }
 
 // craftbotPlanConfig reads the config file a craftbot plan was compiled
@@ -195,64 +163,6 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-// serveCraftbotStdio serves the actions on standard input and output until
-// the client closes stdin or a signal arrives; GET /status answers on the
-// owner-only status socket of the workspace.
-func serveCraftbotStdio(ctx context.Context, c *ucli.Context, cb *runtime.Craftbot, ws string, logw *lockedWriter) error {
-	if sock, closeSock, err := listenStatusSocket(cb.Handler(runtime.CraftbotHTTPOptions{}), ws); err != nil {
-		logw.printf("mcpc: warning: no status socket (mcpc status cannot read this gateway): %s\n", err)
-	} else {
-		defer closeSock()
-		logw.printf("mcpc: status: mcpc status --socket %s\n", sock)
-	}
-	in := c.App.Reader
-	if f, ok := in.(*os.File); ok && f == os.Stdin {
-		if pf, done, ok := transport.PollableInput(f, os.Stdout, os.Stderr); ok {
-			defer done()
-			in = pf
-		}
-	}
-	err := cb.ServeTransport(ctx, &transport.LineTransport{Reader: in, Writer: c.App.Writer})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		logw.printf("mcpc: the stdio session ended: %s\n", term.Escape(cb.Redact(err.Error())))
-	}
-	return nil
-}
-
-// serveCraftbotHTTP serves /mcp and GET /status until a signal arrives.
-func serveCraftbotHTTP(ctx context.Context, addr string, auth gatewayAuth, cb *runtime.Craftbot, opts runtime.CraftbotHTTPOptions, logw *lockedWriter, sd *shutdown) error {
-	ln, err := listenGateway(addr)
-	if err != nil {
-		return err
-	}
-	removeTokens, err := writeTokenFiles(auth, ln.Addr(), "/mcp", logw)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	defer removeTokens()
-	opts.AdminToken, opts.MCPToken = auth.admin, auth.mcp
-	srv := &http.Server{Handler: cb.Handler(opts), ReadHeaderTimeout: httpReadHeaderTimeout, IdleTimeout: httpIdleTimeout}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	where, status := servingWhere(ln, "/mcp", "/chats/{id}/mcp")
-	logw.printf("mcpc: serving the craftbot plan %s, the same servers (status: %s)\n", where, status)
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		return &exitError{code: ExitInternal, msg: "the HTTP server stopped: " + err.Error()}
-	}
-	logw.printf("mcpc: stopping\n")
-	cb.CloseSessions()
-	sctx, cancel := context.WithDeadline(context.Background(), sd.deadline())
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	<-served
-	return nil
 }
 
 // craftbotStatus prints the status of a gateway that runs a craftbot plan

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -145,4 +146,44 @@ func TestRunCraftbotPlanHTTPSignal(t *testing.T) {
 	if s := stderr.String(); !strings.Contains(s, "stopped; every server process is gone") || strings.Contains(s, runCanary) {
 		t.Errorf("stderr:\n%s", s)
 	}
+}
+
+// A craftbot plan's servers that take longer to stop than --shutdown-grace
+// end mcpc run as a volcanic plan's do: exit 3, and a message that says
+// what is left (docs/decisions.md, "One mcpc run for both profiles").
+func TestRunCraftbotShutdownGracePassed(t *testing.T) {
+	if goruntime.GOOS != "linux" {
+		t.Skip("the guard is Linux's")
+	}
+	marker, bin := processTest(t)
+	useRuntimeDir(t)
+	dir := t.TempDir()
+	// The server lingers an hour after stdin ends: its stop takes the whole
+	// 500 ms stop grace, more than the 100 ms shutdown grace.
+	servers := []map[string]any{{"name": "srv", "transport": "stdio", "command": testServer,
+		"args": []string{"-tools", "echo", "-linger", "1h", "-pidfile", filepath.Join(dir, "srv.pid")}, "enabled": true}}
+	b, _ := json.Marshal(map[string]any{"auto_connect": true, "mcp_servers": servers})
+	cfg := write(t, dir, "app/config/mcp_config.json", string(b))
+	planFile := filepath.Join(dir, "craftbot-plan.json")
+	if code, _, stderr := run(t, "plan", "--profile", "craftbot", "--clean-env", "--config", cfg, "-o", planFile); code != ExitOK {
+		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
+	}
+	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--shutdown-grace", "100ms")
+	if got := callText(t, cs, "mcp_srv_echo", map[string]any{"text": "x"}); got != "x" {
+		t.Fatalf("echo %q", got)
+	}
+	server := readPid(t, filepath.Join(dir, "srv.pid"))
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cs.Wait() }()
+	exited(t, cmd, done, "SIGTERM", stderr)
+	waitFor(t, "the transport reaps mcpc", func() bool { return cmd.ProcessState != nil })
+	if code := cmd.ProcessState.ExitCode(); code != ExitInternal {
+		t.Errorf("exit code %d, want %d", code, ExitInternal)
+	}
+	if want := "the shutdown grace (100ms) passed before every server process stopped; exiting anyway: the guard process kills what is left"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	waitFor(t, "the lingering server is gone", func() bool { return !alive(server) })
 }

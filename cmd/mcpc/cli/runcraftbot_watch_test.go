@@ -284,3 +284,37 @@ func TestRunWatchCraftbotPlanFileEdit(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }
+
+// A config file edit that changes nothing that runs is said so as a
+// volcanic plan's is: "… changed, nothing to do for the running servers"
+// (docs/decisions.md, "One mcpc run for both profiles").
+func TestRunWatchCraftbotEditChangingNothing(t *testing.T) {
+	marker := leakMarker(t)
+	dir, cfg, planFile, _ := craftbotWatchSetup(t)
+	changed := make(chan struct{}, 1)
+	reloads := make(chan error, 10)
+	cs, wait := runStdioWatching(t, changed, reloads, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env", "--env", marker)
+	if got := connectedToolNames(t, cs, changed, 3); len(got) != 3 {
+		t.Fatalf("tools %v", got)
+	}
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	indented, _ := json.MarshalIndent(doc, "", "    ")
+	replaceFile(t, cfg, indented)
+	if err := testservers.Recv(t, "the reload of the reformatted config", reloads); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := wait()
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if want := "mcpc: reload: " + cfg + " changed, nothing to do for the running servers"; !strings.Contains(stderr, want) || strings.Contains(stderr, "no server changed") {
+		t.Errorf("stderr lacks %q (or says no server changed):\n%s", want, stderr)
+	}
+}

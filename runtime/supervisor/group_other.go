@@ -1,6 +1,6 @@
 //go:build !unix
 
-package runtime
+package supervisor
 
 import (
 	"os"
@@ -16,13 +16,6 @@ func killProcessGroup(p *os.Process) error { return p.Kill() }
 
 func waitGroupGone(int, time.Duration) {}
 
-// procInfo is a process; there are none to find on this system.
-type procInfo struct {
-	pid, ppid, pgid int
-	comm            string
-	zombie          bool
-}
+func escapedDescendants(int) []ProcInfo { return nil }
 
-func escapedDescendants(int) []procInfo { return nil }
-
-func killProcesses([]procInfo, time.Duration) []procInfo { return nil }
+func killProcesses([]ProcInfo, time.Duration) []ProcInfo { return nil }

@@ -1,15 +1,15 @@
-package runtime
+package supervisor
 
 import (
 	"sync"
 	"time"
 )
 
-// callLedger counts, for one server process, the calls in flight and the
+// Ledger counts, for one server process, the calls in flight and the
 // notifications/cancelled still owed to it. The SDK writes the
 // notification of a cancelled call in the background, after the call has
 // returned; a shutdown that closed stdin at once would lose it, and the
-// server would never hear that the call was cancelled. So the host, when
+// server would never hear that the call was cancelled. So mcpc, when
 // it shuts down, cancels every call and waits (bounded) until each process
 // has no call in flight and nothing owed before it stops the process.
 //
@@ -19,16 +19,16 @@ import (
 // has written one. The SDK may write the notification before the call has
 // returned, so owed may be negative for a moment; it is never negative
 // once no call is in flight.
-type callLedger struct {
+type Ledger struct {
 	mu      sync.Mutex
 	calls   int
 	owed    int
 	changed chan struct{} // closed and replaced at every change
 }
 
-func newCallLedger() *callLedger { return &callLedger{changed: make(chan struct{})} }
+func NewLedger() *Ledger { return &Ledger{changed: make(chan struct{})} }
 
-func (l *callLedger) update(f func()) {
+func (l *Ledger) update(f func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f()
@@ -36,15 +36,15 @@ func (l *callLedger) update(f func()) {
 	l.changed = make(chan struct{})
 }
 
-func (l *callLedger) enter() { l.update(func() { l.calls++ }) }
-func (l *callLedger) leave() { l.update(func() { l.calls-- }) }
-func (l *callLedger) owe()   { l.update(func() { l.owed++ }) }
-func (l *callLedger) paid()  { l.update(func() { l.owed-- }) }
+func (l *Ledger) Enter() { l.update(func() { l.calls++ }) }
+func (l *Ledger) Leave() { l.update(func() { l.calls-- }) }
+func (l *Ledger) Owe()   { l.update(func() { l.owed++ }) }
+func (l *Ledger) Paid()  { l.update(func() { l.owed-- }) }
 
-// settle waits until no call is in flight and no notification is owed, or
+// Settle waits until no call is in flight and no notification is owed, or
 // until deadline (real time: it waits for the SDK and the pipe, not for a
 // rule). It reports whether the ledger settled.
-func (l *callLedger) settle(deadline time.Time) bool {
+func (l *Ledger) Settle(deadline time.Time) bool {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	for {

@@ -1,12 +1,12 @@
 //go:build linux
 
-package runtime
+package supervisor
 
 import "syscall"
 
 // setDeathSignal makes the kernel send SIGKILL to the server when mcpc dies
 // without stopping it (SIGKILL, a crash, the OOM killer), so that no server
-// outlives the host even then (SPEC §4). Only the server itself gets it, not
+// outlives mcpc even then (SPEC §4). Only the server itself gets it, not
 // its descendants; a server normally ends them when it dies, and mcpc kills
 // the whole group whenever it can.
 //

@@ -1,6 +1,6 @@
 //go:build unix
 
-package runtime
+package supervisor
 
 import (
 	"os"
@@ -51,22 +51,15 @@ func groupAlive(pgid int) bool {
 		return true // no /proc: trust kill(2)
 	}
 	for _, p := range procs {
-		if p.pgid == pgid && !p.zombie {
+		if p.Pgid == pgid && !p.Zombie {
 			return true
 		}
 	}
 	return false
 }
 
-// procInfo is one process as /proc/PID/stat shows it.
-type procInfo struct {
-	pid, ppid, pgid int
-	comm            string
-	zombie          bool
-}
-
 // listProcs reads every process of /proc; ok is false without /proc.
-func listProcs() (procs []procInfo, ok bool) {
+func listProcs() (procs []ProcInfo, ok bool) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, false
@@ -84,24 +77,24 @@ func listProcs() (procs []procInfo, ok bool) {
 
 // readProc reads /proc/PID/stat: "pid (comm) state ppid pgrp …"; comm may
 // hold spaces and parentheses.
-func readProc(pid string) (procInfo, bool) {
+func readProc(pid string) (ProcInfo, bool) {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return procInfo{}, false
+		return ProcInfo{}, false
 	}
 	s := string(b)
 	open, i := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if open < 0 || i < open {
-		return procInfo{}, false
+		return ProcInfo{}, false
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 3 {
-		return procInfo{}, false
+		return ProcInfo{}, false
 	}
-	p := procInfo{comm: s[open+1 : i], zombie: f[0] == "Z"}
-	p.pid, _ = strconv.Atoi(pid)
-	p.ppid, _ = strconv.Atoi(f[1])
-	p.pgid, _ = strconv.Atoi(f[2])
+	p := ProcInfo{Comm: s[open+1 : i], Zombie: f[0] == "Z"}
+	p.Pid, _ = strconv.Atoi(pid)
+	p.PPid, _ = strconv.Atoi(f[1])
+	p.Pgid, _ = strconv.Atoi(f[2])
 	return p, true
 }
 
@@ -110,7 +103,7 @@ func readProc(pid string) (procInfo, bool) {
 // (setsid, setpgid), which killing the group does not reach. Only
 // descendants still linked to pid are found: one whose parent already
 // died was reparented (to init, or to mcpc as a subreaper, see Guard).
-func escapedDescendants(pid int) []procInfo {
+func escapedDescendants(pid int) []ProcInfo {
 	if pid <= 0 {
 		return nil
 	}
@@ -118,18 +111,18 @@ func escapedDescendants(pid int) []procInfo {
 	if !ok {
 		return nil
 	}
-	children := map[int][]procInfo{}
+	children := map[int][]ProcInfo{}
 	for _, p := range procs {
-		children[p.ppid] = append(children[p.ppid], p)
+		children[p.PPid] = append(children[p.PPid], p)
 	}
-	var out []procInfo
+	var out []ProcInfo
 	queue := []int{pid}
 	for len(queue) > 0 {
 		parent := queue[0]
 		queue = queue[1:]
 		for _, c := range children[parent] {
-			queue = append(queue, c.pid)
-			if c.pgid != pid && !c.zombie {
+			queue = append(queue, c.Pid)
+			if c.Pgid != pid && !c.Zombie {
 				out = append(out, c)
 			}
 		}
@@ -139,15 +132,15 @@ func escapedDescendants(pid int) []procInfo {
 
 // killProcesses sends SIGKILL to each process and waits, up to limit, until
 // none runs. It returns the ones still running.
-func killProcesses(procs []procInfo, limit time.Duration) (left []procInfo) {
+func killProcesses(procs []ProcInfo, limit time.Duration) (left []ProcInfo) {
 	for _, p := range procs {
-		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		_ = syscall.Kill(p.Pid, syscall.SIGKILL)
 	}
 	deadline := time.Now().Add(limit)
 	for {
 		left = left[:0]
 		for _, p := range procs {
-			if q, ok := readProc(strconv.Itoa(p.pid)); ok && !q.zombie {
+			if q, ok := readProc(strconv.Itoa(p.Pid)); ok && !q.Zombie {
 				left = append(left, p)
 			}
 		}

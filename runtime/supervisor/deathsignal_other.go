@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package runtime
+package supervisor
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package runtime
+package supervisor
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 // StartGuard makes this process a child subreaper and starts the watchdog:
 // exe with args, which must call RunGuard on its standard input (mcpc's
 // hidden guard mode). log receives what the guard finds. Call it before
-// any server starts, and Close after the host closed.
+// any server starts, and Close once every server stopped.
 func StartGuard(exe string, args []string, log func(string)) (*Guard, error) {
 	if activeGuard.Load() != nil {
 		return nil, fmt.Errorf("a guard runs already")
@@ -43,7 +43,7 @@ func StartGuard(exe string, args []string, log func(string)) (*Guard, error) {
 		return nil, fmt.Errorf("cannot start the guard process: %w", err)
 	}
 	pr.Close()
-	g := &Guard{cmd: cmd, log: log, w: pw, groups: map[int]bool{}, claimed: map[int]int{}, orphans: map[int]procInfo{},
+	g := &Guard{cmd: cmd, log: log, w: pw, groups: map[int]bool{}, claimed: map[int]int{}, orphans: map[int]ProcInfo{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	activeGuard.Store(g)
 	sig := make(chan os.Signal, 1)
@@ -78,22 +78,22 @@ func (g *Guard) sweep() {
 	self := os.Getpid()
 	live := map[int]bool{}
 	for _, p := range procs {
-		if p.ppid != self || isOwnChild(p.pid) {
+		if p.PPid != self || isOwnChild(p.Pid) {
 			continue
 		}
-		if p.zombie {
+		if p.Zombie {
 			var ws unix.WaitStatus
-			_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
+			_, _ = unix.Wait4(p.Pid, &ws, unix.WNOHANG, nil)
 			continue
 		}
-		live[p.pid] = true
-		if _, known := g.orphans[p.pid]; known || g.groups[p.pgid] || g.claimed[p.pid] > 0 {
+		live[p.Pid] = true
+		if _, known := g.orphans[p.Pid]; known || g.groups[p.Pgid] || g.claimed[p.Pid] > 0 {
 			continue
 		}
-		g.orphans[p.pid] = p
+		g.orphans[p.Pid] = p
 		g.found++
-		g.sendLocked('p', p.pid)
-		g.log(fmt.Sprintf("process %d (%s) outlived the server that started it, outside its process group (setsid); it is killed when mcpc stops", p.pid, p.comm))
+		g.sendLocked('p', p.Pid)
+		g.log(fmt.Sprintf("process %d (%s) outlived the server that started it, outside its process group (setsid); it is killed when mcpc stops", p.Pid, p.Comm))
 	}
 	for pid := range g.orphans {
 		if !live[pid] {
@@ -103,7 +103,7 @@ func (g *Guard) sweep() {
 	}
 }
 
-// Close kills the orphans left (call it after the host closed: every
+// Close kills the orphans left (call it once the servers stopped: every
 // server has stopped, so every process left is one), reaps them, lets the
 // watchdog go and waits for it. It reports what it found.
 func (g *Guard) Close() GuardReport {
@@ -111,7 +111,7 @@ func (g *Guard) Close() GuardReport {
 	<-g.done
 	g.sweep()
 	g.mu.Lock()
-	var orphans []procInfo
+	var orphans []ProcInfo
 	for _, p := range g.orphans {
 		orphans = append(orphans, p)
 	}
@@ -120,7 +120,7 @@ func (g *Guard) Close() GuardReport {
 	g.sweep() // reaps them
 	report := GuardReport{Orphans: g.found}
 	for _, p := range left {
-		report.Survivors = append(report.Survivors, p.pid)
+		report.Survivors = append(report.Survivors, p.Pid)
 	}
 	sort.Ints(report.Survivors)
 	g.mu.Lock()

@@ -1,4 +1,4 @@
-package runtime
+package supervisor
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// A Guard keeps the processes of a host's servers from outliving mcpc,
+// A Guard keeps the processes of mcpc's servers from outliving it,
 // also when mcpc cannot stop them itself (SIGKILL, the OOM killer), and
 // finds the ones that leave their process group. Linux only (StartGuard
 // fails elsewhere):
@@ -43,7 +43,7 @@ type Guard struct {
 	w       *os.File // to the watchdog; nil once it failed
 	groups  map[int]bool
 	claimed map[int]int      // processes a stopping server kills on its own (count of claims)
-	orphans map[int]procInfo // live orphans outside every server group
+	orphans map[int]ProcInfo // live orphans outside every server group
 	found   int              // orphans found outside every server group
 	stop    chan struct{}
 	done    chan struct{}
@@ -85,22 +85,22 @@ func guardGroupGone(pgid int) {
 // guardClaim tells the guard that a stopping server kills these processes
 // on its own (they left its group): they are no orphans to report when the
 // server's death reparents them. guardRelease ends the claim.
-func guardClaim(procs []procInfo) {
+func guardClaim(procs []ProcInfo) {
 	if g := activeGuard.Load(); g != nil {
 		g.mu.Lock()
 		for _, p := range procs {
-			g.claimed[p.pid]++
+			g.claimed[p.Pid]++
 		}
 		g.mu.Unlock()
 	}
 }
 
-func guardRelease(procs []procInfo) {
+func guardRelease(procs []ProcInfo) {
 	if g := activeGuard.Load(); g != nil {
 		g.mu.Lock()
 		for _, p := range procs {
-			if g.claimed[p.pid]--; g.claimed[p.pid] <= 0 {
-				delete(g.claimed, p.pid)
+			if g.claimed[p.Pid]--; g.claimed[p.Pid] <= 0 {
+				delete(g.claimed, p.Pid)
 			}
 		}
 		g.mu.Unlock()

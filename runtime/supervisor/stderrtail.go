@@ -1,23 +1,23 @@
-package runtime
+package supervisor
 
 import (
 	"strings"
 	"sync"
 )
 
-// stderrTail keeps the last bytes a process wrote to stderr, bounded, so a
+// Tail keeps the last bytes a process wrote to stderr, bounded, so a
 // server that floods stderr cannot exhaust memory. It is safe for concurrent
 // use.
-type stderrTail struct {
+type Tail struct {
 	mu    sync.Mutex
 	max   int
 	buf   []byte
 	trunc bool // bytes were dropped from the front
 }
 
-func newStderrTail(max int) *stderrTail { return &stderrTail{max: max} }
+func NewTail(max int) *Tail { return &Tail{max: max} }
 
-func (t *stderrTail) Write(p []byte) (int, error) {
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
@@ -33,7 +33,7 @@ func (t *stderrTail) Write(p []byte) (int, error) {
 // never starts in the middle of a line: that could be the middle of a
 // secret, which would then not be recognized. A single line longer than
 // what is kept is not shown, only noted.
-func (t *stderrTail) Text() string {
+func (t *Tail) Text() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	b := t.buf
@@ -55,9 +55,9 @@ func (t *stderrTail) Text() string {
 // longLineNote stands for a stderr line longer than the tail keeps.
 const longLineNote = "(a stderr line too long to show)\n"
 
-// lastLines returns the last n non-empty lines of text, each cut to width
+// LastLines returns the last n non-empty lines of text, each cut to width
 // characters, oldest first.
-func lastLines(text string, n, width int) []string {
+func LastLines(text string, n, width int) []string {
 	var out []string
 	lines := strings.Split(text, "\n")
 	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {

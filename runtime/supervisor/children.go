@@ -1,4 +1,4 @@
-package runtime
+package supervisor
 
 import (
 	"os/exec"

@@ -1,4 +1,4 @@
-package runtime
+package supervisor
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func (t *groupTransport) Connect(context.Context) (mcp.Connection, error) {
 }
 
 // connectPipes starts the command with its stdin and stdout on pipes and
-// returns the connection over them. The runtime keeps the process's
+// returns the connection over them. The supervisor keeps the process's
 // lifecycle: it registers the child (startChild), tells the guard about
 // its group, reaps it (unregistering it) the moment it exits, and kills its
 // group when the grace period is over; the connection decides when.
@@ -155,7 +155,7 @@ func (t *groupTransport) ReadError() error {
 
 // watchedConn records the first read error of a connection, and tells
 // onCancelSent, if set, of each notifications/cancelled written to it (see
-// callLedger).
+// Ledger).
 type watchedConn struct {
 	mcp.Connection
 	onCancelSent func()
@@ -176,7 +176,7 @@ func (c *watchedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if err != nil && ctx.Err() == nil && !closedErr(err) &&
+	if err != nil && ctx.Err() == nil && !ClosedErr(err) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		c.mu.Lock()
 		if c.readErr == nil {
@@ -187,16 +187,9 @@ func (c *watchedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return msg, err
 }
 
-// closedErr reports whether err means the stream ended (the server closed its
+// ClosedErr reports whether err means the stream ended (the server closed its
 // stdout, typically by exiting), as opposed to a bad message.
-func closedErr(err error) bool {
+func ClosedErr(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, os.ErrClosed)
-}
-
-// shownError is the text of err as mcpc shows it: redacted first, then cut
-// to transport.MaxErrorText bytes. Cutting first could leave the start of a
-// secret that no longer matches, and so is never redacted.
-func shownError(err error, redact func(string) string) string {
-	return transport.CutText(redact(err.Error()), transport.MaxErrorText)
 }

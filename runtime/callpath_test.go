@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
+)
+
+// The two profiles make a call on one path (callOn, conn.go). These tests
+// pin what the volcanic chat and the craftbot runtime did differently
+// before (docs/decisions.md, "One call path for both profiles").
+
+// Null, empty or absent arguments reach a chat's server as {}, as a
+// craftbot server's do: servers validate the arguments as an object, and
+// null fails there.
+func TestChatCallNullArgumentsAreAnObject(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	h := newTestHost(t, testPlan(selfServer("self", nil)), HostOptions{Env: testEnv(marker, "SELF_TOKEN="+canaryToken)})
+	c, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
+	for _, args := range []any{nil, json.RawMessage("null"), json.RawMessage(" "), map[string]any(nil), json.RawMessage(`{"a":1}`)} {
+		res, err := c.Call(context.Background(), "args", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "{}"
+		if raw, ok := args.(json.RawMessage); ok && strings.HasPrefix(string(raw), "{") {
+			want = string(raw)
+		}
+		if got := text(t, res); got != want {
+			t.Errorf("arguments %#v reached the server as %s, want %s", args, got, want)
+		}
+	}
+}
+
+// A craftbot call's errors name the tool as the agent knows it (the
+// action), as a chat's do, not the server's own name of it.
+func TestCraftbotCallErrorNamesTheAction(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "fail")), marker, CraftbotOptions{})
+	startConnected(t, cb)
+	_, err := cb.Call(context.Background(), "mcp_fs_fail", map[string]any{"text": "boom"})
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != CallServerError || !strings.HasPrefix(ce.Message, "MCP server fs: tool mcp_fs_fail: ") {
+		t.Errorf("error %#v", err)
+	}
+}
+
+// A call that reaches a craftbot server after a reload removed it gets the
+// error a chat's call gets: the tool is no longer served (unknown now, a
+// protocol error for the client, which was told the list changed).
+func TestCraftbotCallToRemovedServer(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	cb := newTestCraftbot(t, cbPlan(true, cbStdio("a", "-tools", "echo"), cbStdio("b", "-tools", "echo")), marker, CraftbotOptions{})
+	startConnected(t, cb)
+	b := cb.server("b") // as a call holds it once it found the action
+	if _, err := cb.Apply(context.Background(), cbPlan(true, cbStdio("a", "-tools", "echo")), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.call(context.Background(), "mcp_b_echo", "echo", map[string]any{"text": "x"})
+	var ce *CallError
+	want := "tool mcp_b_echo is no longer served: MCP server b was removed, disabled or changed by a reload of the plan"
+	if !errors.As(err, &ce) || ce.Kind != CallUnknownTool || ce.Message != want {
+		t.Errorf("error %#v, want %s", err, want)
+	}
+	if _, err := callResult(nil, err); err == nil {
+		t.Error("the client gets an error result, want a protocol error")
+	}
+}
+
+// A craftbot server's progress notifications during a call reach the
+// client that made it, with the client's own token, as a chat's do.
+func TestCraftbotRelaysProgress(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	conf := cbStdio("conf")
+	conf.Command = testservers.Conformance(t)
+	cb := newTestCraftbot(t, cbPlan(true, conf), marker, CraftbotOptions{})
+	startConnected(t, cb)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = cb.ServeTransport(ctx, st)
+	}()
+	t.Cleanup(func() { cancel(); <-served })
+	pc := &passClient{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, pc.options()).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "mcp_conf_test_tool_with_progress"}
+	params.SetProgressToken("tok-cb")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultText(res); !strings.HasPrefix(got, "mcpc-") {
+		t.Fatalf("the server saw progress token %q, want the runtime's own", got)
+	}
+	pc.awaitProgress(t, 3)
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	for _, p := range pc.progress {
+		if p.ProgressToken != "tok-cb" {
+			t.Errorf("progress %+v, want the client's token", p)
+		}
+	}
+}
