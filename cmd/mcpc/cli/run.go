@@ -486,6 +486,11 @@ func (s *shutdown) deadline() time.Time {
 // wait waits for the host to be closed until the grace ends; false if it
 // was not.
 func (s *shutdown) wait() bool {
+	select {
+	case <-s.done: // a select of two ready cases picks either: done first
+		return true
+	default:
+	}
 	t := time.NewTimer(time.Until(s.deadline()))
 	defer t.Stop()
 	select {
