@@ -71,7 +71,7 @@ func TestPlanJSONIsTheCanonicalPlanEncodedOnce(t *testing.T) {
 
 // Without KeepPlanJSON (validate, explain, tools) a compilation holds no
 // copy of the plan's encoding: the digest is computed as the plan is
-// encoded, and the copy held was a quarter of the memory of a 50 000-server
+// encoded, and a copy held would be much of the memory of a large
 // compilation. PlanJSON still gives the canonical plan, encoded again.
 func TestCompileHoldsNoPlanEncodingUnlessAsked(t *testing.T) {
 	opts := deployment(t, 300)

@@ -10,8 +10,8 @@ import (
 
 // serverWriter writes a volcanic plan's servers as encoding/json with
 // SetIndent("    ", "  ") writes them, without encoding/json's reflection
-// and its second pass that indents what it encoded compact: that pass was
-// a tenth of a compilation. Strings that need escaping go through
+// and its second pass that indents what it encoded compact (its cost:
+// docs/performance.md, "What the plan encoder and packed trees are for"). Strings that need escaping go through
 // encoding/json itself, so that every byte stays what it wrote;
 // TestServerWriterWritesAsEncodingJSON holds the two equal.
 type serverWriter struct {

@@ -17,7 +17,7 @@ import (
 // woken for each one cost more than many checks), and the queue is short,
 // so that few entries wait with their trees whole. Checking the entries a
 // batch of a thousand at a time instead, each batch waiting for its
-// slowest check, cost a third more time on a busy machine.
+// slowest check, cost more time on a busy machine (docs/performance.md).
 type checkPool struct {
 	jobs    chan []numberedJob
 	pending []numberedJob

@@ -10,10 +10,8 @@ import (
 )
 
 // A compilation holds what its Result needs and little more: each server
-// entry's tree packed once it is checked, the plan, the host variables.
-// Every value of every server positioned until the end took 2.2 KB per
-// server of this deployment (about 1.1 KB now), and the peak heap of a
-// large deployment is about twice what is held (docs/performance.md).
+// entry's tree packed once it is checked, the plan, the host variables
+// (figures: docs/performance.md).
 func TestCompileHoldsLittlePerServer(t *testing.T) {
 	if testservers.RaceEnabled() {
 		t.Skip("the race detector changes allocations")

@@ -93,7 +93,7 @@ const maxScannedChildren = 16
 // ":" as .NET writes a key. .NET itself keeps each key whole (a provider's
 // keys are flat strings, and the binder looks up only the sections of the
 // fields it binds), so it has no depth to refuse; but a tree node per level
-// made a 400 KB variable Mcp__:a:a:… of 200 000 levels cost a gigabyte.
+// makes a long variable Mcp__:a:a:… cost memory far beyond its bytes.
 // Nothing mcpc knows lies deeper than five levels
 // (Mcp:Servers:NAME:Env:VARIABLE), so every finding stays as it was: an
 // unknown field is reported once at its first level, a value below a

@@ -10,7 +10,7 @@ import (
 // Loc is a diag.Pos in 16 bytes instead of 32: the file name is a handle
 // shared by every value of the file, line and column are 32-bit. Every
 // value and every key of every source keeps one until the end of a
-// compilation (for diagnostics and explanations), so this is a sixth of
+// compilation (for diagnostics and explanations), so their size is much of
 // what a compilation holds (docs/decisions/0013-positions-and-excerpts.md).
 //
 // The zero Loc is the zero diag.Pos.

@@ -11,11 +11,9 @@ import (
 // and Member, positions as small deltas, in one string. A compilation keeps
 // each server entry's tree packed once its checks have run (compile.Entry:
 // its readers see one tree, built again at the first Node call and kept; a
-// reader of every entry builds each in a Scratch and keeps none): a tree of
-// Nodes (96 bytes each) and Members (40) took about 1.2 KB per server, its
-// packed form about a sixth of that, and without it a compilation of 50 000
-// servers misses its memory target (docs/performance.md, "What the plan
-// encoder and packed trees are for").
+// reader of every entry builds each in a Scratch and keeps none): without
+// it a large compilation misses its memory target (docs/performance.md,
+// "What the plan encoder and packed trees are for").
 //
 // Unpack gives a tree equal field for field to the one packed (nil and
 // empty slices told apart), so that whatever reads it sees what it would
@@ -94,8 +92,8 @@ func (p *packer) str(s string) {
 
 // commonKeys are object keys that every server entry of the
 // configurations mcpc reads repeats (settings.json's names and the host
-// configuration's): a packed tree writes such a key as its index, a fifth
-// of what a packed server takes otherwise. A Packed lives in memory only,
+// configuration's): a packed tree writes such a key as its index, which is
+// much of what a packed server would take otherwise. A Packed lives in memory only,
 // so the list may change freely.
 var commonKeys = []string{
 	"command", "args", "env", "cwd", "toolPrefix", "enabled", "parallel", "startupTimeoutSeconds",
