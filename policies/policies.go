@@ -32,6 +32,9 @@
 //
 // Rules that CUE cannot express (the file system, PATH, the tool lock) are Go
 // values of type Check, one per file named after the rule (GoRules).
+//
+// It serves mcpc's own commands, not embedders: its API may change
+// (docs/decisions/0002-package-layout-and-import-direction.md).
 package policies
 
 import (

@@ -6,6 +6,9 @@
 // names sanitized, remote servers turned into what the target offers, and
 // every change reported as a positioned diagnostic on the source file. A
 // literal secret of the source is never quoted in a diagnostic.
+//
+// It serves mcpc's own commands, not embedders: its API may change
+// (docs/decisions/0002-package-layout-and-import-direction.md).
 package importer
 
 import (

@@ -45,6 +45,9 @@
 // named <server>__<tool> (Prefix is ignored), sanitized and cut the same way,
 // and a name that some other tool already has — also of the same server — is
 // skipped (tool-name-collision) instead of getting a suffix.
+//
+// It serves mcpc's own commands, not embedders: its API may change
+// (docs/decisions/0002-package-layout-and-import-direction.md).
 package naming
 
 import (

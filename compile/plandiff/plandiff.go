@@ -4,6 +4,9 @@
 // setting in place, or nothing; and the fields that changed, old → new,
 // with secrets redacted. `mcpc diff` prints it for a reviewer; a runtime
 // that reloads its plan acts on the same value.
+//
+// It serves mcpc's own commands, not embedders: its API may change
+// (docs/decisions/0002-package-layout-and-import-direction.md).
 package plandiff
 
 import (

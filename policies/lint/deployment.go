@@ -5,8 +5,8 @@
 // golangci-lint does. The deployment is described by mcpc.cue (Deployment),
 // found upward from the directory being checked.
 //
-// It imports compile, craftbot, policies, policies/denylist, schema,
-// toollock, node, diag, rules and internal/inputfile.
+// It serves mcpc's own commands, not embedders: its API may change
+// (docs/decisions/0002-package-layout-and-import-direction.md).
 package lint
 
 import (

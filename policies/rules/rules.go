@@ -7,7 +7,8 @@
 // and ignores that a deployment configures are applied afterwards, in one
 // pass by rule id (lint.Deployment.Apply); no check knows about them.
 //
-// It imports only diag.
+// It serves mcpc's own commands, not embedders: its API may change
+// (docs/decisions/0002-package-layout-and-import-direction.md).
 package rules
 
 import (

@@ -4,6 +4,9 @@
 // description is how a compromised server smuggles new instructions to the
 // agent, so `mcpc tools --lock FILE --check` reports every added, removed or
 // changed tool, positioned in the lock file.
+//
+// It serves mcpc's own commands, not embedders: its API may change
+// (docs/decisions/0002-package-layout-and-import-direction.md).
 package toollock
 
 import (
