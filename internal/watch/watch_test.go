@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcpc-dev/mcpc/internal/clock"
 )
 
 // fakeClock fires its timers when the test says so, never by itself.
@@ -27,7 +29,9 @@ type fakeTimer struct {
 
 func newFakeClock() *fakeClock { return &fakeClock{} }
 
-func (c *fakeClock) AfterFunc(_ time.Duration, f func()) Timer {
+func (c *fakeClock) Now() time.Time { return time.Time{} }
+
+func (c *fakeClock) AfterFunc(_ time.Duration, f func()) clock.Timer {
 	c.mu.Lock()
 	t := &fakeTimer{c: c, f: f}
 	c.timers = append(c.timers, t)
@@ -144,7 +148,7 @@ func (r *reloads) count() int {
 	return r.n
 }
 
-func startWatch(t *testing.T, file string, clock Clock, r *reloads) *Watcher {
+func startWatch(t *testing.T, file string, clock clock.Clock, r *reloads) *Watcher {
 	t.Helper()
 	w, err := Start(context.Background(), Options{Files: []string{file}, Clock: clock,
 		Reload: func(context.Context) error {
