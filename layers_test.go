@@ -94,6 +94,7 @@ var mayImport = map[string][]string{
 	"internal/testservers":         {"internal/testmain"},
 	"internal/diagtest":            {"internal/diag"},
 	"internal/golden":              {},
+	"internal/clocktest":           {"internal/clock"},
 	"runtime/remote/remotetest":    {},
 	"fixtures/servers/testserver":  {},
 	"fixtures/servers/wsserver":    {},
@@ -101,7 +102,7 @@ var mayImport = map[string][]string{
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "internal/golden", "runtime/remote/remotetest"}
+var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "internal/golden", "internal/clocktest", "runtime/remote/remotetest"}
 
 // TestImportDirection guards the direction of dependencies: every package is
 // in the table above, imports only what the table allows, and the runtime
