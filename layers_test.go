@@ -34,6 +34,9 @@ var mayImport = map[string][]string{
 	"internal/term":       {},
 	"internal/atomicfile": {},
 	"internal/loopback":   {},
+	// The one clock interface: the runtime's, the gateway's sessions', the
+	// watcher's.
+	"internal/clock": {},
 	// The url policy and origin guard of every remote server.
 	"internal/remotehttp": {"internal/loopback"},
 	// The user's runtime directory, token files, owner-only sockets.
@@ -50,7 +53,7 @@ var mayImport = map[string][]string{
 	"policies":                 {"internal/diag", "internal/node", "policies/rules", "compile/plan", "policies/toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
-	"runtime/transport": {"internal/remotehttp", "internal/node"},
+	"runtime/transport": {"internal/remotehttp", "internal/node", "internal/clock"},
 	// A server process: start, watch, reap and kill its process group, the
 	// guard, the stderr tail, the cancellation ledger. Below the host: it
 	// knows no plan, host, chat or gateway.
@@ -69,7 +72,7 @@ var mayImport = map[string][]string{
 	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
 	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
 	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/term"},
-	"runtime":           {"compile/craftbot/actions", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport", "compile/craftbot", "runtime/supervisor"},
+	"runtime":           {"internal/clock", "compile/craftbot/actions", "compile/plan", "compile/plandiff", "compile/naming", "internal/node", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "internal/loopback", "internal/private", "runtime/transport", "compile/craftbot", "runtime/supervisor"},
 	"compile/importer":  {"internal/diag", "internal/node", "compile/plan/denylist", "internal/redact", "policies/rules"},
 
 	"runtime/toolreport": {"compile/craftbot/actions", "internal/diag", "runtime/transport", "compile/naming", "compile/plan", "internal/redact", "runtime/remote", "policies/rules", "runtime", "policies/toollock"},
@@ -79,8 +82,8 @@ var mayImport = map[string][]string{
 
 	// What a plan change makes a runtime do (mcpc diff, and reload).
 	"compile/plandiff": {"compile/plan", "internal/term"},
-	// Watching files for a reload (mcpc run --watch): fsnotify only.
-	"internal/watch": {},
+	// Watching files for a reload (mcpc run --watch): fsnotify and the clock.
+	"internal/watch": {"internal/clock"},
 
 	"cmd/mcpc/cli": {"compile", "compile/profiles", "compile/volcanic", "compile/craftbot", "compile/craftbot/actions", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan", "runtime/supervisor",
 		"compile/plandiff", "policies", "compile/plan/denylist", "internal/redact", "runtime/remote", "internal/report", "policies/rules", "runtime", "schema", "policies/toollock", "runtime/toolreport", "cmd/mcpc/ui"},
@@ -91,6 +94,7 @@ var mayImport = map[string][]string{
 	"internal/testservers":         {"internal/testmain"},
 	"internal/diagtest":            {"internal/diag"},
 	"internal/golden":              {},
+	"internal/clocktest":           {"internal/clock"},
 	"runtime/remote/remotetest":    {},
 	"fixtures/servers/testserver":  {},
 	"fixtures/servers/wsserver":    {},
@@ -98,7 +102,7 @@ var mayImport = map[string][]string{
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "internal/golden", "runtime/remote/remotetest"}
+var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "internal/golden", "internal/clocktest", "runtime/remote/remotetest"}
 
 // TestImportDirection guards the direction of dependencies: every package is
 // in the table above, imports only what the table allows, and the runtime

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 )
 
 // waitResult waits for a call's outcome. The limit only fails a test whose
@@ -35,7 +37,7 @@ func TestDeathSeenWhileStdoutHeldOpen(t *testing.T) {
 	dir := t.TempDir()
 	s := testServer("held", "-tools", "echo,crash", "-pidfile", "server.pid",
 		"-spawn-child", "-child-stdout", "-child-pidfile", "child.pid")
-	clock := newFakeClock() // never advanced: no timeout can end the call
+	clock := clocktest.New() // never advanced: no timeout can end the call
 	logs := &logRecorder{}
 	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clock, Log: logs.log})
 	c, _ := h.Chat("c", filepath.Join(dir, "ws"))
@@ -80,7 +82,7 @@ func TestDiscoveryDeathSeenWhileStdoutHeldOpen(t *testing.T) {
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	s := testServer("held", "-exit-at-start", "5", "-spawn-child", "-child-stdout", "-child-pidfile", filepath.Join(dir, "child.pid"))
-	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: newFakeClock()})
+	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clocktest.New()})
 	c, _ := h.Chat("c", filepath.Join(dir, "ws"))
 	done := make(chan error, 1)
 	go func() {
@@ -108,7 +110,7 @@ func TestHostCloseCancelsCalls(t *testing.T) {
 	methods, calls := filepath.Join(dir, "methods"), filepath.Join(dir, "calls")
 	s := testServer("srv", "-tools", "slow", "-method-log", methods, "-call-log", calls, "-pidfile", "server.pid")
 	s.CallTimeoutSeconds = 3600
-	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: newFakeClock()})
+	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clocktest.New()})
 	c, _ := h.Chat("c", filepath.Join(dir, "ws"))
 	done := make(chan error, 1)
 	go func() {

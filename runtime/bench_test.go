@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -34,7 +35,7 @@ func BenchmarkIdleChatHeap(b *testing.B) {
 	var perChat, perClosed float64
 	for b.Loop() {
 		marker := noLeaks(b)
-		clock := newFakeClock()
+		clock := clocktest.New()
 		s := testServer("srv", "-tools", "echo,env,slow,stderr-flood,crash")
 		s.IdleTimeoutSeconds = 60
 		h := newTestHost(b, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clock})

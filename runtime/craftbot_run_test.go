@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plandiff"
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -255,7 +256,7 @@ func TestCraftbotCallLifecycle(t *testing.T) {
 	marker := noLeaks(t)
 	dir := t.TempDir()
 	calls, cancelled, starts := filepath.Join(dir, "calls"), filepath.Join(dir, "cancelled"), filepath.Join(dir, "starts")
-	clock := newFakeClock()
+	clock := clocktest.New()
 	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "slow,crash,echo", "-call-log", calls,
 		"-cancel-marker", cancelled, "-start-log", starts)), marker, CraftbotOptions{Clock: clock})
 	ctx := context.Background()
@@ -590,7 +591,7 @@ func TestCraftbotRetriesFailedServer(t *testing.T) {
 	if err := os.WriteFile(fault, []byte("exit:3"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	clock := newFakeClock()
+	clock := clocktest.New()
 	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "echo", "-fault-file", "fault")), marker, CraftbotOptions{Clock: clock, Workspace: ws})
 	cb.Start()
 	if err := cb.WaitConnected(context.Background()); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -39,7 +40,7 @@ func server(name string, timeout time.Duration, args ...string) Target {
 // machine, and no other timeout can.
 func discoverPast(t *testing.T, targets []Target, opts DiscoverOptions, d time.Duration, ready ...string) []Discovery {
 	t.Helper()
-	clock := newFakeClock()
+	clock := clocktest.New()
 	opts.Clock = clock
 	done := make(chan []Discovery, 1)
 	go func() { done <- Discover(context.Background(), targets, opts) }()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 )
 
 // faultHost is a host with one test server that misbehaves at start when
@@ -102,7 +103,7 @@ func TestFaultExitAtStart(t *testing.T) {
 func TestFaultHangPastStartupTimeout(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	_, c := faultHost(t, HostOptions{Env: testEnv(marker), Clock: clock}, func(s *plan.Server) { s.StartupTimeoutSeconds = 20 })
 	setFault(t, c, "hang")
 	done := make(chan error, 1)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 )
 
 // initBody is a valid initialize request.
@@ -133,7 +135,7 @@ func TestGatewayMaxChats(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
 	root := t.TempDir()
-	clock := newFakeClock()
+	clock := clocktest.New()
 	logs := &logRecorder{}
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(marker), Clock: clock, Log: logs.log})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: root, MaxChats: 2, ChatIdleTimeout: 30 * time.Minute})
@@ -179,7 +181,7 @@ func TestGatewayChatIdleExpiry(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
 	root := t.TempDir()
-	clock := newFakeClock()
+	clock := clocktest.New()
 	logs := &logRecorder{}
 	s := testServer("srv", "-tools", "echo,slow", "-pidfile", "server.pid", "-spawn-child", "-child-pidfile", "child.pid", "-cancel-marker", "cancelled", "-call-log", "calls")
 	s.CallTimeoutSeconds, s.IdleTimeoutSeconds = 7200, 0
@@ -255,7 +257,7 @@ func TestGatewayChatIdleExpiry(t *testing.T) {
 func TestGatewaySessionIdleExpiry(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	s := testServer("srv", "-tools", "echo")
 	s.IdleTimeoutSeconds = 0
 	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clock})
@@ -418,7 +420,7 @@ func TestGatewaySlowBodiesCutOff(t *testing.T) {
 func TestGatewayChatsChanged(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{Env: testEnv(marker), Clock: clock})
 	var mu sync.Mutex
 	var heard []int

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -96,7 +97,7 @@ func TestGatewayToolsChangedNotification(t *testing.T) {
 	bin := filepath.Join(dir, "server")
 	late := testServer("late", "-tools", "late_tool")
 	late.Command = bin
-	clock := newFakeClock()
+	clock := clocktest.New()
 	h := newTestHost(t, testPlan(testServer("ok", "-tools", "echo"), late), HostOptions{Env: testEnv(marker), Clock: clock})
 	gw := NewGateway(h, GatewayOptions{})
 	t.Cleanup(gw.Close)

@@ -3,7 +3,6 @@ package runtime
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -12,77 +11,6 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
-
-// fakeClock is a Clock that moves only when a test advances it. Timers
-// that come due run synchronously inside Advance, in due order.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c  *fakeClock
-	at time.Time
-	f  func()
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	for i, x := range t.c.timers {
-		if x == t {
-			t.c.timers = append(t.c.timers[:i], t.c.timers[i+1:]...)
-			return true
-		}
-	}
-	return false
-}
-
-// Advance moves the clock by d and runs every timer that came due.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due, keep []*fakeTimer
-	for _, t := range c.timers {
-		if !t.at.After(c.now) {
-			due = append(due, t)
-		} else {
-			keep = append(keep, t)
-		}
-	}
-	c.timers = keep
-	c.mu.Unlock()
-	sort.SliceStable(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
-	for _, t := range due {
-		t.f()
-	}
-}
-
-// Pending returns the number of timers not yet due.
-func (c *fakeClock) Pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
-}
 
 // eventually waits until cond holds, with no deadline but the test
 // binary's (testservers.WaitUntil).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -172,7 +173,7 @@ func TestDiscoveryRetryAfter60s(t *testing.T) {
 	bin := filepath.Join(dir, "bin", "server") // does not exist yet
 	flaky := testServer("flaky", "-tools", "late")
 	flaky.Command = bin
-	clock := newFakeClock()
+	clock := clocktest.New()
 	var changed atomic.Int32
 	h := newTestHost(t, testPlan(testServer("ok", "-tools", "early"), flaky), HostOptions{
 		Env: testEnv(marker), Clock: clock, OnToolsChanged: func() { changed.Add(1) }})
@@ -244,7 +245,7 @@ func TestIdleStop(t *testing.T) {
 	idle.IdleTimeoutSeconds = 30
 	never := testServer("never", "-tools", "n_echo")
 	never.IdleTimeoutSeconds = 0
-	clock := newFakeClock()
+	clock := clocktest.New()
 	h := newTestHost(t, testPlan(idle, never), HostOptions{Env: testEnv(marker), Clock: clock})
 	c, _ := h.Chat("c", filepath.Join(dir, "ws"))
 	ctx := context.Background()
@@ -341,7 +342,7 @@ func TestCallTimeoutSendsCancelled(t *testing.T) {
 	cancelled, calls := filepath.Join(dir, "cancelled"), filepath.Join(dir, "calls")
 	s := testServer("slowpoke", "-tools", "slow,echo", "-cancel-marker", cancelled, "-call-log", calls)
 	s.CallTimeoutSeconds = 5
-	clock := newFakeClock()
+	clock := clocktest.New()
 	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clock})
 	c, _ := h.Chat("c", filepath.Join(dir, "ws"))
 	if _, err := c.Tools(context.Background()); err != nil {

@@ -62,8 +62,8 @@ func newMCPFront(clock Clock, token string, bodyTimeout time.Duration, max, perC
 	return &mcpFront{token: token, bodyTimeout: bodyTimeout, redact: redact,
 		pool: transport.NewSessionPool(transport.SessionPoolOptions{
 			Max: max, MaxPerChat: perChat, Idle: idle,
-			AfterFunc: func(d time.Duration, f func()) transport.Timer { return clock.AfterFunc(d, f) },
-			Log:       log,
+			Clock: clock,
+			Log:   log,
 		})}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
@@ -25,7 +26,7 @@ func TestRemoteRetryLogStatesTheNextDelay(t *testing.T) {
 	srv := remotetest.Start(t, remotetest.Options{Transport: "http"})
 	srv.Down.Store(true)
 	addRemote(t, ws, "c", remote.Server{Name: "down", URL: srv.URL, Transport: "http", Tools: []string{"echo"}}, remote.Headers{})
-	clock := newFakeClock()
+	clock := clocktest.New()
 	var logs logRecorder
 	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{
 		Env: testEnv(marker, "MCP_ENCRYPTION_SECRET="+remoteSecret), Clock: clock, Log: logs.log,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
@@ -172,7 +173,7 @@ func TestIdleStopAfterCancelledStart(t *testing.T) {
 	marker := noLeaks(t)
 	s := testServer("slow", "-tools", "echo", "-start-delay", "300ms", "-spawn-child", "-child-pidfile", "child.pid")
 	s.IdleTimeoutSeconds = 1
-	clock := newFakeClock()
+	clock := clocktest.New()
 	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clock})
 	c, _ := h.Chat("c", filepath.Join(t.TempDir(), "ws"))
 	if _, err := c.Tools(context.Background()); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
@@ -315,7 +316,7 @@ func TestRemoteRetryOnTheHostClock(t *testing.T) {
 	// with a patient dial, succeeds however slow the machine is.
 	srv.Down.Store(true)
 	addRemote(t, ws, "c", remote.Server{Name: "late", URL: srv.URL, Transport: "http", Tools: []string{"echo"}}, remote.Headers{})
-	clock := newFakeClock()
+	clock := clocktest.New()
 	h := newTestHost(t, testPlan(testServer("srv", "-tools", "echo")), HostOptions{
 		Env: testEnv(marker, "MCP_ENCRYPTION_SECRET="+remoteSecret), Clock: clock,
 		Remote: &RemoteOptions{Dial: patientDial},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
@@ -155,7 +156,7 @@ func TestRemoteServersFirstListingWaitsAndShowsReasons(t *testing.T) {
 	addRemote(t, ws, testScope, remote.Server{Name: "locked", URL: locked.URL}, remote.Headers{"Authorization": "Bearer wrong-" + remoteCanary})
 	addRemote(t, ws, testScope, remote.Server{Name: "gone", URL: remotetest.Refused(t)}, remote.Headers{})
 	addRemote(t, ws, testScope, remote.Server{Name: "q", URL: q}, remote.Headers{})
-	m := newRemoteSet(t, ws, newFakeClock(), nil)
+	m := newRemoteSet(t, ws, clocktest.New(), nil)
 	m.Start()
 	st, _, _ := m.Status()
 	if len(st) != 5 || st[1].State != "connecting" || st[4].State != "connecting" {
@@ -243,7 +244,7 @@ func TestRemoteServersHandshakeTimeout(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	addRemote(t, ws, testScope, remote.Server{Name: "never", URL: remotetest.NeverAnswers(t)}, remote.Headers{})
-	m := newRemoteSet(t, ws, newFakeClock(), func(o *RemoteOptions) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
+	m := newRemoteSet(t, ws, clocktest.New(), func(o *RemoteOptions) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
 	m.Start()
 	l := list(t, m)
 	if got := statusOf(l, "never").State; got != "unavailable: no answer within 400ms" {
@@ -267,7 +268,7 @@ func TestRemoteServersRetrySchedule(t *testing.T) {
 	addr := l0.Addr().String()
 	l0.Close()
 	addRemote(t, ws, testScope, remote.Server{Name: "late", URL: "http://" + addr + "/mcp"}, remote.Headers{})
-	c := newFakeClock()
+	c := clocktest.New()
 	m := newRemoteSet(t, ws, c, nil)
 	attempts := func() int { return m.failuresOf("late") }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 )
 
 // The MCP sessions a gateway serves over HTTP, in both profiles: capped in
@@ -102,7 +104,7 @@ func callText(t testing.TB, cs *mcp.ClientSession, tool, text string) string {
 func TestGatewayUninitializedSessionExpires(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	h := newTestHost(t, testPlan(testServer("srv")), HostOptions{Env: testEnv(marker), Clock: clock})
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: t.TempDir(), SessionIdleTimeout: 30 * time.Minute})
 	base, client := httpGateway(t, gw)
@@ -127,7 +129,7 @@ func TestGatewayUninitializedSessionExpires(t *testing.T) {
 func TestCraftbotUninitializedSessionExpires(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	cb := newTestCraftbot(t, cbPlan(false, cbStdio("fs", "-tools", "echo")), marker, CraftbotOptions{Clock: clock})
 	srv := httptest.NewServer(cb.Handler(CraftbotHTTPOptions{SessionIdleTimeout: 30 * time.Minute}))
 	t.Cleanup(srv.Close)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -192,7 +193,7 @@ func TestStartEarlyIdleStop(t *testing.T) {
 	s := testServer("srv", "-tools", "echo", "-pidfile", "pid", "-start-log", startLog,
 		"-spawn-child", "-child-pidfile", "child.pid")
 	s.IdleTimeoutSeconds = 30
-	clock := newFakeClock()
+	clock := clocktest.New()
 	h := newTestHost(t, testPlan(s), HostOptions{Env: testEnv(marker), Clock: clock})
 	gw := NewGateway(h, GatewayOptions{Version: "test", StartEarly: true})
 	t.Cleanup(gw.Close)

@@ -21,31 +21,14 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcpc-dev/mcpc/internal/clock"
 )
 
 // DefaultDebounce is how long the watched files must be quiet before a
 // reload: long enough for an editor's write, rename and chmod to end as
 // one change, short enough to feel immediate.
 const DefaultDebounce = 250 * time.Millisecond
-
-// Clock measures the debounce. Tests pass a clock they advance by hand, so
-// that a burst of changes is one burst whatever the machine's speed.
-type Clock interface {
-	// AfterFunc calls f once d has passed, like time.AfterFunc. A fake
-	// clock may call f from the goroutine that advances it; f never waits.
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is a pending AfterFunc call.
-type Timer interface {
-	Stop() bool
-}
-
-// RealClock is the wall clock.
-type RealClock struct{}
-
-// AfterFunc returns time.AfterFunc(d, f).
-func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Options configure a Watcher.
 type Options struct {
@@ -62,8 +45,10 @@ type Options struct {
 	OnError func(error)
 	// Debounce is the quiet time before a reload; 0 means DefaultDebounce.
 	Debounce time.Duration
-	// Clock measures the debounce; nil means RealClock.
-	Clock Clock
+	// Clock measures the debounce; nil means clock.Real. Tests pass a
+	// clock they advance by hand, so that a burst of changes is one burst
+	// whatever the machine's speed.
+	Clock clock.Clock
 }
 
 // Watcher watches files for changes and reloads; see the package comment.
@@ -83,7 +68,7 @@ type Watcher struct {
 	mu    sync.Mutex
 	gen   uint64 // bumped by each change: only the latest timer counts
 	due   bool   // the latest timer fired: a reload is due
-	timer Timer
+	timer clock.Timer
 }
 
 // Start watches the directories of opts.Files. The returned Watcher runs
@@ -100,7 +85,7 @@ func Start(ctx context.Context, opts Options) (*Watcher, error) {
 		opts.Debounce = DefaultDebounce
 	}
 	if opts.Clock == nil {
-		opts.Clock = RealClock{}
+		opts.Clock = clock.Real{}
 	}
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {

@@ -8,70 +8,12 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcpc-dev/mcpc/internal/clock"
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 )
-
-// fakeClock fires its timers when the test says so, never by itself.
-type fakeClock struct {
-	mu     sync.Mutex
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c       *fakeClock
-	f       func()
-	stopped bool
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{} }
-
-func (c *fakeClock) AfterFunc(_ time.Duration, f func()) Timer {
-	c.mu.Lock()
-	t := &fakeTimer{c: c, f: f}
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-// fire runs every pending timer and returns how many ran.
-func (c *fakeClock) fire() int {
-	c.mu.Lock()
-	var due []*fakeTimer
-	for _, t := range c.timers {
-		if !t.stopped {
-			t.stopped = true
-			due = append(due, t)
-		}
-	}
-	c.timers = nil
-	c.mu.Unlock()
-	for _, t := range due {
-		t.f()
-	}
-	return len(due)
-}
-
-func (c *fakeClock) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, t := range c.timers {
-		if !t.stopped {
-			n++
-		}
-	}
-	return n
-}
 
 // events lets a test wait until the watcher has taken the event of a
 // file name: inotify keeps the order of one directory's events, so every
@@ -123,9 +65,9 @@ func (e *events) settle(t *testing.T, dir string) {
 }
 
 // fireOne ends the pending debounce, which must be there.
-func fireOne(t *testing.T, c *fakeClock) {
+func fireOne(t *testing.T, c *clocktest.Fake) {
 	t.Helper()
-	if n := c.fire(); n != 1 {
+	if n := c.Advance(DefaultDebounce); n != 1 {
 		t.Fatalf("%d debounce timers pending, want 1", n)
 	}
 }
@@ -144,7 +86,7 @@ func (r *reloads) count() int {
 	return r.n
 }
 
-func startWatch(t *testing.T, file string, clock Clock, r *reloads) *Watcher {
+func startWatch(t *testing.T, file string, clock clock.Clock, r *reloads) *Watcher {
 	t.Helper()
 	w, err := Start(context.Background(), Options{Files: []string{file}, Clock: clock,
 		Reload: func(context.Context) error {
@@ -178,7 +120,7 @@ func TestRenameOverFileReloadsOnce(t *testing.T) {
 	file := filepath.Join(dir, "plan.json")
 	write(t, file, "v0")
 	ev := hookEvents(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	r := &reloads{each: make(chan struct{}, 10)}
 	startWatch(t, file, clock, r)
 	for i := 1; i <= 2; i++ {
@@ -207,7 +149,7 @@ func TestStormOf100WritesReloadsOnce(t *testing.T) {
 	file := filepath.Join(dir, "plan.json")
 	write(t, file, "v0")
 	ev := hookEvents(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	r := &reloads{each: make(chan struct{}, 200)}
 	w := startWatch(t, file, clock, r)
 	for i := 1; i <= 100; i++ {
@@ -228,12 +170,12 @@ func TestOtherFilesAreIgnored(t *testing.T) {
 	file := filepath.Join(dir, "plan.json")
 	write(t, file, "v0")
 	ev := hookEvents(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	r := &reloads{each: make(chan struct{}, 10)}
 	w := startWatch(t, file, clock, r)
 	write(t, filepath.Join(dir, "notes.txt"), "x")
 	ev.settle(t, dir)
-	if n := clock.pending(); n != 0 {
+	if n := clock.Pending(); n != 0 {
 		t.Fatalf("a change of another file armed %d reloads", n)
 	}
 	w.Close()
@@ -249,7 +191,7 @@ func TestChangeDuringReloadReloadsAgainAfterIt(t *testing.T) {
 	file := filepath.Join(dir, "plan.json")
 	write(t, file, "v0")
 	ev := hookEvents(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var mu sync.Mutex
@@ -301,7 +243,7 @@ func TestCloseCancelsAndAwaitsTheReload(t *testing.T) {
 	file := filepath.Join(dir, "plan.json")
 	write(t, file, "v0")
 	ev := hookEvents(t)
-	clock := newFakeClock()
+	clock := clocktest.New()
 	entered := make(chan struct{})
 	var ended bool
 	w, err := Start(context.Background(), Options{Files: []string{file}, Clock: clock,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcpc-dev/mcpc/internal/clock"
 )
 
 // DefaultInitGrace is SessionPoolOptions.InitGrace's default: how long a
@@ -54,15 +56,13 @@ type SessionPoolOptions struct {
 	// InitGrace closes a session whose client sent nothing after the
 	// answer to its initialize for that long; 0: DefaultInitGrace.
 	InitGrace time.Duration
-	// AfterFunc runs f after d (the runtime's Clock); nil: time.AfterFunc.
-	AfterFunc func(d time.Duration, f func()) Timer
+	// Clock measures Idle and InitGrace (the runtime's Clock); nil:
+	// clock.Real.
+	Clock clock.Clock
 	// Log, if set, is told of a session closed by the pool (level
 	// "Information" or "Warning"). It is called without the pool's lock.
 	Log func(level, chat, msg string)
 }
-
-// Timer is a pending AfterFunc call.
-type Timer interface{ Stop() bool }
 
 // PoolSession is the pool's record of one session; the pool's mu guards
 // it.
@@ -75,7 +75,7 @@ type PoolSession struct {
 	requests    int    // HTTP requests in flight, open GET streams excepted
 	calls       int    // calls not answered yet
 	lastUse     uint64 // SessionPool.use when it was last used
-	timer       Timer
+	timer       clock.Timer
 	gen         uint64
 }
 
@@ -84,8 +84,8 @@ func NewSessionPool(opts SessionPoolOptions) *SessionPool {
 	if opts.InitGrace <= 0 {
 		opts.InitGrace = DefaultInitGrace
 	}
-	if opts.AfterFunc == nil {
-		opts.AfterFunc = func(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
 	}
 	return &SessionPool{opts: opts, sessions: map[*PoolSession]bool{}, byID: map[string]*PoolSession{}, perChat: map[string]int{}}
 }
@@ -351,7 +351,7 @@ func (p *SessionPool) armLocked(e *PoolSession) {
 	}
 	e.gen++
 	gen := e.gen
-	e.timer = p.opts.AfterFunc(d, func() { p.expire(e, gen, d) })
+	e.timer = p.opts.Clock.AfterFunc(d, func() { p.expire(e, gen, d) })
 }
 
 // expire closes e if it has been idle since the wait gen began.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
-	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/internal/term"
@@ -188,6 +186,9 @@ type volcanicSource struct {
 	// with opts on a change; none when they do not reproduce the plan.
 	sources []string
 	opts    compile.Options
+	// prof and run give the sources of a plan (the profile's Recompile).
+	prof compile.Profile
+	run  compile.RunSources
 	// sums are the hashes of the plan file and the sources as last read:
 	// a reload acts on the files that changed.
 	sums map[string][sha256.Size]byte
@@ -200,8 +201,18 @@ func (v *volcanicRun) source(c *ucli.Context, s runSettings, eng *runtime.Engine
 	out.color = nil // log lines: never colored
 	r := &volcanicSource{planFile: v.planFile, out: out, redact: eng.Redact, logw: logw,
 		sums: map[string][sha256.Size]byte{v.planFile: sha256.Sum256(v.planData)}}
-	r.opts, r.sources = volcanicSourceOptions(c, v.p, s.deny)
-	if why := r.reproduces(v.p); why != "" {
+	r.run = runSources(c, s)
+	var err error
+	if r.prof, err = compile.Lookup(v.p.Profile); err == nil {
+		r.opts, r.sources, err = r.prof.Recompile(v.p, r.run)
+	}
+	why := ""
+	if err != nil {
+		why = "its sources cannot be compiled here: " + err.Error()
+	} else {
+		why = r.reproduces(v.p)
+	}
+	if why != "" {
 		logw.printf("mcpc: --watch: %s; only the plan file is watched\n", eng.Redact(why))
 		r.sources = nil
 	}
@@ -260,50 +271,20 @@ func (r *volcanicSource) next(context.Context) (*plan.Plan, runtime.ConfigLookup
 
 // applied stops following the sources once the plan file names others.
 func (r *volcanicSource) applied(p *plan.Plan) {
-	if r.fromPlanFile && len(r.sources) > 0 && !slices.Equal(volcanicSourceFiles(p), r.sources) {
+	if !r.fromPlanFile || len(r.sources) == 0 {
+		return
+	}
+	if _, files, err := r.prof.Recompile(p, r.run); err != nil || !slices.Equal(files, r.sources) {
 		r.logw.printf("mcpc: --watch: %s reads other sources than the plan mcpc run started with; from now on only the plan file is watched (restart mcpc run to watch its sources)\n", r.planFile)
 		r.sources = nil
 	}
 }
 
-// volcanicSourceOptions are the compiler options that compile p's sources
-// again: the files and choices its sources record, and what they cannot
-// record from this mcpc run (the process environment, the --env values,
-// the deny-list). It returns the source files to watch.
-func volcanicSourceOptions(c *ucli.Context, p *plan.Plan, deny *denylist.List) (compile.Options, []string) {
-	opts := compile.Options{Profile: compile.ProfileVolcanic, CleanEnv: true, DenyList: deny}
-	for _, s := range p.Sources {
-		switch s.Kind {
-		case "environment":
-			opts.CleanEnv = false
-			opts.Environ = environ()
-		case "env":
-			opts.Env = c.StringSlice("env")
-		case "appsettings":
-			opts.AppSettings = append(opts.AppSettings, s.Path)
-		case "env-file":
-			opts.EnvFiles = append(opts.EnvFiles, s.Path)
-		case "settings":
-			opts.AgentDir = filepath.Dir(s.Path)
-		}
-	}
-	files := volcanicSourceFiles(p)
-	// Without a settings source the agent directory is found as mcpc plan
-	// finds it (VOLCANIC_AGENT_DIR, else HOME): a settings.json there that
-	// mcpc plan did not read makes another plan, and the digest says so.
-	return opts, files
-}
-
-// volcanicSourceFiles are the files p's sources name, in order.
-func volcanicSourceFiles(p *plan.Plan) []string {
-	var files []string
-	for _, s := range p.Sources {
-		switch s.Kind {
-		case "appsettings", "env-file", "settings":
-			files = append(files, s.Path)
-		}
-	}
-	return files
+// runSources are what this mcpc run gives a profile's Recompile: what a
+// plan cannot record of its sources.
+func runSources(c *ucli.Context, s runSettings) compile.RunSources {
+	return compile.RunSources{PlanFile: s.planFile, Environ: environ(), Env: c.StringSlice("env"),
+		EnvFiles: c.StringSlice("env-file"), CleanEnv: c.Bool("clean-env"), DenyList: s.deny}
 }
 
 // reproduces returns why compiling the sources here does not give p
@@ -348,10 +329,12 @@ type craftbotSource struct {
 	files_ craftbotSources
 	redact func(string) string
 	// opts compile the config file: this run's host environment and
-	// deny-list, this machine's OS.
-	opts compile.Options
-	out  diagOutput
-	logw *lockedWriter
+	// deny-list, this machine's OS (the profile's Recompile); optsErr is
+	// why there are none.
+	opts    compile.Options
+	optsErr error
+	out     diagOutput
+	logw    *lockedWriter
 	// planSum and configSum are the hashes of the files as last read: a
 	// reload acts on the file that changed, and a burst that rewrote the
 	// same bytes does nothing.
@@ -364,14 +347,13 @@ func (r *craftbotRun) source(c *ucli.Context, s runSettings, eng *runtime.Engine
 	out.color = nil // log lines: never colored
 	src := &craftbotSource{files_: files, redact: eng.Redact, out: out, logw: logw,
 		planSum: sha256.Sum256(files.planData), configSum: sha256.Sum256(inputfile.TrimBOM(files.configData))}
-	src.opts = compile.Options{Profile: plan.ProfileCraftbot, Config: files.config,
-		EnvFiles: c.StringSlice("env-file"), Env: c.StringSlice("env"), CleanEnv: c.Bool("clean-env"), DenyList: s.deny}
-	if !src.opts.CleanEnv {
-		src.opts.Environ = environ()
+	prof, err := compile.Lookup(r.p.Profile)
+	if err == nil {
+		src.opts, _, err = prof.Recompile(r.p, runSources(c, s))
 	}
-	if craftbot.ValidTargetOS(goruntime.GOOS) {
-		src.opts.TargetOS = goruntime.GOOS // the servers are launched here
-	}
+	// The config file compiled is the one read at the start and watched
+	// (the same path: craftbot.ConfigPath found both).
+	src.opts.Config, src.optsErr = files.config, err
 	return src
 }
 
@@ -413,6 +395,9 @@ func (r *craftbotSource) next(context.Context) (*plan.Plan, runtime.ConfigLookup
 // would. Its diagnostics are logged (redacted): the errors of an edit that
 // does not compile, the warnings of the entries CraftBot skips.
 func (r *craftbotSource) compileConfig(cfgData []byte) (*plan.Plan, runtime.ConfigLookup, error) {
+	if r.optsErr != nil {
+		return nil, nil, fmt.Errorf("reload: %s: %s; %s", r.files_.config, r.redact(r.optsErr.Error()), keptPlan)
+	}
 	opts := r.opts
 	opts.ReadFile = func(path string) ([]byte, error) {
 		if path == r.files_.config {
@@ -439,7 +424,7 @@ func (r *craftbotSource) readPlan(planData, cfgData []byte) (*plan.Plan, runtime
 		return nil, nil, err
 	}
 	if p.Profile == plan.ProfileCraftbot {
-		path, err := craftbotConfigPath(r.files_.plan, p)
+		path, err := craftbot.ConfigPath(r.files_.plan, p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reload: %v; %s", err, keptPlan)
 		}

@@ -105,9 +105,9 @@ func (r *craftbotRun) servingHTTP(_ *runtime.Engine, ln net.Listener) string {
 // values, which are read from it at launch. It returns the file's path as
 // found and its text too (mcpc run --watch watches it).
 func craftbotPlanConfig(planFile string, p *plan.Plan) (*craftbot.Config, string, []byte, error) {
-	path, err := craftbotConfigPath(planFile, p)
+	path, err := craftbot.ConfigPath(planFile, p)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, usageError("%v", err)
 	}
 	data, err := inputfile.Read(path) // craftbot.Check drops the byte order mark
 	if err != nil {
@@ -118,34 +118,6 @@ func craftbotPlanConfig(planFile string, p *plan.Plan) (*craftbot.Config, string
 		return nil, "", nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	return cfg, path, data, nil
-}
-
-// craftbotConfigPath is the config file a craftbot plan names in its
-// sources. A relative path is taken from the current directory, else from
-// the plan file's.
-func craftbotConfigPath(planFile string, p *plan.Plan) (string, error) {
-	path := ""
-	for _, s := range p.Sources {
-		if s.Kind == "config" {
-			path = s.Path
-		}
-	}
-	if path == "" {
-		return "", usageError("--plan %s names no config file (sources): write the plan again with mcpc plan --profile craftbot", planFile)
-	}
-	if !filepath.IsAbs(path) {
-		if _, err := os.Stat(path); err != nil {
-			if alt := filepath.Join(filepath.Dir(planFile), path); regularFile(alt) {
-				path = alt
-			}
-		}
-	}
-	return path, nil
-}
-
-func regularFile(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && st.Mode().IsRegular()
 }
 
 func enabledCount(p *plan.Plan) int {
