@@ -22,6 +22,9 @@ func (r *recorder) Errorf(format string, args ...any) {
 // Compare passes on the same text and names the first differing line
 // otherwise; with -update it writes the file, making its directory.
 func TestCompare(t *testing.T) {
+	given := *Update // the test sets the flag itself, also under go test -update
+	defer func() { *Update = given }()
+	*Update = false
 	path := filepath.Join(t.TempDir(), "a.golden")
 	if err := os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -34,7 +37,6 @@ func TestCompare(t *testing.T) {
 		t.Errorf("same: %q; differs: %q", same.errs, differs.errs)
 	}
 	*Update = true
-	defer func() { *Update = false }()
 	fresh := filepath.Join(t.TempDir(), "new", "b.golden")
 	Compare(t, fresh, "written\n")
 	if b, err := os.ReadFile(fresh); err != nil || string(b) != "written\n" {
