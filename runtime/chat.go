@@ -13,7 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
 
@@ -122,7 +124,6 @@ type Chat struct {
 
 func newChat(h *Host, id, workspace, scope string) *Chat {
 	c := &Chat{h: h, id: id, workspace: workspace, scope: scope, slotBy: map[*hostServer]*slot{}}
-	c.red.Store(h.redactor)
 	if h.opts.Remote != nil {
 		c.remote = newChatRemote(c, scope)
 	}
@@ -130,10 +131,16 @@ func newChat(h *Host, id, workspace, scope string) *Chat {
 }
 
 // redactor returns what the chat's results are redacted with.
-func (c *Chat) redactor() *redact.Redactor { return c.red.Load() }
+// Until the chat opened a remote server, that is the host's.
+func (c *Chat) redactor() *redact.Redactor {
+	if r := c.red.Load(); r != nil {
+		return r
+	}
+	return c.h.redactor()
+}
 
 // redact replaces every known secret of the chat in s with [REDACTED].
-func (c *Chat) redact(s string) string { return c.red.Load().Redact(s) }
+func (c *Chat) redact(s string) string { return c.redactor().Redact(s) }
 
 // Scope returns the chat's session scope ("" for none).
 func (c *Chat) Scope() string { return c.scope }
@@ -257,7 +264,7 @@ func (c *Chat) lookup(ctx context.Context, name string) (*Tool, error) {
 	if t := c.remote.find(name); t != nil {
 		return t, nil
 	}
-	table, err := c.h.tools(ctx)
+	table, err := c.h.toolsFor(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -421,8 +428,26 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 		return nil, err
 	}
 	defer s.release(r)
+	timeout, setting := s.c.h.prof.callTimeout(s.srv.cfg)
 	return callOn(ctx, s, r, callSpec{server: s.srv.cfg.Name, tool: tool.Name, serverTool: tool.ServerTool,
-		timeout: time.Duration(s.srv.cfg.CallTimeoutSeconds) * time.Second, timeoutSetting: " (callTimeoutSeconds)"}, args)
+		timeout: timeout, timeoutSetting: setting}, args)
+}
+
+// begin starts the slot's connection unless it runs or the slot is
+// closed, and returns the start (the one in progress, if any); nil when
+// there is nothing to wait for.
+func (s *slot) begin() *startOp {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.run != nil {
+		return nil
+	}
+	if s.pending != nil {
+		return s.pending
+	}
+	op := s.startLocked()
+	s.armIdleLocked()
+	return op
 }
 
 // A slot is the callSite of its processes.
@@ -644,7 +669,6 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		defer s.endDiscovery(op, nil)
 	}
 	name := cfg.Name
-	spec := Launch(cfg, c.workspace, h.env)
 	fail := func(reason, stderr string) {
 		op.release()
 		msg := fmt.Sprintf("MCP server %s failed to start: %s", name, reason)
@@ -660,6 +684,9 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 				Message: fmt.Sprintf("MCP server %s was stopped while it started: %s", name, s.lastWhy())}
 			return
 		}
+		if h.prof.listsOnConnect() {
+			s.srv.connectFailed(reason)
+		}
 		h.log("Warning", c.id, name, "%s", msg)
 		op.err = &CallError{Kind: CallStartFailed, Server: name, Message: msg}
 	}
@@ -667,42 +694,68 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		fail("cannot create the workspace: "+err.Error(), "")
 		return
 	}
-	level := cfg.StderrLevel
-	var onStderr func(string)
-	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
-		// Lines come redacted with the host's secrets and the remote header
-		// values of every chat (redactLog).
-		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
-	}
 	link := &procLink{}
-	pcfg := procConfig{version: "chat", onStderr: onStderr,
-		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
-		onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
 	up := c.upstream()
-	if up != nil {
-		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
+	var client *mcp.ClientOptions
+	var r *serverConn
+	var tools []*mcp.Tool
+	if cfg.Transport == plan.TransportSSE || cfg.Transport == plan.TransportWebsocket {
+		if up != nil {
+			client, _, _ = up.processOptions(name, link)
+		}
+		var reason string
+		if r, tools, reason = connectRemote(ctx, h, cfg, client, link); r == nil {
+			fail(reason, "")
+			return
+		}
+	} else {
+		spec, err := h.prof.launch(h, cfg, c.workspace)
+		if err != nil {
+			fail(err.Error(), "")
+			return
+		}
+		level := h.prof.stderrLevel(cfg)
+		var onStderr func(string)
+		if h.opts.Log != nil && !strings.EqualFold(level, "none") {
+			// Lines come redacted with the host's secrets and the remote header
+			// values of every chat (redactLog).
+			onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
+		}
+		pcfg := procConfig{version: h.prof.clientVersion(), onStderr: onStderr,
+			redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
+			onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
+		if up != nil {
+			pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
+		}
+		var list func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error)
+		if h.prof.listsOnConnect() {
+			list = listTools
+		}
+		p, listed, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, list, h.Redact, c.redact)
+		if p == nil {
+			fail(reason, stderr)
+			return
+		}
+		if op.discovery != nil {
+			// Its waiters need not wait for what the start does next (the
+			// client's logging level and subscriptions).
+			s.endDiscovery(op, listFirst(ctx, h, p, startupTimeout(spec)))
+		}
+		tools = listed
+		r = &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), link: link}
+		if !cfg.Parallel {
+			r.sem = make(chan struct{}, 1)
+		}
 	}
-	p, _, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, nil, h.Redact, c.redact)
-	if p == nil {
-		fail(reason, stderr)
-		return
-	}
-	if op.discovery != nil {
-		// Its waiters need not wait for what the start does next (the
-		// client's logging level and subscriptions).
-		s.endDiscovery(op, listFirst(ctx, h, p, startupTimeout(spec)))
-	}
+	r.release = op.release
+	cs := r.cs
 	var logLevel mcp.LoggingLevel
 	if up != nil {
 		// Before any call: the level and subscriptions the client set.
-		logLevel = up.started(ctx, name, p.cs)
+		logLevel = up.started(ctx, name, cs)
 		if hookAfterStartRead != nil {
 			hookAfterStartRead()
 		}
-	}
-	r := &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), release: op.release, link: link}
-	if !cfg.Parallel {
-		r.sem = make(chan struct{}, 1)
 	}
 	s.mu.Lock()
 	s.pending = nil
@@ -711,7 +764,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		s.mu.Unlock()
 		r.why = why
 		r.stopping.Store(true)
-		p.stop()
+		r.close()
 		r.finish("")
 		op.err = &CallError{Kind: CallStopped, Server: name,
 			Message: fmt.Sprintf("MCP server %s was stopped while it started: %s", name, why)}
@@ -726,9 +779,24 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	if up != nil {
 		// A logging/setLevel that came after afterStart read the level and
 		// before the process counted as running passed it by: give it now.
-		up.startedLevel(ctx, p.cs, logLevel)
+		up.startedLevel(ctx, cs, logLevel)
 	}
-	h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, p.pid(), c.workspace)
+	if r.p != nil {
+		h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, r.p.pid(), c.workspace)
+	} else {
+		h.log("Information", c.id, name, "MCP server %s connected (%s %s)", name, cfg.Transport, remote.URLWithoutQuery(cfg.URL))
+	}
+	if h.prof.listsOnConnect() {
+		n, v := "", ""
+		var caps *mcp.ServerCapabilities
+		if init := cs.InitializeResult(); init != nil {
+			caps = init.Capabilities
+			if init.ServerInfo != nil {
+				n, v = init.ServerInfo.Name, init.ServerInfo.Version
+			}
+		}
+		s.srv.connected(tools, n, v, caps)
+	}
 	if !h.track(func() { s.watch(r) }) {
 		// The host closed since: no watcher will record the end, so stop
 		// the process and record it here (stopRun would wait for the
@@ -742,7 +810,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		}
 		s.mu.Unlock()
 		r.stopping.Store(true)
-		p.stop()
+		r.close()
 		r.finish("")
 	}
 }
@@ -847,12 +915,14 @@ func (s *slot) stopRun(r *serverConn, why stopReason) {
 	}
 	s.mu.Unlock()
 	r.stopping.Store(true)
-	r.p.stop()
+	r.close()
 	s.mu.Lock()
 	if s.run == r {
 		s.run, s.state = nil, StateNotStarted
 	}
-	s.stderr = keptStderr(s.c.h.Redact(r.p.stderrTail()))
+	if r.p != nil {
+		s.stderr = keptStderr(s.c.h.Redact(r.p.stderrTail()))
+	}
 	s.mu.Unlock()
 	<-r.ended
 }
@@ -899,7 +969,9 @@ func (s *slot) status() ServerStatus {
 	switch {
 	case s.run != nil:
 		st.State = StateRunning
-		st.Pid = s.run.p.pid()
+		if s.run.p != nil {
+			st.Pid = s.run.p.pid()
+		}
 	case s.pending != nil:
 		st.State = "starting"
 	case s.state == StateFailed:
@@ -921,7 +993,7 @@ func (s *slot) status() ServerStatus {
 func (s *slot) detail() ServerDetail {
 	h, cfg := s.c.h, s.srv.cfg
 	d := ServerDetail{ServerStatus: s.status(), Discovery: s.srv.snapshot()}
-	spec := Launch(cfg, s.c.workspace, h.env)
+	spec, _ := h.prof.launch(h, cfg, s.c.workspace)
 	d.CommandLine = commandLine(spec)
 	d.Cwd = spec.Dir
 	if d.Cwd == "" {
@@ -943,7 +1015,7 @@ func (s *slot) detail() ServerDetail {
 	}
 	s.mu.Lock()
 	tail := s.stderr
-	if s.run != nil {
+	if s.run != nil && s.run.p != nil {
 		tail = h.Redact(s.run.p.stderrTail())
 		if n, v := s.run.p.serverInfo(); n != "" {
 			d.ServerName, d.ServerVersion = n, v

@@ -98,13 +98,15 @@
 //
 // # Craftbot plans
 //
-// A [Craftbot] runs a craftbot plan (SPEC §5) as one MCP server shared by
-// every client: one process per stdio server (the same start, death and
-// kill as a chat's), one connection per sse or websocket server
-// (internal/transport), each server's tools served as CraftBot's actions
-// (package craftbot). Craftbot.Apply takes a new plan while it runs, acting
-// on the plan diff (package plandiff). A call of either profile goes one
-// way (callOn, conn.go).
+// A [Craftbot] runs a craftbot plan (SPEC §5) on a host of the craftbot
+// profile with one chat that every client shares: one process per stdio
+// server, one connection per sse or websocket server (package transport),
+// each connect listing the server's tools, which are served as CraftBot's
+// actions (package actions). What the two profiles do differently is one
+// interface, hostProfile (profile.go): naming, launching an entry,
+// learning secrets on a reload, discovering by a process or by connects.
+// A call of either profile goes one way (callOn, conn.go), and so does a
+// reload (Host.Apply).
 //
 // # Reload
 //
