@@ -3,16 +3,12 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
-	"github.com/mcpc-dev/mcpc/runtime/remote"
-	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // The craftbot runtime (SPEC §5): a craftbot plan run on a Host of the
@@ -21,42 +17,6 @@ import (
 // (mcp_<server>_<tool>, "[MCP:<server>] …"). The host does the rest: one
 // connection per server (a process for stdio, a connection for sse and
 // websocket), calls, reloads (Host.Apply) and status.
-
-// CraftbotOptions configure a Craftbot runtime. The zero value is ready to
-// use but for Config, which a plan whose servers have env values needs.
-type CraftbotOptions struct {
-	// Env is the host environment: stdio servers inherit it, without its
-	// deny-listed variables. Env.Deny nil means the built-in deny-list.
-	Env HostEnv
-	// Config reads the values of the plan's ${config:KEY} references (the
-	// env of mcp_config.json); nil: none.
-	Config ConfigLookup
-	// Workspace is the working directory of every stdio server process
-	// (created when the first one starts); "" means mcpc's own.
-	Workspace string
-	// Secrets are more known secret values to redact (say, a token).
-	Secrets []string
-	// Clock measures the call, startup and connect timeouts and the
-	// retry; nil means RealClock.
-	Clock Clock
-	// DiscoveryRetry is the wait before a listing connects again a server
-	// whose connect failed, as HostOptions.DiscoveryRetry; 0 means
-	// DefaultDiscoveryRetry.
-	DiscoveryRetry time.Duration
-	// Log, if set, receives what the runtime logs (redacted): connects,
-	// failures, deaths and each stderr line of a stdio server.
-	Log func(LogEntry)
-	// Remote are the options of the sse and websocket connections.
-	Remote transport.RemoteOptions
-	// BuiltinActions are the host's own action names: a tool whose action
-	// takes one of them is not served.
-	BuiltinActions []string
-	// Version is the version the gateway reports in initialize.
-	Version string
-	// CallTimeout bounds a call; 0 means DefaultCallTimeout (a craftbot
-	// plan has no callTimeoutSeconds: CraftBot sets none per server).
-	CallTimeout time.Duration
-}
 
 // Craftbot runs a craftbot plan. All methods are safe for concurrent use.
 //
@@ -80,24 +40,12 @@ type Craftbot struct {
 // NewCraftbot builds the runtime of a craftbot plan. Nothing connects
 // before Start or the first use.
 func NewCraftbot(p *plan.Plan, opts CraftbotOptions) (*Craftbot, error) {
-	prof := &craftbotProfile{builtins: opts.BuiltinActions, timeout: opts.CallTimeout, remote: opts.Remote}
-	h, err := newHost(p, HostOptions{Env: opts.Env, Secrets: opts.Secrets, Clock: opts.Clock, Log: opts.Log, DiscoveryRetry: opts.DiscoveryRetry}, prof)
+	h, prof, chat, err := newCraftbotHost(p, opts)
 	if err != nil {
 		return nil, err
 	}
-	prof.setPlan(h, p, opts.Config)
-	ws := opts.Workspace
-	if ws == "" {
-		ws = "." // mcpc's own
-	}
-	if ws, err = filepath.Abs(ws); err != nil {
-		return nil, err
-	}
-	c := &Craftbot{h: h, prof: prof, actions: map[string]string{}}
-	c.chat = newChat(h, "", ws, "")
-	c.chat.serve(craftbotUpstream{h})
-	h.shared = c.chat
-	h.chats[""] = c.chat
+	c := &Craftbot{h: h, prof: prof, chat: chat, actions: map[string]string{}}
+	chat.serve(craftbotUpstream{h})
 	c.srv = c.newServer(opts.Version)
 	h.addToolsListener(c.register)
 	return c, nil
@@ -105,6 +53,13 @@ func NewCraftbot(p *plan.Plan, opts CraftbotOptions) (*Craftbot, error) {
 
 // Redact replaces every known secret in s with [REDACTED].
 func (c *Craftbot) Redact(s string) string { return c.h.Redact(s) }
+
+// WaitConnected waits until no server's first connect (or retry) runs,
+// and the actions of those that connected are registered (or ctx ends).
+func (c *Craftbot) WaitConnected(ctx context.Context) error { return c.h.waitDiscoveries(ctx) }
+
+// Status returns the state of every server, redacted.
+func (c *Craftbot) Status() CraftbotStatus { return craftbotStatus(c.h, c.prof, c.chat) }
 
 // Start connects every enabled server in the background, in parallel, when
 // the plan says auto_connect; without it servers connect on first use (the
@@ -114,27 +69,6 @@ func (c *Craftbot) Start() {
 	if c.prof.autoConnect.Load() {
 		c.h.StartDiscovery()
 	}
-}
-
-// WaitConnected waits until no server's first connect (or retry) runs,
-// and the actions of those that connected are registered (or ctx ends).
-func (c *Craftbot) WaitConnected(ctx context.Context) error {
-	for _, s := range c.h.servers() {
-		s.mu.Lock()
-		done := s.done
-		if s.state != discRunning {
-			done = nil
-		}
-		s.mu.Unlock()
-		if done != nil {
-			select {
-			case <-done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	}
-	return nil
 }
 
 // register makes the MCP server offer exactly the actions of the host's
@@ -293,59 +227,3 @@ func (craftbotUpstream) forwardLog(context.Context, string, *procLink, *mcp.Logg
 }
 func (craftbotUpstream) resourceUpdated(context.Context, *mcp.ResourceUpdatedNotificationParams) {}
 func (craftbotUpstream) toolsChanged(*toolTable)                                                 {}
-
-// CraftbotStatus is the runtime's state: GET /status and the status
-// socket show it. Every text is redacted; no env value is in it.
-type CraftbotStatus struct {
-	Profile     string `json:"profile"`
-	AutoConnect bool   `json:"autoConnect"`
-	// Servers in plan order.
-	Servers []CraftbotServerStatus `json:"servers"`
-	// Actions counts the actions served.
-	Actions int `json:"actions"`
-	// EscapedProcesses counts the processes of servers found outside
-	// their server's process group when it stopped (killed on their own).
-	EscapedProcesses int `json:"escapedProcesses"`
-}
-
-// CraftbotServerStatus is one server.
-type CraftbotServerStatus struct {
-	Name      string `json:"name"`
-	Transport string `json:"transport"`
-	// URL is an sse or websocket server's url without its query.
-	URL string `json:"url,omitempty"`
-	// State: "not started", "starting", "running", "exited",
-	// "failed: <reason>" or "disabled".
-	State     string `json:"state"`
-	ActionSet string `json:"actionSet"`
-	// Tools counts the server's actions served.
-	Tools      int      `json:"tools"`
-	LastError  string   `json:"lastError,omitempty"`
-	Pid        int      `json:"pid,omitempty"`
-	Starts     int      `json:"starts"`
-	StderrTail []string `json:"stderrTail,omitempty"`
-}
-
-// Status returns the state of every server: the shared chat's status of
-// each (Chat.Server), in the shape of a craftbot gateway's GET /status.
-func (c *Craftbot) Status() CraftbotStatus {
-	st := CraftbotStatus{Profile: plan.ProfileCraftbot, AutoConnect: c.prof.autoConnect.Load(), Servers: []CraftbotServerStatus{},
-		Actions: len(c.h.currentTable().list), EscapedProcesses: int(c.h.escapes.Load())}
-	for _, hs := range c.h.servers() {
-		cfg := hs.cfg
-		d, _ := c.chat.Server(cfg.Name)
-		s := CraftbotServerStatus{Name: cfg.Name, Transport: cfg.Transport, ActionSet: cfg.ActionSet, State: d.State,
-			Tools: d.Tools, LastError: d.LastError, Pid: d.Pid, Starts: d.Starts}
-		if s.ActionSet == "" {
-			s.ActionSet = "mcp_" + cfg.Name
-		}
-		if cfg.URL != "" {
-			s.URL = c.Redact(remote.URLWithoutQuery(cfg.URL))
-		}
-		if len(d.StderrTail) > 0 {
-			s.StderrTail = d.StderrTail
-		}
-		st.Servers = append(st.Servers, s)
-	}
-	return st
-}
