@@ -690,62 +690,11 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		h.log("Warning", c.id, name, "%s", msg)
 		op.err = &CallError{Kind: CallStartFailed, Server: name, Message: msg}
 	}
-	if err := os.MkdirAll(c.workspace, 0o700); err != nil {
-		fail("cannot create the workspace: "+err.Error(), "")
-		return
-	}
-	link := &procLink{}
 	up := c.upstream()
-	var client *mcp.ClientOptions
-	var r *serverConn
-	var tools []*mcp.Tool
-	if cfg.Transport == plan.TransportSSE || cfg.Transport == plan.TransportWebsocket {
-		if up != nil {
-			client, _, _ = up.processOptions(name, link)
-		}
-		var reason string
-		if r, tools, reason = connectRemote(ctx, h, cfg, client, link); r == nil {
-			fail(reason, "")
-			return
-		}
-	} else {
-		spec, err := h.prof.launch(h, cfg, c.workspace)
-		if err != nil {
-			fail(err.Error(), "")
-			return
-		}
-		level := h.prof.stderrLevel(cfg)
-		var onStderr func(string)
-		if h.opts.Log != nil && !strings.EqualFold(level, "none") {
-			// Lines come redacted with the host's secrets and the remote header
-			// values of every chat (redactLog).
-			onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
-		}
-		pcfg := procConfig{version: h.prof.clientVersion(), onStderr: onStderr,
-			redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
-			onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
-		if up != nil {
-			pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
-		}
-		var list func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error)
-		if h.prof.listsOnConnect() {
-			list = listTools
-		}
-		p, listed, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, list, h.Redact, c.redact)
-		if p == nil {
-			fail(reason, stderr)
-			return
-		}
-		if op.discovery != nil {
-			// Its waiters need not wait for what the start does next (the
-			// client's logging level and subscriptions).
-			s.endDiscovery(op, listFirst(ctx, h, p, startupTimeout(spec)))
-		}
-		tools = listed
-		r = &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), link: link}
-		if !cfg.Parallel {
-			r.sem = make(chan struct{}, 1)
-		}
+	r, tools, reason, stderr := s.open(ctx, op, up)
+	if r == nil {
+		fail(reason, stderr)
+		return
 	}
 	r.release = op.release
 	cs := r.cs
@@ -787,15 +736,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		h.log("Information", c.id, name, "MCP server %s connected (%s %s)", name, cfg.Transport, remote.URLWithoutQuery(cfg.URL))
 	}
 	if h.prof.listsOnConnect() {
-		n, v := "", ""
-		var caps *mcp.ServerCapabilities
-		if init := cs.InitializeResult(); init != nil {
-			caps = init.Capabilities
-			if init.ServerInfo != nil {
-				n, v = init.ServerInfo.Name, init.ServerInfo.Version
-			}
-		}
-		s.srv.connected(tools, n, v, caps)
+		s.srv.connected(cs, tools)
 	}
 	if !h.track(func() { s.watch(r) }) {
 		// The host closed since: no watcher will record the end, so stop
@@ -813,6 +754,63 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		r.close()
 		r.finish("")
 	}
+}
+
+// open starts the slot's process (a stdio entry, in the chat's workspace,
+// as the profile launches it) or connects (an sse or websocket entry),
+// with up's client options; when the profile lists tools on every connect
+// (hostProfile.listsOnConnect), tools are the ones it listed. On failure r
+// is nil and reason (and a process's stderr tail) say why.
+func (s *slot) open(ctx context.Context, op *startOp, up upstream) (r *serverConn, tools []*mcp.Tool, reason, stderr string) {
+	h, c, cfg := s.c.h, s.c, s.srv.cfg
+	name := cfg.Name
+	if err := os.MkdirAll(c.workspace, 0o700); err != nil {
+		return nil, nil, "cannot create the workspace: " + err.Error(), ""
+	}
+	link := &procLink{}
+	if cfg.Transport == plan.TransportSSE || cfg.Transport == plan.TransportWebsocket {
+		var client *mcp.ClientOptions
+		if up != nil {
+			client, _, _ = up.processOptions(name, link)
+		}
+		r, tools, reason = connectRemote(ctx, h, cfg, client, link)
+		return r, tools, reason, ""
+	}
+	spec, err := h.prof.launch(h, cfg, c.workspace)
+	if err != nil {
+		return nil, nil, err.Error(), ""
+	}
+	level := h.prof.stderrLevel(cfg)
+	var onStderr func(string)
+	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
+		// Lines come redacted with the host's secrets and the remote header
+		// values of every chat (redactLog).
+		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
+	}
+	pcfg := procConfig{version: h.prof.clientVersion(), onStderr: onStderr,
+		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
+		onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
+	if up != nil {
+		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
+	}
+	var list func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error)
+	if h.prof.listsOnConnect() {
+		list = listTools
+	}
+	p, tools, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, list, h.Redact, c.redact)
+	if p == nil {
+		return nil, nil, reason, stderr
+	}
+	if op.discovery != nil {
+		// Its waiters need not wait for what the start does next (the
+		// client's logging level and subscriptions).
+		s.endDiscovery(op, listFirst(ctx, h, p, startupTimeout(spec)))
+	}
+	r = &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), link: link}
+	if !cfg.Parallel {
+		r.sem = make(chan struct{}, 1)
+	}
+	return r, tools, "", ""
 }
 
 // endDiscovery ends the discovery op stands for, once: with d, the tools

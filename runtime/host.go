@@ -667,13 +667,18 @@ func (s *hostServer) connectShared(done chan struct{}) {
 	}
 }
 
-// connected records what a connect of the shared chat listed
-// (hostProfile.listsOnConnect): the server's tools, until its next
+// connected records what a connect of the shared chat (session cs)
+// listed (hostProfile.listsOnConnect): the server's tools, until its next
 // connect. The tool table is built anew.
-func (s *hostServer) connected(tools []*mcp.Tool, serverName, serverVersion string, caps *mcp.ServerCapabilities) {
+func (s *hostServer) connected(cs *mcp.ClientSession, tools []*mcp.Tool) {
 	s.mu.Lock()
 	s.state, s.reason, s.tools = discOK, "", tools
-	s.serverName, s.serverVersion, s.caps = serverName, serverVersion, caps
+	if init := cs.InitializeResult(); init != nil {
+		s.caps = init.Capabilities
+		if init.ServerInfo != nil {
+			s.serverName, s.serverVersion = init.ServerInfo.Name, init.ServerInfo.Version
+		}
+	}
 	s.mu.Unlock()
 	s.h.rebuildTable()
 }

@@ -140,28 +140,8 @@ func (h *Host) apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*A
 		return nil, err
 	}
 	start, wait := h.prof.startsOnApply()
-	res := &ApplyResult{Diff: d, OnFirstUse: !start}
-	replace := map[string]bool{}
-	for _, s := range d.Servers {
-		if s.Effect == plandiff.None {
-			continue
-		}
-		replace[s.Name] = true
-		switch {
-		case s.Effect == plandiff.Disconnect:
-			res.Stopped = append(res.Stopped, s.Name)
-		case s.Effect == plandiff.Connect:
-			res.Started = append(res.Started, s.Name)
-		default:
-			res.Restarted = append(res.Restarted, s.Name)
-		}
-	}
-	for i := range p.Servers {
-		if name := p.Servers[i].Name; restart[name] && !replace[name] {
-			replace[name] = true
-			res.Restarted = append(res.Restarted, name)
-		}
-	}
+	res, replace := applying(d, p, restart)
+	res.OnFirstUse = !start
 	old := h.set.Load()
 	next := &serverSet{byName: map[string]*hostServer{}}
 	var fresh []*hostServer
@@ -207,6 +187,34 @@ func (h *Host) apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*A
 		}
 	}
 	return res, nil
+}
+
+// applying is what a reload of p does, by the diff d and the servers the
+// profile restarts: the servers it replaces (by name), and the result.
+func applying(d *plandiff.Diff, p *plan.Plan, restart map[string]bool) (*ApplyResult, map[string]bool) {
+	res := &ApplyResult{Diff: d}
+	replace := map[string]bool{}
+	for _, s := range d.Servers {
+		if s.Effect == plandiff.None {
+			continue
+		}
+		replace[s.Name] = true
+		switch {
+		case s.Effect == plandiff.Disconnect:
+			res.Stopped = append(res.Stopped, s.Name)
+		case s.Effect == plandiff.Connect:
+			res.Started = append(res.Started, s.Name)
+		default:
+			res.Restarted = append(res.Restarted, s.Name)
+		}
+	}
+	for i := range p.Servers {
+		if name := p.Servers[i].Name; restart[name] && !replace[name] {
+			replace[name] = true
+			res.Restarted = append(res.Restarted, name)
+		}
+	}
+	return res, replace
 }
 
 // summary is the one log line of a reload: "stopped a, b; restarted c;
