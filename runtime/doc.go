@@ -110,13 +110,15 @@
 //
 // # Reload
 //
-// Host.Apply makes a new plan the running one (`mcpc run --watch`): what
-// package plandiff says of each server decides whether it runs on, stops,
-// restarts or starts; a removed server's tools go before Apply returns
-// (reload.go).
+// Host.Apply makes a new plan the running one (`mcpc run --watch`), for
+// both profiles: what package plandiff says of each server decides whether
+// it runs on, stops, restarts or starts; a removed server's tools go
+// before Apply returns (reload.go).
 //
 // Server processes are package supervisor's: it starts, watches, reaps and
 // kills each one's process group, and keeps its stderr tail and its call
-// ledger; the host decides when. A runtime runs a plan without the
-// compiler (layers_test.go).
+// ledger; the host decides when. The files that serve a host (the
+// gateway, its HTTP front and admin endpoints, the craftbot plan's
+// server, the engine) use the host core through its port (port.go), never
+// the other way.
 package runtime
