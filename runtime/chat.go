@@ -114,8 +114,10 @@ type Chat struct {
 	slotBy      map[*hostServer]*slot
 	slotsClosed bool        // the chat is closed: no slot is made any more
 	remote      *chatRemote // nil without HostOptions.Remote
-	// red redacts the chat's results, errors and status: the host's known
-	// secrets and the header values of the chat's remote servers.
+	// red, once the chat opened a remote server, redacts the chat's
+	// results, errors and status: the host's known secrets and the header
+	// values of the chat's remote servers. Until then the host's redactor
+	// does (redactor).
 	red atomic.Pointer[redact.Redactor]
 	// up is the chat's client side once it is served (port.go): its
 	// processes pass what they send on to it.
