@@ -72,16 +72,14 @@ func newCraftbotHost(p *plan.Plan, opts CraftbotOptions) (*Host, *craftbotProfil
 	return h, prof, chat, nil
 }
 
-// waitDiscoveries waits until no server's discovery (for a craftbot plan:
-// its first connect, or a retry) runs, and their tools are in the table
-// (or ctx ends).
+// waitDiscoveries waits until the last discovery of every server (for a
+// craftbot plan: its first connect, or a retry) has ended, its tools in
+// the table (or ctx ends). A discovery that recorded its tools may still be
+// building the table: its done says when it has.
 func (h *Host) waitDiscoveries(ctx context.Context) error {
 	for _, s := range h.servers() {
 		s.mu.Lock()
 		done := s.done
-		if s.state != discRunning {
-			done = nil
-		}
 		s.mu.Unlock()
 		if done != nil {
 			select {
