@@ -567,12 +567,24 @@ func (s *hostServer) listed() []*mcp.Tool {
 	return s.tools
 }
 
+// hookDiscovered, nil but in a test, runs in a discovery between its
+// tools recorded and the table built with them.
+var hookDiscovered func()
+
 // ensure starts a discovery if none ran yet, or if the last one failed at
 // least the retry interval ago. It returns a channel to wait on when the
-// caller must wait: only for the first discovery.
+// caller must wait: only for the first discovery, until its tools are in
+// the table (its state says ok before then).
 func (s *hostServer) ensure() chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.first && s.done != nil {
+		select {
+		case <-s.done:
+		default:
+			return s.done
+		}
+	}
 	switch s.state {
 	case "", discPending:
 		s.start(true)
@@ -628,6 +640,9 @@ func (s *hostServer) startWith(first bool, done chan struct{}) {
 		s.caps, s.instructions = d.Capabilities, d.Instructions
 		s.mu.Unlock()
 		h.log("Information", "", cfg.Name, "MCP server %s: %d tools (%s %s)", cfg.Name, len(d.Tools), d.ServerName, d.ServerVersion)
+		if hookDiscovered != nil {
+			hookDiscovered()
+		}
 		h.rebuildTable()
 	})
 	if !ok {
