@@ -247,37 +247,125 @@ func TestEveryTestBinaryUsesTestmain(t *testing.T) {
 }
 
 // gatewayFiles are the files of package runtime that serve a host over MCP
-// (the gateway, its pass-through and its HTTP side), the craftbot
-// runtime's own server side, and the engine that puts a host and its
-// gateway together; the rest of the package is the host core.
+// (the gateway, its pass-through, its HTTP front and admin endpoints, the
+// craftbot plan's tools-only server) and the engine that puts a host and
+// its server side together; the rest of the package is the host core.
 var gatewayFiles = map[string]bool{
 	"gateway.go": true, "gatewayhttp.go": true, "passthrough.go": true, "passthrough_remote.go": true,
-	"protocol.go": true, "adminclient.go": true, "status.go": true, "craftbothttp.go": true, "engine.go": true,
+	"protocol.go": true, "adminclient.go": true, "admin.go": true, "httpfront.go": true,
+	"craftbot.go": true, "craftbothttp.go": true, "engine.go": true,
 }
 
 // TestHostCoreNamesNoGateway guards the port between the host core and the
-// gateway (runtime/port.go): outside the gateway's files, no code of
-// package runtime names the gateway's types. A chat reaches its client
-// through its upstream, never through a pointer to the gateway.
+// gateway (runtime/port.go): no code of the host core names what the
+// gateway's files declare (a type, function, variable or constant, or a
+// method or field only they declare). A chat reaches its client through
+// its upstream, never through a pointer to the gateway; the gateway's
+// files use the core, never the other way.
 func TestHostCoreNamesNoGateway(t *testing.T) {
-	gatewayTypes := map[string]bool{"Gateway": true, "GatewayOptions": true, "gatewayChat": true, "features": true}
 	fset := token.NewFileSet()
-	files, err := filepath.Glob("runtime/*.go")
-	if err != nil || len(files) == 0 {
+	paths, err := filepath.Glob("runtime/*.go")
+	if err != nil || len(paths) == 0 {
 		t.Fatalf("no files in runtime/: %v", err)
 	}
-	for _, path := range files {
+	gateway, core := map[string]*ast.File{}, map[string]*ast.File{}
+	for _, path := range paths {
 		name := filepath.Base(path)
-		if strings.HasSuffix(name, "_test.go") || gatewayFiles[name] {
+		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if gatewayFiles[name] {
+			gateway[name] = f
+		} else {
+			core[name] = f
+		}
+	}
+	for name := range gatewayFiles {
+		if gateway[name] == nil {
+			t.Errorf("gatewayFiles names runtime/%s, which does not exist", name)
+		}
+	}
+	// top: the gateway's top-level names; members: the unexported methods
+	// and fields only the gateway's files declare (an exported one may be
+	// another package's, which a file of the core uses: without types, a
+	// name is all this sees).
+	top, members, coreMembers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	declare := func(files map[string]*ast.File, tops, mems map[string]bool) {
+		for _, f := range files {
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Recv != nil {
+						mems[d.Name.Name] = true
+					} else if tops != nil {
+						tops[d.Name.Name] = true
+					}
+				case *ast.GenDecl:
+					for _, sp := range d.Specs {
+						switch sp := sp.(type) {
+						case *ast.TypeSpec:
+							if tops != nil {
+								tops[sp.Name.Name] = true
+							}
+						case *ast.ValueSpec:
+							for _, n := range sp.Names {
+								if tops != nil {
+									tops[n.Name] = true
+								}
+							}
+						}
+					}
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if fl, ok := n.(*ast.Field); ok {
+					for _, id := range fl.Names {
+						mems[id.Name] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	declare(gateway, top, members)
+	declare(core, nil, coreMembers)
+	for name := range members {
+		if coreMembers[name] || ast.IsExported(name) {
+			delete(members, name)
+		}
+	}
+	for name, f := range core {
+		// Names a file declares as a method or field are its own.
+		own := map[*ast.Ident]bool{}
 		ast.Inspect(f, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && gatewayTypes[id.Name] {
-				t.Errorf("%s: the host core names the gateway's %s: reach the chat's client through its upstream (runtime/port.go)", fset.Position(id.Pos()), id.Name)
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if n.Recv != nil {
+					own[n.Name] = true
+				}
+			case *ast.Field:
+				for _, id := range n.Names {
+					own[id] = true
+				}
+			case *ast.SelectorExpr:
+				own[n.Sel] = true
+			}
+			return true
+		})
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if members[n.Sel.Name] {
+					t.Errorf("%s: runtime/%s (host core) uses %s, which only the gateway's files declare: reach the chat's client through its upstream (runtime/port.go)", fset.Position(n.Sel.Pos()), name, n.Sel.Name)
+				}
+			case *ast.Ident:
+				if top[n.Name] && !own[n] {
+					t.Errorf("%s: runtime/%s (host core) names the gateway's %s: reach the chat's client through its upstream (runtime/port.go)", fset.Position(n.Pos()), name, n.Name)
+				}
 			}
 			return true
 		})

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,11 +64,14 @@ func TestCraftbotCallToRemovedServer(t *testing.T) {
 	marker := noLeaks(t)
 	cb := newTestCraftbot(t, cbPlan(true, cbStdio("a", "-tools", "echo"), cbStdio("b", "-tools", "echo")), marker, CraftbotOptions{})
 	startConnected(t, cb)
-	b := cb.server("b") // as a call holds it once it found the action
+	b, err := cb.chat.lookup(context.Background(), "mcp_b_echo") // as a call holds it once it found the action
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := cb.Apply(context.Background(), cbPlan(true, cbStdio("a", "-tools", "echo")), nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := b.call(context.Background(), "mcp_b_echo", "echo", map[string]any{"text": "x"})
+	_, err = cb.chat.slotFor(b.srv).call(context.Background(), b, map[string]any{"text": "x"})
 	var ce *CallError
 	want := "tool mcp_b_echo is no longer served: MCP server b was removed, disabled or changed by a reload of the plan"
 	if !errors.As(err, &ce) || ce.Kind != CallUnknownTool || ce.Message != want {
@@ -116,5 +121,45 @@ func TestCraftbotRelaysProgress(t *testing.T) {
 		if p.ProgressToken != "tok-cb" {
 			t.Errorf("progress %+v, want the client's token", p)
 		}
+	}
+}
+
+// A call of an action no server serves gets the chat's error, word for
+// word: one unknown-tool error for both profiles.
+func TestCraftbotUnknownToolIsTheChatsError(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "echo")), marker, CraftbotOptions{})
+	startConnected(t, cb)
+	_, err := cb.Call(context.Background(), "mcp_fs_nothing", nil)
+	var ce *CallError
+	if want := `unknown tool "mcp_fs_nothing"`; !errors.As(err, &ce) || ce.Kind != CallUnknownTool || ce.Message != want {
+		t.Errorf("error %#v, want %s", err, want)
+	}
+}
+
+// A craftbot server whose connect failed is connected again by a listing
+// once the host's retry interval has passed, as a failed discovery is: the
+// interval is the runtime's option, not a fixed 60 s.
+func TestCraftbotRetryIsTheHostsInterval(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	ws := t.TempDir()
+	fault := filepath.Join(ws, "fault")
+	if err := os.WriteFile(fault, []byte("exit:3"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock := newFakeClock()
+	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "echo", "-fault-file", "fault")), marker,
+		CraftbotOptions{Clock: clock, Workspace: ws, DiscoveryRetry: 5 * time.Second})
+	startConnected(t, cb)
+	os.Remove(fault)
+	clock.Advance(5 * time.Second)
+	cb.Tools(context.Background())
+	if err := cb.WaitConnected(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := serverStatus(cb, "fs"); st.Starts != 2 || st.State != StateRunning {
+		t.Errorf("after the host's retry interval: %+v", st)
 	}
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
 
@@ -112,8 +114,10 @@ type Chat struct {
 	slotBy      map[*hostServer]*slot
 	slotsClosed bool        // the chat is closed: no slot is made any more
 	remote      *chatRemote // nil without HostOptions.Remote
-	// red redacts the chat's results, errors and status: the host's known
-	// secrets and the header values of the chat's remote servers.
+	// red, once the chat opened a remote server, redacts the chat's
+	// results, errors and status: the host's known secrets and the header
+	// values of the chat's remote servers. Until then the host's redactor
+	// does (redactor).
 	red atomic.Pointer[redact.Redactor]
 	// up is the chat's client side once it is served (port.go): its
 	// processes pass what they send on to it.
@@ -122,7 +126,6 @@ type Chat struct {
 
 func newChat(h *Host, id, workspace, scope string) *Chat {
 	c := &Chat{h: h, id: id, workspace: workspace, scope: scope, slotBy: map[*hostServer]*slot{}}
-	c.red.Store(h.redactor)
 	if h.opts.Remote != nil {
 		c.remote = newChatRemote(c, scope)
 	}
@@ -130,10 +133,16 @@ func newChat(h *Host, id, workspace, scope string) *Chat {
 }
 
 // redactor returns what the chat's results are redacted with.
-func (c *Chat) redactor() *redact.Redactor { return c.red.Load() }
+// Until the chat opened a remote server, that is the host's.
+func (c *Chat) redactor() *redact.Redactor {
+	if r := c.red.Load(); r != nil {
+		return r
+	}
+	return c.h.redactor()
+}
 
 // redact replaces every known secret of the chat in s with [REDACTED].
-func (c *Chat) redact(s string) string { return c.red.Load().Redact(s) }
+func (c *Chat) redact(s string) string { return c.redactor().Redact(s) }
 
 // Scope returns the chat's session scope ("" for none).
 func (c *Chat) Scope() string { return c.scope }
@@ -257,7 +266,7 @@ func (c *Chat) lookup(ctx context.Context, name string) (*Tool, error) {
 	if t := c.remote.find(name); t != nil {
 		return t, nil
 	}
-	table, err := c.h.tools(ctx)
+	table, err := c.h.toolsFor(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -421,8 +430,26 @@ func (s *slot) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolRes
 		return nil, err
 	}
 	defer s.release(r)
+	timeout, setting := s.c.h.prof.callTimeout(s.srv.cfg)
 	return callOn(ctx, s, r, callSpec{server: s.srv.cfg.Name, tool: tool.Name, serverTool: tool.ServerTool,
-		timeout: time.Duration(s.srv.cfg.CallTimeoutSeconds) * time.Second, timeoutSetting: " (callTimeoutSeconds)"}, args)
+		timeout: timeout, timeoutSetting: setting}, args)
+}
+
+// begin starts the slot's connection unless it runs or the slot is
+// closed, and returns the start (the one in progress, if any); nil when
+// there is nothing to wait for.
+func (s *slot) begin() *startOp {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.run != nil {
+		return nil
+	}
+	if s.pending != nil {
+		return s.pending
+	}
+	op := s.startLocked()
+	s.armIdleLocked()
+	return op
 }
 
 // A slot is the callSite of its processes.
@@ -644,7 +671,6 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		defer s.endDiscovery(op, nil)
 	}
 	name := cfg.Name
-	spec := Launch(cfg, c.workspace, h.env)
 	fail := func(reason, stderr string) {
 		op.release()
 		msg := fmt.Sprintf("MCP server %s failed to start: %s", name, reason)
@@ -660,49 +686,27 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 				Message: fmt.Sprintf("MCP server %s was stopped while it started: %s", name, s.lastWhy())}
 			return
 		}
+		if h.prof.listsOnConnect() {
+			s.srv.connectFailed(reason)
+		}
 		h.log("Warning", c.id, name, "%s", msg)
 		op.err = &CallError{Kind: CallStartFailed, Server: name, Message: msg}
 	}
-	if err := os.MkdirAll(c.workspace, 0o700); err != nil {
-		fail("cannot create the workspace: "+err.Error(), "")
-		return
-	}
-	level := cfg.StderrLevel
-	var onStderr func(string)
-	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
-		// Lines come redacted with the host's secrets and the remote header
-		// values of every chat (redactLog).
-		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
-	}
-	link := &procLink{}
-	pcfg := procConfig{version: "chat", onStderr: onStderr,
-		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
-		onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
 	up := c.upstream()
-	if up != nil {
-		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
-	}
-	p, _, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, nil, h.Redact, c.redact)
-	if p == nil {
+	r, tools, reason, stderr := s.open(ctx, op, up)
+	if r == nil {
 		fail(reason, stderr)
 		return
 	}
-	if op.discovery != nil {
-		// Its waiters need not wait for what the start does next (the
-		// client's logging level and subscriptions).
-		s.endDiscovery(op, listFirst(ctx, h, p, startupTimeout(spec)))
-	}
+	r.release = op.release
+	cs := r.cs
 	var logLevel mcp.LoggingLevel
 	if up != nil {
 		// Before any call: the level and subscriptions the client set.
-		logLevel = up.started(ctx, name, p.cs)
+		logLevel = up.started(ctx, name, cs)
 		if hookAfterStartRead != nil {
 			hookAfterStartRead()
 		}
-	}
-	r := &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), release: op.release, link: link}
-	if !cfg.Parallel {
-		r.sem = make(chan struct{}, 1)
 	}
 	s.mu.Lock()
 	s.pending = nil
@@ -711,7 +715,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		s.mu.Unlock()
 		r.why = why
 		r.stopping.Store(true)
-		p.stop()
+		r.close()
 		r.finish("")
 		op.err = &CallError{Kind: CallStopped, Server: name,
 			Message: fmt.Sprintf("MCP server %s was stopped while it started: %s", name, why)}
@@ -726,9 +730,16 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	if up != nil {
 		// A logging/setLevel that came after afterStart read the level and
 		// before the process counted as running passed it by: give it now.
-		up.startedLevel(ctx, p.cs, logLevel)
+		up.startedLevel(ctx, cs, logLevel)
 	}
-	h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, p.pid(), c.workspace)
+	if r.p != nil {
+		h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, r.p.pid(), c.workspace)
+	} else {
+		h.log("Information", c.id, name, "MCP server %s connected (%s %s)", name, cfg.Transport, remote.URLWithoutQuery(cfg.URL))
+	}
+	if h.prof.listsOnConnect() {
+		s.srv.connected(cs, tools)
+	}
 	if !h.track(func() { s.watch(r) }) {
 		// The host closed since: no watcher will record the end, so stop
 		// the process and record it here (stopRun would wait for the
@@ -742,9 +753,66 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 		}
 		s.mu.Unlock()
 		r.stopping.Store(true)
-		p.stop()
+		r.close()
 		r.finish("")
 	}
+}
+
+// open starts the slot's process (a stdio entry, in the chat's workspace,
+// as the profile launches it) or connects (an sse or websocket entry),
+// with up's client options; when the profile lists tools on every connect
+// (hostProfile.listsOnConnect), tools are the ones it listed. On failure r
+// is nil and reason (and a process's stderr tail) say why.
+func (s *slot) open(ctx context.Context, op *startOp, up upstream) (r *serverConn, tools []*mcp.Tool, reason, stderr string) {
+	h, c, cfg := s.c.h, s.c, s.srv.cfg
+	name := cfg.Name
+	if err := os.MkdirAll(c.workspace, 0o700); err != nil {
+		return nil, nil, "cannot create the workspace: " + err.Error(), ""
+	}
+	link := &procLink{}
+	if cfg.Transport == plan.TransportSSE || cfg.Transport == plan.TransportWebsocket {
+		var client *mcp.ClientOptions
+		if up != nil {
+			client, _, _ = up.processOptions(name, link)
+		}
+		r, tools, reason = connectRemote(ctx, h, cfg, client, link)
+		return r, tools, reason, ""
+	}
+	spec, err := h.prof.launch(h, cfg, c.workspace)
+	if err != nil {
+		return nil, nil, err.Error(), ""
+	}
+	level := h.prof.stderrLevel(cfg)
+	var onStderr func(string)
+	if h.opts.Log != nil && !strings.EqualFold(level, "none") {
+		// Lines come redacted with the host's secrets and the remote header
+		// values of every chat (redactLog).
+		onStderr = func(line string) { h.logStderr(level, c.id, name, line) }
+	}
+	pcfg := procConfig{version: h.prof.clientVersion(), onStderr: onStderr,
+		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
+		onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
+	if up != nil {
+		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
+	}
+	var list func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error)
+	if h.prof.listsOnConnect() {
+		list = listTools
+	}
+	p, tools, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, list, h.Redact, c.redact)
+	if p == nil {
+		return nil, nil, reason, stderr
+	}
+	if op.discovery != nil {
+		// Its waiters need not wait for what the start does next (the
+		// client's logging level and subscriptions).
+		s.endDiscovery(op, listFirst(ctx, h, p, startupTimeout(spec)))
+	}
+	r = &serverConn{cs: p.cs, p: p, ended: make(chan struct{}), link: link}
+	if !cfg.Parallel {
+		r.sem = make(chan struct{}, 1)
+	}
+	return r, tools, "", ""
 }
 
 // endDiscovery ends the discovery op stands for, once: with d, the tools
@@ -847,12 +915,14 @@ func (s *slot) stopRun(r *serverConn, why stopReason) {
 	}
 	s.mu.Unlock()
 	r.stopping.Store(true)
-	r.p.stop()
+	r.close()
 	s.mu.Lock()
 	if s.run == r {
 		s.run, s.state = nil, StateNotStarted
 	}
-	s.stderr = keptStderr(s.c.h.Redact(r.p.stderrTail()))
+	if r.p != nil {
+		s.stderr = keptStderr(s.c.h.Redact(r.p.stderrTail()))
+	}
 	s.mu.Unlock()
 	<-r.ended
 }
@@ -899,7 +969,9 @@ func (s *slot) status() ServerStatus {
 	switch {
 	case s.run != nil:
 		st.State = StateRunning
-		st.Pid = s.run.p.pid()
+		if s.run.p != nil {
+			st.Pid = s.run.p.pid()
+		}
 	case s.pending != nil:
 		st.State = "starting"
 	case s.state == StateFailed:
@@ -921,7 +993,7 @@ func (s *slot) status() ServerStatus {
 func (s *slot) detail() ServerDetail {
 	h, cfg := s.c.h, s.srv.cfg
 	d := ServerDetail{ServerStatus: s.status(), Discovery: s.srv.snapshot()}
-	spec := Launch(cfg, s.c.workspace, h.env)
+	spec, _ := h.prof.launch(h, cfg, s.c.workspace)
 	d.CommandLine = commandLine(spec)
 	d.Cwd = spec.Dir
 	if d.Cwd == "" {
@@ -943,7 +1015,7 @@ func (s *slot) detail() ServerDetail {
 	}
 	s.mu.Lock()
 	tail := s.stderr
-	if s.run != nil {
+	if s.run != nil && s.run.p != nil {
 		tail = h.Redact(s.run.p.stderrTail())
 		if n, v := s.run.p.serverInfo(); n != "" {
 			d.ServerName, d.ServerVersion = n, v

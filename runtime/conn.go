@@ -13,6 +13,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
 // One live connection to a server, and the one path of a tool call over
@@ -284,4 +288,49 @@ func (r *serverConn) awaitEnd(server string, redactTail, redact func(string) str
 	}
 	stderr = redactTail(r.p.stderrTail())
 	return deathMessage(server, r.p, stderr, redact), stderr, true
+}
+
+// remoteConnectTimeout bounds the handshake and tools/list of an sse or
+// websocket entry of a plan (SPEC §4: 15 s).
+const remoteConnectTimeout = 15 * time.Second
+
+// connectRemote connects to an sse or websocket entry of the plan through
+// package transport's clients, with client's options, and lists its tools
+// within remoteConnectTimeout. On failure the connection is nil and reason
+// says why.
+func connectRemote(ctx context.Context, h *Host, cfg *plan.Server, client *mcp.ClientOptions, link *procLink) (*serverConn, []*mcp.Tool, string) {
+	where := cfg.Transport + " " + remote.URLWithoutQuery(cfg.URL)
+	tr, err := transport.NewRemote(cfg.Transport, cfg.URL, nil, h.prof.dial())
+	if err != nil {
+		return nil, nil, where + ": " + shownError(err, h.Redact)
+	}
+	sctx, cancel, timedOut := startTimeout(ctx, h.clock, remoteConnectTimeout)
+	defer cancel()
+	// The sse client ties its event stream to the context of Connect: the
+	// connection gets one of its own, which the connect's end (timeout,
+	// Close) cancels only while the connect runs.
+	connCtx, connCancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopBound := context.AfterFunc(sctx, connCancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: h.prof.clientVersion()}, client).Connect(connCtx, tr, nil)
+	var tools []*mcp.Tool
+	if err == nil {
+		tools, err = listTools(sctx, cs)
+		if err == nil && !stopBound() {
+			err = context.Cause(sctx)
+		}
+		if err != nil {
+			_ = cs.Close()
+		}
+	}
+	if err != nil {
+		connCancel()
+		switch {
+		case timedOut():
+			return nil, nil, where + ": no answer within " + formatSeconds(remoteConnectTimeout)
+		case ctx.Err() != nil:
+			return nil, nil, where + ": cancelled"
+		}
+		return nil, nil, where + ": " + shownError(err, h.Redact)
+	}
+	return &serverConn{cs: cs, ended: make(chan struct{}), cancel: connCancel, toolSems: map[string]chan struct{}{}, link: link}, tools, ""
 }

@@ -3,63 +3,20 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
+	"sort"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile/craftbot/actions"
 	"github.com/mcpc-dev/mcpc/compile/plan"
-	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
-	"github.com/mcpc-dev/mcpc/internal/redact"
-	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
-// The craftbot runtime (SPEC §5): a craftbot plan served as one MCP server
-// whose tools are the actions CraftBot registers (mcp_<server>_<tool>,
-// "[MCP:<server>] …"). CraftBot has no chats: every client of the gateway
-// shares one connection per server, a process for stdio, a connection for
-// sse and websocket. Apply takes a new plan while it runs (a reload).
-
-// remoteConnectTimeout bounds the handshake and tools/list of an sse or
-// websocket server (SPEC §4: 15 s).
-const remoteConnectTimeout = 15 * time.Second
-
-// CraftbotOptions configure a Craftbot runtime. The zero value is ready to
-// use but for Config, which a plan whose servers have env values needs.
-type CraftbotOptions struct {
-	// Env is the host environment: stdio servers inherit it, without its
-	// deny-listed variables. Env.Deny nil means the built-in deny-list.
-	Env HostEnv
-	// Config reads the values of the plan's ${config:KEY} references (the
-	// env of mcp_config.json); nil: none.
-	Config ConfigLookup
-	// Workspace is the working directory of every stdio server process
-	// (created when the first one starts); "" means mcpc's own.
-	Workspace string
-	// Secrets are more known secret values to redact (say, a token).
-	Secrets []string
-	// Clock measures the call, startup and connect timeouts; nil means
-	// RealClock.
-	Clock Clock
-	// Log, if set, receives what the runtime logs (redacted): connects,
-	// failures, deaths and each stderr line of a stdio server.
-	Log func(LogEntry)
-	// Remote are the options of the sse and websocket connections.
-	Remote transport.RemoteOptions
-	// BuiltinActions are the host's own action names: a tool whose action
-	// takes one of them is not served.
-	BuiltinActions []string
-	// Version is the version the gateway reports in initialize.
-	Version string
-	// CallTimeout bounds a call; 0 means DefaultCallTimeout (a craftbot
-	// plan has no callTimeoutSeconds: CraftBot sets none per server).
-	CallTimeout time.Duration
-}
+// The craftbot runtime (SPEC §5): a craftbot plan run on a Host of the
+// craftbot profile (profile.go) with one chat that every client shares,
+// served as one MCP server whose tools are the actions CraftBot registers
+// (mcp_<server>_<tool>, "[MCP:<server>] …"). The host does the rest: one
+// connection per server (a process for stdio, a connection for sse and
+// websocket), calls, reloads (Host.Apply) and status.
 
 // Craftbot runs a craftbot plan. All methods are safe for concurrent use.
 //
@@ -71,279 +28,64 @@ type CraftbotOptions struct {
 //	cb.Start()                                // auto_connect: connect every enabled server
 //	err = cb.ServeTransport(ctx, &mcp.StdioTransport{})
 type Craftbot struct {
-	opts  CraftbotOptions
-	clock Clock
-	env   HostEnv
-	srv   *mcp.Server
+	h    *Host
+	prof *craftbotProfile
+	chat *Chat // the one chat of every client
+	srv  *mcp.Server
 
-	ctx       context.Context // ends at Close: cancels connects and calls
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup // background goroutines, see track
-	closeDone chan struct{}
-
-	mu          sync.Mutex
-	closed      bool
-	plan        *plan.Plan
-	config      ConfigLookup
-	autoConnect bool
-	servers     []*cbServer // plan order, disabled ones too
-	byName      map[string]*cbServer
-
-	redMu   sync.Mutex
-	forms   map[string]bool
-	red     atomic.Pointer[redact.Redactor]
-	maxForm atomic.Int64
-	escapes atomic.Int64
-
-	applyMu sync.Mutex // one Apply at a time
 	regMu   sync.Mutex
-	actions map[string]*cbAction // registered on srv, by action name
-	warned  map[string]bool      // the naming problems logged (once each)
-}
-
-// cbAction is one registered action.
-type cbAction struct {
-	server *cbServer
-	tool   string // the server's name of the tool
-	key    string // server name and the definition as served: equal keys need no re-registering
+	actions map[string]string // registered on srv: action name → its server and definition
 }
 
 // NewCraftbot builds the runtime of a craftbot plan. Nothing connects
 // before Start or the first use.
 func NewCraftbot(p *plan.Plan, opts CraftbotOptions) (*Craftbot, error) {
-	if err := checkPlan(p, plan.ProfileCraftbot); err != nil {
+	h, prof, chat, err := newCraftbotHost(p, opts)
+	if err != nil {
 		return nil, err
 	}
-	c := &Craftbot{opts: opts, clock: opts.Clock, env: opts.Env, closeDone: make(chan struct{}),
-		byName: map[string]*cbServer{}, actions: map[string]*cbAction{}, forms: map[string]bool{}, warned: map[string]bool{}}
-	if c.clock == nil {
-		c.clock = RealClock{}
-	}
-	if c.env.Deny == nil {
-		c.env.Deny = denylist.Default()
-	}
-	if c.env.Vars == nil {
-		c.env.Vars = map[string]string{}
-	}
-	c.red.Store(redact.New(nil))
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.srv = c.newServer()
-	c.learnSecrets(append(append([]string(nil), opts.Secrets...), c.env.Secrets(nil)...))
-	c.setPlan(p, opts.Config)
-	for i := range p.Servers {
-		s := &cbServer{c: c, cfg: &p.Servers[i], state: StateNotStarted}
-		if !s.cfg.Enabled {
-			s.state = StateDisabled
-		}
-		c.servers = append(c.servers, s)
-		c.byName[s.cfg.Name] = s
-	}
+	c := &Craftbot{h: h, prof: prof, chat: chat, actions: map[string]string{}}
+	chat.serve(craftbotUpstream{h})
+	c.srv = c.newServer(opts.Version)
+	h.addToolsListener(c.register)
 	return c, nil
 }
 
-// setPlan makes p and config the current plan and learns the config values
-// its enabled servers are launched with as secrets.
-func (c *Craftbot) setPlan(p *plan.Plan, config ConfigLookup) {
-	c.mu.Lock()
-	c.plan, c.config = p, config
-	c.autoConnect = p.AutoConnect == nil || *p.AutoConnect
-	c.mu.Unlock()
-	c.learnSecrets(configSecrets(p, config))
-}
-
-// configSecrets are the values of the config file that p's enabled servers
-// are launched with: CraftBot keeps its secrets there, and mcpc cannot tell
-// a token from a setting.
-func configSecrets(p *plan.Plan, config ConfigLookup) []string {
-	var out []string
-	for _, s := range p.Servers {
-		if !s.Enabled || config == nil {
-			continue
-		}
-		for k, v := range s.Env {
-			if v != nil && plan.IsConfigRef(k, *v) {
-				if val, ok := config(s.Name, k); ok {
-					out = append(out, val)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// learnSecrets adds values to what is redacted. A secret once known stays
-// known: a reload does not make an old token showable.
-func (c *Craftbot) learnSecrets(values []string) {
-	c.redMu.Lock()
-	defer c.redMu.Unlock()
-	added := false
-	for _, v := range values {
-		for _, f := range secretForms(v) {
-			if !c.forms[f] {
-				c.forms[f], added = true, true
-			}
-		}
-	}
-	if !added && c.red.Load() != nil {
-		return
-	}
-	forms := make([]string, 0, len(c.forms))
-	for f := range c.forms {
-		forms = append(forms, f)
-	}
-	c.red.Store(redact.New(forms))
-	c.maxForm.Store(int64(longestForm(forms)))
-}
-
 // Redact replaces every known secret in s with [REDACTED].
-func (c *Craftbot) Redact(s string) string { return c.red.Load().Redact(s) }
+func (c *Craftbot) Redact(s string) string { return c.h.Redact(s) }
 
-func (c *Craftbot) secretSpan() int { return int(c.maxForm.Load()) }
+// WaitConnected waits until no server's first connect (or retry) runs,
+// and the actions of those that connected are registered (or ctx ends).
+func (c *Craftbot) WaitConnected(ctx context.Context) error { return c.h.waitDiscoveries(ctx) }
 
-// track runs f as a background goroutine that Close waits for; false,
-// without running f, once the runtime is closed.
-func (c *Craftbot) track(f func()) bool {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return false
-	}
-	c.wg.Add(1)
-	c.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
-	return true
-}
-
-func (c *Craftbot) log(level, server, format string, args ...any) {
-	if c.opts.Log == nil {
-		return
-	}
-	c.opts.Log(LogEntry{Level: level, Server: server, Message: c.Redact(fmt.Sprintf(format, args...))})
-}
+// Status returns the state of every server, redacted.
+func (c *Craftbot) Status() CraftbotStatus { return craftbotStatus(c.h, c.prof, c.chat) }
 
 // Start connects every enabled server in the background, in parallel, when
 // the plan says auto_connect; without it servers connect on first use (the
 // first tools/list, or a call to one of their actions). Each failure is
 // logged and shown in Status; the other servers are served.
 func (c *Craftbot) Start() {
-	c.mu.Lock()
-	auto := c.autoConnect
-	servers := append([]*cbServer(nil), c.servers...)
-	c.mu.Unlock()
-	if !auto {
-		return
-	}
-	for _, s := range servers {
-		s.connectInBackground()
+	if c.prof.autoConnect.Load() {
+		c.h.StartDiscovery()
 	}
 }
 
-// WaitConnected waits until no server is connecting and the actions of
-// those that connected are registered (or ctx ends).
-func (c *Craftbot) WaitConnected(ctx context.Context) error {
-	for _, s := range c.serverList() {
-		if op := s.lastConnect(); op != nil {
-			select {
-			case <-op.done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	}
-	return nil
-}
-
-func (c *Craftbot) serverList() []*cbServer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*cbServer(nil), c.servers...)
-}
-
-// connectFirstUse connects, and waits for, the enabled servers never tried
-// yet whose actions could be called name ("" for all of them): what a first
-// tools/list, or a first call, does without auto_connect.
-func (c *Craftbot) connectFirstUse(ctx context.Context, name string) {
-	var ops []*cbConnect
-	for _, s := range c.serverList() {
-		if name != "" && !actionOf(s.name(), name) {
-			continue
-		}
-		if op := s.firstUse(); op != nil {
-			ops = append(ops, op)
-		}
-	}
-	for _, op := range ops {
-		select {
-		case <-op.done:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// actionOf reports whether action could be one of server's: mcp_<server>_….
-func actionOf(server, action string) bool {
-	prefix := actions.ActionName(server, "")
-	return len(action) > len(prefix) && action[:len(prefix)] == prefix
-}
-
-// register makes the MCP server offer exactly the actions of the servers'
-// current tool lists, in plan order, as actions.Assign names them: a
-// name taken twice or a built-in's is served once (the first server in
-// plan order wins), a name a function-calling API refuses is not served.
-// The SDK tells connected clients (notifications/tools/list_changed).
+// register makes the MCP server offer exactly the actions of the host's
+// tool table; the SDK tells connected clients
+// (notifications/tools/list_changed).
 func (c *Craftbot) register() {
 	c.regMu.Lock()
 	defer c.regMu.Unlock()
-	var lists []actions.ServerTools
-	var owners []*cbServer
-	var defs [][]*mcp.Tool
-	for _, s := range c.serverList() {
-		tools, set, ok := s.offered()
-		if !ok {
-			continue
-		}
-		st := actions.ServerTools{Server: s.name(), ActionSet: set}
-		for _, t := range tools {
-			st.Tools = append(st.Tools, actions.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
-		}
-		lists, owners, defs = append(lists, st), append(owners, s), append(defs, tools)
-	}
-	results := actions.Assign(lists, c.opts.BuiltinActions)
-	type wanted struct {
-		action *cbAction
-		def    *mcp.Tool
-	}
-	want := map[string]wanted{}
-	var order []string
-	next := 0
-	for i, s := range owners {
-		for _, t := range defs[i] {
-			res := results[next]
-			next++
-			if res.Rule != "" {
-				if !c.warned[res.Message] {
-					c.warned[res.Message] = true
-					c.log("Warning", s.name(), "%s: not served", res.Message)
-				}
-				continue
-			}
-			def, ok := c.actionDef(res.Action, t)
-			if !ok {
-				c.log("Warning", s.name(), "tool %q of server %q is not served: its definition holds a secret that could not be redacted", t.Name, s.name())
-				continue
-			}
-			b, _ := json.Marshal(def)
-			want[def.Name] = wanted{&cbAction{server: s, tool: t.Name, key: s.name() + "\x00" + string(b)}, def}
-			order = append(order, def.Name)
-		}
+	want := map[string]string{}
+	table := c.h.currentTable()
+	for _, t := range table.list {
+		b, _ := json.Marshal(t.Def)
+		want[t.Name] = t.Server + "\x00" + string(b)
 	}
 	var gone []string
-	for name, a := range c.actions {
-		if w, ok := want[name]; !ok || w.action.key != a.key || w.action.server != a.server {
+	for name, key := range c.actions {
+		if want[name] != key {
 			gone = append(gone, name)
 			delete(c.actions, name)
 		}
@@ -351,27 +93,11 @@ func (c *Craftbot) register() {
 	if len(gone) > 0 {
 		c.srv.RemoveTools(gone...)
 	}
-	for _, name := range order {
-		if c.actions[name] != nil {
-			continue
-		}
-		w := want[name]
-		if c.addTool(w.def) {
-			c.actions[name] = w.action
+	for _, t := range table.list {
+		if _, ok := c.actions[t.Name]; !ok && c.addTool(t.Def) {
+			c.actions[t.Name] = want[t.Name]
 		}
 	}
-}
-
-// actionDef is the MCP tool an action is served as: the action's name and
-// description, the server's own input schema (an MCP client validates
-// arguments with it), redacted.
-func (c *Craftbot) actionDef(a actions.Action, t *mcp.Tool) (*mcp.Tool, bool) {
-	def := *t
-	def.Description = a.Description
-	if def.InputSchema == nil {
-		def.InputSchema = map[string]any{"type": "object"}
-	}
-	return redactTool(c.red.Load(), &def, a.Name)
 }
 
 // addTool registers one action. The SDK panics on definitions it cannot
@@ -379,7 +105,7 @@ func (c *Craftbot) actionDef(a actions.Action, t *mcp.Tool) (*mcp.Tool, bool) {
 func (c *Craftbot) addTool(def *mcp.Tool) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.log("Warning", "", "action %q is not served: %v", def.Name, r)
+			c.h.log("Warning", "", "", "action %q is not served: %v", def.Name, r)
 			ok = false
 		}
 	}()
@@ -398,17 +124,6 @@ func (c *Craftbot) addTool(def *mcp.Tool) (ok bool) {
 	return true
 }
 
-// lookup returns the server and tool of a registered action.
-func (c *Craftbot) lookup(name string) (*cbServer, string, bool) {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	a := c.actions[name]
-	if a == nil {
-		return nil, "", false
-	}
-	return a.server, a.tool, true
-}
-
 // CraftbotTool is one action as the runtime serves it.
 type CraftbotTool struct {
 	Name   string // mcp_<server>_<tool>
@@ -419,93 +134,36 @@ type CraftbotTool struct {
 // Tools returns the actions served now, sorted by name; without
 // auto_connect the first call connects the servers first.
 func (c *Craftbot) Tools(ctx context.Context) []CraftbotTool {
-	c.connectFirstUse(ctx, "")
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	out := make([]CraftbotTool, 0, len(c.actions))
-	for name, a := range c.actions {
-		out = append(out, CraftbotTool{Name: name, Server: a.server.name(), Tool: a.tool})
+	tools, _ := c.chat.Tools(ctx)
+	out := make([]CraftbotTool, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, CraftbotTool{Name: t.Name, Server: t.Server, Tool: t.ServerTool})
 	}
-	sortTools(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-func sortTools(ts []CraftbotTool) {
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && ts[j].Name < ts[j-1].Name; j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
-}
-
 // Call calls the action name with args (anything that encodes as a JSON
-// object; nil or JSON null is {}). Errors are *CallError, redacted, or
-// ErrHostClosed.
+// object; nil or JSON null is {}), on the shared chat (Chat.Call).
 func (c *Craftbot) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	if c.isClosed() {
-		return nil, ErrHostClosed
-	}
-	s, tool, ok := c.lookup(name)
-	if !ok {
-		c.connectFirstUse(ctx, name)
-		s, tool, ok = c.lookup(name)
-	}
-	if !ok {
-		return nil, &CallError{Kind: CallUnknownTool, Tool: name, Message: fmt.Sprintf("unknown tool %q: no server of the plan serves it (now)", c.Redact(name))}
-	}
-	// A call ends with the runtime: Close cancels it (the server is told).
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(c.ctx, func() { cancel(ErrHostClosed) })
-	defer stop()
-	res, err := s.call(ctx, name, tool, args)
-	if err != nil {
-		var ce *CallError
-		if errors.As(err, &ce) {
-			cp := *ce
-			cp.Message = c.Redact(cp.Message)
-			return nil, &cp
-		}
-		return nil, errors.New(c.Redact(err.Error()))
-	}
-	return redactResult(c.red.Load(), res), nil
+	return c.chat.Call(ctx, name, args)
 }
 
-func (c *Craftbot) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
+// Apply makes p (with config, where its ${config:KEY} values are read) the
+// running plan, as a reload of mcp_config.json does (SPEC §5): Host.Apply,
+// with a config value that changed under an unchanged entry restarting
+// its server, and, with auto_connect, waiting (until ctx ends) for the
+// connects it started, so that when it returns the new plan's actions are
+// served.
+func (c *Craftbot) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*ApplyResult, error) {
+	return c.h.apply(ctx, p, config)
 }
 
-// Close ends the MCP sessions, cancels the calls in flight (their servers
-// are told, with notifications/cancelled, before stdin closes), stops every
-// server process (whole process groups) and closes every connection, and
-// waits for all of it. It may be called many times; every call returns
-// once the first is done.
+// Close ends the MCP sessions, then closes the host (Host.Close). It may
+// be called many times; every call returns once the first is done.
 func (c *Craftbot) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		<-c.closeDone
-		return nil
-	}
-	c.closed = true
-	servers := append([]*cbServer(nil), c.servers...)
-	c.mu.Unlock()
-	defer close(c.closeDone)
 	c.CloseSessions()
-	c.cancel()
-	deadline := time.Now().Add(cancelNotifyLimit)
-	for _, s := range servers {
-		s.settleCalls(deadline)
-	}
-	var wg sync.WaitGroup
-	for _, s := range servers {
-		wg.Go(func() { s.stop(stopHostClosed, true) })
-	}
-	wg.Wait()
-	c.wg.Wait()
-	return nil
+	return c.h.Close()
 }
 
 // CloseSessions ends every MCP session served (stdio or HTTP); the
@@ -522,9 +180,13 @@ func (c *Craftbot) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	return c.srv.Run(ctx, validErrors(t))
 }
 
-// newServer is the MCP server every client talks to.
-func (c *Craftbot) newServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpc", Version: c.opts.Version}, &mcp.ServerOptions{
+// newServer is the MCP server every client talks to: tools only. A first
+// listing connects the servers never tried (and starts again, in the
+// background, those whose connect failed at least the retry interval
+// ago); a call of an action not served yet first connects the servers it
+// may be one of.
+func (c *Craftbot) newServer(version string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpc", Version: version}, &mcp.ServerOptions{
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		SupportedProtocolVersions: GatewayProtocolVersions(),
 	})
@@ -532,13 +194,10 @@ func (c *Craftbot) newServer() *mcp.Server {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch method {
 			case "tools/list":
-				c.connectFirstUse(ctx, "")
-				c.retryFailed()
+				_, _ = c.h.tools(ctx)
 			case "tools/call":
-				if name := callName(req); name != "" {
-					if _, _, ok := c.lookup(name); !ok {
-						c.connectFirstUse(ctx, name)
-					}
+				if name := callName(req); name != "" && c.h.currentTable().byName[name] == nil {
+					_, _ = c.h.toolsFor(ctx, name)
 				}
 			}
 			return next(ctx, method, req)
@@ -547,21 +206,24 @@ func (c *Craftbot) newServer() *mcp.Server {
 	return srv
 }
 
-// retryFailed starts again, in the background, the servers whose connect
-// failed at least DefaultDiscoveryRetry ago, as a failed discovery is
-// (SPEC §4): a listing does not wait for them.
-func (c *Craftbot) retryFailed() {
-	now := c.clock.Now()
-	for _, s := range c.serverList() {
-		s.retryIfDue(now)
-	}
+// craftbotUpstream is the shared chat's client side: the progress of a
+// call goes back to the session that made it (forwardProgress); a
+// craftbot gateway passes nothing else on.
+type craftbotUpstream struct{ h *Host }
+
+func (u craftbotUpstream) processOptions(_ string, link *procLink) (*mcp.ClientOptions, mcp.Middleware, string) {
+	return &mcp.ClientOptions{ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+		forwardProgress(ctx, u.h.Redact, link, req.Params)
+	}}, nil, ""
 }
 
-// workspace is the working directory of the stdio servers.
-func (c *Craftbot) workspace() (string, error) {
-	ws := c.opts.Workspace
-	if ws == "" {
-		return "", nil
-	}
-	return ws, os.MkdirAll(ws, 0o700)
+func (craftbotUpstream) started(context.Context, string, *mcp.ClientSession) mcp.LoggingLevel {
+	return ""
 }
+func (craftbotUpstream) startedLevel(context.Context, *mcp.ClientSession, mcp.LoggingLevel) {}
+func (craftbotUpstream) remoteConnected(string, *mcp.ClientSession)                         {}
+func (craftbotUpstream) listFeatures(context.Context, string) error                         { return nil }
+func (craftbotUpstream) forwardLog(context.Context, string, *procLink, *mcp.LoggingMessageParams) {
+}
+func (craftbotUpstream) resourceUpdated(context.Context, *mcp.ResourceUpdatedNotificationParams) {}
+func (craftbotUpstream) toolsChanged(*toolTable)                                                 {}

@@ -675,3 +675,29 @@ func BenchmarkCraftbotCall(b *testing.B) {
 		}
 	}
 }
+
+// A reload that changes what plandiff calls reregister (the action set)
+// restarts the server, as every change with an effect does on the one
+// host (docs/decisions/0029-reload.md): its new entry is a new server.
+func TestCraftbotReregisterRestarts(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	starts := filepath.Join(t.TempDir(), "starts")
+	s := cbStdio("fs", "-tools", "echo", "-start-log", starts)
+	cb := newTestCraftbot(t, cbPlan(true, s), marker, CraftbotOptions{})
+	startConnected(t, cb)
+	s.ActionSet = "files"
+	res, err := cb.Apply(context.Background(), cbPlan(true, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Restarted, []string{"fs"}) || len(res.Diff.Servers) != 1 || res.Diff.Servers[0].Effect != plandiff.Reregister {
+		t.Errorf("restarted %v, diff %+v", res.Restarted, res.Diff.Servers)
+	}
+	if st := serverStatus(cb, "fs"); st.ActionSet != "files" || st.State != StateRunning || st.Starts != 1 {
+		t.Errorf("after the reload: %+v", st)
+	}
+	if n := len(lines(t, starts)); n != 2 {
+		t.Errorf("%d starts, want 2", n)
+	}
+}

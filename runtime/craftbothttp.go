@@ -37,8 +37,8 @@ type CraftbotHTTPOptions struct {
 // protocol version checks and the same session pool; the admin check and
 // the status writer are the gateway's too.
 func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
-	front := newMCPFront(c.clock, opts.MCPToken, opts.BodyTimeout, opts.MaxSessions, opts.MaxSessionsPerChat, opts.SessionIdleTimeout,
-		c.Redact, func(level, _, msg string) { c.log(level, "", "%s", msg) })
+	front := newMCPFront(c.h.clock, opts.MCPToken, opts.BodyTimeout, opts.MaxSessions, opts.MaxSessionsPerChat, opts.SessionIdleTimeout,
+		c.Redact, func(level, _, msg string) { c.h.log(level, "", "", "%s", msg) })
 	c.srv.AddReceivingMiddleware(front.countCalls)
 	streams := newSDKHandler(c.srv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

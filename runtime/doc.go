@@ -98,23 +98,27 @@
 //
 // # Craftbot plans
 //
-// A [Craftbot] runs a craftbot plan (SPEC §5) as one MCP server shared by
-// every client: one process per stdio server (the same start, death and
-// kill as a chat's), one connection per sse or websocket server
-// (internal/transport), each server's tools served as CraftBot's actions
-// (package craftbot). Craftbot.Apply takes a new plan while it runs, acting
-// on the plan diff (package plandiff). A call of either profile goes one
-// way (callOn, conn.go).
+// A [Craftbot] runs a craftbot plan (SPEC §5) on a host of the craftbot
+// profile with one chat that every client shares: one process per stdio
+// server, one connection per sse or websocket server (package transport),
+// each connect listing the server's tools, which are served as CraftBot's
+// actions (package actions). What the two profiles do differently is one
+// interface, hostProfile (profile.go): naming, launching an entry,
+// learning secrets on a reload, discovering by a process or by connects.
+// A call of either profile goes one way (callOn, conn.go), and so does a
+// reload (Host.Apply).
 //
 // # Reload
 //
-// Host.Apply makes a new plan the running one (`mcpc run --watch`): what
-// package plandiff says of each server decides whether it runs on, stops,
-// restarts or starts; a removed server's tools go before Apply returns
-// (reload.go).
+// Host.Apply makes a new plan the running one (`mcpc run --watch`), for
+// both profiles: what package plandiff says of each server decides whether
+// it runs on, stops, restarts or starts; a removed server's tools go
+// before Apply returns (reload.go).
 //
 // Server processes are package supervisor's: it starts, watches, reaps and
 // kills each one's process group, and keeps its stderr tail and its call
-// ledger; the host decides when. A runtime runs a plan without the
-// compiler (layers_test.go).
+// ledger; the host decides when. The files that serve a host (the
+// gateway, its HTTP front and admin endpoints, the craftbot plan's
+// server, the engine) use the host core through its port (port.go), never
+// the other way.
 package runtime

@@ -11,14 +11,15 @@ import (
 )
 
 // An Engine runs a plan of either profile as an MCP gateway: the one entry
-// of `mcpc run`. A volcanic plan runs on a Host, one chat per client,
-// served by a Gateway; a craftbot plan on a Craftbot, one set of servers
-// shared by every client. The caller serves it over stdio or HTTP, applies
-// new plans and closes it the same way for both.
+// of `mcpc run`. Both run on a Host of the plan's profile: a volcanic plan
+// with one chat per client, served by a Gateway; a craftbot plan with one
+// chat every client shares, served as its actions (Craftbot). The caller
+// serves it over stdio or HTTP, applies new plans and closes it the same
+// way for both.
 type Engine struct {
 	profile string
-	host    *Host // volcanic
-	gw      *Gateway
+	host    *Host
+	gw      *Gateway  // volcanic
 	cb      *Craftbot // craftbot
 	opts    EngineOptions
 }
@@ -60,7 +61,7 @@ func NewEngine(p *plan.Plan, opts EngineOptions) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.profile, e.cb = plan.ProfileCraftbot, cb
+		e.profile, e.host, e.cb = plan.ProfileCraftbot, cb.h, cb
 		return e, nil
 	}
 	host, err := NewHost(p, HostOptions{Env: opts.Env, Builtins: opts.Builtins, Secrets: opts.Secrets,
@@ -77,7 +78,7 @@ func NewEngine(p *plan.Plan, opts EngineOptions) (*Engine, error) {
 // Profile is the profile of the plan the engine runs.
 func (e *Engine) Profile() string { return e.profile }
 
-// Host is the host of a volcanic plan, nil for a craftbot plan.
+// Host is the host that runs the plan.
 func (e *Engine) Host() *Host { return e.host }
 
 // Start starts what the plan starts before any client: a volcanic plan's
@@ -129,12 +130,7 @@ func (e *Engine) StatusHandler() http.Handler {
 // ${config:KEY} values are read). changed reports whether anything that
 // runs changed; an error means the running plan stays.
 func (e *Engine) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (changed bool, err error) {
-	var res *ApplyResult
-	if e.cb != nil {
-		res, err = e.cb.Apply(ctx, p, config)
-	} else {
-		res, err = e.host.Apply(ctx, p)
-	}
+	res, err := e.host.apply(ctx, p, config)
 	if err != nil {
 		return false, err
 	}
@@ -142,12 +138,7 @@ func (e *Engine) Apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (
 }
 
 // Redact replaces every known secret in s with [REDACTED].
-func (e *Engine) Redact(s string) string {
-	if e.cb != nil {
-		return e.cb.Redact(s)
-	}
-	return e.host.Redact(s)
-}
+func (e *Engine) Redact(s string) string { return e.host.Redact(s) }
 
 // CloseSessions ends every MCP session; the servers keep running.
 func (e *Engine) CloseSessions() {
@@ -163,17 +154,11 @@ func (e *Engine) CloseSessions() {
 // it. It may be called many times.
 func (e *Engine) Close() {
 	if e.cb != nil {
-		e.cb.Close()
-		return
+		e.cb.CloseSessions()
 	}
 	e.host.Close()
 }
 
 // EscapedProcesses counts the processes found outside their server's
 // process group when it stopped (killed on their own).
-func (e *Engine) EscapedProcesses() int {
-	if e.cb != nil {
-		return e.cb.Status().EscapedProcesses
-	}
-	return e.host.Status().EscapedProcesses
-}
+func (e *Engine) EscapedProcesses() int { return int(e.host.escapes.Load()) }

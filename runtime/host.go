@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/redact"
@@ -99,17 +98,25 @@ type LogEntry struct {
 //	res, err := chat.Call(ctx, tools[0].Name, json.RawMessage(`{"text":"hi"}`))
 //	chat.Reset() // "/new": stop this chat's processes
 type Host struct {
-	plan     *plan.Plan
-	opts     HostOptions
-	clock    Clock
-	env      HostEnv
-	redactor *redact.Redactor
-	// secretForms are the forms of the host's known secrets, from which a
-	// chat with remote servers builds its own redactor.
-	secretForms []string
-	// maxForm is the length of the longest text the host's redactor
-	// replaces; remoteMaxForm the same for remoteRed.
-	maxForm       int
+	plan  *plan.Plan
+	opts  HostOptions
+	clock Clock
+	env   HostEnv
+	// prof is what the plan's profile decides (profile.go): how tools are
+	// named, how an entry is launched, how secrets are learned, how tools
+	// are discovered. shared, if not nil, is the one chat every client of
+	// a profile without chats uses.
+	prof   hostProfile
+	shared *Chat
+	// red redacts the host's known secrets; forms are their forms, from
+	// which a chat with remote servers builds its own redactor. A profile
+	// that learns secrets on a reload replaces both (learnSecrets).
+	red     atomic.Pointer[redact.Redactor]
+	formsMu sync.Mutex
+	forms   []string
+	// maxForm is the length of the longest text red replaces;
+	// remoteMaxForm the same for remoteRed.
+	maxForm       atomic.Int64
 	remoteMaxForm atomic.Int64
 	retry         time.Duration
 	// set is the plan's servers now; a reload (Host.Apply, reload.go)
@@ -148,10 +155,15 @@ type Host struct {
 // NewHost builds a host for the plan. Nothing starts until a chat lists or
 // calls tools.
 func NewHost(p *plan.Plan, opts HostOptions) (*Host, error) {
-	if err := checkPlan(p, plan.ProfileVolcanic); err != nil {
+	return newHost(p, opts, volcanicProfile{})
+}
+
+// newHost builds a host for a plan of prof's profile.
+func newHost(p *plan.Plan, opts HostOptions, prof hostProfile) (*Host, error) {
+	if err := checkPlan(p, prof.name()); err != nil {
 		return nil, err
 	}
-	h := &Host{plan: p, opts: opts, clock: opts.Clock, env: opts.Env, retry: opts.DiscoveryRetry,
+	h := &Host{plan: p, opts: opts, clock: opts.Clock, env: opts.Env, retry: opts.DiscoveryRetry, prof: prof,
 		chats: map[string]*Chat{}, closeDone: make(chan struct{})}
 	if h.clock == nil {
 		h.clock = RealClock{}
@@ -190,9 +202,8 @@ func NewHost(p *plan.Plan, opts HostOptions) (*Host, error) {
 			h.remoteHTTP = newRemoteTransport()
 		}
 	}
-	h.redactor = redact.New(forms)
-	h.secretForms = forms
-	h.maxForm = longestForm(forms)
+	h.red.Store(redact.New(nil))
+	h.learnSecrets(forms)
 	h.remoteSecrets = map[string]bool{}
 	h.remoteRed.Store(redact.New(nil))
 	h.ctx, h.cancel = context.WithCancel(context.Background())
@@ -201,7 +212,41 @@ func NewHost(p *plan.Plan, opts HostOptions) (*Host, error) {
 }
 
 // Redact replaces every known secret of the host in s with [REDACTED].
-func (h *Host) Redact(s string) string { return h.redactor.Redact(s) }
+func (h *Host) Redact(s string) string { return h.red.Load().Redact(s) }
+
+// redactor returns what the host redacts its known secrets with now.
+func (h *Host) redactor() *redact.Redactor { return h.red.Load() }
+
+// knownForms returns the forms of the host's known secrets.
+func (h *Host) knownForms() []string {
+	h.formsMu.Lock()
+	defer h.formsMu.Unlock()
+	return append([]string(nil), h.forms...)
+}
+
+// learnSecrets adds forms (of secretForms) to what the host redacts. A
+// secret once known stays known: a reload does not make an old value
+// showable.
+func (h *Host) learnSecrets(forms []string) {
+	h.formsMu.Lock()
+	defer h.formsMu.Unlock()
+	known := make(map[string]bool, len(h.forms))
+	for _, f := range h.forms {
+		known[f] = true
+	}
+	added := false
+	for _, f := range forms {
+		if !known[f] {
+			known[f], added = true, true
+			h.forms = append(h.forms, f)
+		}
+	}
+	if !added {
+		return
+	}
+	h.red.Store(redact.New(h.forms))
+	h.maxForm.Store(int64(longestForm(h.forms)))
+}
 
 // track runs f as a background goroutine that Close waits for. It reports
 // false, without running f, once the host is closed.
@@ -399,13 +444,17 @@ func (h *Host) currentTable() *toolTable {
 // discoveries whose retry time has come are started again, in the
 // background: the chat carries on with the tools it has. It returns the
 // table then.
-func (h *Host) tools(ctx context.Context) (*toolTable, error) {
+func (h *Host) tools(ctx context.Context) (*toolTable, error) { return h.toolsFor(ctx, "") }
+
+// toolsFor is tools for a call of the tool name: only the servers that
+// may serve it (hostProfile.mayServe) are discovered; "" for all.
+func (h *Host) toolsFor(ctx context.Context, name string) (*toolTable, error) {
 	if h.isClosed() {
 		return nil, ErrHostClosed
 	}
 	var waits []chan struct{}
 	for _, s := range h.servers() {
-		if !s.cfg.Enabled {
+		if !s.cfg.Enabled || (name != "" && !h.prof.mayServe(s.cfg.Name, name)) {
 			continue
 		}
 		if ch := s.ensure(); ch != nil {
@@ -429,51 +478,17 @@ func (h *Host) tools(ctx context.Context) (*toolTable, error) {
 func (h *Host) rebuildTable() {
 	h.rebuildMu.Lock()
 	defer h.rebuildMu.Unlock()
-	var in []naming.ServerTools
-	defs := map[string][]*mcp.Tool{}
-	srvs := map[string]*hostServer{}
+	var enabled []*hostServer
 	for _, s := range h.servers() {
-		if !s.cfg.Enabled {
-			continue
+		if s.cfg.Enabled {
+			enabled = append(enabled, s)
 		}
-		s.mu.Lock()
-		tools := s.tools
-		s.mu.Unlock()
-		st := naming.ServerTools{Server: s.cfg.Name, Prefix: s.cfg.ToolPrefix}
-		for _, t := range tools {
-			st.Tools = append(st.Tools, t.Name)
-		}
-		defs[s.cfg.Name] = tools
-		srvs[s.cfg.Name] = s
-		in = append(in, st)
 	}
-	results := naming.Assign(in, naming.Options{Builtins: h.opts.Builtins})
 	t := &toolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
-	// Results come in input order: server by server, each in its tools/list
-	// order, so a per-server index finds each tool's definition.
-	next := map[string]int{}
-	for _, r := range results {
-		def := defs[r.Server][next[r.Server]]
-		next[r.Server]++
-		if r.Rule != "" && (r.Rule == naming.RuleBuiltin || r.Rule == naming.RuleCollision || r.Rule == naming.RuleEmpty) {
-			h.log("Warning", "", r.Server, "%s [%s]", r.Message, r.Rule)
-		}
-		if !r.Registered() {
-			continue
-		}
-		if reason := unservable(def); reason != "" {
-			h.log("Warning", "", r.Server, "tool %q of server %q is not served: %s", def.Name, r.Server, reason)
-			continue
-		}
-		agent, ok := redactTool(h.redactor, def, r.Name)
-		if !ok {
-			h.log("Warning", "", r.Server, "tool %q of server %q is not served: its definition could not be checked for secrets", def.Name, r.Server)
-			continue
-		}
-		tool := &Tool{Name: r.Name, Server: r.Server, ServerTool: def.Name, Def: agent, srv: srvs[r.Server]}
+	for _, tool := range h.prof.assign(h, enabled) {
 		t.list = append(t.list, tool)
-		t.byName[r.Name] = tool
-		t.perServer[r.Server]++
+		t.byName[tool.Name] = tool
+		t.perServer[tool.Server]++
 	}
 	h.tableMu.Lock()
 	t.gen = h.table.gen + 1
@@ -545,12 +560,31 @@ type hostServer struct {
 	count         int                     // discoveries started
 }
 
+// listed returns the server's tools as last listed.
+func (s *hostServer) listed() []*mcp.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools
+}
+
+// hookDiscovered, nil but in a test, runs in a discovery between its
+// tools recorded and the table built with them.
+var hookDiscovered func()
+
 // ensure starts a discovery if none ran yet, or if the last one failed at
 // least the retry interval ago. It returns a channel to wait on when the
-// caller must wait: only for the first discovery.
+// caller must wait: only for the first discovery, until its tools are in
+// the table (its state says ok before then).
 func (s *hostServer) ensure() chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.first && s.done != nil {
+		select {
+		case <-s.done:
+		default:
+			return s.done
+		}
+	}
 	switch s.state {
 	case "", discPending:
 		s.start(true)
@@ -578,6 +612,10 @@ func (s *hostServer) startWith(first bool, done chan struct{}) {
 	s.state, s.first, s.done = discRunning, first, done
 	s.count++
 	h := s.h
+	if h.prof.listsOnConnect() {
+		s.connectShared(done)
+		return
+	}
 	ok := h.track(func() {
 		defer close(done)
 		cfg := s.cfg
@@ -602,12 +640,71 @@ func (s *hostServer) startWith(first bool, done chan struct{}) {
 		s.caps, s.instructions = d.Capabilities, d.Instructions
 		s.mu.Unlock()
 		h.log("Information", "", cfg.Name, "MCP server %s: %d tools (%s %s)", cfg.Name, len(d.Tools), d.ServerName, d.ServerVersion)
+		if hookDiscovered != nil {
+			hookDiscovered()
+		}
 		h.rebuildTable()
 	})
 	if !ok {
 		s.state, s.reason = discFailed, ErrHostClosed.Error()
 		close(done)
 	}
+}
+
+// connectShared discovers the server by connecting the shared chat to it
+// (hostProfile.listsOnConnect): the connect lists its tools (connected).
+// s.mu is held.
+func (s *hostServer) connectShared(done chan struct{}) {
+	h := s.h
+	ok := h.track(func() {
+		defer close(done)
+		sl := h.shared.slotFor(s)
+		if op := sl.begin(); op != nil {
+			select {
+			case <-op.done:
+			case <-h.ctx.Done():
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.done == done && s.state == discRunning {
+			// Nothing to connect: it runs already, or it is not served.
+			if s.retired.Load() {
+				s.state, s.reason, s.failedAt = discFailed, "removed by a reload", h.clock.Now()
+			} else {
+				s.state = discOK
+			}
+		}
+	})
+	if !ok {
+		s.state, s.reason = discFailed, ErrHostClosed.Error()
+		close(done)
+	}
+}
+
+// connected records what a connect of the shared chat (session cs)
+// listed (hostProfile.listsOnConnect): the server's tools, until its next
+// connect. The tool table is built anew.
+func (s *hostServer) connected(cs *mcp.ClientSession, tools []*mcp.Tool) {
+	s.mu.Lock()
+	s.state, s.reason, s.tools = discOK, "", tools
+	if init := cs.InitializeResult(); init != nil {
+		s.caps = init.Capabilities
+		if init.ServerInfo != nil {
+			s.serverName, s.serverVersion = init.ServerInfo.Name, init.ServerInfo.Version
+		}
+	}
+	s.mu.Unlock()
+	s.h.rebuildTable()
+}
+
+// connectFailed records a connect of the shared chat that failed: a
+// listing starts it again once the retry interval has passed; the tools it
+// listed before stay.
+func (s *hostServer) connectFailed(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state, s.reason, s.failedAt = discFailed, reason, s.h.clock.Now()
 }
 
 // adoptFirst makes a chat's early start (GatewayOptions.StartEarly) the

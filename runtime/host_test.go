@@ -612,3 +612,30 @@ func TestNewHostRejects(t *testing.T) {
 }
 
 var _ = json.Marshal
+
+// A listing waits for a server's first discovery until its tools are in
+// the table: one that comes after the discovery recorded its tools, before
+// it built the table, used to wait for nothing and list no tool (mcpc run
+// starts the discoveries as a client connects).
+func TestFirstListingWaitsForTheTable(t *testing.T) {
+	marker := noLeaks(t)
+	h := newTestHost(t, testPlan(testServer("s", "-tools", "echo")), HostOptions{Env: testEnv(marker)})
+	reached, release := make(chan struct{}), make(chan struct{})
+	hookDiscovered = func() {
+		hookDiscovered = nil // the one discovery of this test
+		close(reached)
+		<-release
+	}
+	t.Cleanup(func() { hookDiscovered = nil })
+	h.StartDiscovery()
+	testservers.Recv(t, "the discovery recording its tools", reached)
+	wait := h.server("s").ensure()
+	close(release)
+	if wait == nil {
+		t.Fatal("a listing between the discovery's tools and its table does not wait for it")
+	}
+	testservers.Recv(t, "the first discovery", wait)
+	if n := len(h.currentTable().list); n != 1 {
+		t.Errorf("%d tools in the table, want 1", n)
+	}
+}

@@ -3,12 +3,9 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,112 +38,6 @@ import (
 //     system prompt (instructions).
 //   - The chat's remote servers pass through the same way, without
 //     sampling, elicitation and roots (passthrough_remote.go).
-
-// callOrigin is where a tool call came from.
-type callOrigin struct {
-	ctx      context.Context // the client's request: notifications sent with it travel on its stream
-	session  *mcp.ServerSession
-	progress any // the client's progress token, nil if none
-}
-
-type originKey struct{}
-
-func withOrigin(ctx context.Context, o *callOrigin) context.Context {
-	return context.WithValue(ctx, originKey{}, o)
-}
-
-func originOf(ctx context.Context) *callOrigin {
-	o, _ := ctx.Value(originKey{}).(*callOrigin)
-	return o
-}
-
-// procLink routes what one process sends during calls to the calls'
-// origins. The downstream progress token is the gateway's own, so that two
-// clients' equal tokens cannot mix.
-type procLink struct {
-	mu     sync.Mutex
-	next   atomic.Uint64
-	active []*linkedCall
-	// ended are the calls that ended last, oldest first (at most
-	// endedKept): a notification sent during a call can be handled after
-	// the call was answered (forwardProgress).
-	ended []*linkedCall
-	caps  string // JSON of the client capabilities the process was started with
-}
-
-// endedKept is how many ended calls a procLink still knows by token.
-const endedKept = 8
-
-type linkedCall struct {
-	token  string
-	origin *callOrigin
-}
-
-// enter registers a call; the returned token goes downstream as the call's
-// progress token (when the client asked for progress).
-func (l *procLink) enter(o *callOrigin) *linkedCall {
-	c := &linkedCall{token: "mcpc-" + strconv.FormatUint(l.next.Add(1), 10), origin: o}
-	l.mu.Lock()
-	l.active = append(l.active, c)
-	l.mu.Unlock()
-	return c
-}
-
-func (l *procLink) leave(c *linkedCall) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, a := range l.active {
-		if a == c {
-			l.active = append(l.active[:i], l.active[i+1:]...)
-			l.ended = append(l.ended, c)
-			if len(l.ended) > endedKept {
-				l.ended = append(l.ended[:0], l.ended[1:]...)
-			}
-			return
-		}
-	}
-}
-
-// byToken finds the call a progress token belongs to, in flight or among
-// the last that ended.
-func (l *procLink) byToken(tok any) *callOrigin {
-	s := fmt.Sprint(tok)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, calls := range [][]*linkedCall{l.active, l.ended} {
-		for _, a := range calls {
-			if a.token == s {
-				return a.origin
-			}
-		}
-	}
-	return nil
-}
-
-// current is the origin of the latest call in flight (one at a time unless
-// the server is parallel), nil if none.
-func (l *procLink) current() *callOrigin {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n := len(l.active); n > 0 {
-		return l.active[n-1].origin
-	}
-	return nil
-}
-
-// callParams adds the origin's progress token, mapped, to a call.
-func callParams(ctx context.Context, link *procLink, name string, args any) (*mcp.CallToolParams, func()) {
-	p := &mcp.CallToolParams{Name: name, Arguments: args}
-	o := originOf(ctx)
-	if o == nil || link == nil {
-		return p, func() {}
-	}
-	c := link.enter(o)
-	if o.progress != nil {
-		p.SetProgressToken(c.token)
-	}
-	return p, func() { link.leave(c) }
-}
 
 // features are a chat's prompts, resources and templates as its gateway
 // serves them.
@@ -191,60 +82,6 @@ const maxLinks = 4096
 func newFeatures() *features {
 	return &features{per: map[string]*serverFeatures{}, prompts: map[string]promptRef{},
 		resources: map[string]registered{}, templates: map[string]registered{}, links: map[string]string{}, subs: map[string]int{}}
-}
-
-// serverCaps returns a server's capabilities from its discovery.
-func (h *Host) serverCaps(name string) (*mcp.ServerCapabilities, string) {
-	s := h.server(name)
-	if s == nil {
-		return nil, ""
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.caps, s.instructions
-}
-
-// slotOf returns the chat's slot of a stdio server.
-func (c *Chat) slotOf(server string) *slot {
-	if s := c.h.server(server); s != nil {
-		return c.slotFor(s)
-	}
-	return c.goneSlot(server) // a reload removed it (reload.go)
-}
-
-// withClient runs fn with the chat's process of s, starting it if needed,
-// as a call would (without taking the one-call-at-a-time turn: these
-// requests do not change the server's state).
-func (s *slot) withClient(ctx context.Context, what string, fn func(*mcp.ClientSession) error) error {
-	r, err := s.acquire(ctx, &Tool{Name: what, Server: s.srv.cfg.Name})
-	if err != nil {
-		return rpcError(s.c, err)
-	}
-	defer s.release(r)
-	if err := fn(r.p.cs); err != nil {
-		return rpcError(s.c, err)
-	}
-	return nil
-}
-
-// running returns the client session of the slot's process, nil if none.
-func (s *slot) running() *mcp.ClientSession {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.run == nil {
-		return nil
-	}
-	return s.run.p.cs
-}
-
-// rpcError turns an error into what the client gets: a server's JSON-RPC
-// error as is, anything else as an internal error; redacted.
-func rpcError(c *Chat, err error) error {
-	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		return &jsonrpc.Error{Code: we.Code, Message: c.redact(we.Message), Data: we.Data}
-	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: c.redact(err.Error())}
 }
 
 // redactValue redacts every string of v (a result going to the client),
@@ -365,31 +202,6 @@ func (g *Gateway) clientOptions(gc *gatewayChat, server string, link *procLink) 
 		}
 	}
 	return opts, roots, version
-}
-
-// hookForwardProgress, nil but in a test, runs first in forwardProgress.
-var hookForwardProgress func()
-
-// forwardProgress passes a server's progress notification on to the call
-// its token belongs to, with the client's own token. A notification the
-// server sent before its answer can be handled here after the call was
-// answered (the SDK hands a response to its caller before it runs the
-// handlers of the notifications that came before it): it goes to the same
-// client session outside the ended request, as forwardLog does.
-func forwardProgress(ctx context.Context, redact func(string) string, link *procLink, params *mcp.ProgressNotificationParams) {
-	if hookForwardProgress != nil {
-		hookForwardProgress()
-	}
-	o := link.byToken(params.ProgressToken)
-	if o == nil || o.session == nil {
-		return
-	}
-	p := *params
-	p.ProgressToken = o.progress
-	p.Message = redact(p.Message)
-	if err := o.session.NotifyProgress(o.ctx, &p); err != nil && o.ctx.Err() != nil {
-		_ = o.session.NotifyProgress(ctx, &p)
-	}
 }
 
 // hookForwardLogRead, nil but in a test, runs in forwardLog after it found

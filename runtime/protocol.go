@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -24,18 +23,11 @@ import (
 // the protocol versions it negotiates, valid JSON-RPC error codes, unknown
 // methods over HTTP, the Origin rule, and SSE resumption.
 
-// sessionlessVersion is the first MCP protocol version without sessions
-// (server/discover instead of initialize, SEP-2575). The gateway is made of
-// sessions: a chat over HTTP comes to be with an initialize request.
-const sessionlessVersion = "2026-07-28"
-
 // GatewayProtocolVersions returns the MCP protocol versions the gateway
 // negotiates, newest first: the go-sdk's, up to the last one with
 // sessions. The same over stdio and HTTP; an HTTP request whose
 // MCP-Protocol-Version is another one gets 400 listing these.
-func GatewayProtocolVersions() []string {
-	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= sessionlessVersion })
-}
+func GatewayProtocolVersions() []string { return sessionVersions() }
 
 // codeNotInitialized is the JSON-RPC error code of a request that comes
 // before initialize: the request is not valid at that point of the session
@@ -228,40 +220,6 @@ func newEventStore() mcp.EventStore {
 	return s
 }
 
-// Downstream, the go-sdk's client (v1.8) opens every connection with a
-// server/discover request (protocol 2026-07-28) and falls back to
-// initialize when the server answers it with an error, as every server
-// older than that protocol does (-32601). A discoverMemo remembers that
-// answer for one plan server of a host, so that later processes of the
-// same server (each chat's, each restart) start with initialize at once:
-// the fallback sends the same initialize, one round trip later.
-type discoverMemo struct{ legacy atomic.Bool }
-
-// lastSessionVersion is the newest protocol version with initialize: the
-// one the go-sdk's fallback asks for.
-var lastSessionVersion = GatewayProtocolVersions()[0]
-
 // gatewayVersions is GatewayProtocolVersions, for the check of every HTTP
 // request; never changed.
 var gatewayVersions = GatewayProtocolVersions()
-
-// options returns the client session options for the next connection; m
-// may be nil (no memory).
-func (m *discoverMemo) options() *mcp.ClientSessionOptions {
-	if m == nil || !m.legacy.Load() {
-		return nil
-	}
-	return &mcp.ClientSessionOptions{ProtocolVersion: lastSessionVersion}
-}
-
-// learn records how a connection came to be: a protocol version before
-// the sessionless one means server/discover failed and initialize was
-// used.
-func (m *discoverMemo) learn(cs *mcp.ClientSession) {
-	if m == nil || cs == nil {
-		return
-	}
-	if res := cs.InitializeResult(); res != nil && res.ProtocolVersion < sessionlessVersion {
-		m.legacy.Store(true)
-	}
-}

@@ -111,7 +111,16 @@ func (r *ApplyResult) Changed() bool {
 // as secrets yet) is refused with an error, and the running plan stays.
 // Reloads run one at a time.
 func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
-	if err := checkPlan(p, plan.ProfileVolcanic); err != nil {
+	return h.apply(ctx, p, nil)
+}
+
+// apply is Apply with config, where a craftbot plan's values are read. The
+// profile checks (or learns) the new plan's secrets and names the servers
+// a changed config value restarts (hostProfile.reloading); it says
+// whether new servers start now or on their first use, and whether Apply
+// waits for them (hostProfile.startsOnApply).
+func (h *Host) apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*ApplyResult, error) {
+	if err := checkPlan(p, h.prof.name()); err != nil {
 		return nil, err
 	}
 	h.applyMu.Lock()
@@ -126,25 +135,13 @@ func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	if err := h.checkSecrets(p); err != nil {
+	restart, err := h.prof.reloading(h, p, config)
+	if err != nil {
 		return nil, err
 	}
-	res := &ApplyResult{Diff: d}
-	replace := map[string]bool{}
-	for _, s := range d.Servers {
-		if s.Effect == plandiff.None {
-			continue
-		}
-		replace[s.Name] = true
-		switch {
-		case s.Effect == plandiff.Disconnect:
-			res.Stopped = append(res.Stopped, s.Name)
-		case s.Effect == plandiff.Connect:
-			res.Started = append(res.Started, s.Name)
-		default:
-			res.Restarted = append(res.Restarted, s.Name)
-		}
-	}
+	start, wait := h.prof.startsOnApply()
+	res, replace := applying(d, p, restart)
+	res.OnFirstUse = !start
 	old := h.set.Load()
 	next := &serverSet{byName: map[string]*hostServer{}}
 	var fresh []*hostServer
@@ -169,17 +166,55 @@ func (h *Host) Apply(ctx context.Context, p *plan.Plan) (*ApplyResult, error) {
 	h.set.Store(next)
 	h.rebuildTable()
 	h.stopRetired(retired, next)
+	var waits []chan struct{}
 	for _, hs := range fresh {
-		if hs.cfg.Enabled {
+		if hs.cfg.Enabled && start {
 			// ensure: a chat's early start may have taken the first
 			// discovery since the set was published (hostServer.adoptFirst).
-			hs.ensure()
+			if ch := hs.ensure(); ch != nil && wait {
+				waits = append(waits, ch)
+			}
 		}
 	}
 	if res.Changed() {
 		h.log("Information", "", "", "plan reloaded: %s", res.summary())
 	}
+	for _, ch := range waits {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return res, nil
+		}
+	}
 	return res, nil
+}
+
+// applying is what a reload of p does, by the diff d and the servers the
+// profile restarts: the servers it replaces (by name), and the result.
+func applying(d *plandiff.Diff, p *plan.Plan, restart map[string]bool) (*ApplyResult, map[string]bool) {
+	res := &ApplyResult{Diff: d}
+	replace := map[string]bool{}
+	for _, s := range d.Servers {
+		if s.Effect == plandiff.None {
+			continue
+		}
+		replace[s.Name] = true
+		switch {
+		case s.Effect == plandiff.Disconnect:
+			res.Stopped = append(res.Stopped, s.Name)
+		case s.Effect == plandiff.Connect:
+			res.Started = append(res.Started, s.Name)
+		default:
+			res.Restarted = append(res.Restarted, s.Name)
+		}
+	}
+	for i := range p.Servers {
+		if name := p.Servers[i].Name; restart[name] && !replace[name] {
+			replace[name] = true
+			res.Restarted = append(res.Restarted, name)
+		}
+	}
+	return res, replace
 }
 
 // summary is the one log line of a reload: "stopped a, b; restarted c;
@@ -207,7 +242,7 @@ func (r *ApplyResult) summary() string {
 // such a value could leak into output. A restart of mcpc run takes it.
 func (h *Host) checkSecrets(p *plan.Plan) error {
 	known := map[string]bool{}
-	for _, f := range h.secretForms {
+	for _, f := range h.knownForms() {
 		known[f] = true
 	}
 	var missing []string

@@ -148,7 +148,7 @@ func (r *chatRemote) syncSecrets() {
 	}
 	r.nsecrets = len(secrets)
 	sort.Strings(secrets)
-	forms := append([]string(nil), r.c.h.secretForms...)
+	forms := r.c.h.knownForms()
 	for _, s := range secrets {
 		forms = append(forms, secretForms(s)...)
 	}
@@ -421,11 +421,11 @@ func (h *Host) addRemoteSecrets(secrets []string) {
 // secretSpan returns the length of the longest text that redactLog
 // replaces.
 func (h *Host) secretSpan() int {
-	return max(h.maxForm, int(h.remoteMaxForm.Load()))
+	return max(int(h.maxForm.Load()), int(h.remoteMaxForm.Load()))
 }
 
 // redactLog redacts a line the host logs or an operator sees: the host's
 // secrets and the remote header values of every chat.
 func (h *Host) redactLog(s string) string {
-	return h.remoteRed.Load().Redact(h.redactor.Redact(s))
+	return h.remoteRed.Load().Redact(h.redactor().Redact(s))
 }
