@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,7 +150,7 @@ func TestCraftbotRetryIsTheHostsInterval(t *testing.T) {
 	if err := os.WriteFile(fault, []byte("exit:3"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	clock := newFakeClock()
+	clock := clocktest.New()
 	cb := newTestCraftbot(t, cbPlan(true, cbStdio("fs", "-tools", "echo", "-fault-file", "fault")), marker,
 		CraftbotOptions{Clock: clock, Workspace: ws, DiscoveryRetry: 5 * time.Second})
 	startConnected(t, cb)
