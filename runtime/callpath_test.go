@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,12 +12,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 // The two profiles make a call on one path (callOn, conn.go). These tests
 // pin what the volcanic chat and the craftbot runtime did differently
-// before (docs/decisions.md, "One call path for both profiles").
+// before (docs/decisions/0050-one-call-path.md).
 
 // Null, empty or absent arguments reach a chat's server as {}, as a
 // craftbot server's do: servers validate the arguments as an object, and

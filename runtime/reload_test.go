@@ -103,8 +103,7 @@ func TestApplyRemovesRestartsAddsAndTellsClients(t *testing.T) {
 
 // A disabled server stops like a removed one and shows as disabled; a call
 // in flight on it ends unavailable, saying why, as a craftbot server's
-// does: it does not restart on the next call (docs/decisions.md, "One call
-// path for both profiles").
+// does: it does not restart on the next call (docs/decisions/0050-one-call-path.md).
 func TestApplyDisablesAServerWithACallInFlight(t *testing.T) {
 	t.Parallel()
 	marker := noLeaks(t)

@@ -150,7 +150,7 @@ func TestRunCraftbotPlanHTTPSignal(t *testing.T) {
 
 // A craftbot plan's servers that take longer to stop than --shutdown-grace
 // end mcpc run as a volcanic plan's do: exit 3, and a message that says
-// what is left (docs/decisions.md, "One mcpc run for both profiles").
+// what is left (docs/decisions/0051-one-mcpc-run.md).
 func TestRunCraftbotShutdownGracePassed(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("the guard is Linux's")

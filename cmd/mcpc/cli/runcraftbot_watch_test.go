@@ -287,7 +287,7 @@ func TestRunWatchCraftbotPlanFileEdit(t *testing.T) {
 
 // A config file edit that changes nothing that runs is said so as a
 // volcanic plan's is: "… changed, nothing to do for the running servers"
-// (docs/decisions.md, "One mcpc run for both profiles").
+// (docs/decisions/0051-one-mcpc-run.md).
 func TestRunWatchCraftbotEditChangingNothing(t *testing.T) {
 	marker := leakMarker(t)
 	dir, cfg, planFile, _ := craftbotWatchSetup(t)
