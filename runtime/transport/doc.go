@@ -8,16 +8,14 @@
 // [DecodeMessage] decodes one JSON-RPC message as the SDK does.
 //
 // Why not the go-sdk's IOTransport and CommandTransport: the latency target
-// of mcpc run --stdio (under 200 µs added to a proxied call,
-// BenchmarkRunStdioAddedLatency in cmd/mcpc/cli). The SDK's decoder
-// allocates a fresh 32 KiB buffer for every value it parses and its
+// of mcpc run --stdio (BenchmarkRunStdioAddedLatency in cmd/mcpc/cli). The
+// SDK's decoder allocates a fresh buffer for every value it parses and its
 // transports parse each message three times (batch array, message, method);
 // these parse each message once with json.Parse of the same library
 // (segmentio/encoding), which needs no buffer, and PipeConn reads the pipe
-// in Read itself instead of in a goroutine of its own. That took the added
-// latency from 190–220 µs to 165–185 µs; a pollable stdin and one processor
-// took it to 145–160 µs (means over 6–8 runs on a 2-core machine, a direct
-// round trip being 170–200 µs; docs/decisions/0019-mcp-transports.md). Being
+// in Read itself instead of in a goroutine of its own (figures:
+// docs/performance.md, "The stdio gateway's added latency";
+// docs/decisions/0019-mcp-transports.md). Being
 // hand-written, the decoder is fuzzed against the SDK's (FuzzDecodeMessage):
 // both accept the same lines and produce the same messages. Its errors name
 // the kind and place of a fault and never quote the message, which may hold

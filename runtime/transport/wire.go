@@ -22,9 +22,9 @@ import (
 // too.
 //
 // Why not jsonrpc.DecodeMessage: it parses through a json.Decoder, which
-// allocates a fresh 32 KiB buffer for every value, and it parses a request
-// twice (the message, then its method), so each message costs 64 KiB of
-// garbage. A gateway decodes two messages per proxied call, and
+// allocates a fresh buffer for every value, and it parses a request twice
+// (the message, then its method), so each message leaves garbage in
+// proportion. A gateway decodes two messages per proxied call, and
 // BenchmarkRunStdioAddedLatency showed that allocation, and the collections
 // it causes, as the largest part of the latency mcpc run adds. json.Parse
 // of the same library needs no buffer. FuzzDecodeMessage checks that both
