@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/runtime/internal/hooks"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 )
@@ -71,22 +72,22 @@ const (
 	StateDisabled   = "disabled"
 )
 
-// stopReason says why mcpc stopped a process, for calls it interrupts and
+// StopReason says why mcpc stopped a process, for calls it interrupts and
 // for status.
-type stopReason string
+type StopReason string
 
 const (
-	stopIdle       stopReason = "it was idle"
-	stopReset      stopReason = "the chat was reset"
-	stopRestart    stopReason = "it was restarted"
-	stopHostClosed stopReason = "the host is shutting down"
-	stopChatClosed stopReason = "the chat was closed"
-	stopBroken     stopReason = "the connection to it failed"
+	stopIdle       StopReason = "it was idle"
+	stopReset      StopReason = "the chat was reset"
+	stopRestart    StopReason = "it was restarted"
+	stopHostClosed StopReason = "the host is shutting down"
+	StopChatClosed StopReason = "the chat was closed"
+	stopBroken     StopReason = "the connection to it failed"
 	// A reload's: the server is not served any more (removed, disabled),
 	// or it is served anew (changed).
-	stopRemoved  stopReason = "it was removed from the plan"
-	stopDisabled stopReason = "it was disabled"
-	stopChanged  stopReason = "its configuration changed"
+	stopRemoved  StopReason = "it was removed from the plan"
+	stopDisabled StopReason = "it was disabled"
+	stopChanged  StopReason = "its configuration changed"
 )
 
 // Chat is one conversation: an id and a workspace directory, with its own
@@ -312,13 +313,13 @@ func (c *Chat) Reset() {
 // Close stops every process of the chat, disconnects its remote servers and
 // removes it from the host; the id may then be used again for a new chat.
 func (c *Chat) Close() {
-	c.closeFor(stopChatClosed)
+	c.closeFor(StopChatClosed)
 }
 
 // closeFor closes the chat, its processes stopped for why. The chat leaves
 // the host first: a chat created with its id meanwhile is a new one, not
 // this one while it closes.
-func (c *Chat) closeFor(why stopReason) {
+func (c *Chat) closeFor(why StopReason) {
 	c.h.mu.Lock()
 	if c.h.chats[c.id] == c {
 		delete(c.h.chats, c.id)
@@ -340,7 +341,7 @@ func (c *Chat) settleCalls(deadline time.Time) {
 
 // stopAll stops every process of the chat for why; final closes the chat
 // for good (its slots and remote connections).
-func (c *Chat) stopAll(why stopReason, final bool) {
+func (c *Chat) stopAll(why StopReason, final bool) {
 	var wg sync.WaitGroup
 	for _, s := range c.allSlots(final) {
 		wg.Go(func() { s.stop(why, final) })
@@ -654,11 +655,6 @@ func (s *slot) startLockedFor(discovery chan struct{}) *startOp {
 	return op
 }
 
-// hookAfterStartRead, nil but in a test, runs in doStart between the
-// client's settings given to a new process and the process counting as
-// running: where a logging/setLevel used to be lost.
-var hookAfterStartRead func()
-
 // doStart starts the chat's process: in the workspace, with the
 // environment of SPEC §2.4, within startupTimeoutSeconds.
 func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
@@ -703,9 +699,9 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	var logLevel mcp.LoggingLevel
 	if up != nil {
 		// Before any call: the level and subscriptions the client set.
-		logLevel = up.started(ctx, name, cs)
-		if hookAfterStartRead != nil {
-			hookAfterStartRead()
+		logLevel = up.Started(ctx, name, cs)
+		if hooks.AfterStartRead != nil {
+			hooks.AfterStartRead()
 		}
 	}
 	s.mu.Lock()
@@ -730,7 +726,7 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 	if up != nil {
 		// A logging/setLevel that came after afterStart read the level and
 		// before the process counted as running passed it by: give it now.
-		up.startedLevel(ctx, cs, logLevel)
+		up.StartedLevel(ctx, cs, logLevel)
 	}
 	if r.p != nil {
 		h.log("Information", c.id, name, "MCP server %s started (pid %d) in %s", name, r.p.pid(), c.workspace)
@@ -763,17 +759,17 @@ func (s *slot) doStart(ctx context.Context, op *startOp, epoch uint64) {
 // with up's client options; when the profile lists tools on every connect
 // (hostProfile.listsOnConnect), tools are the ones it listed. On failure r
 // is nil and reason (and a process's stderr tail) say why.
-func (s *slot) open(ctx context.Context, op *startOp, up upstream) (r *serverConn, tools []*mcp.Tool, reason, stderr string) {
+func (s *slot) open(ctx context.Context, op *startOp, up Upstream) (r *serverConn, tools []*mcp.Tool, reason, stderr string) {
 	h, c, cfg := s.c.h, s.c, s.srv.cfg
 	name := cfg.Name
 	if err := os.MkdirAll(c.workspace, 0o700); err != nil {
 		return nil, nil, "cannot create the workspace: " + err.Error(), ""
 	}
-	link := &procLink{}
+	link := &ProcLink{}
 	if cfg.Transport == plan.TransportSSE || cfg.Transport == plan.TransportWebsocket {
 		var client *mcp.ClientOptions
 		if up != nil {
-			client, _, _ = up.processOptions(name, link)
+			client, _, _ = up.ProcessOptions(name, link)
 		}
 		r, tools, reason = connectRemote(ctx, h, cfg, client, link)
 		return r, tools, reason, ""
@@ -793,11 +789,11 @@ func (s *slot) open(ctx context.Context, op *startOp, up upstream) (r *serverCon
 		redact: h.redactLog, secretSpan: h.secretSpan, discover: &s.srv.discover,
 		onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
 	if up != nil {
-		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.processOptions(name, link)
+		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.ProcessOptions(name, link)
 	}
 	var list func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error)
 	if h.prof.listsOnConnect() {
-		list = listTools
+		list = ListServerTools
 	}
 	p, tools, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, list, h.Redact, c.redact)
 	if p == nil {
@@ -833,7 +829,7 @@ func (s *slot) endDiscovery(op *startOp, d *Discovery) {
 func listFirst(ctx context.Context, h *Host, p *proc, timeout time.Duration) *Discovery {
 	lctx, cancel, _ := startTimeout(ctx, h.clock, timeout)
 	defer cancel()
-	tools, err := listTools(lctx, p.cs)
+	tools, err := ListServerTools(lctx, p.cs)
 	if err != nil {
 		return nil
 	}
@@ -846,13 +842,13 @@ func listFirst(ctx context.Context, h *Host, p *proc, timeout time.Duration) *Di
 }
 
 // lastWhy is why the slot's processes were last stopped on purpose.
-func (s *slot) lastWhy() stopReason {
+func (s *slot) lastWhy() StopReason {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastWhyLocked()
 }
 
-func (s *slot) lastWhyLocked() stopReason {
+func (s *slot) lastWhyLocked() StopReason {
 	if s.closed {
 		return stopHostClosed
 	}
@@ -908,7 +904,7 @@ func deathMessage(name string, p *proc, stderr string, redact func(string) strin
 }
 
 // stopRun stops r on purpose and waits until it is gone.
-func (s *slot) stopRun(r *serverConn, why stopReason) {
+func (s *slot) stopRun(r *serverConn, why StopReason) {
 	s.mu.Lock()
 	if r.why == "" {
 		r.why = why
@@ -929,7 +925,7 @@ func (s *slot) stopRun(r *serverConn, why stopReason) {
 
 // stop stops the slot's process and any start in progress; final marks the
 // slot closed for good. It returns once the process group is gone.
-func (s *slot) stop(why stopReason, final bool) {
+func (s *slot) stop(why StopReason, final bool) {
 	s.mu.Lock()
 	r, op := s.run, s.pending
 	s.run = nil

@@ -38,7 +38,7 @@ type serverConn struct {
 	toolSems map[string]chan struct{}
 	// link routes what the server sends during calls to the calls' origins
 	// (progress, log messages, requests); nil: nothing is routed.
-	link *procLink
+	link *ProcLink
 	// release, if set, gives back the connection's place among the host's
 	// processes once it ended.
 	release func()
@@ -46,7 +46,7 @@ type serverConn struct {
 	ended chan struct{} // closed once the connection is gone and death or why is set
 	once  sync.Once
 	death string     // set when it ended by itself: the error for its calls
-	why   stopReason // set when mcpc stopped it
+	why   StopReason // set when mcpc stopped it
 	// stopping is set before mcpc ends the connection on purpose: a call
 	// that fails then was stopped, it did not see the server die.
 	stopping atomic.Bool
@@ -298,7 +298,7 @@ const remoteConnectTimeout = 15 * time.Second
 // package transport's clients, with client's options, and lists its tools
 // within remoteConnectTimeout. On failure the connection is nil and reason
 // says why.
-func connectRemote(ctx context.Context, h *Host, cfg *plan.Server, client *mcp.ClientOptions, link *procLink) (*serverConn, []*mcp.Tool, string) {
+func connectRemote(ctx context.Context, h *Host, cfg *plan.Server, client *mcp.ClientOptions, link *ProcLink) (*serverConn, []*mcp.Tool, string) {
 	where := cfg.Transport + " " + remote.URLWithoutQuery(cfg.URL)
 	tr, err := transport.NewRemote(cfg.Transport, cfg.URL, nil, h.prof.dial())
 	if err != nil {
@@ -314,7 +314,7 @@ func connectRemote(ctx context.Context, h *Host, cfg *plan.Server, client *mcp.C
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: h.prof.clientVersion()}, client).Connect(connCtx, tr, nil)
 	var tools []*mcp.Tool
 	if err == nil {
-		tools, err = listTools(sctx, cs)
+		tools, err = ListServerTools(sctx, cs)
 		if err == nil && !stopBound() {
 			err = context.Cause(sctx)
 		}

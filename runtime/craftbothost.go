@@ -50,10 +50,10 @@ type CraftbotOptions struct {
 	CallTimeout time.Duration
 }
 
-// newCraftbotHost builds the host of a craftbot plan, its profile and its
+// NewCraftbotHost builds the host of a craftbot plan, its profile and its
 // shared chat, which runs in opts.Workspace. Nothing connects yet.
-func newCraftbotHost(p *plan.Plan, opts CraftbotOptions) (*Host, *craftbotProfile, *Chat, error) {
-	prof := &craftbotProfile{builtins: opts.BuiltinActions, timeout: opts.CallTimeout, remote: opts.Remote}
+func NewCraftbotHost(p *plan.Plan, opts CraftbotOptions) (*Host, *CraftbotProfile, *Chat, error) {
+	prof := &CraftbotProfile{builtins: opts.BuiltinActions, timeout: opts.CallTimeout, remote: opts.Remote}
 	h, err := newHost(p, HostOptions{Env: opts.Env, Secrets: opts.Secrets, Clock: opts.Clock, Log: opts.Log, DiscoveryRetry: opts.DiscoveryRetry}, prof)
 	if err != nil {
 		return nil, nil, nil, err
@@ -124,10 +124,10 @@ type CraftbotServerStatus struct {
 	StderrTail []string `json:"stderrTail,omitempty"`
 }
 
-// craftbotStatus is the state of every server of h, a craftbot plan's
+// CraftbotStatusOf is the state of every server of h, a craftbot plan's
 // host: the shared chat's status of each (Chat.Server), in the shape of a
 // craftbot gateway's GET /status.
-func craftbotStatus(h *Host, prof *craftbotProfile, chat *Chat) CraftbotStatus {
+func CraftbotStatusOf(h *Host, prof *CraftbotProfile, chat *Chat) CraftbotStatus {
 	st := CraftbotStatus{Profile: plan.ProfileCraftbot, AutoConnect: prof.autoConnect.Load(), Servers: []CraftbotServerStatus{},
 		Actions: len(h.currentTable().list), EscapedProcesses: int(h.escapes.Load())}
 	for _, hs := range h.servers() {

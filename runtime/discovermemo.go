@@ -7,15 +7,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sessionlessVersion is the first MCP protocol version without sessions
+// SessionlessVersion is the first MCP protocol version without sessions
 // (server/discover instead of initialize, SEP-2575). The gateway is made of
 // sessions: a chat over HTTP comes to be with an initialize request.
-const sessionlessVersion = "2026-07-28"
+const SessionlessVersion = "2026-07-28"
 
-// sessionVersions are the go-sdk's MCP protocol versions up to the last
+// SessionVersions are the go-sdk's MCP protocol versions up to the last
 // one with sessions, newest first.
-func sessionVersions() []string {
-	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= sessionlessVersion })
+func SessionVersions() []string {
+	return slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= SessionlessVersion })
 }
 
 // Downstream, the go-sdk's client (v1.8) opens every connection with a
@@ -29,7 +29,7 @@ type discoverMemo struct{ legacy atomic.Bool }
 
 // lastSessionVersion is the newest protocol version with initialize: the
 // one the go-sdk's fallback asks for.
-var lastSessionVersion = sessionVersions()[0]
+var lastSessionVersion = SessionVersions()[0]
 
 // options returns the client session options for the next connection; m
 // may be nil (no memory).
@@ -47,7 +47,7 @@ func (m *discoverMemo) learn(cs *mcp.ClientSession) {
 	if m == nil || cs == nil {
 		return
 	}
-	if res := cs.InitializeResult(); res != nil && res.ProtocolVersion < sessionlessVersion {
+	if res := cs.InitializeResult(); res != nil && res.ProtocolVersion < SessionlessVersion {
 		m.legacy.Store(true)
 	}
 }

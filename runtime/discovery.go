@@ -333,7 +333,7 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, 
 		// The whole discovery is bounded: kill at once if the timeout
 		// passes while the server lists its tools.
 		stopKill := context.AfterFunc(sctx, p.sp.KillGroup)
-		r.tools, err = listTools(sctx, p.cs)
+		r.tools, err = ListServerTools(sctx, p.cs)
 		stopKill()
 	}
 	if err == nil {
@@ -347,8 +347,8 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, 
 	return r
 }
 
-// listTools follows tools/list pagination to the end.
-func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+// ListServerTools follows tools/list pagination to the end.
+func ListServerTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 	var tools []*mcp.Tool
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}

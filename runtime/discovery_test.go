@@ -21,7 +21,6 @@ import (
 var testBin string
 
 func TestMain(m *testing.M) {
-	runSelfServer() // when a test started this binary as a server
 	testservers.Main(m, func(bin string) { testBin = bin })
 }
 

@@ -7,9 +7,10 @@
 // naming), and keeps one [Chat] per conversation. A chat is an id
 // and a workspace; it gets its own process per server, started by its first
 // call to that server, in its workspace, with the environment of SPEC §2.4.
-// A [Gateway] serves a host's chats over MCP; it reaches a chat's client
-// side only through the chat's upstream (port.go). An [Engine] runs a plan
-// of either profile behind one API (`mcpc run`).
+// What serves a host's chats over MCP (package gateway) uses the host
+// through its port (port.go): a chat's tools and calls, and the [Upstream]
+// it gives a chat, through which the chat's processes and connections reach
+// its client.
 //
 // # Remote servers
 //
@@ -65,26 +66,6 @@
 //     resolutions, at least 4 characters, raw or JSON-escaped) become
 //     [REDACTED] in results, errors, stderr tails, status and log entries.
 //
-// # The gateway over HTTP
-//
-// A chat, its workspace and its remote connections are created only by an
-// initialize request the SDK accepts; any other request to an unknown chat
-// creates nothing. GatewayOptions cap the chats and the sessions (503 with
-// a JSON-RPC error naming the limit, logged once per reach), close chats
-// and sessions that had no request for a while (a chat's processes stop as
-// on a reset; its workspace stays), require an optional bearer token on
-// the MCP endpoints, and cut off request bodies that arrive too slowly.
-//
-// # Pass-through
-//
-// Besides tools, a gateway passes through progress, logging, sampling,
-// elicitation and roots (answered with the chat's workspace when the client
-// has none), the prompts, resources and templates of the servers that
-// declare them (listed from the chat's processes; prompt names follow the
-// tool-name rules, URIs stay the server's), completion, subscriptions and
-// list_changed; its initialize result's instructions carry what the host
-// puts into the agent's system prompt (passthrough.go, docs/decisions/0027-gateway-pass-through.md).
-//
 // # Time
 //
 // Every duration that is a rule above (discovery retry, idle stop, call
@@ -98,8 +79,8 @@
 //
 // # Craftbot plans
 //
-// A [Craftbot] runs a craftbot plan (SPEC §5) on a host of the craftbot
-// profile with one chat that every client shares: one process per stdio
+// A craftbot plan (SPEC §5) runs on a host of the craftbot profile
+// ([NewCraftbotHost]) with one chat that every client shares: one process per stdio
 // server, one connection per sse or websocket server (package transport),
 // each connect listing the server's tools, which are served as CraftBot's
 // actions (package actions). What the two profiles do differently is one
@@ -117,8 +98,5 @@
 //
 // Server processes are package supervisor's: it starts, watches, reaps and
 // kills each one's process group, and keeps its stderr tail and its call
-// ledger; the host decides when. The files that serve a host (the
-// gateway, its HTTP front and admin endpoints, the craftbot plan's
-// server, the engine) use the host core through its port (port.go), never
-// the other way.
+// ledger; the host decides when.
 package runtime

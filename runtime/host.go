@@ -142,7 +142,7 @@ type Host struct {
 
 	rebuildMu sync.Mutex // one rebuild at a time, so the last one sees every result
 	tableMu   sync.RWMutex
-	table     *toolTable
+	table     *ToolTable
 
 	// Remote servers (HostOptions.Remote).
 	remoteSecret  string          // opens sealed entries; "" if the host has none
@@ -207,7 +207,7 @@ func newHost(p *plan.Plan, opts HostOptions, prof hostProfile) (*Host, error) {
 	h.remoteSecrets = map[string]bool{}
 	h.remoteRed.Store(redact.New(nil))
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	h.table = &toolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
+	h.table = &ToolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
 	return h, nil
 }
 
@@ -423,9 +423,9 @@ type Tool struct {
 	srv *hostServer
 }
 
-// toolTable is the agent-visible tool list of the host at one moment. It
+// ToolTable is the agent-visible tool list of the host at one moment. It
 // is immutable once built; a new discovery result builds a new one.
-type toolTable struct {
+type ToolTable struct {
 	gen       uint64
 	list      []*Tool
 	byName    map[string]*Tool
@@ -433,7 +433,7 @@ type toolTable struct {
 }
 
 // currentTable returns the tool table now, without discovering.
-func (h *Host) currentTable() *toolTable {
+func (h *Host) currentTable() *ToolTable {
 	h.tableMu.RLock()
 	defer h.tableMu.RUnlock()
 	return h.table
@@ -444,11 +444,11 @@ func (h *Host) currentTable() *toolTable {
 // discoveries whose retry time has come are started again, in the
 // background: the chat carries on with the tools it has. It returns the
 // table then.
-func (h *Host) tools(ctx context.Context) (*toolTable, error) { return h.toolsFor(ctx, "") }
+func (h *Host) tools(ctx context.Context) (*ToolTable, error) { return h.toolsFor(ctx, "") }
 
 // toolsFor is tools for a call of the tool name: only the servers that
 // may serve it (hostProfile.mayServe) are discovered; "" for all.
-func (h *Host) toolsFor(ctx context.Context, name string) (*toolTable, error) {
+func (h *Host) toolsFor(ctx context.Context, name string) (*ToolTable, error) {
 	if h.isClosed() {
 		return nil, ErrHostClosed
 	}
@@ -484,7 +484,7 @@ func (h *Host) rebuildTable() {
 			enabled = append(enabled, s)
 		}
 	}
-	t := &toolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
+	t := &ToolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
 	for _, tool := range h.prof.assign(h, enabled) {
 		t.list = append(t.list, tool)
 		t.byName[tool.Name] = tool

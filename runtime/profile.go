@@ -127,12 +127,12 @@ func (volcanicProfile) assign(h *Host, servers []*hostServer) []*Tool {
 	return out
 }
 
-// craftbotProfile (SPEC §5): one chat shared by every client, tools named
+// CraftbotProfile (SPEC §5): one chat shared by every client, tools named
 // as CraftBot's actions (package actions), stdio entries launched with
 // the config file's values, which are the secrets and are learned at every
 // reload, sse and websocket entries connected; every connect lists the
 // server's tools.
-type craftbotProfile struct {
+type CraftbotProfile struct {
 	builtins []string
 	timeout  time.Duration // a call's; 0: DefaultCallTimeout
 	remote   transport.RemoteOptions
@@ -143,9 +143,9 @@ type craftbotProfile struct {
 	warned      map[string]bool
 }
 
-func (*craftbotProfile) name() string { return plan.ProfileCraftbot }
+func (*CraftbotProfile) name() string { return plan.ProfileCraftbot }
 
-func (c *craftbotProfile) lookup() ConfigLookup {
+func (c *CraftbotProfile) lookup() ConfigLookup {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.config == nil {
@@ -154,27 +154,27 @@ func (c *craftbotProfile) lookup() ConfigLookup {
 	return c.config
 }
 
-func (c *craftbotProfile) launch(h *Host, cfg *plan.Server, _ string) (LaunchSpec, error) {
+func (c *CraftbotProfile) launch(h *Host, cfg *plan.Server, _ string) (LaunchSpec, error) {
 	return CraftbotLaunch(cfg, h.env, c.lookup())
 }
 
-func (c *craftbotProfile) dial() transport.RemoteOptions { return c.remote }
+func (c *CraftbotProfile) dial() transport.RemoteOptions { return c.remote }
 
-func (*craftbotProfile) mayServe(server, name string) bool { return actionOf(server, name) }
-func (*craftbotProfile) listsOnConnect() bool              { return true }
-func (*craftbotProfile) clientVersion() string             { return "craftbot" }
+func (*CraftbotProfile) mayServe(server, name string) bool { return actionOf(server, name) }
+func (*CraftbotProfile) listsOnConnect() bool              { return true }
+func (*CraftbotProfile) clientVersion() string             { return "craftbot" }
 
-func (c *craftbotProfile) startsOnApply() (bool, bool) { return c.autoConnect.Load(), true }
+func (c *CraftbotProfile) startsOnApply() (bool, bool) { return c.autoConnect.Load(), true }
 
 // callTimeout: a craftbot plan has no callTimeoutSeconds (CraftBot sets
 // none per server).
-func (c *craftbotProfile) callTimeout(*plan.Server) (time.Duration, string) { return c.timeout, "" }
+func (c *CraftbotProfile) callTimeout(*plan.Server) (time.Duration, string) { return c.timeout, "" }
 
-func (*craftbotProfile) stderrLevel(*plan.Server) string { return "Information" }
+func (*CraftbotProfile) stderrLevel(*plan.Server) string { return "Information" }
 
 // setPlan makes config where p's values are read, and learns the values
 // its enabled servers launch with as secrets.
-func (c *craftbotProfile) setPlan(h *Host, p *plan.Plan, config ConfigLookup) {
+func (c *CraftbotProfile) setPlan(h *Host, p *plan.Plan, config ConfigLookup) {
 	var forms []string
 	for _, v := range configSecrets(p, config) {
 		forms = append(forms, secretForms(v)...)
@@ -189,7 +189,7 @@ func (c *craftbotProfile) setPlan(h *Host, p *plan.Plan, config ConfigLookup) {
 // reloading learns the new config values as secrets (CraftBot keeps its
 // secrets there, and every reload may bring new ones), and restarts the
 // enabled stdio servers whose environment a changed config value changes.
-func (c *craftbotProfile) reloading(h *Host, p *plan.Plan, config ConfigLookup) (map[string]bool, error) {
+func (c *CraftbotProfile) reloading(h *Host, p *plan.Plan, config ConfigLookup) (map[string]bool, error) {
 	old := c.lookup()
 	c.setPlan(h, p, config)
 	restart := map[string]bool{}
@@ -247,7 +247,7 @@ func actionOf(server, action string) bool {
 // built-in's is served once (the first server in plan order wins), a name
 // a function-calling API refuses is not served; each problem is logged
 // once.
-func (c *craftbotProfile) assign(h *Host, servers []*hostServer) []*Tool {
+func (c *CraftbotProfile) assign(h *Host, servers []*hostServer) []*Tool {
 	var lists []actions.ServerTools
 	var defs [][]*mcp.Tool
 	for _, s := range servers {
@@ -285,7 +285,7 @@ func (c *craftbotProfile) assign(h *Host, servers []*hostServer) []*Tool {
 	return out
 }
 
-func (c *craftbotProfile) warnOnce(h *Host, server, msg string) {
+func (c *CraftbotProfile) warnOnce(h *Host, server, msg string) {
 	c.mu.Lock()
 	seen := c.warned[msg]
 	if c.warned == nil {

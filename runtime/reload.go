@@ -283,7 +283,7 @@ func compactStrings(s []string) []string {
 }
 
 // retiredWhy is why a reload retired hs, next being the new servers.
-func retiredWhy(hs *hostServer, next *serverSet) stopReason {
+func retiredWhy(hs *hostServer, next *serverSet) StopReason {
 	switch n := next.byName[hs.cfg.Name]; {
 	case n == nil:
 		return stopRemoved

@@ -125,7 +125,7 @@ func (r *chatRemote) relist() {
 		return
 	}
 	if up := r.c.upstream(); up != nil {
-		up.toolsChanged(table)
+		up.ToolsChanged(table)
 	}
 }
 
@@ -181,7 +181,7 @@ func (r *chatRemote) find(name string) *Tool {
 // refresh lists the remote tools (see RemoteServers.List), naming them
 // against the built-ins and the stdio tools of table, and makes the result
 // the chat's remote tools.
-func (r *chatRemote) refresh(ctx context.Context, table *toolTable) error {
+func (r *chatRemote) refresh(ctx context.Context, table *ToolTable) error {
 	if r == nil || r.m == nil {
 		return nil
 	}

@@ -81,12 +81,12 @@ func (m *RemoteServers) server(name string) *remoteServer {
 // passThrough makes the chat's remote connections pass through its gateway.
 func (r *chatRemote) passThrough() {
 	c := r.c
-	r.m.clientFor = func(server string, link *procLink) *mcp.ClientOptions {
+	r.m.clientFor = func(server string, link *ProcLink) *mcp.ClientOptions {
 		return r.clientOptions(server, link)
 	}
 	r.m.onConnect = func(server string, conn *remote.Conn) {
 		if up := c.upstream(); up != nil {
-			up.remoteConnected(server, conn.Session())
+			up.RemoteConnected(server, conn.Session())
 		}
 	}
 }
@@ -94,9 +94,9 @@ func (r *chatRemote) passThrough() {
 // clientOptions are the options of the MCP client of a connection to the
 // remote server: handlers that pass what it sends on to the chat's
 // clients, once the chat is served.
-func (r *chatRemote) clientOptions(server string, link *procLink) *mcp.ClientOptions {
+func (r *chatRemote) clientOptions(server string, link *ProcLink) *mcp.ClientOptions {
 	c := r.c
-	key := remoteKey(server)
+	key := RemoteKey(server)
 	relistFeatures := func() {
 		up := c.upstream()
 		if up == nil {
@@ -105,23 +105,23 @@ func (r *chatRemote) clientOptions(server string, link *procLink) *mcp.ClientOpt
 		c.h.track(func() {
 			ctx, cancel := context.WithTimeout(c.h.ctx, DefaultCallTimeout)
 			defer cancel()
-			if err := up.listFeatures(ctx, key); err != nil {
+			if err := up.ListFeatures(ctx, key); err != nil {
 				c.h.log("Warning", c.id, server, "remote server %s: listing its prompts and resources again failed: %s", server, c.redact(err.Error()))
 			}
 		})
 	}
 	return &mcp.ClientOptions{
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			forwardProgress(ctx, c.redact, link, req.Params)
+			ForwardProgress(ctx, c.redact, link, req.Params)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if up := c.upstream(); up != nil {
-				up.forwardLog(ctx, server, link, req.Params)
+				up.ForwardLog(ctx, server, link, req.Params)
 			}
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if up := c.upstream(); up != nil {
-				up.resourceUpdated(ctx, req.Params)
+				up.ResourceUpdated(ctx, req.Params)
 			}
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -163,18 +163,18 @@ func (r *chatRemote) relistTools(server string) {
 		return
 	}
 	if up := c.upstream(); up != nil {
-		up.toolsChanged(table)
+		up.ToolsChanged(table)
 	}
 }
 
-// A remote server is keyed remoteKey(name) where a chat's user keeps it
+// A remote server is keyed RemoteKey(name) where a chat's user keeps it
 // apart from a plan server of the same name.
-const remoteKeyPrefix = "remote:"
+const RemoteKeyPrefix = "remote:"
 
-func remoteKey(name string) string { return remoteKeyPrefix + name }
+func RemoteKey(name string) string { return RemoteKeyPrefix + name }
 
-// displayName is the server name of a feature key.
-func displayName(key string) string { return strings.TrimPrefix(key, remoteKeyPrefix) }
+// ServerDisplayName is the server name of a feature key.
+func ServerDisplayName(key string) string { return strings.TrimPrefix(key, RemoteKeyPrefix) }
 
 // liveRemote is a remote server with a live connection.
 type liveRemote struct {

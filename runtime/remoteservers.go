@@ -96,7 +96,7 @@ type RemoteServers struct {
 	// clientFor and onConnect, if set, pass what a server offers besides
 	// tools through a chat's gateway (passthrough_remote.go): the options
 	// of a server's MCP client, and what follows each connect.
-	clientFor func(server string, link *procLink) *mcp.ClientOptions
+	clientFor func(server string, link *ProcLink) *mcp.ClientOptions
 	onConnect func(server string, conn *remote.Conn)
 
 	mu          sync.Mutex
@@ -142,7 +142,7 @@ type remoteServer struct {
 	retryDelay time.Duration
 	attempt    chan struct{} // closed when the running attempt ends
 	removed    bool
-	link       *procLink // routes what the server sends during calls (progress, log messages)
+	link       *ProcLink // routes what the server sends during calls (progress, log messages)
 }
 
 // NewRemoteServers returns the remote servers of the chat whose workspace
@@ -315,7 +315,7 @@ func (m *RemoteServers) open(e *remote.Entry, old []*remoteServer) (s *remoteSer
 			return s, ""
 		}
 	}
-	return &remoteServer{entry: e.Server, sealed: e.Sealed, headers: h, state: RemoteConnecting, link: &procLink{}}, ""
+	return &remoteServer{entry: e.Server, sealed: e.Sealed, headers: h, state: RemoteConnecting, link: &ProcLink{}}, ""
 }
 
 // startAttempt starts connecting in the background, unless an attempt is

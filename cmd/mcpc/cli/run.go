@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -28,10 +29,10 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/gateway"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/supervisor"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
-	"net"
 )
 
 // logLevels are the .NET log levels, lowest first; stderrLevel and
@@ -57,7 +58,7 @@ const (
 	defaultChatIdle       = 30 * time.Minute
 	defaultSessionIdle    = 30 * time.Minute
 	defaultShutdownGrace  = 5 * time.Second
-	defaultBodyTimeout    = runtime.DefaultBodyTimeout
+	defaultBodyTimeout    = gateway.DefaultBodyTimeout
 	httpReadHeaderTimeout = 10 * time.Second
 	httpIdleTimeout       = 2 * time.Minute
 	minTokenLength        = 16
@@ -281,21 +282,21 @@ type runProfile interface {
 	// the stdio chat run in.
 	prepare(c *ucli.Context, s runSettings, auth gatewayAuth, logw *lockedWriter) error
 	// engineOptions are the engine's options besides those of every profile.
-	engineOptions(c *ucli.Context, s runSettings, auth gatewayAuth, opts runtime.EngineOptions) runtime.EngineOptions
+	engineOptions(c *ucli.Context, s runSettings, auth gatewayAuth, opts gateway.EngineOptions) gateway.EngineOptions
 	// started logs what runs, once the engine is built.
 	started(logw *lockedWriter)
 	// serving logs where a stdio gateway serves, before its status socket.
-	servingStdio(eng *runtime.Engine, logw *lockedWriter)
+	servingStdio(eng *gateway.Engine, logw *lockedWriter)
 	// afterSocket logs what a stdio chat uses besides (its remote servers).
 	afterSocket(logw *lockedWriter)
 	// servingHTTP is the line of an HTTP gateway that listens on ln.
-	servingHTTP(eng *runtime.Engine, ln net.Listener) string
+	servingHTTP(eng *gateway.Engine, ln net.Listener) string
 	// mcpPath is the MCP endpoint the token file names.
 	mcpPath() string
 	// stdioChat is the workspace and session scope of the stdio chat.
 	stdioChat(c *ucli.Context) (workspace, scope string)
 	// source is what mcpc run --watch watches and compiles again.
-	source(c *ucli.Context, s runSettings, eng *runtime.Engine, logw *lockedWriter) planSource
+	source(c *ucli.Context, s runSettings, eng *gateway.Engine, logw *lockedWriter) planSource
 }
 
 // runPlan runs the plan's engine until a stop signal, or until the stdio
@@ -317,12 +318,12 @@ func runPlan(c *ucli.Context, s runSettings, prof runProfile, hostEnv runtime.Ho
 			guard.close()
 		}
 	}()
-	opts := runtime.EngineOptions{Env: hostEnv, Secrets: auth.secrets(), Version: Version, Log: runLog(s.minLevel, logw)}
+	opts := gateway.EngineOptions{Env: hostEnv, Secrets: auth.secrets(), Version: Version, Log: runLog(s.minLevel, logw)}
 	opts = prof.engineOptions(c, s, auth, opts)
 	if !s.stdio && prof.plan().Profile != plan.ProfileCraftbot {
 		defer procsPerChat(&opts.Gateway)()
 	}
-	eng, err := runtime.NewEngine(prof.plan(), opts)
+	eng, err := gateway.NewEngine(prof.plan(), opts)
 	if err != nil {
 		return &exitError{code: ExitProblems, msg: err.Error()}
 	}
@@ -399,7 +400,7 @@ func runLog(minLevel int, logw *lockedWriter) func(runtime.LogEntry) {
 }
 
 // volcanicRun is mcpc run for a volcanic plan: one chat per client, its
-// own server processes (runtime.Host and runtime.Gateway).
+// own server processes (runtime.Host and gateway.Gateway).
 type volcanicRun struct {
 	p         *plan.Plan
 	planFile  string
@@ -429,13 +430,13 @@ func (v *volcanicRun) prepare(c *ucli.Context, s runSettings, auth gatewayAuth, 
 	return nil
 }
 
-func (v *volcanicRun) engineOptions(c *ucli.Context, s runSettings, auth gatewayAuth, opts runtime.EngineOptions) runtime.EngineOptions {
+func (v *volcanicRun) engineOptions(c *ucli.Context, s runSettings, auth gatewayAuth, opts gateway.EngineOptions) gateway.EngineOptions {
 	l := s.limits
 	opts.Builtins, opts.MaxProcesses = builtinTools(c), l.maxProcesses
 	// Every chat's remote servers (servers.json of its workspace). The
 	// secret that opens them is the host environment's.
 	opts.Remote = &runtime.RemoteOptions{Dial: dialOptions()}
-	opts.Gateway = runtime.GatewayOptions{WorkspaceRoot: c.String("workspace-root"),
+	opts.Gateway = gateway.GatewayOptions{WorkspaceRoot: c.String("workspace-root"),
 		MaxChats: l.maxChats, MaxSessions: l.maxSessions, MaxSessionsPerChat: l.maxPerChat,
 		ChatIdleTimeout: l.chatIdle, SessionIdleTimeout: l.sessionIdle, BodyTimeout: l.bodyTimeout,
 		StartEarly: c.Bool("start-early")}
@@ -447,7 +448,7 @@ func (v *volcanicRun) started(*lockedWriter) {}
 
 func (v *volcanicRun) stdioChat(*ucli.Context) (string, string) { return v.ws, v.scope }
 
-func (v *volcanicRun) servingStdio(eng *runtime.Engine, logw *lockedWriter) {
+func (v *volcanicRun) servingStdio(eng *gateway.Engine, logw *lockedWriter) {
 	logw.printf("mcpc: serving %s over stdio in %s\n", plural(len(eng.Host().ServerNames()), "server"), v.ws)
 }
 
@@ -462,7 +463,7 @@ func (v *volcanicRun) afterSocket(logw *lockedWriter) {
 	}
 }
 
-func (v *volcanicRun) servingHTTP(eng *runtime.Engine, ln net.Listener) string {
+func (v *volcanicRun) servingHTTP(eng *gateway.Engine, ln net.Listener) string {
 	where, status := servingWhere(ln, "/chats/{id}/mcp")
 	return fmt.Sprintf("mcpc: serving %s %s (status: %s)\n", plural(len(eng.Host().ServerNames()), "server"), where, status)
 }
@@ -654,7 +655,7 @@ func builtinTools(c *ucli.Context) []string {
 // serveStdio serves one client on the command's standard input and output
 // until it closes stdin or a signal arrives; the admin endpoints answer on
 // the owner-only status socket of the workspace.
-func serveStdio(ctx context.Context, c *ucli.Context, prof runProfile, eng *runtime.Engine, logw *lockedWriter) error {
+func serveStdio(ctx context.Context, c *ucli.Context, prof runProfile, eng *gateway.Engine, logw *lockedWriter) error {
 	ws, scope := prof.stdioChat(c)
 	prof.servingStdio(eng, logw)
 	if sock, closeSock, err := listenStatusSocket(eng.StatusHandler(), ws); err != nil {
@@ -690,7 +691,7 @@ func serveStdio(ctx context.Context, c *ucli.Context, prof runProfile, eng *runt
 }
 
 // serveHTTP serves the gateway's endpoints until a signal arrives.
-func serveHTTP(ctx context.Context, addr string, auth gatewayAuth, prof runProfile, eng *runtime.Engine, logw *lockedWriter, sd *shutdown) error {
+func serveHTTP(ctx context.Context, addr string, auth gatewayAuth, prof runProfile, eng *gateway.Engine, logw *lockedWriter, sd *shutdown) error {
 	ln, err := listenGateway(addr)
 	if err != nil {
 		return err
@@ -737,7 +738,7 @@ var adaptProcs = true
 // servers (docs/performance.md). The stdio gateway, one client, runs on
 // one processor for the same reason. It returns the
 // function that restores the processors mcpc started with.
-func procsPerChat(opts *runtime.GatewayOptions) (restore func()) {
+func procsPerChat(opts *gateway.GatewayOptions) (restore func()) {
 	if !adaptProcs || os.Getenv("GOMAXPROCS") != "" {
 		return func() {}
 	}

@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
+	"github.com/mcpc-dev/mcpc/runtime/gateway"
 )
 
 // Run called in-process cannot start the process guard: the test binary is
@@ -502,7 +503,7 @@ func TestProcsPerChat(t *testing.T) {
 	most := goruntime.GOMAXPROCS(0)
 	adaptProcs = true
 	defer func() { adaptProcs = false }()
-	var opts runtime.GatewayOptions
+	var opts gateway.GatewayOptions
 	restore := procsPerChat(&opts)
 	steps := []struct{ chats, want int }{{-1, 1}, {1, 1}, {2, min(2, most)}, {most + 5, most}, {0, 1}}
 	for _, s := range steps {
@@ -523,7 +524,7 @@ func TestProcsPerChat(t *testing.T) {
 	}
 
 	t.Setenv("GOMAXPROCS", strconv.Itoa(most))
-	var theirs runtime.GatewayOptions
+	var theirs gateway.GatewayOptions
 	procsPerChat(&theirs)()
 	if theirs.ChatsChanged != nil {
 		t.Error("with GOMAXPROCS set, procsPerChat took over")

@@ -21,12 +21,13 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/internal/watch"
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/gateway"
 )
 
 // mcpc run --watch: the gateway takes the --plan file again whenever it
 // changes (`mcpc plan -o` writes it atomically, an editor by rename; the
 // watcher sees both), and applies the difference to the running engine
-// (runtime.Engine.Apply). A plan that is not valid, or that the engine
+// (gateway.Engine.Apply). A plan that is not valid, or that the engine
 // cannot take, is logged with its diagnostics and the running plan stays.
 // What is watched besides, and compiled again, is the profile's
 // (planSource): a volcanic plan's sources, a craftbot plan's config file.
@@ -87,7 +88,7 @@ type planSource interface {
 // keptPlan ends the error of a reload that applied nothing.
 const keptPlan = "the running plan stays"
 
-// planApplier is what a reload applies a plan to (runtime.Engine).
+// planApplier is what a reload applies a plan to (gateway.Engine).
 type planApplier interface {
 	Apply(ctx context.Context, p *plan.Plan, config runtime.ConfigLookup) (bool, error)
 	Redact(string) string
@@ -196,7 +197,7 @@ type volcanicSource struct {
 	fromPlanFile bool
 }
 
-func (v *volcanicRun) source(c *ucli.Context, s runSettings, eng *runtime.Engine, logw *lockedWriter) planSource {
+func (v *volcanicRun) source(c *ucli.Context, s runSettings, eng *gateway.Engine, logw *lockedWriter) planSource {
 	out := diagFlags(c)
 	out.color = nil // log lines: never colored
 	r := &volcanicSource{planFile: v.planFile, out: out, redact: eng.Redact, logw: logw,
@@ -312,7 +313,7 @@ func (r *volcanicSource) reproduces(p *plan.Plan) string {
 // FILE` would (the runtime never compiles: layers_test.go), with the host
 // environment and deny-list of this mcpc run and this machine's OS; the
 // entries CraftBot would skip are skipped (their warnings logged), the rest
-// applied with the file's new env values (runtime.Craftbot.Apply restarts a
+// applied with the file's new env values (gateway.Craftbot.Apply restarts a
 // server whose value changed). A change of the plan file alone is applied as
 // it is written. When both changed in one burst (`mcpc plan -o` after an
 // edit), the config file wins: the plan is compiled from it.
@@ -341,7 +342,7 @@ type craftbotSource struct {
 	planSum, configSum [sha256.Size]byte
 }
 
-func (r *craftbotRun) source(c *ucli.Context, s runSettings, eng *runtime.Engine, logw *lockedWriter) planSource {
+func (r *craftbotRun) source(c *ucli.Context, s runSettings, eng *gateway.Engine, logw *lockedWriter) planSource {
 	files := r.files
 	out := diagFlags(c)
 	out.color = nil // log lines: never colored

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,8 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/gateway"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
-	"net"
 )
 
 // volcanicRunFlags are the flags of mcpc run that only a volcanic plan
@@ -27,7 +28,7 @@ var volcanicRunFlags = []string{"scope", "builtin-tools", "max-chats", "max-proc
 
 // craftbotRun is mcpc run for a craftbot plan: its actions served as MCP
 // tools (mcp_<server>_<tool>) over stdio or HTTP, one process or
-// connection per server for every client (runtime.Craftbot).
+// connection per server for every client (gateway.Craftbot).
 type craftbotRun struct {
 	p     *plan.Plan
 	files craftbotSources
@@ -78,10 +79,10 @@ func (r *craftbotRun) prepare(c *ucli.Context, s runSettings, auth gatewayAuth, 
 	return nil
 }
 
-func (r *craftbotRun) engineOptions(_ *ucli.Context, s runSettings, auth gatewayAuth, opts runtime.EngineOptions) runtime.EngineOptions {
+func (r *craftbotRun) engineOptions(_ *ucli.Context, s runSettings, auth gatewayAuth, opts gateway.EngineOptions) gateway.EngineOptions {
 	opts.Config, opts.Workspace = r.cfg.EnvValue, r.ws
 	opts.Dial = transport.RemoteOptions{Transport: dialOptions().Transport}
-	opts.HTTP = runtime.CraftbotHTTPOptions{AdminToken: auth.admin, MCPToken: auth.mcp,
+	opts.HTTP = gateway.CraftbotHTTPOptions{AdminToken: auth.admin, MCPToken: auth.mcp,
 		MaxSessions: s.limits.maxSessions, MaxSessionsPerChat: s.limits.maxPerChat, SessionIdleTimeout: s.limits.sessionIdle, BodyTimeout: s.limits.bodyTimeout}
 	return opts
 }
@@ -92,10 +93,10 @@ func (r *craftbotRun) started(logw *lockedWriter) {
 }
 
 func (r *craftbotRun) stdioChat(*ucli.Context) (string, string)    { return r.ws, "" }
-func (r *craftbotRun) servingStdio(*runtime.Engine, *lockedWriter) {}
+func (r *craftbotRun) servingStdio(*gateway.Engine, *lockedWriter) {}
 func (r *craftbotRun) afterSocket(*lockedWriter)                   {}
 
-func (r *craftbotRun) servingHTTP(_ *runtime.Engine, ln net.Listener) string {
+func (r *craftbotRun) servingHTTP(_ *gateway.Engine, ln net.Listener) string {
 	where, status := servingWhere(ln, "/mcp", "/chats/{id}/mcp")
 	return fmt.Sprintf("mcpc: serving the craftbot plan %s, the same servers (status: %s)\n", where, status)
 }

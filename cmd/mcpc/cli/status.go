@@ -23,6 +23,7 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/gateway"
 )
 
 // mcpc status reads a running gateway (SPEC §4, the seed's /mcp and
@@ -84,7 +85,7 @@ func statusAction(c *ucli.Context) error {
 		return err
 	}
 	chat := c.String("chat")
-	if chat != "" && !runtime.ChatIDPattern.MatchString(chat) {
+	if chat != "" && !gateway.ChatIDPattern.MatchString(chat) {
 		return usageError("--chat %q: a chat id has 1 to 64 characters of A-Z a-z 0-9 _ -", chat)
 	}
 	raw, err := gw.get("/status")
@@ -115,7 +116,7 @@ func statusAction(c *ucli.Context) error {
 		}
 		chat = st.Chats[0].ID
 	}
-	raw, err = gw.get(runtime.ServerPath(chat, name))
+	raw, err = gw.get(gateway.ServerPath(chat, name))
 	if err != nil {
 		return err
 	}
@@ -132,7 +133,7 @@ func statusAction(c *ucli.Context) error {
 
 // statusClient reads one gateway's admin endpoints (runtime's client).
 type statusClient struct {
-	*runtime.AdminClient
+	*gateway.AdminClient
 	where string // for messages: the URL or the socket
 }
 
@@ -191,7 +192,7 @@ func httpStatusClient(c *ucli.Context, flag, raw string) (*statusClient, error) 
 		return nil, usageError("%s %q: give the gateway's address, such as http://127.0.0.1:8080", flag, raw)
 	}
 	base := u.Scheme + "://" + u.Host
-	sc := &statusClient{AdminClient: &runtime.AdminClient{Where: base, Base: base, Client: &http.Client{Timeout: statusTimeout}}, where: base}
+	sc := &statusClient{AdminClient: &gateway.AdminClient{Where: base, Base: base, Client: &http.Client{Timeout: statusTimeout}}, where: base}
 	keys, local := urlTokenKeys(u)
 	tok, err := adminToken(c, keys, local)
 	if err != nil {
@@ -214,7 +215,7 @@ func socketStatusClient(c *ucli.Context, sock string) (*statusClient, error) {
 		return nil, err
 	}
 	where := "the socket " + sock
-	return &statusClient{AdminClient: &runtime.AdminClient{Where: where, Base: "http://localhost", Token: tok, Client: &http.Client{Transport: tr, Timeout: statusTimeout}}, where: where}, nil
+	return &statusClient{AdminClient: &gateway.AdminClient{Where: where, Base: "http://localhost", Token: tok, Client: &http.Client{Transport: tr, Timeout: statusTimeout}}, where: where}, nil
 }
 
 // adminToken is the admin token to send: from the variable
@@ -249,8 +250,8 @@ func adminToken(c *ucli.Context, keys []string, local bool) (string, error) {
 // the gateway's message.
 func (sc *statusClient) get(path string) ([]byte, error) {
 	body, err := sc.Get(context.Background(), path)
-	var ae *runtime.AdminError
-	var ue *runtime.UnreachableError
+	var ae *gateway.AdminError
+	var ue *gateway.UnreachableError
 	switch {
 	case errors.As(err, &ae):
 		code := ExitUsage

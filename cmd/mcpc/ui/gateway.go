@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/gateway"
 )
 
 // gatewayBody is the gateway page: what GET /status and GET
@@ -70,7 +71,7 @@ func (s *Server) gateway(ctx context.Context) (*gatewayBody, error) {
 // gateway's admin endpoints (with the admin token, which stays here).
 func (s *Server) gatewayAction(w http.ResponseWriter, r *http.Request, sess, action string) {
 	chat, name := r.PostForm.Get("chat"), r.PostForm.Get("name")
-	if !runtime.ChatIDPattern.MatchString(chat) {
+	if !gateway.ChatIDPattern.MatchString(chat) {
 		s.fail(w, r, http.StatusBadRequest, "the form names no chat")
 		return
 	}

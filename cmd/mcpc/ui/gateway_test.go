@@ -16,6 +16,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/gateway"
 )
 
 // The secrets of the gateway tests: the admin token, and a host secret a
@@ -47,7 +48,7 @@ func startGateway(t *testing.T) *testGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := runtime.NewGateway(h, runtime.GatewayOptions{Version: "test", WorkspaceRoot: t.TempDir(), AdminToken: adminToken})
+	gw := gateway.NewGateway(h, gateway.GatewayOptions{Version: "test", WorkspaceRoot: t.TempDir(), AdminToken: adminToken})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -84,8 +85,8 @@ func (g *testGateway) call(t *testing.T, chat string) {
 }
 
 // admin is the client mcpc ui uses, with the admin token.
-func (g *testGateway) admin() *runtime.AdminClient {
-	return &runtime.AdminClient{Where: g.base, Base: g.base, Token: adminToken, Client: g.client}
+func (g *testGateway) admin() *gateway.AdminClient {
+	return &gateway.AdminClient{Where: g.base, Base: g.base, Token: adminToken, Client: g.client}
 }
 
 // stderrSeen waits until the gateway's server detail shows the server's

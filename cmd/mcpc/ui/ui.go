@@ -30,7 +30,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
-	"github.com/mcpc-dev/mcpc/runtime"
+	"github.com/mcpc-dev/mcpc/runtime/gateway"
 )
 
 // Options are what one mcpc ui shows and may do.
@@ -44,7 +44,7 @@ type Options struct {
 	Craftbot craftbot.Options
 	// Gateway reads and drives a running gateway; nil shows no gateway
 	// page. Its token stays on the server: no page holds it.
-	Gateway *runtime.AdminClient
+	Gateway *gateway.AdminClient
 	// Token is the access token: a browser presents it once (?token=…)
 	// and gets a session cookie; a request without a valid session is
 	// refused (401). New requires one unless NoToken.

@@ -1,0 +1,11 @@
+// Package hooks holds the points where a test of the runtime's packages
+// runs its own code inside the host core: each is nil but in a test.
+package hooks
+
+// AfterStartRead runs in a chat's process start between the client's
+// settings given to a new process and the process counting as running:
+// where a logging/setLevel used to be lost.
+var AfterStartRead func()
+
+// ForwardProgress runs first in runtime.ForwardProgress.
+var ForwardProgress func()
