@@ -69,7 +69,10 @@ var mayImport = map[string][]string{
 	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
 	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
 	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/term"},
-	"runtime":           {"internal/clock", "compile/craftbot/actions", "compile/plan", "compile/plandiff", "compile/naming", "policies/rules", "internal/redact", "runtime/remote", "compile/plan/denylist", "runtime/transport", "runtime/supervisor", "runtime/internal/hooks"},
+	// A chat's set of remote server connections: it reports to its owner
+	// through hooks it declares, never by importing the runtime.
+	"runtime/remoteset": {"compile/naming", "internal/clock", "internal/redact", "policies/rules", "runtime/remote"},
+	"runtime":           {"internal/clock", "compile/craftbot/actions", "compile/plan", "compile/plandiff", "compile/naming", "policies/rules", "internal/redact", "runtime/remote", "runtime/remoteset", "compile/plan/denylist", "runtime/transport", "runtime/supervisor", "runtime/internal/hooks"},
 	// Test hooks of the host core: a leaf.
 	"runtime/internal/hooks": {},
 	// The gateway: the MCP server side of a host, built on the host core's
@@ -78,7 +81,7 @@ var mayImport = map[string][]string{
 	"runtime/gateway":  {"compile/naming", "compile/plan", "internal/loopback", "internal/private", "internal/redact", "runtime", "runtime/transport"},
 	"compile/importer": {"internal/diag", "internal/node", "compile/plan/denylist", "internal/redact", "policies/rules"},
 
-	"runtime/toolreport": {"compile/craftbot/actions", "internal/diag", "runtime/transport", "compile/naming", "compile/plan", "internal/redact", "runtime/remote", "policies/rules", "runtime", "policies/toollock"},
+	"runtime/toolreport": {"compile/craftbot/actions", "internal/diag", "runtime/transport", "compile/naming", "compile/plan", "internal/redact", "runtime/remote", "runtime/remoteset", "policies/rules", "runtime", "policies/toollock"},
 
 	// mcpc ui: the servers page (both profiles, craftbot edits) and a gateway's.
 	"cmd/mcpc/ui": {"compile", "compile/craftbot", "internal/diag", "internal/inputfile", "internal/loopback", "internal/private", "compile/plan", "runtime", "runtime/gateway"},
@@ -89,7 +92,7 @@ var mayImport = map[string][]string{
 	"internal/watch": {"internal/clock"},
 
 	"cmd/mcpc/cli": {"compile", "compile/profiles", "compile/volcanic", "compile/craftbot", "compile/craftbot/actions", "internal/diag", "compile/importer", "internal/atomicfile", "internal/inputfile", "internal/loopback", "internal/private", "internal/term", "runtime/transport", "internal/watch", "policies/lint", "compile/naming", "internal/node", "compile/plan", "runtime/supervisor",
-		"compile/plandiff", "policies", "compile/plan/denylist", "internal/redact", "runtime/remote", "internal/report", "policies/rules", "runtime", "runtime/gateway", "schema", "policies/toollock", "runtime/toolreport", "cmd/mcpc/ui"},
+		"compile/plandiff", "policies", "compile/plan/denylist", "internal/redact", "runtime/remote", "runtime/remoteset", "internal/report", "policies/rules", "runtime", "runtime/gateway", "schema", "policies/toollock", "runtime/toolreport", "cmd/mcpc/ui"},
 	"cmd/mcpc": {"cmd/mcpc/cli"},
 
 	// Test support: imported by tests only.

@@ -29,11 +29,10 @@
 // known secrets of that chat: its results, errors and status redact them,
 // stdio tools included, and so does every log line of the host. Reset keeps
 // the remote connections; Chat.Close and Host.Close end them. The
-// connections are a [RemoteServers] set per chat (package remote reads
-// servers.json and dials one server); `mcpc remote list` and `mcpc tools`
-// use a set of their own (NewRemoteServers). Every goroutine of a chat's
-// set runs under the host's tracking: Host.Close returns once its connects,
-// pings and closes have ended.
+// connections are a remoteset.Set per chat, which reports to the chat
+// through its hooks; `mcpc remote list` and `mcpc tools` use a set of their
+// own. Every goroutine of a chat's set runs under the host's tracking:
+// Host.Close returns once its connects, pings and closes have ended.
 //
 // # Rules the host enforces
 //

@@ -456,7 +456,7 @@ func (c *Chat) RemoteSessions() []RemoteSession {
 	}
 	out := make([]RemoteSession, len(live))
 	for i, l := range live {
-		out[i] = RemoteSession{Name: l.name, Session: l.cs}
+		out[i] = RemoteSession{Name: l.Name, Session: l.Session}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -15,10 +16,11 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remoteset"
 )
 
 // Remote servers of a chat (SPEC §3 and the remote part of §4): each chat
-// with a session scope owns a RemoteServers set over the servers.json of
+// with a session scope owns a remoteset.Set over the servers.json of
 // its workspace, on the host's clock and under its goroutine tracking. It starts connecting when the chat is created; the chat's
 // listings (Chat.Tools, tools/list through a Gateway) wait for the first
 // connects, retry unreachable servers that are due, and re-read
@@ -26,26 +28,9 @@ import (
 // a restart. Remote tools come after the stdio tools; a stdio tool (or a
 // built-in) wins a name both want.
 
-// RemoteOptions enable the chats' remote servers (HostOptions.Remote), or
-// configure a set of remote servers of its own (NewRemoteServers). The
-// zero value uses SPEC's timeouts and, in a host, the host environment's
-// secret.
-type RemoteOptions struct {
-	// Secret opens the sealed entries; in a host, "" means the host
-	// environment's MCP_ENCRYPTION_SECRET, else TELEGRAM_BOT_TOKEN. Without
-	// a secret every entry is skipped, with that reason.
-	Secret string
-	// Dial tunes the connections (handshake and list timeouts, client
-	// version, HTTP transport). A nil Dial.Transport means one transport for
-	// the whole host, whose idle connections Host.Close closes.
-	Dial remote.DialOptions
-	// CallTimeout bounds one remote call; 0 means remote.CallTimeout (120 s).
-	CallTimeout time.Duration
-	// RetryBase and RetryMax override the retry schedule of an unreachable
-	// server (0: DefaultRemoteRetryBase and DefaultRemoteRetryMax). In a
-	// host, the schedule runs on HostOptions.Clock.
-	RetryBase, RetryMax time.Duration
-}
+// RemoteOptions enable the chats' remote servers (HostOptions.Remote). The
+// zero value uses SPEC's timeouts and the host environment's secret.
+type RemoteOptions = remoteset.Options
 
 // noScopeReason is why a chat without a session scope has no remote
 // servers.
@@ -55,7 +40,7 @@ const noScopeReason = "the chat has no session scope, which sealed entries are b
 type chatRemote struct {
 	c        *Chat
 	scope    string
-	m        *RemoteServers // nil: disabled
+	m        *remoteset.Set // nil: disabled
 	disabled string
 
 	mu       sync.Mutex
@@ -88,21 +73,25 @@ func newChatRemote(c *Chat, scope string) *chatRemote {
 		r.disabled = noScopeReason
 		return r
 	}
-	ro := h.opts.Remote
-	dial := ro.Dial
-	if dial.Transport == nil {
-		dial.Transport = h.remoteHTTP
+	ro := *h.opts.Remote
+	if ro.Dial.Transport == nil {
+		ro.Dial.Transport = h.remoteHTTP
 	}
-	ro.Dial = dial
-	m, err := newRemoteServers(c.workspace, scope, h.remoteSecret, *ro, h.clock, h)
+	ro.Secret = h.remoteSecret
+	m, err := remoteset.New(c.workspace, scope, ro, remoteset.Hooks{
+		Clock:     h.clock,
+		Context:   h.ctx,
+		Track:     h.track,
+		Log:       func(server, msg string) { h.log("Warning", c.id, server, "%s", msg) },
+		Changed:   r.relist,
+		Route:     r.route,
+		Connected: r.connected,
+	})
 	if err != nil {
 		r.disabled = h.Redact(err.Error())
 		return r
 	}
-	m.log = func(server, msg string) { h.log("Warning", c.id, server, "%s", msg) }
-	m.onChange = func() { m.background(r.relist) }
 	r.m = m
-	r.passThrough()
 	return r
 }
 
@@ -118,10 +107,10 @@ func (r *chatRemote) start() {
 // relist lists the remote tools again after a call found servers.json
 // changed, and brings the chat's gateway up to date: its clients hear of
 // it (notifications/tools/list_changed) without listing first.
-func (r *chatRemote) relist() {
+func (r *chatRemote) relist(ctx context.Context) {
 	h := r.c.h
 	table := h.currentTable()
-	if r.refresh(r.m.ctx, table) != nil {
+	if r.refresh(ctx, table) != nil {
 		return
 	}
 	if up := r.c.upstream(); up != nil {
@@ -178,7 +167,7 @@ func (r *chatRemote) find(name string) *Tool {
 	return r.byName[name]
 }
 
-// refresh lists the remote tools (see RemoteServers.List), naming them
+// refresh lists the remote tools (see remoteset.Set.List), naming them
 // against the built-ins and the stdio tools of table, and makes the result
 // the chat's remote tools.
 func (r *chatRemote) refresh(ctx context.Context, table *ToolTable) error {
@@ -210,10 +199,10 @@ func (r *chatRemote) refresh(ctx context.Context, table *ToolTable) error {
 }
 
 // apply makes the tools of the listing the chat's remote tools, unless a
-// later listing (RemoteListing.Seq) was applied already, as Call does. A tool whose definition did not change
+// later listing (remoteset.Listing.Seq) was applied already, as Call does. A tool whose definition did not change
 // keeps its *Tool, so that a gateway does not register it again (which
 // would notify the clients).
-func (r *chatRemote) apply(l *RemoteListing) {
+func (r *chatRemote) apply(l *remoteset.Listing) {
 	c := r.c
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -274,7 +263,7 @@ func sameTool(a, b *Tool) bool {
 // logListing logs what changed since the last listing: servers that
 // connected or became unavailable, skipped entries, a file that cannot be
 // used, naming warnings.
-func (r *chatRemote) logListing(l *RemoteListing) {
+func (r *chatRemote) logListing(l *remoteset.Listing) {
 	c := r.c
 	h := c.h
 	type entry struct{ level, server, msg string }
@@ -289,13 +278,13 @@ func (r *chatRemote) logListing(l *RemoteListing) {
 	}
 	for _, s := range l.Servers {
 		switch s.Phase {
-		case RemoteConnected:
+		case remoteset.Connected:
 			note("server:"+s.Name, s.State, entry{"Information", s.Name,
 				fmt.Sprintf("remote server %s (%s) %s over %s", s.Name, s.URL, s.State, transportName(s.Connected))})
-		case RemoteUnavailable:
+		case remoteset.Unavailable:
 			retry := ""
 			if !s.RetryAt.IsZero() {
-				retry = fmt.Sprintf("; the first listing after %s tries it again", formatSeconds(s.retryDelay.Round(time.Second)))
+				retry = fmt.Sprintf("; the first listing after %s tries it again", formatSeconds(s.RetryDelay().Round(time.Second)))
 			}
 			// Keyed by the retry time too: every failed retry is logged,
 			// with its own, longer, delay.
@@ -338,8 +327,9 @@ func transportName(t string) string {
 	return t
 }
 
-// call calls a remote tool of the chat (see RemoteServers.Call; the
-// errors are *CallError), and redacts the result with the chat's secrets.
+// call calls a remote tool of the chat (see remoteset.Set.Call; the
+// errors are *CallError, Remote set), and redacts the result with the
+// chat's secrets.
 func (r *chatRemote) call(ctx context.Context, tool *Tool, args any) (*mcp.CallToolResult, error) {
 	res, err := r.m.Call(ctx, tool.Name, args)
 	if err == nil {
@@ -347,6 +337,10 @@ func (r *chatRemote) call(ctx context.Context, tool *Tool, args any) (*mcp.CallT
 	}
 	if r.c.h.isClosed() {
 		return nil, ErrHostClosed
+	}
+	var ce *remoteset.CallError
+	if errors.As(err, &ce) {
+		return nil, &CallError{Kind: CallErrorKind(ce.Kind), Server: ce.Server, Tool: ce.Tool, Code: ce.Code, Message: ce.Message, Remote: true}
 	}
 	return nil, err
 }

@@ -2,13 +2,13 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remoteset"
 )
 
 // The remote connections' side of the port (port.go): what a chat's remote
@@ -20,33 +20,15 @@ func (r *chatRemote) names() []string {
 	if r == nil || r.m == nil {
 		return nil
 	}
-	r.m.mu.Lock()
-	defer r.m.mu.Unlock()
-	out := make([]string, 0, len(r.m.servers))
-	for _, s := range r.m.servers {
-		out = append(out, s.entry.Name)
-	}
-	return out
+	return r.m.Names()
 }
 
 // live are the chat's remote servers connected now, in servers.json order.
-func (r *chatRemote) live() []liveRemote {
+func (r *chatRemote) live() []remoteset.Live {
 	if r == nil || r.m == nil {
 		return nil
 	}
-	r.m.mu.Lock()
-	servers := append([]*remoteServer(nil), r.m.servers...)
-	r.m.mu.Unlock()
-	var out []liveRemote
-	for _, s := range servers {
-		s.mu.Lock()
-		c := s.conn
-		s.mu.Unlock()
-		if c != nil && c.Alive() {
-			out = append(out, liveRemote{name: s.entry.Name, cs: c.Session()})
-		}
-	}
-	return out
+	return r.m.Live()
 }
 
 // session is the session of the remote server name, reconnecting as a
@@ -55,39 +37,27 @@ func (r *chatRemote) session(ctx context.Context, name string) (*mcp.ClientSessi
 	if r == nil || r.m == nil {
 		return nil, fmt.Errorf("no remote server %s", name)
 	}
-	s := r.m.server(name)
-	if s == nil {
-		return nil, fmt.Errorf("remote server %s is no longer in servers.json", name)
-	}
-	conn, msg := s.connForCall(ctx)
-	if conn == nil {
-		return nil, errors.New(msg)
-	}
-	return conn.Session(), nil
+	return r.m.Session(ctx, name)
 }
 
-// server is the server of that name, nil if none.
-func (m *RemoteServers) server(name string) *remoteServer {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, s := range m.servers {
-		if s.entry.Name == name {
-			return s
-		}
+// route makes the chat's remote connections pass through its gateway: a
+// server's MCP client hands what it sends to the chat's clients, and its
+// calls carry their origin (one ProcLink per opened server).
+func (r *chatRemote) route(server string) remoteset.Route {
+	link := &ProcLink{}
+	return remoteset.Route{
+		Client: func() *mcp.ClientOptions { return r.clientOptions(server, link) },
+		Params: func(ctx context.Context, tool string, args any) (*mcp.CallToolParams, func()) {
+			return callParams(ctx, link, tool, args)
+		},
 	}
-	return nil
 }
 
-// passThrough makes the chat's remote connections pass through its gateway.
-func (r *chatRemote) passThrough() {
-	c := r.c
-	r.m.clientFor = func(server string, link *ProcLink) *mcp.ClientOptions {
-		return r.clientOptions(server, link)
-	}
-	r.m.onConnect = func(server string, conn *remote.Conn) {
-		if up := c.upstream(); up != nil {
-			up.RemoteConnected(server, conn.Session())
-		}
+// connected tells the chat's upstream of a new connection to a remote
+// server.
+func (r *chatRemote) connected(server string, conn *remote.Conn) {
+	if up := r.c.upstream(); up != nil {
+		up.RemoteConnected(server, conn.Session())
 	}
 }
 
@@ -136,28 +106,16 @@ func (r *chatRemote) clientOptions(server string, link *ProcLink) *mcp.ClientOpt
 // changed, and gives the chat's clients the new list.
 func (r *chatRemote) relistTools(server string) {
 	c := r.c
-	s := r.m.server(server)
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	conn := s.conn
-	s.mu.Unlock()
-	if conn == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(c.h.ctx, DefaultCallTimeout)
 	defer cancel()
-	tools, err := conn.ListTools(ctx)
+	listed, err := r.m.RelistTools(ctx, server)
 	if err != nil {
-		c.h.log("Warning", c.id, server, "remote server %s: listing its tools again failed: %s", server, c.redact(reasonOf(err)))
+		c.h.log("Warning", c.id, server, "remote server %s: listing its tools again failed: %s", server, c.redact(remoteset.Reason(err)))
 		return
 	}
-	s.mu.Lock()
-	if s.conn == conn {
-		s.offered, s.listed = tools, true
+	if !listed {
+		return
 	}
-	s.mu.Unlock()
 	table := c.h.currentTable()
 	if err := r.refresh(ctx, table); err != nil {
 		return
@@ -175,9 +133,3 @@ func RemoteKey(name string) string { return RemoteKeyPrefix + name }
 
 // ServerDisplayName is the server name of a feature key.
 func ServerDisplayName(key string) string { return strings.TrimPrefix(key, RemoteKeyPrefix) }
-
-// liveRemote is a remote server with a live connection.
-type liveRemote struct {
-	name string
-	cs   *mcp.ClientSession
-}

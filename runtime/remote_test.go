@@ -125,28 +125,3 @@ func heldRemoteHostWith(t *testing.T, marker string, held *heldRequests, callTim
 		Remote: &RemoteOptions{Dial: dial, CallTimeout: callTimeout},
 	})
 }
-
-// BenchmarkRemoteCallRereadsServersJSON measures what a remote call now
-// pays first: reading an unchanged servers.json of 10 entries and
-// comparing it with the one applied.
-func BenchmarkRemoteCallRereadsServersJSON(b *testing.B) {
-	ws := b.TempDir()
-	a := remotetest.Start(b, remotetest.Options{Transport: "http"})
-	for i := range 10 {
-		addRemote(b, ws, "c", remote.Server{Name: "s" + string(rune('a'+i)), URL: a.URL, Tools: []string{"echo"}}, remote.Headers{})
-	}
-	m, err := NewRemoteServers(ws, "c", RemoteOptions{Secret: remoteSecret, Dial: patientDial})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	if _, err := m.List(context.Background(), nil); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		if m.reload() {
-			b.Fatal("servers.json did not change")
-		}
-	}
-}

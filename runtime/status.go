@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/mcpc-dev/mcpc/runtime/remoteset"
+)
 
 // Status types: what /mcp, /mcp <server> and GET /status show (SPEC §4).
 // Every text in them is redacted; none holds an environment value.
@@ -86,53 +90,8 @@ type RemoteStatus struct {
 	FileProblem string `json:"fileProblem,omitempty"`
 }
 
-// RemoteServerStatus is one remote server of a chat: in its status, in a
-// RemoteListing and from RemoteServers.Status. It holds header names,
-// never values.
-type RemoteServerStatus struct {
-	Name string `json:"name"`
-	// URL is the server's URL without query (a query may hold a key).
-	URL string `json:"url"`
-	// Transport as configured (auto, http, sse); Connected the one in use
-	// ("http" or "sse") while connected.
-	Transport string `json:"transport"`
-	Connected string `json:"connected,omitempty"`
-	// State is the status column: "connecting", "connected · N tools" (N
-	// the ServerTools) or "unavailable: <reason>".
-	State string `json:"state"`
-	// Phase and Reason are State for programs (State shows both): where
-	// the connection stands, and why the server is unavailable ("401
-	// (Unauthorized)", "no answer within 15s", …).
-	Phase  RemoteState `json:"-"`
-	Reason string      `json:"-"`
-	// Tools counts the agent-visible tools it contributes; ToolNames are
-	// their names (in a chat: the ones it serves).
-	Tools     int      `json:"tools"`
-	ToolNames []string `json:"toolNames"`
-	// ServerTools are the server's own names of the tools in use: offered
-	// and allowed, in its listing order.
-	ServerTools []string `json:"-"`
-	// HeaderNames are the names of the headers sent; never their values.
-	HeaderNames []string `json:"headerNames"`
-	// Allowlist is the entry's tools; null allows every tool. Missing are
-	// allowlisted tools the server does not offer.
-	Allowlist     []string  `json:"allowlist"`
-	Missing       []string  `json:"missing,omitempty"`
-	ServerName    string    `json:"serverName,omitempty"`
-	ServerVersion string    `json:"serverVersion,omitempty"`
-	RetryAt       time.Time `json:"retryAt,omitzero"` // when an unavailable server is tried again
+// RemoteServerStatus is one remote server of a chat in its status.
+type RemoteServerStatus = remoteset.ServerStatus
 
-	// retryDelay is the wait from the failure to RetryAt, which the log
-	// names: the time left until RetryAt depends on when the log is
-	// written.
-	retryDelay time.Duration
-}
-
-// RemoteSkipped is an entry of servers.json that is not used: invalid, or
-// it does not open (written without the host secret, copied from another
-// chat, or sealed with another secret).
-type RemoteSkipped struct {
-	Name     string `json:"name,omitempty"` // as written ("" when it has none)
-	Position string `json:"position"`       // file:line:column
-	Reason   string `json:"reason"`
-}
+// RemoteSkipped is an entry of servers.json that a chat does not use.
+type RemoteSkipped = remoteset.Skipped

@@ -143,7 +143,7 @@ var (
 		Example: `"transport": "websocket"`})
 	RemoteTools = declare(Rule{ID: "remote-tools", Home: "runtime/remote/file.go", Severity: diag.Error, Description: "A remote server's tools allowlist is empty or holds an empty or repeated name (null allows every tool); the entry is skipped.",
 		Example: `"tools": ["search", "search"]`})
-	RemoteToolMissing = declare(Rule{ID: "remote-tool-missing", Home: "runtime/remoteservers.go", Severity: diag.Warning, Description: "A tool of a remote server is not offered: the entry's tools allowlist names a tool the server does not list (mcpc tools, mcpc remote test, mcpc run), or the gateway could not check a tool's definition for secrets. The server's other tools are offered.",
+	RemoteToolMissing = declare(Rule{ID: "remote-tool-missing", Home: "runtime/remoteset/set.go", Severity: diag.Warning, Description: "A tool of a remote server is not offered: the entry's tools allowlist names a tool the server does not list (mcpc tools, mcpc remote test, mcpc run), or the gateway could not check a tool's definition for secrets. The server's other tools are offered.",
 		Example: `"tools": ["search", "serch"] while the server lists search and fetch`})
 	RemoteAuth = declare(Rule{ID: "remote-auth", Home: "schema/remote.cue", Severity: diag.Error, Description: "A remote server's auth is not headers; the entry is skipped.",
 		Example: `"auth": "oauth"`})

@@ -5,7 +5,7 @@
 // field), atomic edits that keep other entries byte for byte, and dialing
 // one server (Dial, Probe: what `mcpc remote add` tries before it saves).
 // The per-chat connections (connecting in the background, retries, naming,
-// calls) are the runtime's RemoteServers.
+// calls) are package remoteset's.
 //
 // An entry that is invalid or does not open is skipped and reported, never
 // used, and never rewritten. No header value, token or host secret is ever

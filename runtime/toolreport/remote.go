@@ -8,8 +8,8 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/policies/rules"
-	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remoteset"
 )
 
 // addRemote connects the remote servers of o.Remote's workspace sealed for
@@ -51,7 +51,7 @@ func (r *Report) addRemote(ctx context.Context, o Options, taken map[string]bool
 			}
 		}
 	}
-	m, err := runtime.NewRemoteServers(workspace, scope, runtime.RemoteOptions{Secret: secret, Dial: o.Remote.Dial})
+	m, err := remoteset.New(workspace, scope, remoteset.Options{Secret: secret, Dial: o.Remote.Dial}, remoteset.Hooks{})
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (r *Report) addRemote(ctx context.Context, o Options, taken map[string]bool
 	// listing made it (naming.Assign), to give each tool its rule.
 	var groups []naming.ServerTools
 	for _, s := range l.Servers {
-		if s.Phase == runtime.RemoteConnected {
+		if s.Phase == remoteset.Connected {
 			groups = append(groups, naming.ServerTools{Server: s.Name, Tools: s.ServerTools, Remote: true})
 		}
 	}
@@ -95,7 +95,7 @@ func (r *Report) addRemote(ctx context.Context, o Options, taken map[string]bool
 		if o.Watch.RemoteServer != nil {
 			o.Watch.RemoteServer(s.Name, red(s.State))
 		}
-		if s.Phase != runtime.RemoteConnected {
+		if s.Phase != remoteset.Connected {
 			reason := red(s.Reason)
 			if reason == "" {
 				reason = string(s.Phase)

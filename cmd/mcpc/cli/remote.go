@@ -16,8 +16,8 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/internal/term"
-	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remoteset"
 )
 
 // remoteDial tunes the connections of `mcpc remote`; tests shorten it.
@@ -282,7 +282,7 @@ func remoteList(c *ucli.Context) error {
 		return err
 	}
 	secret, _, _ := remote.Secret(re.env.Value)
-	m, err := runtime.NewRemoteServers(re.workspace, re.scope, runtime.RemoteOptions{Secret: secret, Dial: dialOptions()})
+	m, err := remoteset.New(re.workspace, re.scope, remoteset.Options{Secret: secret, Dial: dialOptions()}, remoteset.Hooks{})
 	if err != nil {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
@@ -331,7 +331,7 @@ func remoteList(c *ucli.Context) error {
 		if len(s.Missing) > 0 {
 			fmt.Fprintf(w, "  not offered by the server: %s\n", red(strings.Join(s.Missing, ", ")))
 		}
-		if s.Phase == runtime.RemoteConnected {
+		if s.Phase == remoteset.Connected {
 			tools := "none"
 			if len(active[s.Name]) > 0 {
 				tools = strings.Join(active[s.Name], ", ")

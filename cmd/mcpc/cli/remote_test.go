@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
-	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
+	"github.com/mcpc-dev/mcpc/runtime/remoteset"
 )
 
 const (
@@ -131,7 +131,7 @@ func TestRemoteCommandsEndToEnd(t *testing.T) {
 	}
 
 	// The runtime side: what `mcpc run` embeds for a chat.
-	m, err := runtime.NewRemoteServers(ws, "chat-1", runtime.RemoteOptions{Secret: remoteSecret})
+	m, err := remoteset.New(ws, "chat-1", remoteset.Options{Secret: remoteSecret}, remoteset.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}

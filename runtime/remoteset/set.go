@@ -1,4 +1,10 @@
-package runtime
+// Package remoteset is the set of one chat's connections to its remote MCP
+// servers (SPEC §4): it connects every server of servers.json in the
+// background, retries unreachable ones on a schedule, names their tools and
+// calls them. A chat of a host owns one and hears from it through Hooks;
+// `mcpc remote list` and `mcpc tools` use one on their own. Package remote
+// reads servers.json, opens its sealed entries and dials one server.
+package remoteset
 
 import (
 	"bytes"
@@ -13,49 +19,43 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile/naming"
+	"github.com/mcpc-dev/mcpc/internal/clock"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
-// The connections of one chat to its remote servers (SPEC §4). Package
-// remote reads servers.json, opens its sealed entries and dials a server;
-// a RemoteServers set keeps the connections: it connects every server in
-// the background, retries unreachable ones on a schedule, names their
-// tools and calls them. A chat owns one (chatRemote); `mcpc remote list`
-// and `mcpc tools` use one on their own.
-
 // Retry schedule of an unreachable remote server (SPEC §4): before a
 // listing, once 1, 2, 4, 8 minutes … after the last failure, at most 15
-// minutes. RemoteOptions.RetryBase and RetryMax override it.
+// minutes. Options.RetryBase and RetryMax override it.
 const (
-	DefaultRemoteRetryBase = time.Minute
-	DefaultRemoteRetryMax  = 15 * time.Minute
+	DefaultRetryBase = time.Minute
+	DefaultRetryMax  = 15 * time.Minute
 )
 
-// RemoteState is where the connection to a remote server stands.
-type RemoteState string
+// State is where the connection to a remote server stands.
+type State string
 
 const (
-	RemoteConnecting  RemoteState = "connecting"
-	RemoteConnected   RemoteState = "connected"
-	RemoteUnavailable RemoteState = "unavailable"
+	Connecting  State = "connecting"
+	Connected   State = "connected"
+	Unavailable State = "unavailable"
 )
 
-// RemoteWarning is a remote tool that was renamed or skipped while naming,
+// Warning is a remote tool that was renamed or skipped while naming,
 // or an allowlisted tool that its server does not offer.
-type RemoteWarning struct {
+type Warning struct {
 	Rule, Message, Suggestion string
 }
 
-// RemoteListing is what RemoteServers.List returns: the tools to offer and
+// Listing is what Set.List returns: the tools to offer and
 // the state of every server, for status output and the system prompt.
-type RemoteListing struct {
-	// Tools are the remote tools (Tool.Remote), in servers.json order.
+type Listing struct {
+	// Tools are the remote tools, in servers.json order.
 	Tools    []*Tool
-	Servers  []RemoteServerStatus
-	Skipped  []RemoteSkipped
-	Warnings []RemoteWarning
+	Servers  []ServerStatus
+	Skipped  []Skipped
+	Warnings []Warning
 	// FileProblem is set when servers.json as a whole cannot be used.
 	FileProblem string
 	// Seq orders the listings of one set: Call uses the tools of the
@@ -65,8 +65,8 @@ type RemoteListing struct {
 	Seq uint64
 }
 
-// RemoteServers keep one chat's connections to its remote servers (SPEC
-// §4). They connect every server in the background when started; the
+// A Set keeps one chat's connections to its remote servers (SPEC §4). It
+// connects every server in the background when started; the
 // first List waits for those connects, later ones first retry the
 // unreachable servers that are due. A call runs on the server's
 // connection, one at a time per tool; a transport failure drops the
@@ -76,28 +76,17 @@ type RemoteListing struct {
 //
 // Every goroutine of the set (a connect, the ping after a timed-out call,
 // the close of a dropped connection) is one that Close waits for; in a
-// chat, also one that Host.Close waits for (Host.track).
-type RemoteServers struct {
+// chat, also one that Host.Close waits for (Hooks.Track).
+type Set struct {
 	workspace, scope string
-	opts             RemoteOptions
-	clock            Clock
+	opts             Options
+	clock            clock.Clock
 	key              *remote.Key
-	host             *Host // nil for a set of its own (NewRemoteServers)
-	// log, if set, receives the failures of calls that a host logs: a
-	// connection that failed during a call, a call that timed out.
-	log func(server, msg string)
-	// onChange, if set, is called when a call found servers.json changed
-	// (a chat then lists again and tells its clients; remote.go).
-	onChange func()
+	hooks            Hooks
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // goroutines, see background
-	// clientFor and onConnect, if set, pass what a server offers besides
-	// tools through a chat's gateway (passthrough_remote.go): the options
-	// of a server's MCP client, and what follows each connect.
-	clientFor func(server string, link *ProcLink) *mcp.ClientOptions
-	onConnect func(server string, conn *remote.Conn)
 
 	mu          sync.Mutex
 	started     bool
@@ -106,26 +95,26 @@ type RemoteServers struct {
 	fileExists  bool
 	loaded      bool
 	readFailed  bool // the last read failed: the next one applies whatever it finds
-	servers     []*remoteServer
-	skipped     []RemoteSkipped
+	servers     []*server
+	skipped     []Skipped
 	fileProblem string
 	secrets     map[string]bool
 	redactor    *redact.Redactor
-	tools       map[string]remoteToolRef   // visible name → server and tool, from the latest listing
-	named       map[*remoteServer][]string // each server's visible names, from the latest listing
-	listSeq     uint64                     // listings started
-	appliedSeq  uint64                     // the listing tools and named are from
+	tools       map[string]toolRef   // visible name → server and tool, from the latest listing
+	named       map[*server][]string // each server's visible names, from the latest listing
+	listSeq     uint64               // listings started
+	appliedSeq  uint64               // the listing tools and named are from
 	locks       map[string]chan struct{}
 }
 
-type remoteToolRef struct {
-	srv  *remoteServer
+type toolRef struct {
+	srv  *server
 	tool string
 }
 
-// remoteServer is one opened entry.
-type remoteServer struct {
-	m       *RemoteServers
+// server is one opened entry.
+type server struct {
+	m       *Set
 	entry   remote.Server
 	sealed  string
 	headers remote.Headers
@@ -134,7 +123,7 @@ type remoteServer struct {
 	conn      *remote.Conn
 	listed    bool
 	offered   []*mcp.Tool // everything the server lists
-	state     RemoteState
+	state     State
 	reason    string
 	failures  int
 	nextRetry time.Time
@@ -142,48 +131,81 @@ type remoteServer struct {
 	retryDelay time.Duration
 	attempt    chan struct{} // closed when the running attempt ends
 	removed    bool
-	link       *ProcLink // routes what the server sends during calls (progress, log messages)
+	route      Route // what the server sends during calls, and the calls' params
 }
 
-// NewRemoteServers returns the remote servers of the chat whose workspace
-// and session scope are given, on their own: outside a host, on the real
-// clock, with opts.Secret as the host secret ("" skips every entry).
-// Nothing is read or connected before Start or the first List; Close ends
-// every connection and waits for the set's goroutines.
-func NewRemoteServers(workspace, scope string, opts RemoteOptions) (*RemoteServers, error) {
-	return newRemoteServers(workspace, scope, opts.Secret, opts, RealClock{}, nil)
+// Hooks are what a set reports to and runs on; the zero value is a set of
+// its own (`mcpc remote list`, `mcpc tools`): the real clock, no parent
+// context, goroutines of its own. Every hook may be nil.
+type Hooks struct {
+	// Clock runs the retry schedule; nil means the real clock.
+	Clock clock.Clock
+	// Context is the parent of every connection: when it ends, they end.
+	Context context.Context
+	// Track, if set, runs f as a goroutine that its owner waits for too (a
+	// host: Host.Close returns once its connects, pings and closes have
+	// ended). It reports false, without running f, once the owner is closed.
+	Track func(f func()) bool
+	// Log receives the failures of calls that a host logs: a connection
+	// that failed during a call, a call that timed out.
+	Log func(server, msg string)
+	// Changed runs in the background (a goroutine Close waits for), on the
+	// set's context, when a call found servers.json changed: a chat then
+	// lists again and tells its clients.
+	Changed func(ctx context.Context)
+	// Route is called once for each server opened: how what it sends besides
+	// tools passes through a chat's gateway, and how its calls carry their
+	// origin.
+	Route func(server string) Route
+	// Connected is called after each connect of a server.
+	Connected func(server string, conn *remote.Conn)
 }
 
-// newRemoteServers returns a chat's remote servers; with a host, they live
-// on its clock, its context and its goroutine tracking.
-func newRemoteServers(workspace, scope, secret string, opts RemoteOptions, clock Clock, h *Host) (*RemoteServers, error) {
+// Route is one server's side of a chat's gateway (Hooks.Route).
+type Route struct {
+	// Client, if set, returns the options of the server's MCP client, for
+	// each connect.
+	Client func() *mcp.ClientOptions
+	// Params, if set, makes the params of a call of the server's tool, and
+	// returns what to run when the call ends.
+	Params func(ctx context.Context, tool string, args any) (*mcp.CallToolParams, func())
+}
+
+// New returns the remote servers of the chat whose workspace and session
+// scope are given, with opts.Secret as the host secret ("" skips every
+// entry). Nothing is read or connected before Start or the first List;
+// Close ends every connection and waits for the set's goroutines.
+func New(workspace, scope string, opts Options, hooks Hooks) (*Set, error) {
 	if workspace == "" {
 		return nil, errors.New("remote: no workspace")
 	}
 	if scope == "" {
 		return nil, errors.New("remote: no session scope")
 	}
-	m := &RemoteServers{workspace: workspace, scope: scope, opts: opts, clock: clock, host: h,
-		secrets: map[string]bool{}, redactor: redact.New(nil), tools: map[string]remoteToolRef{}, locks: map[string]chan struct{}{}}
-	if secret != "" {
-		k, err := remote.NewKey(secret)
+	if hooks.Clock == nil {
+		hooks.Clock = clock.Real{}
+	}
+	m := &Set{workspace: workspace, scope: scope, opts: opts, clock: hooks.Clock, hooks: hooks,
+		secrets: map[string]bool{}, redactor: redact.New(nil), tools: map[string]toolRef{}, locks: map[string]chan struct{}{}}
+	if opts.Secret != "" {
+		k, err := remote.NewKey(opts.Secret)
 		if err != nil {
 			return nil, err
 		}
 		m.key = k
 	}
-	parent := context.Background()
-	if h != nil {
-		parent = h.ctx
+	parent := hooks.Context
+	if parent == nil {
+		parent = context.Background()
 	}
 	m.ctx, m.cancel = context.WithCancel(parent)
 	return m, nil
 }
 
-// background runs f as a goroutine that Close waits for, and in a host one
-// that Host.Close waits for too. It reports false, without running f, once
-// the set or its host is closed.
-func (m *RemoteServers) background(f func()) bool {
+// background runs f as a goroutine that Close waits for, and one that
+// Hooks.Track tracks too. It reports false, without running f, once the set
+// or its owner is closed.
+func (m *Set) background(f func()) bool {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -195,24 +217,24 @@ func (m *RemoteServers) background(f func()) bool {
 		defer m.wg.Done()
 		f()
 	}
-	if m.host == nil {
+	if m.hooks.Track == nil {
 		go run()
 		return true
 	}
-	if !m.host.track(run) {
+	if !m.hooks.Track(run) {
 		m.wg.Done()
 		return false
 	}
 	return true
 }
 
-func (m *RemoteServers) retryDelay(failures int) time.Duration {
+func (m *Set) retryDelay(failures int) time.Duration {
 	base, limit := m.opts.RetryBase, m.opts.RetryMax
 	if base <= 0 {
-		base = DefaultRemoteRetryBase
+		base = DefaultRetryBase
 	}
 	if limit <= 0 {
-		limit = DefaultRemoteRetryMax
+		limit = DefaultRetryMax
 	}
 	d := base
 	for i := 1; i < failures && d < limit; i++ {
@@ -224,7 +246,7 @@ func (m *RemoteServers) retryDelay(failures int) time.Duration {
 // Start reads servers.json and connects every server in the background
 // (handshake and tools/list). It returns at once; calling it again does
 // nothing.
-func (m *RemoteServers) Start() {
+func (m *Set) Start() {
 	m.mu.Lock()
 	if m.started || m.closed {
 		m.mu.Unlock()
@@ -238,7 +260,7 @@ func (m *RemoteServers) Start() {
 // reload re-reads servers.json; when it changed, servers whose entry is
 // unchanged keep their connection, new ones start connecting, removed ones
 // are disconnected. It reports whether it changed anything.
-func (m *RemoteServers) reload() bool {
+func (m *Set) reload() bool {
 	data, exists, err := remote.ReadFile(m.workspace)
 	m.mu.Lock()
 	if m.closed || m.loaded && err == nil && !m.readFailed && exists == m.fileExists && bytes.Equal(data, m.fileData) {
@@ -248,7 +270,7 @@ func (m *RemoteServers) reload() bool {
 	m.loaded, m.fileData, m.fileExists, m.readFailed = true, data, exists, err != nil
 	old := m.servers
 	m.servers, m.skipped, m.fileProblem = nil, nil, ""
-	var fresh []*remoteServer
+	var fresh []*server
 	switch {
 	case err != nil:
 		m.fileProblem = err.Error()
@@ -258,7 +280,7 @@ func (m *RemoteServers) reload() bool {
 		for _, e := range f.Entries {
 			s, problem := m.open(e, old)
 			if problem != "" {
-				m.skipped = append(m.skipped, RemoteSkipped{Name: e.Name, Position: e.Pos.String(), Reason: problem})
+				m.skipped = append(m.skipped, Skipped{Name: e.Name, Position: e.Pos.String(), Reason: problem})
 				continue
 			}
 			if s.m == nil {
@@ -276,7 +298,7 @@ func (m *RemoteServers) reload() bool {
 		all = append(all, redact.SecretForms(v)...)
 	}
 	m.redactor = redact.New(all)
-	var gone []*remoteServer
+	var gone []*server
 	for _, s := range old {
 		kept := false
 		for _, n := range m.servers {
@@ -299,7 +321,7 @@ func (m *RemoteServers) reload() bool {
 // open returns the server of entry e: the one of old when its entry did not
 // change, else a new one (without its set, m, yet). problem says why the
 // entry is skipped instead.
-func (m *RemoteServers) open(e *remote.Entry, old []*remoteServer) (s *remoteServer, problem string) {
+func (m *Set) open(e *remote.Entry, old []*server) (s *server, problem string) {
 	if !e.Valid() {
 		return nil, strings.TrimPrefix(e.Problem, e.Label()+": ")
 	}
@@ -315,13 +337,13 @@ func (m *RemoteServers) open(e *remote.Entry, old []*remoteServer) (s *remoteSer
 			return s, ""
 		}
 	}
-	return &remoteServer{entry: e.Server, sealed: e.Sealed, headers: h, state: RemoteConnecting, link: &ProcLink{}}, ""
+	return &server{entry: e.Server, sealed: e.Sealed, headers: h, state: Connecting, route: m.route(e.Name)}, ""
 }
 
 // startAttempt starts connecting in the background, unless an attempt is
 // running. full also lists the tools. It returns the channel closed when
 // the attempt ends (at once when none can start: the set is closed).
-func (s *remoteServer) startAttempt(full bool) <-chan struct{} {
+func (s *server) startAttempt(full bool) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.attempt != nil {
@@ -335,22 +357,22 @@ func (s *remoteServer) startAttempt(full bool) <-chan struct{} {
 	}
 	s.attempt = done
 	if full {
-		s.state = RemoteConnecting
+		s.state = Connecting
 	}
 	return done
 }
 
-func (s *remoteServer) connect(full bool, done chan struct{}) {
+func (s *server) connect(full bool, done chan struct{}) {
 	m := s.m
 	dial := m.opts.Dial
-	if m.clientFor != nil {
-		dial.Client = m.clientFor(s.entry.Name, s.link)
+	if s.route.Client != nil {
+		dial.Client = s.route.Client()
 	}
 	var connected *remote.Conn
 	defer func() {
 		// After the attempt ends (List does not wait for this).
-		if connected != nil && m.onConnect != nil {
-			m.onConnect(s.entry.Name, connected)
+		if connected != nil && m.hooks.Connected != nil {
+			m.hooks.Connected(s.entry.Name, connected)
 		}
 	}()
 	conn, err := remote.Dial(m.ctx, s.entry, s.headers, dial)
@@ -363,7 +385,7 @@ func (s *remoteServer) connect(full bool, done chan struct{}) {
 	}
 	reason := ""
 	if err != nil {
-		reason = m.Redact(reasonOf(err))
+		reason = m.Redact(Reason(err))
 	}
 	s.mu.Lock()
 	defer close(done)
@@ -376,7 +398,7 @@ func (s *remoteServer) connect(full bool, done chan struct{}) {
 		return
 	}
 	if err != nil {
-		s.state = RemoteUnavailable
+		s.state = Unavailable
 		s.reason = reason
 		s.failures++
 		s.retryDelay = m.retryDelay(s.failures)
@@ -387,14 +409,15 @@ func (s *remoteServer) connect(full bool, done chan struct{}) {
 	if s.conn != nil {
 		s.conn.Close()
 	}
-	s.conn, s.state, s.reason, s.failures = conn, RemoteConnected, "", 0
+	s.conn, s.state, s.reason, s.failures = conn, Connected, "", 0
 	connected = conn
 	if full {
 		s.offered, s.listed = tools, true
 	}
 }
 
-func reasonOf(err error) string {
+// Reason is why a connect, a listing or a call failed, as status shows it.
+func Reason(err error) string {
 	var f *remote.Failure
 	if errors.As(err, &f) {
 		return f.Reason
@@ -406,7 +429,7 @@ func reasonOf(err error) string {
 }
 
 // remove disconnects a server that is no longer in servers.json.
-func (s *remoteServer) remove() {
+func (s *server) remove() {
 	s.mu.Lock()
 	s.removed = true
 	c := s.conn
@@ -419,7 +442,7 @@ func (s *remoteServer) remove() {
 
 // allowed returns the offered tools the allowlist allows, in listing order,
 // and the allowlisted names that are not offered.
-func (s *remoteServer) allowed() (tools []*mcp.Tool, missing []string) {
+func (s *server) allowed() (tools []*mcp.Tool, missing []string) {
 	if s.entry.Tools == nil {
 		return s.offered, nil
 	}
@@ -444,10 +467,10 @@ func (s *remoteServer) allowed() (tools []*mcp.Tool, missing []string) {
 
 // status is the server now. ToolNames and Tools are left to the caller,
 // who knows which tools were named.
-func (s *remoteServer) status() RemoteServerStatus {
+func (s *server) status() ServerStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := RemoteServerStatus{
+	st := ServerStatus{
 		Name: s.entry.Name, URL: remote.URLWithoutQuery(s.entry.URL), Transport: s.entry.Transport,
 		Phase: s.state, Reason: s.reason, Allowlist: s.entry.Tools, HeaderNames: s.headers.Names(),
 		ToolNames: []string{},
@@ -455,10 +478,10 @@ func (s *remoteServer) status() RemoteServerStatus {
 	if st.HeaderNames == nil {
 		st.HeaderNames = []string{}
 	}
-	if s.state == RemoteUnavailable {
+	if s.state == Unavailable {
 		st.RetryAt, st.retryDelay = s.nextRetry, s.retryDelay
 	}
-	if s.state == RemoteConnected {
+	if s.state == Connected {
 		tools, missing := s.allowed()
 		for _, t := range tools {
 			st.ServerTools = append(st.ServerTools, t.Name)
@@ -474,14 +497,14 @@ func (s *remoteServer) status() RemoteServerStatus {
 
 // line is the status column: "connecting", "connected · 3 tools",
 // "unavailable: 401 (Unauthorized)".
-func (s RemoteServerStatus) line() string {
+func (s ServerStatus) line() string {
 	switch s.Phase {
-	case RemoteConnected:
+	case Connected:
 		if len(s.ServerTools) == 1 {
 			return "connected · 1 tool"
 		}
 		return fmt.Sprintf("connected · %d tools", len(s.ServerTools))
-	case RemoteUnavailable:
+	case Unavailable:
 		return "unavailable: " + s.Reason
 	}
 	return string(s.Phase)
@@ -494,7 +517,7 @@ func (s RemoteServerStatus) line() string {
 // list timeouts). taken reports names some other tool already has (built-in
 // or stdio tools); such remote tools are skipped with a warning. When ctx
 // ends first, List returns what is known, with ctx's error.
-func (m *RemoteServers) List(ctx context.Context, taken func(name string) bool) (*RemoteListing, error) {
+func (m *Set) List(ctx context.Context, taken func(name string) bool) (*Listing, error) {
 	m.Start()
 	m.reload()
 	m.mu.Lock()
@@ -502,14 +525,14 @@ func (m *RemoteServers) List(ctx context.Context, taken func(name string) bool) 
 		m.mu.Unlock()
 		return nil, errors.New("remote: the chat's connections are closed")
 	}
-	servers := append([]*remoteServer(nil), m.servers...)
+	servers := append([]*server(nil), m.servers...)
 	m.mu.Unlock()
 
 	now := m.clock.Now()
 	var waits []<-chan struct{}
 	for _, s := range servers {
 		s.mu.Lock()
-		running, due := s.attempt, s.state == RemoteUnavailable && !now.Before(s.nextRetry)
+		running, due := s.attempt, s.state == Unavailable && !now.Before(s.nextRetry)
 		s.mu.Unlock()
 		switch {
 		case running != nil:
@@ -534,21 +557,21 @@ func (m *RemoteServers) List(ctx context.Context, taken func(name string) bool) 
 
 // listing names the tools of the connected servers and records them for
 // Call.
-func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool) *RemoteListing {
+func (m *Set) listing(servers []*server, taken func(string) bool) *Listing {
 	m.mu.Lock()
 	m.listSeq++
-	l := &RemoteListing{Seq: m.listSeq}
+	l := &Listing{Seq: m.listSeq}
 	m.mu.Unlock()
 	var groups []naming.ServerTools
-	byName := map[string]*remoteServer{}
+	byName := map[string]*server{}
 	toolsOf := map[string]map[string]*mcp.Tool{}
 	for _, s := range servers {
 		st := s.status()
 		l.Servers = append(l.Servers, st)
 		for _, name := range st.Missing {
-			l.Warnings = append(l.Warnings, RemoteWarning{Rule: rules.RemoteToolMissing.ID, Message: fmt.Sprintf("remote server %q does not offer the allowlisted tool %q", s.entry.Name, name), Suggestion: fmt.Sprintf("mcpc remote tools %s shows the tools it offers", s.entry.Name)})
+			l.Warnings = append(l.Warnings, Warning{Rule: rules.RemoteToolMissing.ID, Message: fmt.Sprintf("remote server %q does not offer the allowlisted tool %q", s.entry.Name, name), Suggestion: fmt.Sprintf("mcpc remote tools %s shows the tools it offers", s.entry.Name)})
 		}
-		if st.Phase != RemoteConnected {
+		if st.Phase != Connected {
 			continue
 		}
 		s.mu.Lock()
@@ -563,19 +586,19 @@ func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool
 		groups = append(groups, g)
 		byName[s.entry.Name] = s
 	}
-	refs := map[string]remoteToolRef{}
+	refs := map[string]toolRef{}
 	m.mu.Lock()
 	red := m.redactor
 	m.mu.Unlock()
 	for _, r := range naming.Assign(groups, naming.Options{Builtins: []string{}}) {
 		if r.Rule != "" {
-			l.Warnings = append(l.Warnings, RemoteWarning{Rule: r.Rule, Message: m.Redact(r.Message), Suggestion: r.Suggestion})
+			l.Warnings = append(l.Warnings, Warning{Rule: r.Rule, Message: m.Redact(r.Message), Suggestion: r.Suggestion})
 		}
 		if !r.Registered() {
 			continue
 		}
 		if taken != nil && taken(r.Name) {
-			l.Warnings = append(l.Warnings, RemoteWarning{Rule: naming.RuleCollision,
+			l.Warnings = append(l.Warnings, Warning{Rule: naming.RuleCollision,
 				Message:    m.Redact(fmt.Sprintf("tool %q of remote server %q is skipped: the name %q is already used by another tool", r.Tool, r.Server, r.Name)),
 				Suggestion: "add the remote server under another name"})
 			continue
@@ -585,15 +608,15 @@ func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool
 		// put a secret in a default or an example.
 		def, err := redact.Tool(orig, red.Redact)
 		if err != nil {
-			l.Warnings = append(l.Warnings, RemoteWarning{Rule: rules.RemoteToolMissing.ID,
+			l.Warnings = append(l.Warnings, Warning{Rule: rules.RemoteToolMissing.ID,
 				Message: m.Redact(fmt.Sprintf("tool %q of remote server %q is not offered: its definition could not be checked for secrets (%v)", r.Tool, r.Server, err))})
 			continue
 		}
 		def.Name = r.Name
-		refs[r.Name] = remoteToolRef{srv: byName[r.Server], tool: r.Tool}
-		l.Tools = append(l.Tools, &Tool{Name: r.Name, Server: r.Server, ServerTool: r.Tool, Def: def, Remote: true})
+		refs[r.Name] = toolRef{srv: byName[r.Server], tool: r.Tool}
+		l.Tools = append(l.Tools, &Tool{Name: r.Name, Server: r.Server, ServerTool: r.Tool, Def: def})
 	}
-	named := map[*remoteServer][]string{}
+	named := map[*server][]string{}
 	for _, t := range l.Tools {
 		srv := refs[t.Name].srv
 		named[srv] = append(named[srv], t.Name)
@@ -604,7 +627,7 @@ func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool
 	}
 	m.mu.Lock()
 	// A listing that started earlier but finished later must not replace
-	// a newer one's tools (see RemoteListing.Seq).
+	// a newer one's tools (see Listing.Seq).
 	if l.Seq > m.appliedSeq {
 		m.tools, m.named, m.appliedSeq = refs, named, l.Seq
 	}
@@ -617,14 +640,14 @@ func (m *RemoteServers) listing(servers []*remoteServer, taken func(string) bool
 // Status returns every server's state now, without waiting or retrying,
 // then the skipped entries and the problem of the file, if any. The
 // servers' ToolNames are those of the last listing.
-func (m *RemoteServers) Status() ([]RemoteServerStatus, []RemoteSkipped, string) {
+func (m *Set) Status() ([]ServerStatus, []Skipped, string) {
 	m.mu.Lock()
-	servers := append([]*remoteServer(nil), m.servers...)
-	skipped := append([]RemoteSkipped(nil), m.skipped...)
+	servers := append([]*server(nil), m.servers...)
+	skipped := append([]Skipped(nil), m.skipped...)
 	problem := m.fileProblem
 	named := m.named
 	m.mu.Unlock()
-	var out []RemoteServerStatus
+	var out []ServerStatus
 	for _, s := range servers {
 		st := s.status()
 		st.ToolNames = append(st.ToolNames, named[s]...)
@@ -642,7 +665,7 @@ func (m *RemoteServers) Status() ([]RemoteServerStatus, []RemoteSkipped, string)
 // (Remote set): CallServerError for a JSON-RPC error of the server,
 // CallTimeout, CallCancelled, or CallUnavailable for a connection that
 // failed, a server that is unavailable or was removed.
-func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+func (m *Set) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
 	// servers.json is read again before every call, not only by listings,
 	// so that `mcpc remote remove|tools|add` take effect at once: no call
 	// reaches a server or a tool the file no longer allows. Reading a file
@@ -653,8 +676,8 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 	m.mu.Lock()
 	ref, ok := m.tools[name]
 	m.mu.Unlock()
-	if m.reload() && m.onChange != nil {
-		m.onChange()
+	if m.reload() && m.hooks.Changed != nil {
+		m.background(func() { m.hooks.Changed(m.ctx) })
 	}
 	m.mu.Lock()
 	problem := ""
@@ -672,7 +695,7 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 		if kind == CallUnavailable && ctx.Err() != nil {
 			kind = CallCancelled
 		}
-		return &CallError{Kind: kind, Server: ref.server(), Tool: name, Remote: true, Message: m.Redact(msg)}
+		return &CallError{Kind: kind, Server: ref.server(), Tool: name, Message: m.Redact(msg)}
 	}
 	switch {
 	case closed:
@@ -694,7 +717,10 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 	if conn == nil {
 		return nil, fail(CallUnavailable, msg)
 	}
-	params, leave := callParams(ctx, s.link, ref.tool, args)
+	params, leave := &mcp.CallToolParams{Name: ref.tool, Arguments: args}, func() {}
+	if s.route.Params != nil {
+		params, leave = s.route.Params(ctx, ref.tool, args)
+	}
 	defer leave()
 	res, err := conn.CallParams(ctx, params, m.opts.CallTimeout)
 	if err == nil {
@@ -731,7 +757,7 @@ func (m *RemoteServers) Call(ctx context.Context, name string, args any) (*mcp.C
 // was since edited in servers.json (`mcpc remote tools`, or added again):
 // to the entry's new server, or to why the tool is no longer offered. A
 // removed server is left to connForCall, which says so. m.mu is held.
-func (m *RemoteServers) successorLocked(ref remoteToolRef) (remoteToolRef, string) {
+func (m *Set) successorLocked(ref toolRef) (toolRef, string) {
 	if ref.srv == nil {
 		return ref, ""
 	}
@@ -748,13 +774,13 @@ func (m *RemoteServers) successorLocked(ref remoteToolRef) (remoteToolRef, strin
 		if n.entry.Tools != nil && !slices.Contains(n.entry.Tools, ref.tool) {
 			return ref, fmt.Sprintf("remote server %s: tool %s is no longer allowed by servers.json (mcpc remote tools)", n.entry.Name, ref.tool)
 		}
-		return remoteToolRef{srv: n, tool: ref.tool}, ""
+		return toolRef{srv: n, tool: ref.tool}, ""
 	}
 	return ref, ""
 }
 
 // server is the name of the server the tool belongs to ("" when unknown).
-func (r remoteToolRef) server() string {
+func (r toolRef) server() string {
 	if r.srv == nil {
 		return ""
 	}
@@ -762,15 +788,15 @@ func (r remoteToolRef) server() string {
 }
 
 // logFailure logs a call's failure that a host logs.
-func (m *RemoteServers) logFailure(server string, ce *CallError) {
-	if m.log != nil {
-		m.log(server, ce.Message)
+func (m *Set) logFailure(server string, ce *CallError) {
+	if m.hooks.Log != nil {
+		m.hooks.Log(server, ce.Message)
 	}
 }
 
 // connForCall returns the server's live connection, reconnecting (handshake
 // only) when it was dropped; without one, it says why.
-func (s *remoteServer) connForCall(ctx context.Context) (*remote.Conn, string) {
+func (s *server) connForCall(ctx context.Context) (*remote.Conn, string) {
 	m := s.m
 	for range 2 {
 		s.mu.Lock()
@@ -786,7 +812,7 @@ func (s *remoteServer) connForCall(ctx context.Context) (*remote.Conn, string) {
 		case c != nil && c.Alive():
 			return c, ""
 		case running != nil:
-		case state == RemoteUnavailable && m.clock.Now().Before(next):
+		case state == Unavailable && m.clock.Now().Before(next):
 			return nil, fmt.Sprintf("remote server %s is unavailable: %s", s.entry.Name, reason)
 		default:
 			if c != nil {
@@ -814,7 +840,7 @@ func (s *remoteServer) connForCall(ctx context.Context) (*remote.Conn, string) {
 
 // pingOrDrop checks, in the background, that the server still answers on
 // c within the list timeout, and drops c when it does not. Once the set is closed, Close ends c.
-func (s *remoteServer) pingOrDrop(c *remote.Conn) {
+func (s *server) pingOrDrop(c *remote.Conn) {
 	m := s.m
 	wait := m.opts.Dial.ListTimeout
 	if wait <= 0 {
@@ -833,7 +859,7 @@ func (s *remoteServer) pingOrDrop(c *remote.Conn) {
 // in the background: c failed, and closing it as a healthy one would wait
 // for a server that no longer answers.
 // Once the set is closed it closes c at once: Close no longer sees it.
-func (s *remoteServer) drop(c *remote.Conn) {
+func (s *server) drop(c *remote.Conn) {
 	s.mu.Lock()
 	if s.conn == c {
 		s.conn = nil
@@ -846,7 +872,7 @@ func (s *remoteServer) drop(c *remote.Conn) {
 
 // Redact replaces the header values and credentials of every entry the
 // chat has opened with [REDACTED].
-func (m *RemoteServers) Redact(s string) string {
+func (m *Set) Redact(s string) string {
 	m.mu.Lock()
 	r := m.redactor
 	m.mu.Unlock()
@@ -855,7 +881,7 @@ func (m *RemoteServers) Redact(s string) string {
 
 // Secrets returns the values Redact replaces, for a chat that builds one
 // redactor of its own.
-func (m *RemoteServers) Secrets() []string {
+func (m *Set) Secrets() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []string
@@ -868,7 +894,7 @@ func (m *RemoteServers) Secrets() []string {
 // Close disconnects every server and waits for the set's goroutines; the
 // set cannot be used afterwards. A chat closes its set when it is closed
 // and when the host shuts down.
-func (m *RemoteServers) Close() {
+func (m *Set) Close() {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -892,10 +918,10 @@ func (m *RemoteServers) Close() {
 // PromptSection is the text a host puts in the agent's system prompt: which
 // remote servers are unavailable and why, and which entries are skipped.
 // It is "" when every server is connected.
-func (l *RemoteListing) PromptSection() string {
+func (l *Listing) PromptSection() string {
 	var b strings.Builder
 	for _, s := range l.Servers {
-		if s.Phase == RemoteUnavailable {
+		if s.Phase == Unavailable {
 			fmt.Fprintf(&b, "- %s is unavailable: %s\n", s.Name, s.Reason)
 		}
 	}
@@ -913,4 +939,204 @@ func (l *RemoteListing) PromptSection() string {
 		return ""
 	}
 	return "Remote MCP servers\n" + b.String()
+}
+
+// Options configure a set: the chats' remote servers of a host
+// (HostOptions.Remote), or a set of its own. The
+// zero value uses SPEC's timeouts and, in a host, the host environment's
+// secret.
+type Options struct {
+	// Secret opens the sealed entries; in a host, "" means the host
+	// environment's MCP_ENCRYPTION_SECRET, else TELEGRAM_BOT_TOKEN. Without
+	// a secret every entry is skipped, with that reason.
+	Secret string
+	// Dial tunes the connections (handshake and list timeouts, client
+	// version, HTTP transport). A nil Dial.Transport means one transport for
+	// the whole host, whose idle connections Host.Close closes.
+	Dial remote.DialOptions
+	// CallTimeout bounds one remote call; 0 means remote.CallTimeout (120 s).
+	CallTimeout time.Duration
+	// RetryBase and RetryMax override the retry schedule of an unreachable
+	// server (0: DefaultRetryBase and DefaultRetryMax). In a
+	// host, the schedule runs on HostOptions.Clock.
+	RetryBase, RetryMax time.Duration
+}
+
+// ServerStatus is one remote server of a chat: in its status, in a
+// Listing and from Set.Status. It holds header names,
+// never values.
+type ServerStatus struct {
+	Name string `json:"name"`
+	// URL is the server's URL without query (a query may hold a key).
+	URL string `json:"url"`
+	// Transport as configured (auto, http, sse); Connected the one in use
+	// ("http" or "sse") while connected.
+	Transport string `json:"transport"`
+	Connected string `json:"connected,omitempty"`
+	// State is the status column: "connecting", "connected · N tools" (N
+	// the ServerTools) or "unavailable: <reason>".
+	State string `json:"state"`
+	// Phase and Reason are State for programs (State shows both): where
+	// the connection stands, and why the server is unavailable ("401
+	// (Unauthorized)", "no answer within 15s", …).
+	Phase  State  `json:"-"`
+	Reason string `json:"-"`
+	// Tools counts the agent-visible tools it contributes; ToolNames are
+	// their names (in a chat: the ones it serves).
+	Tools     int      `json:"tools"`
+	ToolNames []string `json:"toolNames"`
+	// ServerTools are the server's own names of the tools in use: offered
+	// and allowed, in its listing order.
+	ServerTools []string `json:"-"`
+	// HeaderNames are the names of the headers sent; never their values.
+	HeaderNames []string `json:"headerNames"`
+	// Allowlist is the entry's tools; null allows every tool. Missing are
+	// allowlisted tools the server does not offer.
+	Allowlist     []string  `json:"allowlist"`
+	Missing       []string  `json:"missing,omitempty"`
+	ServerName    string    `json:"serverName,omitempty"`
+	ServerVersion string    `json:"serverVersion,omitempty"`
+	RetryAt       time.Time `json:"retryAt,omitzero"` // when an unavailable server is tried again
+
+	// retryDelay is the wait from the failure to RetryAt, which the log
+	// names: the time left until RetryAt depends on when the log is
+	// written.
+	retryDelay time.Duration
+}
+
+// RetryDelay is the wait from the failure to RetryAt, which a host's log
+// names: the time left until RetryAt depends on when the log is written.
+func (s ServerStatus) RetryDelay() time.Duration { return s.retryDelay }
+
+// Skipped is an entry of servers.json that is not used: invalid, or
+// it does not open (written without the host secret, copied from another
+// chat, or sealed with another secret).
+type Skipped struct {
+	Name     string `json:"name,omitempty"` // as written ("" when it has none)
+	Position string `json:"position"`       // file:line:column
+	Reason   string `json:"reason"`
+}
+
+// Tool is a remote tool of a listing: its visible name, its server and
+// the server's own name of it, and its definition (named, redacted).
+type Tool struct {
+	Name, Server, ServerTool string
+	Def                      *mcp.Tool
+}
+
+// CallErrorKind classifies a failed call; the values are those of the
+// host's call errors.
+type CallErrorKind string
+
+const (
+	CallTimeout     CallErrorKind = "timeout"      // the call timeout passed; the server was told to cancel
+	CallCancelled   CallErrorKind = "cancelled"    // the caller cancelled; the server was told
+	CallServerError CallErrorKind = "server-error" // the server answered with a JSON-RPC error
+	CallUnavailable CallErrorKind = "unavailable"  // the server is unreachable, was removed, or its connection failed during the call
+)
+
+// CallError is the error of a failed Set.Call. Its message is redacted.
+type CallError struct {
+	Kind   CallErrorKind
+	Server string // the server's name in servers.json ("" when unknown)
+	Tool   string // the visible name
+	// Code is the JSON-RPC error code for CallServerError.
+	Code    int64
+	Message string
+}
+
+func (e *CallError) Error() string { return e.Message }
+
+// route is the route of the server name (Hooks.Route).
+func (m *Set) route(name string) Route {
+	if m.hooks.Route == nil {
+		return Route{}
+	}
+	return m.hooks.Route(name)
+}
+
+// server is the server of that name, nil if none.
+func (m *Set) server(name string) *server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.servers {
+		if s.entry.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Names are the set's servers, in servers.json order.
+func (m *Set) Names() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.servers))
+	for _, s := range m.servers {
+		out = append(out, s.entry.Name)
+	}
+	return out
+}
+
+// Live is a server with a live connection.
+type Live struct {
+	Name    string
+	Session *mcp.ClientSession
+}
+
+// Live are the servers connected now, in servers.json order.
+func (m *Set) Live() []Live {
+	m.mu.Lock()
+	servers := append([]*server(nil), m.servers...)
+	m.mu.Unlock()
+	var out []Live
+	for _, s := range servers {
+		s.mu.Lock()
+		c := s.conn
+		s.mu.Unlock()
+		if c != nil && c.Alive() {
+			out = append(out, Live{Name: s.entry.Name, Session: c.Session()})
+		}
+	}
+	return out
+}
+
+// Session is the session of the server name, reconnecting as a call would.
+func (m *Set) Session(ctx context.Context, name string) (*mcp.ClientSession, error) {
+	s := m.server(name)
+	if s == nil {
+		return nil, fmt.Errorf("remote server %s is no longer in servers.json", name)
+	}
+	conn, msg := s.connForCall(ctx)
+	if conn == nil {
+		return nil, errors.New(msg)
+	}
+	return conn.Session(), nil
+}
+
+// RelistTools lists the tools of the server name again on its connection,
+// after it said they changed; the next listing offers them. It reports
+// false when the server has no connection or is gone, and the listing's
+// error.
+func (m *Set) RelistTools(ctx context.Context, name string) (bool, error) {
+	s := m.server(name)
+	if s == nil {
+		return false, nil
+	}
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn == nil {
+		return false, nil
+	}
+	tools, err := conn.ListTools(ctx)
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	if s.conn == conn {
+		s.offered, s.listed = tools, true
+	}
+	s.mu.Unlock()
+	return true, nil
 }

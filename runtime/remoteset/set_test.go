@@ -1,4 +1,4 @@
-package runtime
+package remoteset
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/clock"
 	"github.com/mcpc-dev/mcpc/internal/clocktest"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/policies/rules"
@@ -21,7 +22,7 @@ import (
 	"github.com/mcpc-dev/mcpc/runtime/remote/remotetest"
 )
 
-// Tests of a set of remote servers on its own (RemoteServers), as `mcpc
+// Tests of a set of remote servers on its own (Set), as `mcpc
 // remote list` and `mcpc tools` use it; remote_test.go has them in a chat.
 
 const testScope = "chat-1"
@@ -32,16 +33,16 @@ const notOpening = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="
 // newRemoteSet returns a set of remote servers of its own for workspace ws
 // and testScope, on clock c (nil: the real clock), with patient dialing;
 // mod changes its options. The test closes it.
-func newRemoteSet(t *testing.T, ws string, c Clock, mod func(*RemoteOptions)) *RemoteServers {
+func newRemoteSet(t *testing.T, ws string, c clock.Clock, mod func(*Options)) *Set {
 	t.Helper()
-	opts := RemoteOptions{Secret: remoteSecret, Dial: patientDial}
+	opts := Options{Secret: remoteSecret, Dial: patientDial}
 	if mod != nil {
 		mod(&opts)
 	}
 	if c == nil {
-		c = RealClock{}
+		c = clock.Real{}
 	}
-	m, err := newRemoteServers(ws, testScope, opts.Secret, opts, c, nil)
+	m, err := New(ws, testScope, opts, Hooks{Clock: c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func newRemoteSet(t *testing.T, ws string, c Clock, mod func(*RemoteOptions)) *R
 	return m
 }
 
-func list(t *testing.T, m *RemoteServers) *RemoteListing {
+func list(t *testing.T, m *Set) *Listing {
 	t.Helper()
 	l, err := m.List(context.Background(), nil)
 	if err != nil {
@@ -58,7 +59,7 @@ func list(t *testing.T, m *RemoteServers) *RemoteListing {
 	return l
 }
 
-func visible(l *RemoteListing) string {
+func visible(l *Listing) string {
 	var out []string
 	for _, tool := range l.Tools {
 		out = append(out, tool.Name)
@@ -66,13 +67,13 @@ func visible(l *RemoteListing) string {
 	return strings.Join(out, ",")
 }
 
-func statusOf(l *RemoteListing, name string) RemoteServerStatus {
+func statusOf(l *Listing, name string) ServerStatus {
 	for _, s := range l.Servers {
 		if s.Name == name {
 			return s
 		}
 	}
-	return RemoteServerStatus{}
+	return ServerStatus{}
 }
 
 func resultJSON(r *mcp.CallToolResult) string {
@@ -244,7 +245,7 @@ func TestRemoteServersHandshakeTimeout(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	addRemote(t, ws, testScope, remote.Server{Name: "never", URL: remotetest.NeverAnswers(t)}, remote.Headers{})
-	m := newRemoteSet(t, ws, clocktest.New(), func(o *RemoteOptions) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
+	m := newRemoteSet(t, ws, clocktest.New(), func(o *Options) { o.Dial.HandshakeTimeout = 400 * time.Millisecond })
 	m.Start()
 	l := list(t, m)
 	if got := statusOf(l, "never").State; got != "unavailable: no answer within 400ms" {
@@ -315,7 +316,7 @@ func TestRemoteServersRetrySchedule(t *testing.T) {
 	late.Listener = ln
 	late.Start()
 	defer late.Close()
-	if s := statusOf(list(t, m), "late"); s.Phase != RemoteUnavailable {
+	if s := statusOf(list(t, m), "late"); s.Phase != Unavailable {
 		t.Fatalf("retried before its time: %v", s)
 	}
 	c.Advance(15 * time.Minute)
@@ -327,18 +328,18 @@ func TestRemoteServersRetrySchedule(t *testing.T) {
 
 // failuresOf is how many failed attempts the server has behind it since
 // its last success (a test helper).
-func (m *RemoteServers) failuresOf(name string) int {
+func (m *Set) failuresOf(name string) int {
 	n := -1
-	m.withServer(name, func(s *remoteServer) { n = s.failures })
+	m.withServer(name, func(s *server) { n = s.failures })
 	return n
 }
 
 // withServer runs f on the server called name, under the server's lock (a
 // test helper); not at all when there is none. The set's lock is not held
 // meanwhile: a server takes it under its own (background).
-func (m *RemoteServers) withServer(name string, f func(s *remoteServer)) {
+func (m *Set) withServer(name string, f func(s *server)) {
 	m.mu.Lock()
-	servers := append([]*remoteServer(nil), m.servers...)
+	servers := append([]*server(nil), m.servers...)
 	m.mu.Unlock()
 	for _, s := range servers {
 		if s.entry.Name == name {
@@ -453,7 +454,7 @@ func TestRemoteServersTimeoutOfADeadServerDrops(t *testing.T) {
 	m.opts.CallTimeout = testservers.Patient
 	waitFor(t, func() bool {
 		dropped := false
-		m.withServer("s", func(s *remoteServer) { dropped = s.conn == nil })
+		m.withServer("s", func(s *server) { dropped = s.conn == nil })
 		return dropped
 	})
 	m.opts.Dial.ListTimeout = testservers.Patient
@@ -549,7 +550,7 @@ func TestRemoteServersSkipsEntriesThatDoNotOpen(t *testing.T) {
 		t.Errorf("prompt:\n%s", p)
 	}
 	// Without the secret nothing opens.
-	m2 := newRemoteSet(t, ws, nil, func(o *RemoteOptions) { o.Secret = "" })
+	m2 := newRemoteSet(t, ws, nil, func(o *Options) { o.Secret = "" })
 	if l := list(t, m2); len(l.Skipped) != 4 || !strings.Contains(l.Skipped[0].Reason, "MCP_ENCRYPTION_SECRET") {
 		t.Errorf("%v", l.Skipped)
 	}
@@ -634,7 +635,7 @@ func TestRemoteServersClose(t *testing.T) {
 	if _, err := m.List(context.Background(), nil); err == nil {
 		t.Error("list after Close")
 	}
-	if _, err := NewRemoteServers(ws, "", RemoteOptions{}); err == nil {
+	if _, err := New(ws, "", Options{}, Hooks{}); err == nil {
 		t.Error("no scope accepted")
 	}
 }
@@ -665,5 +666,30 @@ func TestRemoteToolSchemasRedacted(t *testing.T) {
 	// The tool as listed is kept as it is, to call it by its own name.
 	if l.Tools[0].ServerTool != "lookup" {
 		t.Errorf("tool %+v", l.Tools[0])
+	}
+}
+
+// BenchmarkRemoteCallRereadsServersJSON measures what a remote call now
+// pays first: reading an unchanged servers.json of 10 entries and
+// comparing it with the one applied.
+func BenchmarkRemoteCallRereadsServersJSON(b *testing.B) {
+	ws := b.TempDir()
+	a := remotetest.Start(b, remotetest.Options{Transport: "http"})
+	for i := range 10 {
+		addRemote(b, ws, "c", remote.Server{Name: "s" + string(rune('a'+i)), URL: a.URL, Tools: []string{"echo"}}, remote.Headers{})
+	}
+	m, err := New(ws, "c", Options{Secret: remoteSecret, Dial: patientDial}, Hooks{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.List(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if m.reload() {
+			b.Fatal("servers.json did not change")
+		}
 	}
 }
