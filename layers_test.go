@@ -102,13 +102,14 @@ var mayImport = map[string][]string{
 	"internal/golden":              {},
 	"internal/clocktest":           {"internal/clock"},
 	"runtime/remote/remotetest":    {},
+	"runtime/remote/sealtest":      {"internal/testservers", "runtime/remote"},
 	"fixtures/servers/testserver":  {},
 	"fixtures/servers/wsserver":    {},
 	"fixtures/servers/conformance": {},
 }
 
 // testOnly are packages that only tests may import.
-var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "internal/golden", "internal/clocktest", "runtime/remote/remotetest"}
+var testOnly = []string{"internal/testmain", "internal/testservers", "internal/diagtest", "internal/golden", "internal/clocktest", "runtime/remote/remotetest", "runtime/remote/sealtest"}
 
 // TestImportDirection guards the direction of dependencies: every package is
 // in the table above, imports only what the table allows, and the runtime

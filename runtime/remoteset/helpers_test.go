@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
+	"github.com/mcpc-dev/mcpc/runtime/remote/sealtest"
 )
 
 const (
@@ -17,37 +18,11 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	testservers.WaitUntil(t, what, cond)
 }
 
-// patientDial waits for every remote server as long as the test may run:
-// no handshake of these tests may fail for the machine's speed.
-var patientDial = remote.DialOptions{HandshakeTimeout: testservers.Patient, ListTimeout: testservers.Patient}
+// patientDial and addRemote are package sealtest's, with this package's
+// host secret.
+var patientDial = sealtest.PatientDial
 
-// addRemote seals and saves a servers.json entry for scope, as `mcpc
-// remote add` does.
 func addRemote(t testing.TB, ws, scope string, s remote.Server, h remote.Headers) {
 	t.Helper()
-	if s.Auth == "" {
-		s.Auth = remote.AuthHeaders
-	}
-	if s.Transport == "" {
-		s.Transport = remote.TransportAuto
-	}
-	f, err := remote.Load(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := remote.NewKey(remoteSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealed, err := key.Seal(scope, s, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := f.WithEntry(s, sealed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.WriteFile(ws, f.Data, data, f.Exists); err != nil {
-		t.Fatal(err)
-	}
+	sealtest.Add(t, ws, remoteSecret, scope, s, h)
 }
