@@ -473,24 +473,7 @@ func TestRunShutdownGracePassed(t *testing.T) {
 	plan := compilePlan(t, map[string]map[string]any{
 		"srv": {"Command": testServer, "Args": []string{"-tools", "echo", "-linger", "1h", "-pidfile", filepath.Join(dir, "srv.pid")}},
 	})
-	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", plan, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
-		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--shutdown-grace", "100ms")
-	if got := callText(t, cs, "echo", map[string]any{"text": "x"}); got != "x" {
-		t.Fatalf("echo %q", got)
-	}
-	server := readPid(t, filepath.Join(dir, "srv.pid"))
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cs.Wait() }()
-	exited(t, cmd, done, "SIGTERM", stderr)
-	waitFor(t, "the transport reaps mcpc", func() bool { return cmd.ProcessState != nil })
-	if code := cmd.ProcessState.ExitCode(); code != ExitInternal {
-		t.Errorf("exit code %d, want %d", code, ExitInternal)
-	}
-	if want := "the shutdown grace (100ms) passed before every server process stopped; exiting anyway: the guard process kills what is left"; !strings.Contains(stderr.String(), want) {
-		t.Errorf("stderr lacks %q:\n%s", want, stderr)
-	}
-	waitFor(t, "the lingering server is gone", func() bool { return !alive(server) })
+	stopPastTheGrace(t, bin, plan, dir, marker, "echo")
 }
 
 // procsPerChat sets the processors to the chats served, from one up to
@@ -529,4 +512,30 @@ func TestProcsPerChat(t *testing.T) {
 	if theirs.ChatsChanged != nil {
 		t.Error("with GOMAXPROCS set, procsPerChat took over")
 	}
+}
+
+// stopPastTheGrace runs planFile over stdio with a 100 ms shutdown grace,
+// calls tool (an echo) of its one server, whose process lingers after its
+// stdin ends and writes dir/srv.pid, and stops mcpc with SIGTERM: mcpc
+// exits 3 and says the grace passed, and the guard kills the server.
+func stopPastTheGrace(t *testing.T, bin, planFile, dir, marker, tool string) {
+	t.Helper()
+	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--shutdown-grace", "100ms")
+	if got := callText(t, cs, tool, map[string]any{"text": "x"}); got != "x" {
+		t.Fatalf("echo %q", got)
+	}
+	server := readPid(t, filepath.Join(dir, "srv.pid"))
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cs.Wait() }()
+	exited(t, cmd, done, "SIGTERM", stderr)
+	waitFor(t, "the transport reaps mcpc", func() bool { return cmd.ProcessState != nil })
+	if code := cmd.ProcessState.ExitCode(); code != ExitInternal {
+		t.Errorf("exit code %d, want %d", code, ExitInternal)
+	}
+	if want := "the shutdown grace (100ms) passed before every server process stopped; exiting anyway: the guard process kills what is left"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	waitFor(t, "the lingering server is gone", func() bool { return !alive(server) })
 }

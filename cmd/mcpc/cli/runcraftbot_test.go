@@ -168,22 +168,5 @@ func TestRunCraftbotShutdownGracePassed(t *testing.T) {
 	if code, _, stderr := run(t, "plan", "--profile", "craftbot", "--clean-env", "--config", cfg, "-o", planFile); code != ExitOK {
 		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
 	}
-	cmd, cs, stderr := startStdioProcess(t, bin, "--plan", planFile, "--workspace", filepath.Join(dir, "ws"), "--clean-env",
-		"--env", "PATH="+os.Getenv("PATH"), "--env", marker, "--shutdown-grace", "100ms")
-	if got := callText(t, cs, "mcp_srv_echo", map[string]any{"text": "x"}); got != "x" {
-		t.Fatalf("echo %q", got)
-	}
-	server := readPid(t, filepath.Join(dir, "srv.pid"))
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cs.Wait() }()
-	exited(t, cmd, done, "SIGTERM", stderr)
-	waitFor(t, "the transport reaps mcpc", func() bool { return cmd.ProcessState != nil })
-	if code := cmd.ProcessState.ExitCode(); code != ExitInternal {
-		t.Errorf("exit code %d, want %d", code, ExitInternal)
-	}
-	if want := "the shutdown grace (100ms) passed before every server process stopped; exiting anyway: the guard process kills what is left"; !strings.Contains(stderr.String(), want) {
-		t.Errorf("stderr lacks %q:\n%s", want, stderr)
-	}
-	waitFor(t, "the lingering server is gone", func() bool { return !alive(server) })
+	stopPastTheGrace(t, bin, planFile, dir, marker, "mcp_srv_echo")
 }
