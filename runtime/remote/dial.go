@@ -2,17 +2,13 @@ package remote
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcpc-dev/mcpc/internal/redact"
@@ -447,7 +443,7 @@ func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
 		}
 	}
-	if err == nil && !isEventStream(resp) {
+	if err == nil && !remotehttp.IsEventStream(resp) {
 		// The SDK reads such a body whole (io.ReadAll): bound it, so that a
 		// hostile server cannot exhaust mcpc's memory. An event stream may
 		// run for the whole connection; the SDK bounds each of its events
@@ -463,11 +459,6 @@ const MaxBody = 16 << 20
 
 // errBodyTooLarge fails the read of an answer longer than MaxBody.
 var errBodyTooLarge = errors.New("the server's answer is larger than 16 MiB")
-
-func isEventStream(resp *http.Response) bool {
-	ct := strings.ToLower(strings.TrimSpace(strings.Split(resp.Header.Get("Content-Type"), ";")[0]))
-	return ct == "text/event-stream"
-}
 
 // limitedBody fails with errBodyTooLarge once more than left bytes come,
 // and records that for classify.
@@ -546,12 +537,6 @@ func (t *connTransport) classify(err error, kind, rawURL string, red *redact.Red
 
 // netFailure describes a network error in a few words.
 func netFailure(err error) *Failure {
-	var dnsErr *net.DNSError
-	var certErr *tls.CertificateVerificationError
-	var unknownCA x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var recErr tls.RecordHeaderError
-	var netErr net.Error
 	var foreign *remotehttp.ForeignOrigin
 	switch {
 	case errors.As(err, &foreign):
@@ -559,37 +544,12 @@ func netFailure(err error) *Failure {
 		return &Failure{Reason: foreign.Error()}
 	case errors.Is(err, errBodyTooLarge):
 		return &Failure{Reason: errBodyTooLarge.Error()}
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return &Failure{Reason: "connection refused"}
-	case errors.As(err, &dnsErr):
-		if dnsErr.IsNotFound {
-			return &Failure{Reason: "host not found"}
-		}
-		return &Failure{Reason: "DNS lookup failed"}
-	case errors.As(err, &hostErr):
-		return &Failure{Reason: "TLS certificate is not valid for this host"}
-	case errors.As(err, &unknownCA):
-		return &Failure{Reason: "TLS certificate is signed by an unknown authority"}
-	case errors.As(err, &certErr):
-		return &Failure{Reason: "TLS certificate was not accepted"}
-	case errors.As(err, &recErr):
-		return &Failure{Reason: "TLS handshake failed (is the server plain http?)"}
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
-		return &Failure{Reason: "the server closed the connection"}
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return &Failure{Reason: "the network timed out", Timeout: true}
-	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
-		return &Failure{Reason: "network unreachable"}
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
+	reason, timeout, cause := remotehttp.NetReason(err)
+	if reason == "" {
+		reason = "cannot connect: " + cause.Error()
 	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		err = oe.Err
-	}
-	return &Failure{Reason: "cannot connect: " + err.Error()}
+	return &Failure{Reason: reason, Timeout: timeout}
 }
 
 // cleanMessage makes an SDK error message safe to show: the URL (with its

@@ -2,17 +2,13 @@ package transport
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode"
 
@@ -145,44 +141,11 @@ func sanitize(s string, headers http.Header) string {
 // netReason describes a network error in a few words, without the url a
 // *url.Error carries.
 func netReason(err error) string {
-	var dnsErr *net.DNSError
-	var certErr *tls.CertificateVerificationError
-	var unknownCA x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var recErr tls.RecordHeaderError
-	var netErr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.As(err, &dnsErr):
-		if dnsErr.IsNotFound {
-			return "host not found"
-		}
-		return "DNS lookup failed"
-	case errors.As(err, &hostErr):
-		return "TLS certificate is not valid for this host"
-	case errors.As(err, &unknownCA):
-		return "TLS certificate is signed by an unknown authority"
-	case errors.As(err, &certErr):
-		return "TLS certificate was not accepted"
-	case errors.As(err, &recErr):
-		return "TLS handshake failed (is the server plain http?)"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
-		return "the server closed the connection"
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return "the network timed out"
-	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
-		return "network unreachable"
+	reason, _, cause := remotehttp.NetReason(err)
+	if reason == "" {
+		reason = "cannot connect: " + CutText(cause.Error(), MaxErrorText)
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		err = oe.Err
-	}
-	return "cannot connect: " + CutText(err.Error(), MaxErrorText)
+	return reason
 }
 
 // originGuard is the HTTP transport of a remote connection: over the
@@ -220,16 +183,10 @@ func (g *originGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 		g.status = resp.StatusCode
 		g.mu.Unlock()
 	}
-	if g.maxEvent > 0 && isEventStream(resp) {
+	if g.maxEvent > 0 && remotehttp.IsEventStream(resp) {
 		resp.Body = &eventSizes{ReadCloser: resp.Body, max: g.maxEvent, g: g, lineStart: true}
 	}
 	return resp, nil
-}
-
-// isEventStream reports whether resp is a server-sent event stream.
-func isEventStream(resp *http.Response) bool {
-	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
-	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
 }
 
 // eventSizes watches an event stream for an event longer than max bytes,
