@@ -34,14 +34,21 @@ OLD and NEW are each a plan file (written by mcpc plan -o) or a deployment direc
 its mcpc.cue (there or in a parent, as mcpc lint finds it; without one, its appsettings.json). Each
 server that differs shows how (added, removed, enabled, disabled, changed), what a runtime would do
 (connect, disconnect, restart, reregister, update, nothing) and, field by field, old → new; an env
-value that is not a template (${env:NAME}, ${config:KEY}, ${workspace}) shows as [REDACTED].
+value that is not a template (${env:NAME}, ${config:KEY}, ${workspace}) shows as [REDACTED]. A
+server that only moved in its file is unchanged.
+
+The values servers start with are compared too, where a side gives them: a credential changed in
+mcp_config.json under ${config:KEY}, an env file's value under ${env:NAME}, an inherited host
+variable (env.KEY: [REDACTED] → [REDACTED], and where it comes from). Deployments give them; a
+craftbot plan file gives the config file it names. Where they cannot be known (two plan files
+naming one config file, a volcanic plan file against a deployment) a "not compared:" line says so.
 
 Examples:
    mcpc diff main-plan.json plan.json
    mcpc diff deploy/prod deploy/staging --format json
    mcpc diff --exit-code main-plan.json plan.json   # CI: exit 1 when the change would make a runtime act`,
 		Flags: []ucli.Flag{
-			&ucli.BoolFlag{Name: "exit-code", Usage: "exit 1 when a runtime would do anything (0 when the plans are alike, or only where servers are written moved)"},
+			&ucli.BoolFlag{Name: "exit-code", Usage: "exit 1 when a runtime would do anything (0 when the plans are alike, or only where servers are written moved, or values were not compared)"},
 			&ucli.StringFlag{Name: "format", Value: "text", Usage: "output format: text|json"},
 		},
 		Action: diffAction,

@@ -255,7 +255,19 @@ sources: {appsettings: ["appsettings.json"], envFiles: ["host.env"], agentDir: "
 		!strings.Contains(text2, "    env.APP_MODE: [REDACTED] → [REDACTED] (restart; inherited from the host environment)\n") || strings.Contains(text2, "gh") {
 		t.Errorf("an inherited variable: exit %d\n%s%s", code, text2, stderr)
 	}
-	if all := text + stderr + text2; strings.Contains(all, "canary") {
+	// A plan file runs with mcpc run's environment: against a deployment,
+	// its ${env:NAME} values are not known, and gh is not "unchanged".
+	planA := filepath.Join(root, "a.plan.json")
+	if code, stdout, stderr := run(t, "plan", "-o", planA, "--clean-env", "--env-file", filepath.Join(a, "host.env"),
+		"--appsettings", filepath.Join(a, "appsettings.json"), "--agent-dir", filepath.Join(a, "agent")); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, text3, stderr3 := run(t, "diff", "--exit-code", planA, b)
+	if code != ExitOK || !strings.Contains(text3, "not compared: the values of ${env:NAME}: "+planA+" is a plan file") ||
+		!strings.Contains(text3, ", 1 not compared; nothing for a runtime to do") {
+		t.Errorf("a plan file against a deployment: exit %d\n%s%s", code, text3, stderr3)
+	}
+	if all := text + stderr + text2 + text3 + stderr3; strings.Contains(all, "canary") {
 		t.Errorf("a value in the output:\n%s", all)
 	}
 }
