@@ -7,6 +7,10 @@ import "github.com/mcpc-dev/mcpc/compile/plan"
 type field struct {
 	name   string
 	effect Effect
+	// locates: the field says only where the server is written. It is
+	// never a change: a server that differs in nothing else is alike
+	// (Diff.Moved counts it), whatever moved it in its file.
+	locates bool
 	// why says how the runtime uses the field (docs/decisions/0035-diff.md).
 	why string
 	get func(*plan.Server) any
@@ -20,7 +24,9 @@ type field struct {
 // decided: Compare reads it, the text and JSON outputs name its effects,
 // and a test checks it covers every field of plan.Server, so a new plan
 // field cannot be compared by no one. env is compared key by key
-// (envChanges) with the effect given here; enabled and name are not
+// (envChanges), and, where the sides' launches are known, by the values a
+// server process starts with (launchChanges), with the effect given here;
+// enabled and name are not
 // fields of a change but what makes a server enabled, disabled, added or
 // removed.
 var fields = []field{
@@ -36,10 +42,10 @@ var fields = []field{
 		get: func(s *plan.Server) any { return s.Cwd }},
 	{name: "description", effect: Reregister, why: "craftbot: the summary of the server's action set, which the router selects sets by",
 		get: func(s *plan.Server) any { return s.Description }},
-	{name: "env", effect: Restart, why: "the process's environment is made from it at start (plan.LaunchEnv)"},
+	{name: "env", effect: Restart, why: "the process's environment is made from it, its references resolved, at start (plan.LaunchEnv, runtime.CraftbotLaunch)"},
 	{name: "idleTimeoutSeconds", effect: Update, why: "read when the idle stop is armed, after each call",
 		get: func(s *plan.Server) any { return s.IdleTimeoutSeconds }},
-	{name: "origin", effect: None, why: "where the server is written; nothing runs differently",
+	{name: "origin", effect: None, locates: true, why: "where the server is written; nothing runs differently",
 		get: func(s *plan.Server) any { return s.Origin }},
 	{name: "parallel", effect: Restart, why: "fixed for a process when it starts (one call at a time is a per-process gate)",
 		get: func(s *plan.Server) any { return s.Parallel }},
@@ -71,4 +77,14 @@ func nonNilArgs(a []string) []string {
 		return []string{}
 	}
 	return a
+}
+
+// effectOf is the effect of the field name in the table.
+func effectOf(name string) Effect {
+	for _, f := range fields {
+		if f.name == name {
+			return f.effect
+		}
+	}
+	panic("plandiff: no field " + name + " in the table")
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // JSON is the diff as canonical JSON (keys sorted, two-space indent, a
-// trailing newline): changed (Changed), plan, profile, servers (each with
-// change, effect, fields, name, origin) and unchanged.
+// trailing newline): changed (Changed), moved, notCompared, plan, profile,
+// servers (each with change, effect, fields, name, origin), uncompared
+// and unchanged.
 func (d *Diff) JSON() ([]byte, error) {
 	return plan.CanonicalJSON(struct {
 		*Diff
@@ -25,27 +26,36 @@ func (d *Diff) JSON() ([]byte, error) {
 // differs, sorted by name (+ added, - removed, ~ otherwise), each with how
 // it differs, what a runtime would do and where the server is written,
 // then its fields old → new with each one's effect; the plan's own fields;
-// a summary line. A changed origin is listed only when nothing else of a
-// changed server differs: next to other changes it is noise (the first line shows
-// where the server is now), alone it is why the server is listed.
+// what could not be compared; a summary line.
 func (d *Diff) WriteText(w io.Writer) error {
 	var b strings.Builder
 	if d.Empty() {
-		fmt.Fprintf(&b, "no difference: %s plans alike (%s)\n", d.Profile, count(d.Unchanged, "server"))
+		fmt.Fprintf(&b, "no difference: %s plans alike (%s%s)\n", d.Profile, count(d.Unchanged, "server"), d.movedText())
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	for _, s := range d.Servers {
 		fmt.Fprintf(&b, "%s %s: %s, %s (%s)\n", marker(s.Change), term.Escape(s.Name), s.Change, s.Effect, term.Escape(s.Origin.String()))
-		writeChanges(&b, textFields(s))
+		writeChanges(&b, s.Fields)
 	}
 	if len(d.Plan) > 0 {
 		b.WriteString("plan:\n")
 		writeChanges(&b, d.Plan)
 	}
+	for _, why := range d.NotCompared {
+		fmt.Fprintf(&b, "not compared: %s\n", term.Escape(why))
+	}
 	b.WriteString(d.summary() + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// movedText is ", N moved" when servers alike were written elsewhere.
+func (d *Diff) movedText() string {
+	if d.Moved == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d moved", d.Moved)
 }
 
 func marker(k Kind) string {
@@ -58,41 +68,27 @@ func marker(k Kind) string {
 	return "~"
 }
 
-// textFields are the fields of s that WriteText lists: all but a moved
-// origin, unless that is all that changed.
-func textFields(s Server) []Change {
-	cs := s.Fields
-	if s.Change == Changed && len(cs) == 1 {
-		return cs
-	}
-	out := make([]Change, 0, len(cs))
-	for _, c := range cs {
-		if c.Field != "origin" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 func writeChanges(b *strings.Builder, cs []Change) {
 	for _, c := range cs {
-		fmt.Fprintf(b, "    %s: %s → %s (%s)\n", term.Escape(c.Field), term.Escape(textValue(c.Field, c.Old)), term.Escape(textValue(c.Field, c.New)), c.Effect)
+		effect := c.Effect.String()
+		switch {
+		case c.Via == ViaHost:
+			effect += "; inherited from the host environment"
+		case c.Via != "":
+			effect += "; value of " + c.Via
+		}
+		fmt.Fprintf(b, "    %s: %s → %s (%s)\n", term.Escape(c.Field), term.Escape(textValue(c.Field, c.Old)), term.Escape(textValue(c.Field, c.New)), term.Escape(effect))
 	}
 }
 
 // textValue shows a value of a change: compact JSON (so "" and strings
-// with spaces stay visible), an origin as file:line:column, [REDACTED]
+// with spaces stay visible), the plan's records as a list, [REDACTED]
 // bare, and (unset) for a side that has no value.
 func textValue(field string, v json.RawMessage) string {
 	if v == nil {
 		return "(unset)"
 	}
 	switch field {
-	case "origin":
-		var o plan.Origin
-		if json.Unmarshal(v, &o) == nil {
-			return o.String()
-		}
 	case "skipped":
 		var l []plan.Skipped
 		if json.Unmarshal(v, &l) == nil {
@@ -133,7 +129,14 @@ func (d *Diff) summary() string {
 			parts = append(parts, fmt.Sprintf("%d %s", kinds[k], k))
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d unchanged", d.Unchanged))
+	unchanged := fmt.Sprintf("%d unchanged", d.Unchanged)
+	if d.Moved > 0 {
+		unchanged += fmt.Sprintf(" (%d moved)", d.Moved)
+	}
+	parts = append(parts, unchanged)
+	if d.Uncompared > 0 {
+		parts = append(parts, fmt.Sprintf("%d not compared", d.Uncompared))
+	}
 	var acts []string
 	for _, e := range []Effect{Connect, Disconnect, Restart, Reregister, Update, None} {
 		if effects[e] > 0 {

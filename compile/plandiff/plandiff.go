@@ -79,7 +79,17 @@ type Change struct {
 	Field  string          `json:"field"` // a server field, env.KEY, or a field of the plan
 	New    json.RawMessage `json:"new,omitempty"`
 	Old    json.RawMessage `json:"old,omitempty"`
+	// Via is set for an env.KEY whose plan value is alike on both sides
+	// while the value the process starts with is not (Launches): the
+	// references it is resolved from (${config:KEY}, ${env:NAME}), or
+	// ViaHost for a variable the server inherits. Old and New are then
+	// [REDACTED], or absent on a side without the variable.
+	Via string `json:"via,omitempty"`
 }
+
+// ViaHost is the Via of a variable a server inherits from the host
+// environment.
+const ViaHost = "host environment"
 
 // Server is one server that differs between the plans.
 type Server struct {
@@ -91,7 +101,7 @@ type Server struct {
 	Effect Effect `json:"effect"`
 	// Fields are the fields that differ, by name (env keys as env.KEY),
 	// also for an enabled or disabled server; none for an added or removed
-	// one.
+	// one. Where a server is written (origin) is never one.
 	Fields []Change `json:"fields"`
 	Name   string   `json:"name"`
 	// Origin is where the server is defined: in the new plan, or in the
@@ -113,17 +123,30 @@ type Diff struct {
 	Profile string   `json:"profile"`
 	// Servers differ, sorted by name.
 	Servers []Server `json:"servers"`
-	// Unchanged counts the servers alike in both plans.
+	// Unchanged counts the servers alike in both plans; Moved those of
+	// them written elsewhere (an entry inserted above them): where a server
+	// is written is not a change of it (the fields table).
 	Unchanged int `json:"unchanged"`
+	Moved     int `json:"moved"`
+	// NotCompared says, sorted, why the values some servers start with
+	// could not be compared (Launches.Unknown, a launch that fails);
+	// Uncompared counts the servers alike in both plans whose env refers
+	// to such values: they are not counted unchanged.
+	NotCompared []string `json:"notCompared"`
+	Uncompared  int      `json:"uncompared"`
 }
 
 // Empty reports whether the plans are alike in everything Compare looks at
-// (the digest, sources' order and the like aside).
-func (d *Diff) Empty() bool { return len(d.Plan) == 0 && len(d.Servers) == 0 }
+// (the digest, sources' order and the like aside), and it could look at
+// every value a server starts with.
+func (d *Diff) Empty() bool {
+	return len(d.Plan) == 0 && len(d.Servers) == 0 && len(d.NotCompared) == 0
+}
 
 // Changed reports whether a runtime would do anything: some change has an
 // effect other than None. Two plans whose definitions only moved are not
-// changed (`mcpc diff --exit-code` exits 0).
+// changed (`mcpc diff --exit-code` exits 0), nor are values that could not
+// be compared (NotCompared): the diff does not know they changed.
 func (d *Diff) Changed() bool {
 	for _, c := range d.Plan {
 		if c.Effect != None {
@@ -140,11 +163,16 @@ func (d *Diff) Changed() bool {
 
 // Compare compares two plans. Plans of two profiles do not compare (their
 // servers are started by different hosts): that is an error.
-func Compare(old, new *plan.Plan) (*Diff, error) {
+func Compare(old, new *plan.Plan) (*Diff, error) { return CompareLaunches(old, new, Launches{}) }
+
+// CompareLaunches compares two plans and, with l, the values their stdio
+// servers start with where the plans only name them.
+func CompareLaunches(old, new *plan.Plan, l Launches) (*Diff, error) {
 	if old.Profile != new.Profile {
 		return nil, fmt.Errorf("a %s plan and a %s plan do not compare: both must be of one profile", old.Profile, new.Profile)
 	}
-	d := &Diff{Profile: new.Profile, Plan: planChanges(old, new), Servers: []Server{}}
+	d := &Diff{Profile: new.Profile, Plan: planChanges(old, new), Servers: []Server{}, NotCompared: []string{}}
+	notCompared := map[string]bool{}
 	oldByName, newByName := byName(old), byName(new)
 	for _, name := range names(oldByName, newByName) {
 		o, n := oldByName[name], newByName[name]
@@ -155,14 +183,30 @@ func Compare(old, new *plan.Plan) (*Diff, error) {
 		case o == nil:
 			s.Change, s.Effect, s.Origin = Added, Connect, n.Origin
 		default:
-			s.Origin, s.Fields = n.Origin, serverChanges(o, n)
+			var moved bool
+			s.Origin = n.Origin
+			s.Fields, moved = serverChanges(o, n)
+			launched, why := l.changes(o, n, s.Fields)
+			if len(launched) > 0 {
+				s.Fields = append(s.Fields, launched...)
+				sort.SliceStable(s.Fields, func(i, j int) bool { return s.Fields[i].Field < s.Fields[j].Field })
+			}
+			if why != "" {
+				notCompared[why] = true
+			}
 			switch {
 			case !o.Enabled && n.Enabled:
 				s.Change, s.Effect = Enabled, Connect
 			case o.Enabled && !n.Enabled:
 				s.Change, s.Effect = Disabled, Disconnect
+			case len(s.Fields) == 0 && why != "":
+				d.Uncompared++
+				continue
 			case len(s.Fields) == 0:
 				d.Unchanged++
+				if moved {
+					d.Moved++
+				}
 				continue
 			default:
 				s.Change = Changed
@@ -173,6 +217,10 @@ func Compare(old, new *plan.Plan) (*Diff, error) {
 		}
 		d.Servers = append(d.Servers, s)
 	}
+	for why := range notCompared {
+		d.NotCompared = append(d.NotCompared, why)
+	}
+	sort.Strings(d.NotCompared)
 	return d, nil
 }
 
@@ -210,9 +258,10 @@ func strongest(cs []Change) Effect {
 }
 
 // serverChanges are the fields of the fields table that differ, env key by
-// key, sorted by field name.
-func serverChanges(o, n *plan.Server) []Change {
-	out := []Change{}
+// key, sorted by field name; moved reports whether a field that only
+// locates the server differs (it is not a change).
+func serverChanges(o, n *plan.Server) (out []Change, moved bool) {
+	out = []Change{}
 	for _, f := range fields {
 		if f.name == "env" {
 			out = append(out, envChanges(o.Env, n.Env, f.effect)...)
@@ -223,13 +272,17 @@ func serverChanges(o, n *plan.Server) []Change {
 		if bytes.Equal(ob, nb) {
 			continue
 		}
+		if f.locates {
+			moved = true
+			continue
+		}
 		if f.show != nil {
 			ob, nb = mustJSON(f.show(ov)), mustJSON(f.show(nv))
 		}
 		out = append(out, Change{Field: f.name, Old: ob, New: nb, Effect: f.effect})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Field < out[j].Field })
-	return out
+	return out, moved
 }
 
 // envChanges compares two env maps key by key. A key set on one side only

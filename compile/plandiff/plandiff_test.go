@@ -2,6 +2,7 @@ package plandiff
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -113,7 +114,6 @@ func TestFieldEffects(t *testing.T) {
 		{"callTimeoutSeconds", func(s *plan.Server) { s.CallTimeoutSeconds = 30 }, Update},
 		{"idleTimeoutSeconds", func(s *plan.Server) { s.IdleTimeoutSeconds = 0 }, Update},
 		{"startupTimeoutSeconds", func(s *plan.Server) { s.StartupTimeoutSeconds = 120 }, Update},
-		{"origin", func(s *plan.Server) { s.Origin.Line = 9 }, None},
 	}
 	for _, c := range cases {
 		d := compare(t, volcanic(server("s", nil)), volcanic(server("s", c.edit)))
@@ -258,5 +258,149 @@ func TestJSONShape(t *testing.T) {
 	if !v.Changed || v.Profile != "volcanic" || len(v.Servers) != 1 || v.Servers[0].Effect != "reregister" ||
 		v.Servers[0].Fields[0].Old != "" || v.Servers[0].Fields[0].New != "a_" {
 		t.Errorf("JSON:\n%s", out)
+	}
+}
+
+// TestOriginIsNotAChange: a server that only moved in its file (an entry
+// inserted above it) is alike, counted moved; one that moved and changed
+// lists its change and not where it was.
+func TestOriginIsNotAChange(t *testing.T) {
+	moved := func(s *plan.Server) { s.Origin.Line += 4 }
+	changed := func(s *plan.Server) { s.Origin.Line += 4; s.Args = []string{"-y", "b@2.0.0"} }
+	d := compare(t, volcanic(server("a", nil), server("b", nil), server("c", nil)),
+		volcanic(server("a", nil), server("b", changed), server("c", moved)))
+	if len(d.Servers) != 1 || d.Servers[0].Name != "b" || len(d.Servers[0].Fields) != 1 || d.Servers[0].Fields[0].Field != "args" ||
+		d.Servers[0].Origin.Line != 7 || d.Unchanged != 2 || d.Moved != 1 {
+		t.Fatalf("%+v", d)
+	}
+	d = compare(t, volcanic(server("c", nil)), volcanic(server("c", moved)))
+	var text strings.Builder
+	d.WriteText(&text)
+	if !d.Empty() || d.Changed() || text.String() != "no difference: volcanic plans alike (1 server, 1 moved)\n" {
+		t.Errorf("only moved: %q", text.String())
+	}
+}
+
+// launches are launch environments of each side made the way
+// plan.LaunchEnv makes them, from a host environment of each side.
+func launches(oldHost, newHost map[string]string) Launches {
+	side := func(host map[string]string) LaunchEnv {
+		return func(s *plan.Server) ([]string, error) {
+			vals := map[string]string{}
+			for k, v := range host {
+				if !strings.HasPrefix(k, "config:") {
+					vals[k] = v
+				}
+			}
+			for k, v := range s.Env {
+				switch {
+				case v == nil:
+					delete(vals, k)
+				case strings.HasPrefix(*v, "${config:"):
+					vals[k] = host["config:"+s.Name+"."+k]
+				default:
+					vals[k] = plan.Resolve(*v, "/w", func(n string) string { return host[n] })
+				}
+			}
+			var out []string
+			for k, v := range vals {
+				out = append(out, k+"="+v)
+			}
+			return out, nil
+		}
+	}
+	return Launches{Old: side(oldHost), New: side(newHost)}
+}
+
+// TestLaunchValues: a value a server starts with that changed under an
+// unchanged plan entry — a ${config:KEY} of the config file, an
+// ${env:NAME}, an inherited host variable — is a change of env.KEY with
+// the env field's effect, shown [REDACTED] (never the value nor its
+// length) and where it comes from; a value that did not change is not.
+func TestLaunchValues(t *testing.T) {
+	cb := func(servers ...plan.Server) *plan.Plan {
+		return &plan.Plan{PlanVersion: plan.Version, Profile: plan.ProfileCraftbot, Servers: servers}
+	}
+	withEnv := func(env map[string]*string, enabled bool) func(*plan.Server) {
+		return func(s *plan.Server) { s.Env, s.Enabled = env, enabled }
+	}
+	p := cb(server("gh", withEnv(map[string]*string{"TOKEN": str("${config:TOKEN}"), "MODE": str("${env:MODE}")}, true)),
+		server("off", withEnv(map[string]*string{"TOKEN": str("${config:TOKEN}")}, false)),
+		server("plain", withEnv(map[string]*string{"HOME": nil}, true)),
+		server("remote", func(s *plan.Server) { s.Transport, s.Env = "sse", map[string]*string{"TOKEN": str("${config:TOKEN}")} }))
+	oldHost := map[string]string{"config:gh.TOKEN": "canary-old-5b1c", "config:off.TOKEN": "canary-off-old", "config:remote.TOKEN": "canary-r-old",
+		"MODE": "canary-mode", "HOME": "/home/canary-a", "LANG": "canary-lang-old"}
+	newHost := map[string]string{"config:gh.TOKEN": "canary-new-longer-9a0e", "config:off.TOKEN": "canary-off-new", "config:remote.TOKEN": "canary-r-new",
+		"MODE": "canary-mode", "HOME": "/home/canary-b", "LANG": "canary-lang-new"}
+	d, err := CompareLaunches(p, p, launches(oldHost, newHost))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range d.Servers {
+		got = append(got, s.Name+" "+string(s.Change)+" "+s.Effect.String())
+		for _, c := range s.Fields {
+			got = append(got, "  "+c.Field+" "+string(c.Old)+" "+string(c.New)+" "+c.Effect.String()+" via "+c.Via)
+		}
+	}
+	want := []string{
+		"gh changed restart",
+		`  env.HOME "[REDACTED]" "[REDACTED]" restart via host environment`,
+		`  env.LANG "[REDACTED]" "[REDACTED]" restart via host environment`,
+		`  env.TOKEN "[REDACTED]" "[REDACTED]" restart via ${config:TOKEN}`,
+		"off changed nothing",
+		`  env.HOME "[REDACTED]" "[REDACTED]" restart via host environment`,
+		`  env.LANG "[REDACTED]" "[REDACTED]" restart via host environment`,
+		`  env.TOKEN "[REDACTED]" "[REDACTED]" restart via ${config:TOKEN}`,
+		"plain changed restart",
+		`  env.LANG "[REDACTED]" "[REDACTED]" restart via host environment`,
+	}
+	if !reflect.DeepEqual(got, want) || d.Unchanged != 1 || !d.Changed() {
+		t.Errorf("got %q\nwant %q\n%+v", got, want, d)
+	}
+	out, _ := d.JSON()
+	var text strings.Builder
+	d.WriteText(&text)
+	if strings.Contains(string(out)+text.String(), "canary") {
+		t.Errorf("a value in the output:\n%s\n%s", out, text.String())
+	}
+	if !strings.Contains(text.String(), "    env.TOKEN: [REDACTED] → [REDACTED] (restart; value of ${config:TOKEN})\n") ||
+		!strings.Contains(text.String(), "    env.LANG: [REDACTED] → [REDACTED] (restart; inherited from the host environment)\n") {
+		t.Errorf("text:\n%s", text.String())
+	}
+	// The same values on both sides: nothing differs.
+	if d, _ := CompareLaunches(p, p, launches(oldHost, oldHost)); !d.Empty() || d.Unchanged != 4 {
+		t.Errorf("same values: %+v", d)
+	}
+	// plain sets HOME to null: that it differs on the hosts changes nothing
+	// of it. A variable set on one side only:
+	delete(newHost, "LANG")
+	d, _ = CompareLaunches(cb(p.Servers[2]), cb(p.Servers[2]), launches(oldHost, newHost))
+	if len(d.Servers) != 1 || d.Servers[0].Fields[0].Field != "env.LANG" || d.Servers[0].Fields[0].New != nil {
+		t.Errorf("unset on one side: %+v", d.Servers)
+	}
+}
+
+// TestLaunchValuesUnknown: where a side's values cannot be known, a server
+// alike in the plans whose env refers to a value is not unchanged but not
+// compared, and the diff says why; one without such a reference is
+// unchanged; a launch that fails says why too.
+func TestLaunchValuesUnknown(t *testing.T) {
+	p := volcanic(server("ref", func(s *plan.Server) { s.Env["T"] = str("${config:T}") }),
+		server("lit", func(s *plan.Server) { s.Env["T"] = str("x") }), server("ws", func(s *plan.Server) { s.Env["W"] = str("${workspace}") }))
+	d, err := CompareLaunches(p, p, Launches{Unknown: "both plans read their values from c.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	d.WriteText(&text)
+	want := "not compared: both plans read their values from c.json\nsummary: 2 unchanged, 1 not compared; nothing for a runtime to do\n"
+	if d.Empty() || d.Changed() || d.Uncompared != 1 || d.Unchanged != 2 || text.String() != want {
+		t.Errorf("%+v\n%q", d, text.String())
+	}
+	fail := func(s *plan.Server) ([]string, error) { return nil, fmt.Errorf("server %q: no value for T", s.Name) }
+	d, _ = CompareLaunches(volcanic(p.Servers[0]), volcanic(p.Servers[0]), Launches{Old: fail, New: fail})
+	if d.Uncompared != 1 || len(d.NotCompared) != 1 || d.NotCompared[0] != `server "ref": no value for T` {
+		t.Errorf("a failing launch: %+v", d)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,12 +9,15 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/compile/plandiff"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/policies/lint"
+	"github.com/mcpc-dev/mcpc/runtime"
 )
 
 // ExitChanged is the exit of mcpc diff --exit-code when a runtime would do
@@ -30,14 +34,21 @@ OLD and NEW are each a plan file (written by mcpc plan -o) or a deployment direc
 its mcpc.cue (there or in a parent, as mcpc lint finds it; without one, its appsettings.json). Each
 server that differs shows how (added, removed, enabled, disabled, changed), what a runtime would do
 (connect, disconnect, restart, reregister, update, nothing) and, field by field, old → new; an env
-value that is not a template (${env:NAME}, ${config:KEY}, ${workspace}) shows as [REDACTED].
+value that is not a template (${env:NAME}, ${config:KEY}, ${workspace}) shows as [REDACTED]. A
+server that only moved in its file is unchanged.
+
+The values servers start with are compared too, where a side gives them: a credential changed in
+mcp_config.json under ${config:KEY}, an env file's value under ${env:NAME}, an inherited host
+variable (env.KEY: [REDACTED] → [REDACTED], and where it comes from). Deployments give them; a
+craftbot plan file gives the config file it names. Where they cannot be known (two plan files
+naming one config file, a volcanic plan file against a deployment) a "not compared:" line says so.
 
 Examples:
    mcpc diff main-plan.json plan.json
    mcpc diff deploy/prod deploy/staging --format json
    mcpc diff --exit-code main-plan.json plan.json   # CI: exit 1 when the change would make a runtime act`,
 		Flags: []ucli.Flag{
-			&ucli.BoolFlag{Name: "exit-code", Usage: "exit 1 when a runtime would do anything (0 when the plans are alike, or only where servers are written moved)"},
+			&ucli.BoolFlag{Name: "exit-code", Usage: "exit 1 when a runtime would do anything (0 when the plans are alike, or only where servers are written moved, or values were not compared)"},
 			&ucli.StringFlag{Name: "format", Value: "text", Usage: "output format: text|json"},
 		},
 		Action: diffAction,
@@ -56,18 +67,19 @@ func diffAction(c *ucli.Context) error {
 	if oldCue, newCue := deploymentFileOf(oldArg), deploymentFileOf(newArg); oldCue != "" && oldCue == newCue {
 		return usageError("%s and %s are one deployment (both read %s): compare two deployments, or two plans (mcpc plan -o)", oldArg, newArg, oldCue)
 	}
-	oldPlan, err := diffSide(c, oldArg)
+	oldSide, err := diffSide(c, oldArg)
 	if err != nil {
 		return err
 	}
-	newPlan, err := diffSide(c, newArg)
+	newSide, err := diffSide(c, newArg)
 	if err != nil {
 		return err
 	}
+	oldPlan, newPlan := oldSide.plan, newSide.plan
 	if oldPlan.Profile != newPlan.Profile {
 		return usageError("%s is a %s plan and %s a %s plan: diff compares two plans of one profile", oldArg, oldPlan.Profile, newArg, newPlan.Profile)
 	}
-	d, err := plandiff.Compare(oldPlan, newPlan)
+	d, err := plandiff.CompareLaunches(oldPlan, newPlan, diffLaunches(oldSide, newSide))
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -101,11 +113,27 @@ func deploymentFileOf(arg string) string {
 	return ""
 }
 
+// diffInput is one side of a diff: its plan, and what its servers start
+// with beyond it, as far as that side says.
+type diffInput struct {
+	arg  string
+	plan *plan.Plan
+	// host is the host environment a deployment's servers start with (as
+	// its sources give it); nil for a plan file, which mcpc run launches
+	// with its own.
+	host *runtime.HostEnv
+	// config reads a craftbot side's ${config:KEY} values, from the file
+	// configPath; unknown says why there are none.
+	config     runtime.ConfigLookup
+	configPath string
+	unknown    string
+}
+
 // diffSide reads one side of a diff: a plan file, or a deployment
 // directory compiled to its plan. Input that gives no plan (a plan file
 // that is not valid or was edited, a deployment with errors) is printed
 // as positioned diagnostics on stderr and exits 2: exit 1 means "changed".
-func diffSide(c *ucli.Context, arg string) (*plan.Plan, error) {
+func diffSide(c *ucli.Context, arg string) (*diffInput, error) {
 	fi, err := os.Stat(arg)
 	if err != nil {
 		return nil, usageError("cannot read %s: %v", arg, unwrapPath(err))
@@ -124,14 +152,101 @@ func diffSide(c *ucli.Context, arg string) (*plan.Plan, error) {
 		}
 		return nil, usageError("%s is not a plan this mcpc can compare (%s)", arg, report.Summary(ds))
 	}
-	return p, nil
+	in := &diffInput{arg: arg, plan: p}
+	if p.Profile == plan.ProfileCraftbot {
+		in.readConfig(arg)
+	}
+	return in, nil
+}
+
+// readConfig reads the config file a craftbot plan file names, where a
+// runtime reads its servers' env values when it starts them. A file that
+// cannot be read is not an error of the diff: the plans still compare,
+// and the diff says which values it could not.
+func (in *diffInput) readConfig(planFile string) {
+	path, err := craftbot.ConfigPath(planFile, in.plan)
+	if err != nil {
+		in.unknown = err.Error()
+		return
+	}
+	in.configPath = path
+	data, err := inputfile.Read(path)
+	if err != nil {
+		in.unknown = fmt.Sprintf("%s: cannot read its config file %s, where its servers' env values are read: %v", planFile, path, unwrapPath(err))
+		return
+	}
+	cfg, _, err := craftbot.Check(path, data, craftbot.Options{})
+	if err != nil {
+		in.unknown = fmt.Sprintf("%s: %v", path, err)
+		return
+	}
+	in.config = cfg.EnvValue
+}
+
+// diffLaunches are what the two sides' stdio servers start with, as each
+// side's runtime would launch them (runtime.CraftbotLaunch,
+// plan.LaunchEnv), so that a value changed under an unchanged reference
+// is a change (docs/decisions/0035-diff.md). Where a side cannot know its
+// values the diff says so.
+func diffLaunches(o, n *diffInput) plandiff.Launches {
+	if o.plan.Profile == plan.ProfileCraftbot {
+		switch {
+		case o.configPath != "" && n.configPath != "" && samePath(o.configPath, n.configPath):
+			return plandiff.Launches{Unknown: fmt.Sprintf("the values of ${config:KEY}: both sides read them from %s as it is when a server starts, "+
+				"so a change made to it between them is not seen; compare two deployments, each with its copy of the file", o.configPath)}
+		case o.unknown != "":
+			return plandiff.Launches{Unknown: o.unknown}
+		case n.unknown != "":
+			return plandiff.Launches{Unknown: n.unknown}
+		}
+		// A plan file fixes no host environment: mcpc run's is alike for
+		// both sides, so a plan file's side inherits the other side's.
+		oh, nh := o.host, n.host
+		switch {
+		case oh == nil && nh == nil:
+			oh = &runtime.HostEnv{Vars: map[string]string{}, Deny: denylist.Default()}
+			nh = oh
+		case oh == nil:
+			oh = nh
+		case nh == nil:
+			nh = oh
+		}
+		cb := func(env *runtime.HostEnv, config runtime.ConfigLookup) plandiff.LaunchEnv {
+			return func(s *plan.Server) ([]string, error) {
+				spec, err := runtime.CraftbotLaunch(s, *env, config)
+				return spec.Env, err
+			}
+		}
+		return plandiff.Launches{Old: cb(oh, o.config), New: cb(nh, n.config)}
+	}
+	switch {
+	case o.host == nil && n.host == nil:
+		// Two plan files: one runtime launches either with its own
+		// environment, so what they name alike resolves alike.
+		return plandiff.Launches{}
+	case o.host == nil || n.host == nil:
+		file, dir := o.arg, n.arg
+		if n.host == nil {
+			file, dir = n.arg, o.arg
+		}
+		return plandiff.Launches{Unknown: fmt.Sprintf("the values of ${env:NAME}: %s is a plan file, launched with the environment mcpc run is given, not with %s's", file, dir)}
+	}
+	vol := func(env *runtime.HostEnv) plandiff.LaunchEnv {
+		return func(s *plan.Server) ([]string, error) {
+			// ${workspace} is the runtime's, alike for both sides.
+			return plan.LaunchEnv(s, "${workspace}", env.Vars, env.Deny), nil
+		}
+	}
+	return plandiff.Launches{Old: vol(o.host), New: vol(n.host)}
 }
 
 // diffDeployment compiles the deployment of dir, as mcpc lint reads it
 // (without source flags: each side names its own sources), and makes the
 // paths of its plan relative to the deployment, so that two deployments
-// with the same layout compare server by server and not path by path.
-func diffDeployment(c *ucli.Context, dir string) (*plan.Plan, error) {
+// with the same layout compare server by server and not path by path. It
+// keeps the host environment and, for craftbot, the config file's values
+// its servers start with.
+func diffDeployment(c *ucli.Context, dir string) (*diffInput, error) {
 	var d *lint.Deployment
 	base := dir
 	if file := lint.Find(dir); file != "" {
@@ -163,7 +278,15 @@ func diffDeployment(c *ucli.Context, dir string) (*plan.Plan, error) {
 		}
 		return nil, usageError("%s: no plan to compare: fix the errors above (%s)", dir, report.Summary(res.Diagnostics))
 	}
-	return rebase(res.Plan, base), nil
+	in := &diffInput{arg: dir, host: &runtime.HostEnv{Vars: map[string]string{}, Deny: res.Deny}}
+	if res.Env != nil {
+		in.host.Vars = res.Env.Map()
+	}
+	if cfg := craftbot.ConfigOf(res); cfg != nil {
+		in.config, in.configPath = cfg.EnvValue, opts.Config
+	}
+	in.plan = rebase(res.Plan, base)
+	return in, nil
 }
 
 // deploymentOptions are the compiler options of a deployment directory,
