@@ -31,6 +31,8 @@ var mayImport = map[string][]string{
 	"internal/term":       {},
 	"internal/atomicfile": {},
 	"internal/loopback":   {},
+	// What a value left for the operator to fill in looks like.
+	"internal/placeholder": {},
 	// The one clock interface: the runtime's, the gateway's sessions', the
 	// watcher's.
 	"internal/clock": {},
@@ -64,7 +66,7 @@ var mayImport = map[string][]string{
 	"compile/profiles": {"compile/craftbot", "compile/volcanic"},
 	// The craftbot profile: mcp_config.json read, compiled, explained and
 	// edited.
-	"compile/craftbot":  {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/node", "internal/redact", "policies/rules", "schema"},
+	"compile/craftbot":  {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "internal/placeholder", "internal/remotehttp", "internal/node", "internal/redact", "policies/rules", "schema"},
 	"policies/lint":     {"compile", "compile/craftbot", "compile/plan", "policies", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
 	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
 	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
