@@ -19,6 +19,7 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/internal/term"
+	"github.com/mcpc-dev/mcpc/policies/lint"
 )
 
 // configCommand is `mcpc config`: CraftBot's /mcp command on its
@@ -351,6 +352,9 @@ func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 		return nil
 	}
 	fmt.Fprintln(c.App.Writer, done(ed, ch, t.path))
+	for _, note := range lint.EditNotes(t.path) {
+		fmt.Fprintln(c.App.Writer, note)
+	}
 	if len(ch.Diagnostics) > 0 {
 		printDiagnostics(errw, plainText(c), ch.Diagnostics, craftbot.ConfigExcerpts(ch.File, ch.Data), red.Redact)
 	}

@@ -129,7 +129,8 @@ func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	rep, err := lint.Run(lint.Options{Compile: opts, Deployment: d, Packs: packs, Target: target, LockFile: lockFile})
+	rep, err := lint.Run(lint.Options{Compile: opts, Deployment: d, Packs: packs, Target: target, LockFile: lockFile,
+		VersionPacks: d.VersionPacks(opts.Profile)})
 	if err != nil {
 		return nil, inputErr(err)
 	}
