@@ -30,6 +30,9 @@ func configCommand() *ucli.Command {
 		Usage: "list and edit CraftBot's mcp_config.json with the verbs of its /mcp command",
 		UsageText: `mcpc config list|add|add-json|remove|enable|disable|env … [--config FILE]
 
+After an edit, it says that CraftBot 605efb4 applies it only when it restarts, unless the mcpc.cue
+found upward from the config file switches the version pack craftbot-605efb4 off.
+
 Examples:
    mcpc config list --all
    mcpc config add time --transport stdio -- uvx mcp-server-time
