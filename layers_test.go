@@ -31,6 +31,8 @@ var mayImport = map[string][]string{
 	"internal/term":       {},
 	"internal/atomicfile": {},
 	"internal/loopback":   {},
+	// What a value left for the operator to fill in looks like.
+	"internal/placeholder": {},
 	// The one clock interface: the runtime's, the gateway's sessions', the
 	// watcher's.
 	"internal/clock": {},
@@ -47,7 +49,7 @@ var mayImport = map[string][]string{
 	"compile/plan":          {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan/denylist"},
 	// What the runtime needs of CraftBot: how tools become actions.
 	"compile/craftbot/actions": {"policies/rules"},
-	"policies":                 {"internal/diag", "internal/node", "policies/rules", "compile/plan", "policies/toollock", "internal/inputfile"},
+	"policies":                 {"internal/diag", "internal/node", "internal/placeholder", "policies/rules", "compile/plan", "policies/toollock", "internal/inputfile"},
 
 	// MCP's transports: the stdio line transports, the websocket and sse clients.
 	"runtime/transport": {"internal/remotehttp", "internal/node", "internal/clock"},
@@ -64,11 +66,13 @@ var mayImport = map[string][]string{
 	"compile/profiles": {"compile/craftbot", "compile/volcanic"},
 	// The craftbot profile: mcp_config.json read, compiled, explained and
 	// edited.
-	"compile/craftbot":  {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/node", "internal/redact", "policies/rules", "schema"},
-	"policies/lint":     {"compile", "compile/craftbot", "compile/plan", "policies", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
-	"internal/report":   {"internal/diag", "policies/rules", "internal/term"},
-	"policies/toollock": {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
-	"runtime/remote":    {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/term"},
+	"compile/craftbot": {"compile", "compile/plan", "internal/diag", "internal/atomicfile", "internal/inputfile", "internal/placeholder", "internal/remotehttp", "internal/node", "internal/redact", "policies/rules", "schema"},
+	// Host version packs: checks of the compiler's model of one host's file.
+	"policies/versionpacks": {"compile", "compile/craftbot", "compile/plan", "internal/diag", "internal/node", "policies/rules"},
+	"policies/lint":         {"compile", "compile/craftbot", "compile/plan", "policies", "policies/versionpacks", "compile/plan/denylist", "schema", "policies/toollock", "internal/node", "internal/diag", "policies/rules", "internal/inputfile"},
+	"internal/report":       {"internal/diag", "policies/rules", "internal/term"},
+	"policies/toollock":     {"internal/diag", "internal/node", "policies/rules", "schema", "compile/plan"},
+	"runtime/remote":        {"internal/diag", "internal/node", "policies/rules", "schema", "internal/redact", "internal/atomicfile", "internal/inputfile", "internal/remotehttp", "internal/term"},
 	// A chat's set of remote server connections: it reports to its owner
 	// through hooks it declares, never by importing the runtime.
 	"runtime/remoteset": {"compile/naming", "internal/clock", "internal/redact", "policies/rules", "runtime/remote"},

@@ -13,6 +13,28 @@ type Input struct {
 	Plan   *plan.Plan
 	Lock   *toollock.Lock // nil: the rules about tools do not run
 	Target Target
+	// EnvValue is the value env key of Plan.Servers[server] is launched
+	// with, where the plan holds a reference (a craftbot ${config:KEY} is
+	// read from mcp_config.json); ok is false when it is not known. nil:
+	// the plan's own values. A value may be a secret: rules never print it.
+	EnvValue func(server int, key string) (value string, ok bool)
+	// HostSecrets are the names of the secret (deny-listed) variables of
+	// the host environment the deployment describes (env files, --env),
+	// sorted; nil when that environment is not known.
+	HostSecrets []string
+}
+
+// envValue is the value env key of server i is launched with (see
+// Input.EnvValue).
+func (in *Input) envValue(i int, key string) (string, bool) {
+	if in.EnvValue != nil {
+		return in.EnvValue(i, key)
+	}
+	v := in.Plan.Servers[i].Env[key]
+	if v == nil {
+		return "", false
+	}
+	return *v, true
 }
 
 // Target describes the machine a deployment runs on.
@@ -44,7 +66,7 @@ type Check struct {
 // GoRules are the deployment rules written in Go, each in a file named after
 // its id.
 func GoRules() []Check {
-	return []Check{runtimeMissing, toolBudget, toolNameLength, playwrightBrowserMissing}
+	return []Check{runtimeMissing, toolBudget, toolNameLength, playwrightBrowserMissing, npxWithoutYes, placeholderValue, cbHostEnv}
 }
 
 // RunGo runs every Go rule on in, violations sorted by rule and path.

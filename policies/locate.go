@@ -41,7 +41,11 @@ func Diagnostics(vs []Violation, loc Locator) []diag.Diagnostic {
 	for _, v := range vs {
 		// v's rule and severity are its declaration's: a pack's CUE, or the
 		// rules value of a Go rule (RunGo).
-		d := rules.Rule{ID: v.Rule, Severity: v.Severity}.At(loc(v.Path), v.Message, v.Suggestion)
+		r := rules.Rule{ID: v.Rule, Severity: v.Severity}
+		d := r.At(loc(v.Path), v.Message, v.Suggestion)
+		if v.Info {
+			d = r.InfoAt(loc(v.Path), v.Message, v.Suggestion)
+		}
 		out = append(out, d)
 	}
 	diag.Sort(out)

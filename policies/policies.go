@@ -99,6 +99,10 @@ type Violation struct {
 	Path       []any
 	Message    string
 	Suggestion string
+	// Info reports the violation as info rather than its rule's severity
+	// (as rules.Rule.InfoAt does): for a case its rule names harmless by
+	// design, a disabled server that starts nothing.
+	Info bool
 }
 
 // Builtin returns the packs shipped with mcpc, in BuiltinNames order.

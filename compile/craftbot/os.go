@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/placeholder"
 )
 
 // TargetOSes are the operating systems --target-os accepts (Go's names).
@@ -37,12 +38,47 @@ var (
 var macOSRoots = []string{"/Applications/", "/System/", "/Library/", "~/Library/", "/Users/", "/opt/homebrew/", "/Volumes/"}
 
 // macOSPrograms run on macOS only (open -a launches an application).
-var macOSPrograms = map[string]bool{"osascript": true, "/usr/bin/osascript": true, "/usr/bin/open": true}
+var macOSPrograms = map[string]bool{"osascript": true, "/usr/bin/osascript": true, "/usr/bin/open": true,
+	"shortcuts": true, "/usr/bin/shortcuts": true}
+
+// osOnlyRE finds a description that says the server works on one OS only:
+// "macOS ONLY", "Windows-only", "only works on Linux", "requires macOS".
+// The catalog's Apple servers say "macOS ONLY — will not work on Windows"
+// while their launch paths are placeholders, so the description is their
+// only OS signal.
+var osOnlyRE = regexp.MustCompile(`(?i)\b(?:(mac ?os|os ?x|windows|linux)[ -]only\b|only (?:works |runs )?(?:on|for) (mac ?os|os ?x|windows|linux)\b|requires (mac ?os|os ?x|windows)\b)`)
+
+// osNames are the target OS names of osOnlyRE's words, and how messages
+// write them.
+var osNames = map[string]struct{ goos, shown string }{
+	"macos": {"darwin", "macOS"}, "mac os": {"darwin", "macOS"}, "osx": {"darwin", "macOS"}, "os x": {"darwin", "macOS"},
+	"windows": {"windows", "Windows"}, "linux": {"linux", "Linux"},
+}
+
+// describedOS is the OS e's description says the server works on only,
+// as a target OS name and as written for a message; "" when it says none.
+func describedOS(e *Entry) (goos, shown string) {
+	m := osOnlyRE.FindStringSubmatch(e.Description)
+	if m == nil {
+		return "", ""
+	}
+	for _, w := range m[1:] {
+		if w != "" {
+			n := osNames[strings.ToLower(w)]
+			return n.goos, n.shown
+		}
+	}
+	return "", ""
+}
 
 // launchProblem returns where and why e's launch command cannot work on
-// goos, or "" when nothing is known to be wrong. It looks at the command
-// and at the arguments that are absolute paths; a relative name (npx, uvx,
-// node) is found on PATH and says nothing about the OS.
+// goos, or "" when nothing is known to be wrong. It looks at the command,
+// at the arguments that are absolute paths (a relative name, npx, uvx,
+// node, is found on PATH and says nothing about the OS), and at a
+// description that names the one OS the server works on, when no path
+// says more. A placeholder
+// path (C:/path/to/…) is no OS signal: it exists nowhere (the rule
+// placeholder-value reports it).
 func launchProblem(goos string, e *Entry) (diag.Pos, string) {
 	if why := pathProblem(goos, e.Command, true); why != "" {
 		return fieldPos(e, FieldCommand), fmt.Sprintf("command %s %s", quote(e.Command), why)
@@ -55,13 +91,16 @@ func launchProblem(goos string, e *Entry) (diag.Pos, string) {
 			return argPos(e, i), fmt.Sprintf("args[%d] %s %s", i, quote(a), why)
 		}
 	}
+	if only, shown := describedOS(e); only != "" && only != goos {
+		return fieldPos(e, FieldDescription), "its description says it works on " + shown + " only"
+	}
 	return diag.Pos{}, ""
 }
 
 // pathProblem says why s, a command (program) or an argument, is a path
 // that does not exist on goos.
 func pathProblem(goos, s string, program bool) string {
-	if s == "" {
+	if s == "" || placeholder.In(s) {
 		return ""
 	}
 	if goos != "windows" {

@@ -20,10 +20,12 @@ import (
 	"github.com/agnivade/levenshtein"
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/policies/rules"
+	"github.com/mcpc-dev/mcpc/policies/versionpacks"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -77,6 +79,42 @@ type Target struct {
 type Policies struct {
 	Packs []string `json:"packs"`
 	Dirs  []string `json:"dirs"`
+	// VersionPacks switches host version packs (package versionpacks) on
+	// or off by name: "on" or "off". A pack not named is on for a
+	// deployment of its profile.
+	VersionPacks map[string]string `json:"versionPacks"`
+}
+
+// VersionPacks are the host version packs that run on a deployment of
+// profile: those of the profile that d (nil: no mcpc.cue) does not switch
+// off.
+func (d *Deployment) VersionPacks(profile string) []*versionpacks.Pack {
+	var out []*versionpacks.Pack
+	for _, p := range versionpacks.For(profile) {
+		if d == nil || d.Policies.VersionPacks[p.Name] != "off" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// EditNotes are what an editor of the craftbot file configFile adds to its
+// reply after an edit: the notes of the version packs on for it, as the
+// mcpc.cue found upward from the file's directory (the way mcpc lint finds
+// it) says. An mcpc.cue that does not load switches nothing off: the edit
+// was made, and lint reports the file.
+func EditNotes(configFile string) []string {
+	var d *Deployment
+	if file := Find(filepath.Dir(configFile)); file != "" {
+		d, _ = Load(file)
+	}
+	var out []string
+	for _, p := range d.VersionPacks(plan.ProfileCraftbot) {
+		if p.EditNote != "" {
+			out = append(out, p.EditNote)
+		}
+	}
+	return out
 }
 
 // Find looks for mcpc.cue in dir and its parents; "" when there is none.
@@ -312,5 +350,8 @@ func InitFile(d Deployment) string {
 	b.WriteString("// Findings to ignore, each with its reason:\n// ignores: [{path: \"appsettings.json\", rule: \"unknown-field\", reason: \"the host reads Logging\"}]\nignores: []\n\n")
 	b.WriteString("// Where the deployment runs: os, the PATH of an image, the clients whose tool limits apply,\n// and the tool lock (mcpc tools --lock FILE) the tool rules read.\ntarget: {}\n\n")
 	b.WriteString("policies: packs: [\"baseline\"]\n")
+	for _, p := range versionpacks.For(d.Profile) {
+		fmt.Fprintf(&b, "\n// The version pack %s says what %s does where its code breaks its manual;\n// for a host of another version, switch it off:\n// policies: versionPacks: %q: \"off\"\n", p.Name, p.Version, p.Name)
+	}
 	return b.String()
 }

@@ -5,12 +5,15 @@ import (
 	"sync"
 
 	"github.com/mcpc-dev/mcpc/compile"
+	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/policies"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 	"github.com/mcpc-dev/mcpc/policies/toollock"
+	"github.com/mcpc-dev/mcpc/policies/versionpacks"
 	"github.com/mcpc-dev/mcpc/schema"
 )
 
@@ -26,6 +29,9 @@ type Options struct {
 	Target policies.Target
 	// LockFile is the tool lock the tool rules read; "" when there is none.
 	LockFile string
+	// VersionPacks are the host version packs to run
+	// (Deployment.VersionPacks).
+	VersionPacks []*versionpacks.Pack
 }
 
 // Report is what a lint run found.
@@ -61,7 +67,7 @@ func Run(opts Options) (*Report, error) {
 			ds = append(ds, pds...)
 			ds = append(ds, policies.Diagnostics(vs, res.Locate)...)
 		}
-		in := &policies.Input{Plan: p, Target: opts.Target}
+		in := &policies.Input{Plan: p, Target: opts.Target, EnvValue: envValues(res, p), HostSecrets: hostSecrets(res)}
 		var lockRoot *node.Node
 		if opts.LockFile != "" {
 			lock, root, data, lds, err := readLock(opts.LockFile)
@@ -85,8 +91,48 @@ func Run(opts Options) (*Report, error) {
 			ds = append(ds, policies.Diagnostics(inLock, policies.PlanFile(lockRoot))...)
 		}
 	}
+	for _, vp := range opts.VersionPacks {
+		ds = append(ds, vp.Check(res)...)
+	}
 	rep.Applied = opts.Deployment.Apply(ds)
 	return rep, nil
+}
+
+// envValues gives the Go rules the env values a plan holds as references:
+// a craftbot plan's ${config:KEY}, read from the mcp_config.json the
+// compilation read. nil (the plan's own values) for another profile.
+func envValues(res *compile.Result, p *plan.Plan) func(int, string) (string, bool) {
+	cfg := craftbot.ConfigOf(res)
+	if cfg == nil {
+		return nil
+	}
+	return func(i int, key string) (string, bool) {
+		s := p.Servers[i]
+		v := s.Env[key]
+		if v == nil {
+			return "", false
+		}
+		if plan.IsConfigRef(key, *v) {
+			return cfg.EnvValue(s.Name, key)
+		}
+		return *v, true
+	}
+}
+
+// hostSecrets are the deny-listed variables of the host environment the
+// deployment describes: those its env files and --env entries set. mcpc's
+// own process environment is not the host's, so it counts for nothing.
+func hostSecrets(res *compile.Result) []string {
+	if res.Env == nil || res.Deny == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range res.Env.Names() {
+		if v, _ := res.Env.Lookup(name); v.Source != "environment" && res.Deny.Denied(name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // readLock reads the tool lock with positions.

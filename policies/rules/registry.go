@@ -117,7 +117,7 @@ var (
 		Example: `{"name": "sentry", "transport": "sse", "url": "https://…/sse", "command": "npx"}`})
 	CbEnvEmpty = declare(Rule{ID: "cb-env-empty", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "An enabled craftbot stdio server has an empty env value: catalog entries ship their credential keys empty, and the server starts without it. Fill it with mcpc config env NAME KEY.",
 		Example: `{"name": "github", "enabled": true, "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": ""}, …}`})
-	CbTargetOS = declare(Rule{ID: "cb-target-os", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot stdio server's launch path does not exist on the target OS (--target-os, default this machine's): a macOS path or application bundle, open -a, a Windows path or program, a Unix path on Windows. Info for a disabled server.",
+	CbTargetOS = declare(Rule{ID: "cb-target-os", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot stdio server does not run on the target OS (--target-os, default this machine's): its launch path is a macOS path or application bundle, open -a, osascript or shortcuts, a Windows path or program, a Unix path on Windows, or its description says it works on one other OS only (macOS ONLY, Windows-only, only runs on Linux, requires macOS). A placeholder path (C:/path/to/…) is no OS signal. Info for a disabled server.",
 		Example: `"command": "/Applications/Things3.app/Contents/MacOS/things-mcp" with --target-os linux`})
 	CbDuplicateKey = declare(Rule{ID: "cb-duplicate-key", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "An object of mcp_config.json has the same key twice; the host's JSON reader keeps the last one, so the earlier one is lost.",
 		Example: `{"name": "fs", "name": "files", …}`})
@@ -162,6 +162,30 @@ var (
 	PlaywrightBrowserMissing = declare(Rule{ID: "playwright-browser-missing", Home: "policies/playwright_browser_missing.go", Severity: diag.Warning,
 		Description: "The Playwright preset is enabled but its browser is not on the target (no Playwright build of it, no --executable-path that exists, no system Chrome or Edge for those channels): the first browser call fails.",
 		Example:     `PLAYWRIGHT_ENABLED=true on a machine without npx playwright install chromium`})
+	// Servers that cannot start where the host starts them, and what the
+	// host gives them (mcpc lint, both profiles where they apply; their
+	// checks are policies.GoRules).
+	NpxWithoutYes = declare(Rule{ID: "npx-without-yes", Home: "policies/npx_without_yes.go", Severity: diag.Error,
+		Description: "A stdio server runs npx without -y (or --yes, or npm_config_yes=true in its env) before the package: the host starts it with standard input a pipe, and npx, which asks before installing a package it finds neither installed nor cached, then refuses and exits 1, so the server starts only where the package is cached already. Info for a disabled server.",
+		Example:     `"command": "npx", "args": ["@playwright/mcp@latest"]`})
+	PlaceholderValue = declare(Rule{ID: "placeholder-value", Home: "policies/placeholder_value.go", Severity: diag.Error,
+		Description: "A server's command, argument, cwd, env value or url is a placeholder left to fill in (C:/path/to/…, /path/to/…, <your-key>, YOUR_API_KEY, your-…, REPLACE_ME): the server cannot start or connect on any machine. An env value is never shown, only its key. Info for a disabled server, so that a catalog of disabled templates passes --strict.",
+		Example:     `"args": ["C:/path/to/gmail-mcp/build/index.js"]`})
+	CbHostEnv = declare(Rule{ID: "cb-host-env", Home: "policies/cb_host_env.go", Severity: diag.Warning,
+		Description: "An enabled craftbot stdio server receives deny-listed variables of the host environment the deployment describes (--env-file, --env, mcpc.cue's envFiles and env): CraftBot starts a stdio server with its whole environment plus the entry's env (mcpc run withholds them). Names only, never values.",
+		Example:     `--env-file host.env with OPENAI_API_KEY=… and an enabled stdio server`})
+	// The version pack craftbot-605efb4 (policies/versionpacks): what
+	// CraftBot 605efb4 does where its code breaks its manual. On by default
+	// in mcpc lint for craftbot deployments; mcpc.cue switches it off.
+	Craftbot605efb4LoadFails = declare(Rule{ID: "craftbot-605efb4-load-fails", Home: "policies/versionpacks/craftbot_605efb4.go", Severity: diag.Error,
+		Description: "An element of mcp_servers is not an object, or a named entry's transport is a list or an object: CraftBot 605efb4 loads no MCP server from the file (the manual promises the entry is skipped), and its next /mcp add or add-json saves a file holding only the new server, losing every other entry and its credentials.",
+		Example:     `"mcp_servers": [{"name": "fs", "transport": "stdio", "command": "npx"}, "notes"]`})
+	Craftbot605efb4SSE = declare(Rule{ID: "craftbot-605efb4-sse", Home: "policies/versionpacks/craftbot_605efb4.go", Severity: diag.Error,
+		Description: "An enabled sse server: CraftBot 605efb4 posts to the url with every /sse replaced by /message (host names too), ignores the endpoint event and sends no notifications/initialized, so a standard MCP SSE server never answers and the server never connects. The message shows the url it posts to. Info for a disabled server.",
+		Example:     `{"name": "sentry", "transport": "sse", "url": "https://sse.example.com/sse"}  (posts to https://message.example.com/message)`})
+	Craftbot605efb4Websocket = declare(Rule{ID: "craftbot-605efb4-websocket", Home: "policies/versionpacks/craftbot_605efb4.go", Severity: diag.Error,
+		Description: "An enabled websocket server: CraftBot 605efb4's websocket transport refuses to send initialize before the connection counts as connected, which it does only after initialize, so the server never connects. Info for a disabled server.",
+		Example:     `{"name": "markets", "transport": "websocket", "url": "wss://markets.example.com/ws"}`})
 	// mcpc lint's own inputs: mcpc.cue and policy packs.
 	DeploymentInvalid = declare(Rule{ID: "deployment-invalid", Home: "policies/lint/deployment.go", Severity: diag.Error, Description: "mcpc.cue does not fit its schema (an unknown field, a wrong type, a severity other than off, info, warning, error), names a rule that does not exist, or has an ignore without a reason or with a broken glob. mcpc lint stops (exit 2).",
 		Example: `rules: "pakage-unpinned": "off"`})

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/internal/term"
+	"github.com/mcpc-dev/mcpc/policies/lint"
 )
 
 // configCommand is `mcpc config`: CraftBot's /mcp command on its
@@ -28,6 +29,9 @@ func configCommand() *ucli.Command {
 		Name:  "config",
 		Usage: "list and edit CraftBot's mcp_config.json with the verbs of its /mcp command",
 		UsageText: `mcpc config list|add|add-json|remove|enable|disable|env … [--config FILE]
+
+After an edit, it says that CraftBot 605efb4 applies it only when it restarts, unless the mcpc.cue
+found upward from the config file switches the version pack craftbot-605efb4 off.
 
 Examples:
    mcpc config list --all
@@ -351,6 +355,9 @@ func configEdit(c *ucli.Context, ed craftbot.Edit) error {
 		return nil
 	}
 	fmt.Fprintln(c.App.Writer, done(ed, ch, t.path))
+	for _, note := range lint.EditNotes(t.path) {
+		fmt.Fprintln(c.App.Writer, note)
+	}
 	if len(ch.Diagnostics) > 0 {
 		printDiagnostics(errw, plainText(c), ch.Diagnostics, craftbot.ConfigExcerpts(ch.File, ch.Data), red.Redact)
 	}

@@ -30,7 +30,9 @@ mcpc lint --init [DIR]
 Each DIR (default: the current directory) is a deployment: mcpc.cue is looked for there and in its
 parents; it names the sources, rule severities, ignores, the target and the policy packs. Without
 mcpc.cue and without source flags, DIR/appsettings.json and DIR/appsettings.$DOTNET_ENVIRONMENT.json
-(else $ASPNETCORE_ENVIRONMENT) are read, as a .NET host layers them.
+(else $ASPNETCORE_ENVIRONMENT) are read, as a .NET host layers them. A craftbot deployment is
+also checked by the version pack craftbot-605efb4 (what CraftBot 605efb4 does where its code
+breaks its manual); mcpc.cue switches it off: policies: versionPacks: "craftbot-605efb4": "off".
 
 Examples:
    mcpc lint                                  # the deployment of the current directory (its mcpc.cue)
@@ -129,7 +131,8 @@ func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	rep, err := lint.Run(lint.Options{Compile: opts, Deployment: d, Packs: packs, Target: target, LockFile: lockFile})
+	rep, err := lint.Run(lint.Options{Compile: opts, Deployment: d, Packs: packs, Target: target, LockFile: lockFile,
+		VersionPacks: d.VersionPacks(opts.Profile)})
 	if err != nil {
 		return nil, inputErr(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
+	"github.com/mcpc-dev/mcpc/policies/lint"
 )
 
 func uiCommand() *ucli.Command {
@@ -180,6 +181,7 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 			opts.Config = craftbot.DefaultPath
 		}
 		opts.Craftbot.TargetOS = co.TargetOS
+		opts.EditNotes = lint.EditNotes
 		if _, err := os.Stat(opts.Config); errors.Is(err, fs.ErrNotExist) {
 			return opts, "", usageError("%s does not exist: give --config FILE, or run mcpc in CraftBot's directory (it reads %s)", opts.Config, craftbot.DefaultPath)
 		}

@@ -56,7 +56,7 @@ func (s *Server) serversPage(w http.ResponseWriter, r *http.Request, sess string
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	s.render(w, http.StatusOK, "servers", page{Title: "Servers", Nav: "servers", CSRF: s.csrfToken(sess), Notice: editNotice(r.URL.Query()), Body: body})
+	s.render(w, http.StatusOK, "servers", page{Title: "Servers", Nav: "servers", CSRF: s.csrfToken(sess), Notice: s.noticeAfterEdit(r.URL.Query()), Body: body})
 }
 
 // servers reads the deployment as it is now (every page load reads the
@@ -294,4 +294,18 @@ func editNotice(q url.Values) string {
 		return fmt.Sprintf("set env %s of server %s (the value is not shown)", key, name)
 	}
 	return ""
+}
+
+// noticeAfterEdit is the page's notice after an edit: what it did and,
+// when it changed the file, the notes of opts.EditNotes (made here, never
+// taken from the query, which anyone can write).
+func (s *Server) noticeAfterEdit(q url.Values) string {
+	notice := editNotice(q)
+	if notice == "" || q.Get("unchanged") != "" || s.opts.EditNotes == nil {
+		return notice
+	}
+	for _, n := range s.opts.EditNotes(s.opts.Config) {
+		notice += ". " + n
+	}
+	return notice
 }

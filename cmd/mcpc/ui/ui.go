@@ -61,6 +61,10 @@ type Options struct {
 	// Log, if set, receives a line per accepted edit and gateway action;
 	// names only, never a value.
 	Log func(string)
+	// EditNotes, if set, gives what the page adds to its notice after an
+	// accepted edit of the file it is given (a host version that applies
+	// edits only at its next restart says so), asked at each edit.
+	EditNotes func(configFile string) []string
 }
 
 //go:embed assets

@@ -1,0 +1,9 @@
+package placeholder
+
+import (
+	"testing"
+
+	"github.com/mcpc-dev/mcpc/internal/testmain"
+)
+
+func TestMain(m *testing.M) { testmain.Run(m) }
