@@ -410,8 +410,7 @@ func placeName(key string, indices []int) string {
 func (r *reader) readEntries(servers *node.Node, shift int) error {
 	var jobs []job
 	for i, el := range servers.Elems {
-		e := &Entry{Index: i, Node: el, Start: int(el.Start) + shift, End: int(el.End) + shift, NamePos: el.Pos(), Enabled: schema.DefaultCraftbotEnabled,
-			Transport: plan.TransportStdio}
+		e := &Entry{Index: i, Node: el, Start: int(el.Start) + shift, End: int(el.End) + shift, NamePos: el.Pos(), Enabled: schema.DefaultCraftbotEnabled}
 		r.cfg.Entries = append(r.cfg.Entries, e)
 		if el.Kind != node.Object {
 			continue
@@ -486,14 +485,14 @@ func (r *reader) cannotStart(e *Entry, pos diag.Pos, reason, sugg string) {
 	} else {
 		e.CannotStart += "; " + reason
 	}
-	r.report(e, rules.CbCannotStart, pos, fmt.Sprintf("%s: %s; the host loads it but its start fails", e.Subject(), reason), sugg)
+	r.report(e, rules.CbCannotStart, pos, fmt.Sprintf("%s: %s; the host loads it, but it never starts", e.Subject(), reason), sugg)
 }
 
 // dropped warns that the host's next edit deletes e, which it skips.
 func (r *reader) dropped(e *Entry) {
 	msg := fmt.Sprintf("the host's next /mcp or Settings edit deletes %s: it saves only the entries it loaded", e.Subject())
 	if n := len(e.Env); n > 0 {
-		msg += fmt.Sprintf(", so the %s of its env %s lost", compile.Plural(n, "value"), map[bool]string{true: "is", false: "are"}[n == 1])
+		msg += fmt.Sprintf(", and %s of its env (credentials, most likely) with it", compile.Plural(n, "value"))
 	}
 	r.add(rules.CbEditDrops.At(e.Node.Pos(), msg, "fix the entry so that the host loads it, or keep a copy of it elsewhere"))
 }
@@ -508,6 +507,7 @@ func (e *Entry) read() {
 	if v := n.Get(FieldDescription); truthy(v) {
 		e.Description = pyStr(v)
 	}
+	e.Transport = plan.TransportStdio // what a missing transport means
 	if v := n.Get(FieldTransport); v != nil {
 		e.Transport = ""
 		if v.Kind == node.String {
@@ -748,7 +748,7 @@ func (r *reader) checkStart(e *Entry) {
 	v := n.Get(FieldCommand)
 	switch {
 	case v.Kind == node.Array:
-		r.cannotStart(e, v.Pos(), "command is a list, what the host's /mcp add writes; it never starts, since the host runs command as one program name",
+		r.cannotStart(e, v.Pos(), "command is a list, what the host's /mcp add writes (the host runs command as one program name)",
 			commandSuggestion(v))
 	case v.Kind != node.String:
 		r.cannotStart(e, v.Pos(), fmt.Sprintf("command is %s, not a string", describe(v)), `write "command": "npx" (the program that runs the server)`)

@@ -411,7 +411,7 @@ func TestRows(t *testing.T) {
 		t.Errorf("row 1: %+v", rows[1])
 	}
 	// A later entry of a name loads; the host starts the first for it.
-	if rows[2].Skip != nil || rows[2].Entry.Winner != rows[0].Entry || len(rows[2].Diagnostics) != 1 || rows[2].Diagnostics[0].Rule != RuleDuplicateName {
+	if rows[2].Skip != nil || rows[2].Entry.Winner != rows[0].Entry || rows[2].Shadowed == nil || rows[2].Shadowed.Rule != RuleDuplicateName {
 		t.Errorf("row 2: %+v", rows[2])
 	}
 }
