@@ -270,6 +270,9 @@ func (profile) Summary(r *compile.Result) string {
 	if cfg := ConfigOf(r); cfg != nil && !cfg.AutoConnect {
 		auto = "off"
 	}
+	if cfg := ConfigOf(r); cfg != nil && cfg.LoadsNothing != "" {
+		return "no server loads: " + cfg.LoadsNothing
+	}
 	out := fmt.Sprintf("%s load (%d enabled, auto_connect %s), %d skipped", compile.Plural(loaded, "server"), enabled, auto, skipped)
 	if shadowed > 0 {
 		out += fmt.Sprintf(", %d shadowed", shadowed)
