@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/node"
@@ -102,6 +103,13 @@ func Apply(file string, data []byte, ed Edit, opts Options) (*Change, error) {
 	}
 	if ed.Name == "" {
 		return nil, &EditError{Msg: "the edit needs a server NAME"}
+	}
+	// The file is UTF-8: text that is not would be written as U+FFFD,
+	// another name or value than the one asked for.
+	for _, s := range append([]string{ed.Name, ed.Key, ed.Value}, ed.Command...) {
+		if !utf8.ValidString(s) {
+			return nil, &EditError{Msg: "the edit holds text that is not valid UTF-8, which mcp_config.json cannot hold"}
+		}
 	}
 	e := &editor{file: file, body: body, cfg: cfg, ix: node.NewLineIndex(file, body)}
 	var target *Entry
