@@ -263,11 +263,14 @@ var agreements = []agreement{
 
 	{"mcp-config", "good", `{"auto_connect": true, "mcp_servers": [{"name": "fs", "transport": "stdio", "command": "npx", "args": ["-y", "x"]},
 		{"name": "web", "transport": "sse", "url": "http://127.0.0.1:9/sse", "enabled": false, "action_set_name": null}]}`, "ok", true, ""},
-	{"mcp-config", "transport", `{"mcp_servers": [{"name": "a", "transport": "grpc", "command": "x"}]}`, "warning", false, ""},
-	{"mcp-config", "stdio without command", `{"mcp_servers": [{"name": "a", "transport": "stdio"}]}`, "warning", false, ""},
-	{"mcp-config", "sse without url", `{"mcp_servers": [{"name": "a", "transport": "sse"}]}`, "warning", false, ""},
-	{"mcp-config", "no name", `{"mcp_servers": [{"transport": "stdio", "command": "x"}]}`, "warning", false, ""},
-	{"mcp-config", "names repeated", `{"mcp_servers": [{"name": "a", "transport": "stdio", "command": "x"}, {"name": "a", "transport": "stdio", "command": "y"}]}`, "warning", true,
+	{"mcp-config", "transport", `{"mcp_servers": [{"name": "a", "transport": "grpc", "command": "x"}]}`, "error", false, ""},
+	{"mcp-config", "transport disabled", `{"mcp_servers": [{"name": "a", "transport": "grpc", "command": "x", "enabled": false}]}`, "warning", false, ""},
+	{"mcp-config", "no transport is stdio", `{"mcp_servers": [{"name": "a", "command": "x"}]}`, "ok", true, ""},
+	{"mcp-config", "stdio without command", `{"mcp_servers": [{"name": "a", "transport": "stdio"}]}`, "error", false, ""},
+	{"mcp-config", "no transport without command", `{"mcp_servers": [{"name": "a", "enabled": false}]}`, "warning", false, ""},
+	{"mcp-config", "sse without url", `{"mcp_servers": [{"name": "a", "transport": "sse"}]}`, "error", false, ""},
+	{"mcp-config", "no name", `{"mcp_servers": [{"transport": "stdio", "command": "x"}]}`, "error", false, ""},
+	{"mcp-config", "names repeated", `{"mcp_servers": [{"name": "a", "transport": "stdio", "command": "x"}, {"name": "a", "transport": "stdio", "command": "y"}]}`, "error", true,
 		"JSON Schema cannot say that a property is unique across array elements"},
 
 	{"deployment", "good", `profile: "volcanic"

@@ -765,6 +765,9 @@ func (s *slot) open(ctx context.Context, op *startOp, up Upstream) (r *serverCon
 	if err := os.MkdirAll(c.workspace, 0o700); err != nil {
 		return nil, nil, "cannot create the workspace: " + err.Error(), ""
 	}
+	if cfg.CannotStart != "" {
+		return nil, nil, cfg.CannotStart, "" // the host cannot start it either (a craftbot plan says why)
+	}
 	link := &ProcLink{}
 	if cfg.Transport == plan.TransportSSE || cfg.Transport == plan.TransportWebsocket {
 		var client *mcp.ClientOptions

@@ -68,3 +68,21 @@ func TestCraftbotTargetsStdioEnabledOnly(t *testing.T) {
 		t.Errorf("%v", names)
 	}
 }
+
+// A server the host loads but cannot start (plan.Server.CannotStart) is
+// not launched: CraftbotLaunch refuses it with the reason, which discovery
+// (mcpc tools) reports as the failure, without a launch-spec prefix.
+func TestCraftbotLaunchRefusesWhatCannotStart(t *testing.T) {
+	t.Parallel()
+	reason := "command is a list, what the host's /mcp add writes; it never starts"
+	s := plan.Server{Name: "fs", Transport: "stdio", Command: "/bin/true", Enabled: true, CannotStart: reason}
+	_, err := CraftbotLaunch(&s, HostEnv{Deny: denylist.Default()}, nil)
+	if err == nil || err.Error() != reason {
+		t.Fatalf("launched, or another error: %v", err)
+	}
+	p := &plan.Plan{Profile: plan.ProfileCraftbot, Servers: []plan.Server{s}}
+	found := Discover(t.Context(), CraftbotTargets(p, HostEnv{Deny: denylist.Default()}, nil), DiscoverOptions{})
+	if len(found) != 1 || found[0].Err == nil || found[0].Reason != reason {
+		t.Errorf("discovery %+v", found)
+	}
+}

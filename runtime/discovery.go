@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -254,6 +255,10 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		return d
 	}
 	spec, err := t.Spec(ws)
+	if cs := (*CannotStartError)(nil); errors.As(err, &cs) {
+		d.fail(redact, FailSpec, cs.Reason, -1)
+		return d
+	}
 	if err != nil {
 		d.fail(redact, FailSpec, "invalid launch spec: "+err.Error(), -1)
 		return d

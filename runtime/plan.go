@@ -106,8 +106,13 @@ type ConfigLookup func(server, key string) (value string, ok bool)
 // launches it: command and args literal (the host expands no ${…}), the
 // host environment without its deny-listed variables, and the entry's env,
 // whose values the plan holds as references to the config file: each is
-// read through config, exactly as written there.
+// read through config, exactly as written there. A server the plan says
+// cannot start (plan.Server.CannotStart) is not launched: the error is
+// its reason, which the runtime and mcpc tools show as failed.
 func CraftbotLaunch(s *plan.Server, env HostEnv, config ConfigLookup) (LaunchSpec, error) {
+	if s.CannotStart != "" {
+		return LaunchSpec{}, &CannotStartError{Server: s.Name, Reason: s.CannotStart}
+	}
 	vars := map[string]string{}
 	for k, v := range env.Vars {
 		if !env.Deny.Denied(k) {
@@ -138,6 +143,12 @@ func CraftbotLaunch(s *plan.Server, env HostEnv, config ConfigLookup) (LaunchSpe
 	return LaunchSpec{Server: s.Name, Command: s.Command, Args: append([]string{}, s.Args...), Env: out,
 		StartupTimeout: time.Duration(s.StartupTimeoutSeconds) * time.Second}, nil
 }
+
+// CannotStartError is a craftbot server that the host loads but cannot
+// start (plan.Server.CannotStart): mcpc does not start it either.
+type CannotStartError struct{ Server, Reason string }
+
+func (e *CannotStartError) Error() string { return e.Reason }
 
 // CraftbotTargets returns a discovery target for every enabled stdio
 // server of a craftbot plan, in plan order (sse and websocket servers are

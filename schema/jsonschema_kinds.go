@@ -246,9 +246,9 @@ func buildServers(x *exporter) (map[string]any, error) {
 	return doc, nil
 }
 
-// buildMcpConfig: #CraftbotConfig with #CraftbotServer entries; name and
-// transport required, and command (stdio) or url (sse, websocket), as the
-// host's loader checks in Go.
+// buildMcpConfig: #CraftbotConfig with #CraftbotServer entries; name
+// required, and command (stdio, also when transport is absent) or url (sse,
+// websocket), as the host's loader checks in Go.
 func buildMcpConfig(x *exporter) (map[string]any, error) {
 	doc, err := x.generate(CraftbotConfig)
 	if err != nil {
@@ -264,17 +264,15 @@ func buildMcpConfig(x *exporter) (map[string]any, error) {
 	if err := setDefaults(entry, craftbotDefaults[CraftbotServer]); err != nil {
 		return nil, err
 	}
-	entry["required"] = toAny([]string{"name", "transport"})
-	needs := func(transports []string, field string) map[string]any {
-		return map[string]any{
-			"if": map[string]any{
-				"required":   toAny([]string{"transport"}),
-				"properties": map[string]any{"transport": map[string]any{"enum": toAny(transports)}},
-			},
-			"then": map[string]any{"required": toAny([]string{field})},
+	entry["required"] = toAny([]string{"name"})
+	needs := func(transports []string, field string, absent bool) map[string]any {
+		cond := map[string]any{"properties": map[string]any{"transport": map[string]any{"enum": toAny(transports)}}}
+		if !absent {
+			cond["required"] = toAny([]string{"transport"})
 		}
+		return map[string]any{"if": cond, "then": map[string]any{"required": toAny([]string{field})}}
 	}
-	entry["allOf"] = []any{needs([]string{"stdio"}, "command"), needs([]string{"sse", "websocket"}, "url")}
+	entry["allOf"] = []any{needs([]string{"stdio"}, "command", true), needs([]string{"sse", "websocket"}, "url", false)}
 	x.defs["CraftbotServer"] = entry
 	servers, err := at(doc, "properties", "mcp_servers")
 	if err != nil {

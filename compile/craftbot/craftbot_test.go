@@ -60,8 +60,8 @@ func TestCheckEntrySpans(t *testing.T) {
 }
 
 // Malformed files get positioned diagnostics and never a panic: the file
-// as a whole is an error (no server loads), a bad entry is a warning (the
-// host skips it and loads the rest).
+// as a whole is an error (no server loads); an entry the host skips or
+// cannot start is an error when it is enabled.
 func TestCheckMalformedFiles(t *testing.T) {
 	for _, c := range []struct {
 		name, src string
@@ -71,14 +71,17 @@ func TestCheckMalformedFiles(t *testing.T) {
 		{"empty file", ``, []string{"1:1 error json-syntax"}},
 		{"not an object", `[{"name": "a"}]`, []string{"1:1 error type-mismatch"}},
 		{"servers not a list", `{"mcp_servers": {"a": {}}}`, []string{"1:17 error type-mismatch"}},
-		{"auto_connect not a bool", `{"auto_connect": "yes", "mcp_servers": []}`, []string{"1:18 error type-mismatch"}},
-		{"unknown top-level field", `{"mcp_server": []}`, []string{"1:2 warning unknown-field"}},
+		{"auto_connect not a bool", `{"auto_connect": "yes", "mcp_servers": []}`, []string{"1:18 warning cb-field-type"}},
+		{"auto_connect says false", `{"auto_connect": "false", "mcp_servers": []}`, []string{"1:18 error cb-field-type"}},
+		{"auto_connect false", `{"auto_connect": 0, "mcp_servers": []}`, []string{"1:18 warning cb-field-type", "1:18 warning cb-auto-connect-off"}},
+		{"unknown top-level field", `{"mcp_server": []}`, []string{"1:2 warning cb-edit-drops"}},
 		{"entry not an object", `{"mcp_servers": [1, "x", null, []]}`, []string{
-			"1:18 warning cb-entry-invalid", "1:21 warning cb-entry-invalid", "1:26 warning cb-entry-invalid", "1:32 warning cb-entry-invalid"}},
+			"1:18 error cb-entry-invalid", "1:21 error cb-entry-invalid", "1:26 error cb-entry-invalid", "1:32 error cb-entry-invalid",
+			"1:18 warning cb-edit-drops", "1:21 warning cb-edit-drops", "1:26 warning cb-edit-drops", "1:32 warning cb-edit-drops"}},
 		{"wrong types", `{"mcp_servers": [{"name": 1, "transport": "stdio", "command": ["npx"], "args": [1], "env": {"A": 2}, "enabled": "true", "description": null, "url": 5}]}`,
-			[]string{"1:27 warning cb-entry-invalid", "1:63 warning cb-entry-invalid", "1:81 warning cb-entry-invalid", "1:98 warning cb-entry-invalid",
-				"1:113 warning cb-entry-invalid", "1:136 warning cb-entry-invalid", "1:142 warning cb-field-ignored", "1:149 warning cb-entry-invalid"}},
-		{"unknown entry field", `{"mcp_servers": [{"name": "a", "transport": "stdio", "command": "npx", "comand": "x"}]}`, []string{"1:72 warning unknown-field"}},
+			[]string{"1:27 error cb-name-invalid", "1:63 error cb-cannot-start", "1:81 error cb-cannot-start", "1:98 error cb-cannot-start",
+				"1:113 warning cb-field-type", "1:142 warning cb-field-ignored"}},
+		{"unknown entry field", `{"mcp_servers": [{"name": "a", "transport": "stdio", "command": "npx", "comand": "x"}]}`, []string{"1:72 warning cb-edit-drops"}},
 		{"duplicate key keeps the last", `{"mcp_servers": [{"name": "a", "transport": "sse", "transport": "stdio", "command": "npx"}]}`,
 			[]string{"1:32 warning cb-duplicate-key"}},
 	} {
@@ -106,8 +109,8 @@ func diagSortStrings(s []string) {
 }
 
 // The first entry that loads takes a name; an entry the host skips for
-// another reason takes none, and a later definition of a taken name is
-// skipped, pointing at the winner.
+// another reason takes none, and a later entry of a taken name loads but
+// is shadowed: the host starts the first for it.
 func TestCheckDuplicateNames(t *testing.T) {
 	cfg, _ := check(t, `{"mcp_servers": [
 		{"name": "fs", "transport": "grpc"},
@@ -115,7 +118,7 @@ func TestCheckDuplicateNames(t *testing.T) {
 		{"name": "fs", "transport": "stdio", "command": "b"},
 		{"name": "FS", "transport": "stdio", "command": "c"}]}`, Options{})
 	e := cfg.Entries
-	if e[0].Skip != RuleTransport || e[1].Skip != "" || e[2].Skip != RuleDuplicateName || e[2].Winner != e[1] || e[3].Skip != "" {
+	if e[0].Skip != RuleTransport || e[1].Skip != "" || e[2].Skip != "" || e[2].Winner != e[1] || e[3].Skip != "" || e[3].Winner != nil {
 		t.Errorf("skips %q %q %q %q", e[0].Skip, e[1].Skip, e[2].Skip, e[3].Skip)
 	}
 	if got := cfg.Lookup("fs"); got != e[1] || got.Command != "a" {

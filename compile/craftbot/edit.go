@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/node"
@@ -96,12 +97,19 @@ func Apply(file string, data []byte, ed Edit, opts Options) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	if errs := diag.Errors(ds); len(errs) > 0 {
-		return &Change{Data: data, File: file, Diagnostics: errs,
+	if cfg.LoadsNothing != "" {
+		return &Change{Data: data, File: file, Diagnostics: diag.Errors(ds),
 			Refused: file + " has errors, so no server of it loads and mcpc does not edit it: fix them first"}, nil
 	}
 	if ed.Name == "" {
 		return nil, &EditError{Msg: "the edit needs a server NAME"}
+	}
+	// The file is UTF-8: text that is not would be written as U+FFFD,
+	// another name or value than the one asked for.
+	for _, s := range append([]string{ed.Name, ed.Key, ed.Value}, ed.Command...) {
+		if !utf8.ValidString(s) {
+			return nil, &EditError{Msg: "the edit holds text that is not valid UTF-8, which mcp_config.json cannot hold"}
+		}
 	}
 	e := &editor{file: file, body: body, cfg: cfg, ix: node.NewLineIndex(file, body)}
 	var target *Entry
@@ -175,7 +183,7 @@ func (e *editor) find(name string) (*Entry, error) {
 		return t, nil
 	}
 	for _, t := range e.cfg.Entries {
-		if t.Name == name {
+		if t.NameNode != nil && t.Name == name {
 			return t, nil
 		}
 	}
@@ -185,7 +193,7 @@ func (e *editor) find(name string) (*Entry, error) {
 func (e *editor) noServer(name string) error {
 	var names []string
 	for _, t := range e.cfg.Entries {
-		if t.Name != "" {
+		if t.NameNode != nil {
 			names = append(names, t.Name)
 		}
 	}
@@ -196,12 +204,14 @@ func (e *editor) noServer(name string) error {
 	return &EditError{Msg: fmt.Sprintf("no server %q in %s (%s)", name, e.file, known)}
 }
 
-// verify checks the new file and refuses the edit when the file would have
-// an error, when the edited entry would be skipped (unless it is being
-// disabled), or when the edit brings a new warning about the entry other
-// than an empty credential or a target-OS mark (an unknown field, a field
+// verify checks the new file and refuses the edit when the host would load
+// nothing from it, when the edited entry would be skipped or would not
+// start (unless it is being disabled), or when the edit brings a new
+// warning about the entry other than an empty credential, a target-OS
+// mark, a clear-text url or the core action set (an unknown field, a field
 // the transport ignores, a repeated key): the host would not do what the
-// edit asks.
+// edit asks. Errors the file had already elsewhere do not refuse an edit:
+// disabling or removing the entry they are about is how they are fixed.
 func (e *editor) verify(ed Edit, target *Entry, before []diag.Diagnostic, newData []byte, opts Options) (*Change, error) {
 	body := e.out
 	cfg, ds, err := Check(e.file, newData, opts)
@@ -223,15 +233,17 @@ func (e *editor) verify(ed Edit, target *Entry, before []diag.Diagnostic, newDat
 			old = entryDiagnostics(e.ix, target.Node, before)
 		}
 	}
-	errs := diag.Errors(ds)
-	fresh := newWarnings(old, mine)
+	freshErrors := fresh(old, diag.Errors(mine), func(diag.Diagnostic) bool { return true })
+	freshWarnings := fresh(old, mine, func(d diag.Diagnostic) bool { return d.Severity != diag.Error && !unlessNew[d.Rule] })
 	switch {
-	case len(errs) > 0:
-		ch.Refused, ch.Diagnostics = "the edit would leave "+e.file+" with errors", errs
+	case cfg.LoadsNothing != "":
+		ch.Refused, ch.Diagnostics = "the edit would leave "+e.file+" with errors", diag.Errors(ds)
 	case edited != nil && !edited.Loads() && ed.Op != OpDisable:
 		ch.Refused, ch.Diagnostics = fmt.Sprintf("the host would skip %s", edited.Subject()), mine
-	case len(fresh) > 0 && ed.Op != OpDisable:
-		ch.Refused, ch.Diagnostics = fmt.Sprintf("the host would ignore part of %s", edited.Subject()), fresh
+	case len(freshErrors) > 0 && ed.Op != OpDisable:
+		ch.Refused, ch.Diagnostics = fmt.Sprintf("the host would not run %s as the edit asks", edited.Subject()), freshErrors
+	case len(freshWarnings) > 0 && ed.Op != OpDisable:
+		ch.Refused, ch.Diagnostics = fmt.Sprintf("the host would ignore part of %s", edited.Subject()), freshWarnings
 	default:
 		ch.Diagnostics, ch.Entry = mine, edited
 		ch.Removed = e.removed
@@ -268,25 +280,27 @@ func entryDiagnostics(ix *node.LineIndex, el *node.Node, ds []diag.Diagnostic) [
 }
 
 // unlessNew are the warnings an edit may bring: they describe the machine
-// (target OS), the credentials still to fill in, and a url the operator
-// chose to reach in clear text (a LAN server), not a mistake in the entry.
-var unlessNew = map[string]bool{RuleEnvEmpty: true, RuleTargetOS: true, RuleURLInsecure: true}
+// (target OS), the credentials still to fill in, a url the operator chose
+// to reach in clear text (a LAN server), and an action set chosen for
+// every task, not a mistake in the entry.
+var unlessNew = map[string]bool{RuleEnvEmpty: true, RuleTargetOS: true, RuleURLInsecure: true, RuleActionSetCore: true}
 
-// newWarnings returns the diagnostics of after that before does not have
-// (by rule and message), but those of unlessNew.
-func newWarnings(before, after []diag.Diagnostic) []diag.Diagnostic {
+// fresh returns the diagnostics of after that before does not have (by
+// severity, rule and message) and that keep accepts.
+func fresh(before, after []diag.Diagnostic, keep func(diag.Diagnostic) bool) []diag.Diagnostic {
 	had := map[string]int{}
+	key := func(d diag.Diagnostic) string { return string(d.Severity) + "\x00" + d.Rule + "\x00" + d.Message }
 	for _, d := range before {
-		had[d.Rule+"\x00"+d.Message]++
+		had[key(d)]++
 	}
 	var out []diag.Diagnostic
 	for _, d := range after {
-		k := d.Rule + "\x00" + d.Message
+		k := key(d)
 		if had[k] > 0 {
 			had[k]--
 			continue
 		}
-		if !unlessNew[d.Rule] {
+		if keep(d) {
 			out = append(out, d)
 		}
 	}

@@ -306,7 +306,7 @@ func (e *editor) remove(name string) error {
 	list := e.cfg.Root.Get(FieldServers)
 	var keep []int
 	for i, t := range e.cfg.Entries {
-		if t.Name == name && t.Node.Kind == node.Object {
+		if t.NameNode != nil && t.Name == name {
 			e.removed++
 			continue
 		}

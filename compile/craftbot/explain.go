@@ -14,11 +14,11 @@ import (
 // as the plan holds it (an env value as its reference, never the value)
 // and where it stands in mcp_config.json, or "default"; the fields its
 // transport ignores are marked. Others are the later definitions of the
-// name, which the host skips.
+// name, for which the host starts this one.
 func (profile) Explain(r *compile.Result, name string) (*compile.Explanation, bool) {
 	var chosen *compile.Entry
 	for _, e := range r.Entries {
-		if e.Name == name && e.Skip == "" {
+		if e.Name == name && e.Skip == "" && !e.Shadowed() {
 			chosen = e
 			break
 		}
@@ -93,7 +93,7 @@ func craftbotFieldValue(f string, ce *Entry) any {
 	case FieldURL:
 		return ce.URL
 	case FieldEnabled:
-		return ce.Enabled
+		return ce.Enabled || ce.starts
 	case FieldActionSet:
 		return ce.ActionSet
 	}

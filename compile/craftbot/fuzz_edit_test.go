@@ -14,14 +14,15 @@ import (
 var fuzzOps = []Op{OpAdd, OpAddJSON, OpRemove, OpEnable, OpDisable, OpEnv}
 
 // FuzzEdit makes every edit on random files: Apply never panics; an edit
-// it accepts gives a file without errors in which the edited entry loads
-// as asked, every other entry keeps its bytes, and nothing outside the
+// it accepts gives a file the host loads, with no error the file did not
+// have (but for a removal, after which a later entry of the name counts),
+// in which the edited entry loads as asked, every other entry keeps its bytes, and nothing outside the
 // edited entry (and its separator) changed, a byte order mark included;
 // otherwise it is refused with diagnostics positioned inside the content
 // they name, or is an *EditError. A half-made edit is never returned. An
 // edit is refused as "has errors" exactly when Check, the reader of mcpc
-// validate, config list and ui, finds errors in the file: every reader
-// says the same of a file (two byte order marks, say).
+// validate, config list and ui, finds that the host loads nothing from the
+// file: every reader says the same of a file (two byte order marks, say).
 //
 //	go test ./craftbot -run XXX -fuzz FuzzEdit -fuzztime 1m
 func FuzzEdit(f *testing.F) {
@@ -36,11 +37,11 @@ func FuzzEdit(f *testing.F) {
 	f.Add([]byte(prettyConfig), "new", `{"transport": "sse", "url": "https://x", "env": {}}`, "")
 	f.Add([]byte(prettyConfig), "filesystem", "npx -y x", "")
 	f.Fuzz(func(t *testing.T, data []byte, name, arg, value string) {
-		_, fileDs, err := Check("mcp_config.json", data, Options{TargetOS: "linux"})
+		cfg, _, err := Check("mcp_config.json", data, Options{TargetOS: "linux"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fileErrors := len(diag.Errors(fileDs)) > 0
+		fileErrors := cfg.LoadsNothing != ""
 		for _, op := range fuzzOps {
 			ed := Edit{Op: op, Name: name, Key: arg, Value: value, JSON: arg, Command: strings.Fields(arg)}
 			checkEdit(t, data, ed, fileErrors)
@@ -83,11 +84,20 @@ func checkEdit(t *testing.T, data []byte, ed Edit, fileErrors bool) {
 	if bytes.HasPrefix(data, bom) != bytes.HasPrefix(ch.Data, bom) {
 		t.Fatalf("%s: the byte order mark was not kept", ed.Op)
 	}
-	before, _, _ := Check("old", data, Options{})
+	before, beforeDs, _ := Check("old", data, Options{TargetOS: "linux"})
 	after, ds, _ := Check("new", ch.Data, Options{TargetOS: "linux"})
-	for _, d := range ds {
-		if d.Severity == diag.Error {
-			t.Fatalf("%s: an accepted edit leaves an error: %v\n%s", ed.Op, d, ch.Data)
+	if after.LoadsNothing != "" {
+		t.Fatalf("%s: after an accepted edit the host loads nothing: %s\n%s", ed.Op, after.LoadsNothing, ch.Data)
+	}
+	if ed.Op != OpRemove {
+		had := map[string]int{}
+		for _, d := range diag.Errors(beforeDs) {
+			had[d.Rule]++
+		}
+		for _, d := range diag.Errors(ds) {
+			if had[d.Rule]--; had[d.Rule] < 0 {
+				t.Fatalf("%s: an accepted edit brings an error: %v\n%s", ed.Op, d, ch.Data)
+			}
 		}
 	}
 	if ed.Op != OpRemove && ed.Op != OpDisable {

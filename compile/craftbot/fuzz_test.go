@@ -18,8 +18,9 @@ func mustParse(src string) *node.Node {
 }
 
 // FuzzConfig: Check never panics, every diagnostic is positioned inside the
-// file, every entry's span lies inside the data, and a file that parses
-// loads exactly the entries without a skip reason.
+// file, every entry's span lies inside the data, a non-object never loads,
+// and an error is about a file the host loads nothing from or about an
+// entry the host starts.
 //
 //	go test ./craftbot -run XXX -fuzz FuzzConfig -fuzztime 1m
 func FuzzConfig(f *testing.F) {
@@ -58,10 +59,22 @@ func FuzzConfig(f *testing.F) {
 				t.Fatalf("entry %d is not an object but loads", e.Index)
 			}
 		}
+		// An error is about the whole file (the host loads nothing from
+		// it) or about an entry the host starts.
 		for _, d := range ds {
-			if d.Severity == diag.Error && len(cfg.Entries) > 0 && cfg.Root != nil && cfg.Root.Kind == node.Object &&
-				d.Rule != "type-mismatch" && d.Rule != "json-syntax" {
-				t.Fatalf("an entry's problem is an error, not a skip: %+v", d)
+			if d.Severity == diag.Error && cfg.LoadsNothing == "" && (d.Rule == "type-mismatch" || d.Rule == "json-syntax") {
+				t.Fatalf("a file error, yet the host loads the file: %+v", d)
+			}
+		}
+		if cfg.LoadsNothing == "" && utf8.Valid(text) {
+			ix := node.NewLineIndex("mcp_config.json", text)
+			for _, e := range cfg.Entries {
+				if e.Node.Kind != node.Object || e.Enabled || e.starts {
+					continue
+				}
+				if errs := diag.Errors(entryDiagnostics(ix, e.Node, ds)); len(errs) > 0 {
+					t.Fatalf("entry %d does not start, yet has an error: %+v", e.Index, errs[0])
+				}
 			}
 		}
 		for _, s := range SecretSpans(data) {

@@ -15,6 +15,10 @@ type Row struct {
 	// Skip is the diagnostic that says why the host skips the entry (nil
 	// when it loads).
 	Skip *diag.Diagnostic
+	// Shadowed is the diagnostic that says which entry the host starts for
+	// this later entry of a name (nil when the entry is the first of its
+	// name, or skipped).
+	Shadowed *diag.Diagnostic
 	// Env are the keys of the entry's env, in file order, and whether each
 	// has a (non-blank) value.
 	Env []EnvKey
@@ -40,6 +44,9 @@ func Rows(data []byte, cfg *Config, ds []diag.Diagnostic) []Row {
 		for i, d := range r.Diagnostics {
 			if e.Skip != "" && d.Rule == e.Skip && r.Skip == nil {
 				r.Skip = &r.Diagnostics[i]
+			}
+			if e.Winner != nil && d.Rule == RuleDuplicateName && r.Shadowed == nil {
+				r.Shadowed = &r.Diagnostics[i]
 			}
 		}
 		for _, v := range e.Env {

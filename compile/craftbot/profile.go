@@ -207,8 +207,10 @@ func (c *compilation) checkConfigSecretLiterals(cfg *Config) {
 }
 
 // craftbotPlan builds the plan of the entries the host loads, in file
-// order; later definitions of a taken name are shadowed, other entries the
-// host skips are listed with the rule that says why.
+// order: one server per name, the first entry of the name (which the host
+// starts for every enabled entry of it); the later entries of a name are
+// shadowed, the entries the host skips are listed with the rule that says
+// why.
 func craftbotPlan(cfg *Config, entries []*compile.Entry, sources []plan.SourceRef) *plan.Plan {
 	auto := cfg.AutoConnect
 	p := &plan.Plan{AutoConnect: &auto, PlanVersion: plan.Version, Profile: plan.ProfileCraftbot, Sources: sources,
@@ -227,12 +229,13 @@ func craftbotPlan(cfg *Config, entries []*compile.Entry, sources []plan.SourceRe
 }
 
 // craftbotServer is the plan entry of a server the host loads: what its
-// transport uses, nothing it ignores. An env value is never copied: a
-// non-empty one becomes plan.ConfigRef(key), read from the file at launch.
+// transport uses, nothing it ignores; enabled when any loaded entry of its
+// name is. An env value is never copied: a non-empty one becomes
+// plan.ConfigRef(key), read from the file at launch.
 func craftbotServer(e *compile.Entry) plan.Server {
 	ce := entryOf(e)
 	s := plan.Server{Name: ce.Name, Origin: e.Origin, Transport: ce.Transport, Description: ce.Description,
-		Enabled: ce.Enabled, ActionSet: ce.ActionSet, Args: []string{}, Env: map[string]*string{}}
+		Enabled: ce.Enabled || ce.starts, ActionSet: ce.ActionSet, CannotStart: ce.CannotStart, Args: []string{}, Env: map[string]*string{}}
 	if ce.Transport != plan.TransportStdio {
 		s.URL = ce.URL
 		return s
@@ -250,11 +253,13 @@ func craftbotServer(e *compile.Entry) plan.Server {
 }
 
 // Summary: how many servers load (and how many of them are enabled), how
-// many are skipped.
+// many entries are skipped, and how many are later entries of a loaded
+// name.
 func (profile) Summary(r *compile.Result) string {
-	loaded, enabled := 0, 0
+	loaded, enabled, shadowed := 0, 0, 0
+	skipped := len(r.Entries)
 	if p := r.Draft(); p != nil {
-		loaded = len(p.Servers)
+		loaded, shadowed, skipped = len(p.Servers), len(p.Shadowed), len(p.Skipped)
 		for _, s := range p.Servers {
 			if s.Enabled {
 				enabled++
@@ -265,7 +270,14 @@ func (profile) Summary(r *compile.Result) string {
 	if cfg := ConfigOf(r); cfg != nil && !cfg.AutoConnect {
 		auto = "off"
 	}
-	return fmt.Sprintf("%s load (%d enabled, auto_connect %s), %d skipped", compile.Plural(loaded, "server"), enabled, auto, len(r.Entries)-loaded)
+	if cfg := ConfigOf(r); cfg != nil && cfg.LoadsNothing != "" {
+		return "no server loads: " + cfg.LoadsNothing
+	}
+	out := fmt.Sprintf("%s load (%d enabled, auto_connect %s), %d skipped", compile.Plural(loaded, "server"), enabled, auto, skipped)
+	if shadowed > 0 {
+		out += fmt.Sprintf(", %d shadowed", shadowed)
+	}
+	return out
 }
 
 // FindSources: without a config file named, dir's app/config/mcp_config.json.

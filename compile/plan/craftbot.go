@@ -28,6 +28,7 @@ type craftbotPlan struct {
 type craftbotServer struct {
 	ActionSet   string             `json:"actionSet"`
 	Args        []string           `json:"args"`
+	CannotStart string             `json:"cannotStart,omitempty"`
 	Command     string             `json:"command"`
 	Description string             `json:"description"`
 	Enabled     bool               `json:"enabled"`
@@ -46,7 +47,7 @@ func (p *Plan) craftbotView() *craftbotPlan {
 		v.AutoConnect = *p.AutoConnect
 	}
 	for _, s := range p.Servers {
-		v.Servers = append(v.Servers, craftbotServer{ActionSet: s.ActionSet, Args: nonNil(s.Args), Command: s.Command,
+		v.Servers = append(v.Servers, craftbotServer{ActionSet: s.ActionSet, Args: nonNil(s.Args), CannotStart: s.CannotStart, Command: s.Command,
 			Description: s.Description, Enabled: s.Enabled, Env: nonNilMap(s.Env), Name: s.Name, Origin: s.Origin,
 			Transport: s.Transport, URL: s.URL})
 	}

@@ -81,6 +81,10 @@ func (w *serverWriter) server(s *Server) ([]byte, error) {
 	}
 	field("callTimeoutSeconds")
 	b = strconv.AppendInt(b, int64(s.CallTimeoutSeconds), 10)
+	if s.CannotStart != "" {
+		field("cannotStart")
+		str(s.CannotStart)
+	}
 	field("command")
 	str(s.Command)
 	field("cwd")

@@ -45,7 +45,7 @@ func TestServerWriterWritesAsEncodingJSON(t *testing.T) {
 	num := func() int { return []int{0, 1, -1, 120, 1 << 40, -(1 << 62)}[r.IntN(6)] }
 	w := newServerWriter()
 	for i := range 3000 {
-		s := Server{ActionSet: str(), CallTimeoutSeconds: num(), Command: str(), Cwd: str(), Description: str(),
+		s := Server{ActionSet: str(), CallTimeoutSeconds: num(), CannotStart: str(), Command: str(), Cwd: str(), Description: str(),
 			Enabled: r.IntN(2) == 0, IdleTimeoutSeconds: num(), Name: str(),
 			Origin:   Origin{Column: num(), Key: str(), Line: num(), Path: str(), Source: str()},
 			Parallel: r.IntN(2) == 0, PromptSection: ptr(), StartupTimeoutSeconds: num(), StderrLevel: str(),

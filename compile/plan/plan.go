@@ -101,9 +101,12 @@ func (o Origin) String() string {
 // volcanic ones). In a craftbot plan, Command and Args are literal (the host
 // expands no ${…}), and every Env value is "" or ConfigRef(key).
 type Server struct {
-	ActionSet             string             `json:"actionSet,omitempty"`
-	Args                  []string           `json:"args"`
-	CallTimeoutSeconds    int                `json:"callTimeoutSeconds"`
+	ActionSet          string   `json:"actionSet,omitempty"`
+	Args               []string `json:"args"`
+	CallTimeoutSeconds int      `json:"callTimeoutSeconds"`
+	// CannotStart (craftbot) says why the host loads this server but its
+	// start always fails; a runtime reports it as failed without starting it.
+	CannotStart           string             `json:"cannotStart,omitempty"`
 	Command               string             `json:"command"`
 	Cwd                   string             `json:"cwd"`
 	Description           string             `json:"description,omitempty"`

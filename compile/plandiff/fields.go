@@ -36,6 +36,8 @@ var fields = []field{
 		get: func(s *plan.Server) any { return nonNilArgs(s.Args) }},
 	{name: "callTimeoutSeconds", effect: Update, why: "read at every call (the next call uses the new value)",
 		get: func(s *plan.Server) any { return s.CallTimeoutSeconds }},
+	{name: "cannotStart", effect: Restart, why: "craftbot: a server that cannot start is not started (runtime.CraftbotLaunch); once it can, it is",
+		get: func(s *plan.Server) any { return s.CannotStart }},
 	{name: "command", effect: Restart, why: "the process is started with it (runtime.Launch)",
 		get: func(s *plan.Server) any { return s.Command }},
 	{name: "cwd", effect: Restart, why: "the process is started in it (runtime.Launch)",

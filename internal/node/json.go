@@ -49,7 +49,7 @@ var (
 	// calls already on CraftBot's stack, so the exact depth varies);
 	// CraftBot catches it and loads no server. mcpc stops short of that,
 	// at 900.
-	PythonNesting = Nesting{Max: 900, Reader: "which CraftBot's Python json.load cannot read (it stops near 1000 levels, Python's recursion limit, with RecursionError): CraftBot loads no server"}
+	PythonNesting = Nesting{Max: 900, Reader: "which CraftBot's Python json.load cannot read (it stops near 1000 levels, Python's recursion limit, with RecursionError)"}
 )
 
 // LineIndex turns byte offsets of one file into 1-based line and column

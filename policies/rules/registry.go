@@ -101,18 +101,18 @@ var (
 	PlanInvalid = declare(Rule{ID: "plan-invalid", Home: "compile/plan/file.go", Severity: diag.Error, Description: "A plan file is not a valid plan of this mcpc: another planVersion, missing or mistyped fields, or a digest that does not match (edited after compiling).",
 		Example: `{"planVersion": 2, …}`})
 	// The craftbot profile (app/config/mcp_config.json; --profile craftbot).
-	CbTransport = declare(Rule{ID: "cb-transport", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server has no transport, or one other than stdio, sse and websocket; the host skips it and loads the rest.",
+	CbTransport = declare(Rule{ID: "cb-transport", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server's transport is not stdio, sse or websocket (a missing transport is stdio); the host skips the entry and loads the rest. An error when the entry is enabled.",
 		Example: `{"name": "notes", "transport": "http", "url": "https://mcp.example.com/mcp"}`})
-	CbMissingCommand = declare(Rule{ID: "cb-missing-command", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot stdio server has no command, or an empty one; the host skips it.",
+	CbMissingCommand = declare(Rule{ID: "cb-missing-command", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot stdio server has no command, or one Python reads as false (\"\", null, [], 0); the host skips it. An error when the entry is enabled.",
 		Example: `{"name": "fs", "transport": "stdio", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}`})
-	CbMissingURL = declare(Rule{ID: "cb-missing-url", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot sse or websocket server has no url, or an empty one; the host skips it.",
+	CbMissingURL = declare(Rule{ID: "cb-missing-url", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot sse or websocket server has no url, or one Python reads as false; the host skips it. An error when the entry is enabled.",
 		Example: `{"name": "sentry", "transport": "sse"}`})
-	CbDuplicateName = declare(Rule{ID: "cb-duplicate-name", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server name is defined again; the host keeps the first entry that loads and skips this one.",
+	CbDuplicateName = declare(Rule{ID: "cb-duplicate-name", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server name is defined again. The host loads every entry, but for each enabled one it launches the first entry of the name (a disabled first entry's command runs; two enabled entries start the first twice, one process orphaned), and /mcp disable and remove act on the first only. An error when this later entry is enabled.",
 		Example: `two entries named "filesystem"`})
-	CbNameInvalid = declare(Rule{ID: "cb-name-invalid", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server has no name, or one that cannot form action names mcp_<name>_<tool> (1 to 58 characters of A-Z a-z 0-9 _ -); the host skips it.",
-		Example: `{"name": "my server", …}`})
-	CbEntryInvalid = declare(Rule{ID: "cb-entry-invalid", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "An element of mcp_servers is not an object, or a field has the wrong type (args a list of strings, env strings only, enabled true or false, …); the host skips the entry.",
-		Example: `{"name": "fs", "transport": "stdio", "command": "npx", "enabled": "yes"}`})
+	CbNameInvalid = declare(Rule{ID: "cb-name-invalid", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server has no name (the host skips it), or a name that breaks every action of the server: a \", \\ or line break in it (the host's generated handler does not compile, or calls another tool), or a name that is not a string (its actions call the server by the name's text, which the host does not find). An error when the entry is enabled.",
+		Example: `{"transport": "stdio", "command": "uvx", "args": ["mcp-server-time"]}`})
+	CbEntryInvalid = declare(Rule{ID: "cb-entry-invalid", Home: "compile/craftbot/craftbot.go", Severity: diag.Error, Description: "An element of mcp_servers is not an object; the host skips it (what CraftBot 605efb4 does instead is the craftbot-605efb4 pack's).",
+		Example: `"mcp_servers": ["filesystem", …]`})
 	CbFieldIgnored = declare(Rule{ID: "cb-field-ignored", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server sets a field its transport does not use (url on stdio; command, args or env on sse and websocket); the host ignores it.",
 		Example: `{"name": "sentry", "transport": "sse", "url": "https://…/sse", "command": "npx"}`})
 	CbEnvEmpty = declare(Rule{ID: "cb-env-empty", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "An enabled craftbot stdio server has an empty env value: catalog entries ship their credential keys empty, and the server starts without it. Fill it with mcpc config env NAME KEY.",
@@ -121,6 +121,17 @@ var (
 		Example: `"command": "/Applications/Things3.app/Contents/MacOS/things-mcp" with --target-os linux`})
 	CbDuplicateKey = declare(Rule{ID: "cb-duplicate-key", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "An object of mcp_config.json has the same key twice; the host's JSON reader keeps the last one, so the earlier one is lost.",
 		Example: `{"name": "fs", "name": "files", …}`})
+	// The craftbot loader as CraftBot runs it (docs/decisions/0052-craftbot-as-it-runs.md).
+	CbCannotStart = declare(Rule{ID: "cb-cannot-start", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "The host loads a craftbot server but its start always fails: a list command (what the host's /mcp add writes), a command that is not a string or is blank, args or env of a type the host cannot pass (null, a number, a value that is not a string), a name that is a list or an object. mcpc's runtime and mcpc tools report it as failed without starting it. An error when the entry is enabled.",
+		Example: `{"name": "fs", "command": ["npx", "-y", "@modelcontextprotocol/server-filesystem"]}`})
+	CbFieldType = declare(Rule{ID: "cb-field-type", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A field of mcp_config.json has a type the host does not check and reads its own way: enabled or auto_connect by Python truthiness (\"false\" is true), args a string (each character is an argument), a description or action_set_name that is not a string. An error when the text says the opposite of what the host does (\"enabled\": \"false\" starts the server) or when an enabled server is launched with other arguments than written.",
+		Example: `{"name": "fs", "command": "npx", "enabled": "false"}`})
+	CbAutoConnectOff = declare(Rule{ID: "cb-auto-connect-off", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "auto_connect is false: the host connects its servers only at startup and only when auto_connect is true, so in that run no server connects and the agent has no MCP tool (mcpc's own runtime connects an enabled server on first use).",
+		Example: `{"auto_connect": false, "mcp_servers": [ … ]}`})
+	CbEditDrops = declare(Rule{ID: "cb-edit-drops", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "Every /mcp or Settings edit of the host rewrites the whole file from what it loaded: an entry it skips, and a field it does not know, are deleted by its next edit (with any credential in them).",
+		Example: `{"name": "notes", "transport": "http", "url": "…", "env": {"TOKEN": "…"}}`})
+	CbActionSetCore = declare(Rule{ID: "cb-action-set-core", Home: "compile/craftbot/craftbot.go", Severity: diag.Warning, Description: "A craftbot server's action_set_name is core: the host includes the core set in every task, so the server's tools join every task's prompt.",
+		Example: `{"name": "fs", "command": "npx", "action_set_name": "core"}`})
 	// Craftbot actions (mcpc tools --profile craftbot).
 	CbActionCollision = declare(Rule{ID: "cb-action-collision", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "Two tools become the same action name mcp_<server>_<tool> (servers whose names and tool names run into each other, or a server listing a name twice); CraftBot's registry holds one action per name, so one of them is lost.",
 		Example: `server "a_b" lists "c" and server "a" lists "b_c": both become mcp_a_b_c`})

@@ -94,7 +94,7 @@ func TestCraftbotDefaultConfigPath(t *testing.T) {
 // profile or target OS, and commands that do not take craftbot yet exit 2.
 func TestCraftbotExitCodes(t *testing.T) {
 	dir := t.TempDir()
-	warn := write(t, dir, "warn.json", `{"mcp_servers": [{"name": "fs", "transport": "http"}]}`)
+	warn := write(t, dir, "warn.json", `{"mcp_servers": [{"name": "fs", "transport": "http", "enabled": false}]}`)
 	bad := write(t, dir, "bad.json", `{"mcp_servers": {"fs": {}}}`)
 	ok := write(t, dir, "ok.json", `{"mcp_servers": [{"name": "fs", "transport": "stdio", "command": "npx"}]}`)
 	cb := func(file string, more ...string) []string {

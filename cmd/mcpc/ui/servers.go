@@ -92,11 +92,11 @@ func (s *Server) craftbotServers() (*serversBody, error) {
 		return nil, err
 	}
 	red := craftbot.Redactor("", data)
-	for _, d := range diag.Errors(ds) {
-		b.General = append(b.General, red.Redact(formatDiag(d)))
-	}
-	if len(b.General) > 0 {
-		b.Editable = false // Apply refuses every edit of a file with errors
+	if cfg.LoadsNothing != "" {
+		for _, d := range diag.Errors(ds) {
+			b.General = append(b.General, red.Redact(formatDiag(d)))
+		}
+		b.Editable = false // Apply refuses every edit of a file the host loads nothing from
 	}
 	for _, cr := range craftbot.Rows(data, cfg, ds) {
 		e := cr.Entry
