@@ -138,9 +138,18 @@ func TestGolden(t *testing.T) {
 
 			planFile := filepath.Join("golden", c.name+".plan.json")
 			pcode, pout, perr := run(append([]string{"plan"}, c.args...)...)
+			if code == cli.ExitProblems && pout != "" {
+				// A host that runs the rest of its servers (craftbot) has a
+				// plan beside errors about one of them: it says what runs.
+				if pcode != cli.ExitProblems || !strings.Contains(perr, "the plan is written") {
+					t.Errorf("plan beside errors: exit %d, stderr %q, want exit 1 and the plan written", pcode, perr)
+				}
+				golden.Compare(t, planFile, pout)
+				return
+			}
 			if code == cli.ExitProblems {
-				if pcode != cli.ExitProblems || pout != "" {
-					t.Errorf("plan with errors: exit %d, stdout %q, want exit 1 and no plan", pcode, pout)
+				if pcode != cli.ExitProblems {
+					t.Errorf("plan with errors: exit %d, want exit 1 and no plan", pcode)
 				}
 				if _, err := os.Stat(planFile); err == nil {
 					if *golden.Update {

@@ -152,7 +152,9 @@ func (e *Entry) Shadowed() bool { return e.Winner != nil }
 // Result is everything one compilation found.
 type Result struct {
 	Profile string
-	// Plan is nil when there are errors: the host would refuse to start.
+	// Plan is nil when there are errors the host would refuse to start
+	// with; a host that runs the rest of its servers (craftbot) has a
+	// plan beside errors about one server (Compilation.FinishRunning).
 	Plan        *plan.Plan
 	Diagnostics []diag.Diagnostic
 	// Entries are every definition in source order (host, preset, settings).
@@ -181,6 +183,17 @@ func (r *Result) Summary() string { return r.profile.Summary(r) }
 
 // Draft is the plan built so far even when there are errors, for explain.
 func (r *Result) Draft() *plan.Plan { return r.draft }
+
+// blocks reports whether an error in ds keeps the plan from being sealed:
+// any error, but those runsDespite accepts.
+func blocks(ds []diag.Diagnostic, runsDespite func(diag.Diagnostic) bool) bool {
+	for _, d := range ds {
+		if d.Severity == diag.Error && (runsDespite == nil || !runsDespite(d)) {
+			return true
+		}
+	}
+	return false
+}
 
 // HasErrors reports whether any diagnostic is an error.
 func (r *Result) HasErrors() bool {
@@ -228,7 +241,7 @@ type compiler struct {
 // finish ends a compilation of either profile with its merged plan: every
 // message redacted, the diagnostics sorted, and the plan sealed when there
 // is no error (the host would refuse to start otherwise).
-func (c *compiler) finish(p *plan.Plan) error {
+func (c *compiler) finish(p *plan.Plan, runsDespite func(diag.Diagnostic) bool) error {
 	res := c.res
 	res.draft = p
 	for i := range c.ds {
@@ -237,7 +250,7 @@ func (c *compiler) finish(p *plan.Plan) error {
 	}
 	diag.Sort(c.ds)
 	res.Diagnostics = c.ds
-	if !res.HasErrors() {
+	if !blocks(res.Diagnostics, runsDespite) {
 		if err := res.seal(p, c.opts.KeepPlanJSON); err != nil {
 			return err
 		}

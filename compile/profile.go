@@ -145,7 +145,17 @@ func (c *Compilation) SetRedactor(r *redact.Redactor) {
 // Finish ends the compilation with its merged plan: every message
 // redacted, the diagnostics sorted, and the plan sealed when there is no
 // error.
-func (c *Compilation) Finish(p *plan.Plan) error { return c.c.finish(p) }
+func (c *Compilation) Finish(p *plan.Plan) error { return c.c.finish(p, nil) }
+
+// FinishRunning ends the compilation like Finish, for a host that runs
+// the rest of its servers where one of them is wrong (CraftBot skips an
+// entry, or fails to start it, and starts the others): the plan is sealed
+// unless an error is one that runsDespite does not accept. The errors stay
+// in the report (the deployment does not do what it says), and the plan
+// says what runs.
+func (c *Compilation) FinishRunning(p *plan.Plan, runsDespite func(diag.Diagnostic) bool) error {
+	return c.c.finish(p, runsDespite)
+}
 
 // NewEntry is a server definition a profile read: its fields under their
 // schema names, typed and positioned in the user's input.

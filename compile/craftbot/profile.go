@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/policies/rules"
@@ -93,7 +94,19 @@ func (profile) Compile(cc *compile.Compilation) error {
 		byEntry[ce] = e
 		res.Entries = append(res.Entries, e)
 	}
-	return c.Finish(craftbotPlan(cfg, res.Entries, res.Sources))
+	return c.FinishRunning(craftbotPlan(cfg, res.Entries, res.Sources), hostRunsDespite)
+}
+
+// hostRunsDespite reports whether CraftBot runs the rest of its servers
+// despite d: an error about one entry that it skips, starts otherwise than
+// written, or cannot start. The plan is what it runs; the error stays
+// (the deployment does not do what it says). An error about the whole
+// file, or a secret the plan would carry, keeps the plan from being sealed.
+func hostRunsDespite(d diag.Diagnostic) bool { return runsDespite[d.Rule] }
+
+var runsDespite = map[string]bool{
+	RuleTransport: true, RuleMissingCommand: true, RuleMissingURL: true, RuleDuplicateName: true,
+	RuleNameInvalid: true, RuleEntryInvalid: true, RuleCannotStart: true, RuleFieldType: true,
 }
 
 // learnConfigSecrets makes the secrets of a craftbot deployment known: the

@@ -63,12 +63,24 @@ Examples:
 				if err := atomicfile.Replace(file, out, 0o644, nil); err != nil {
 					return usageError("%v", err)
 				}
-				return nil
+				return errorsBesidePlan(res)
 			}
-			_, err = c.App.Writer.Write(out)
-			return err
+			if _, err = c.App.Writer.Write(out); err != nil {
+				return err
+			}
+			return errorsBesidePlan(res)
 		},
 	}
+}
+
+// errorsBesidePlan is the exit of a plan printed beside errors: a host
+// that runs the rest of its servers (craftbot) has a plan although one of
+// them is wrong, and the errors still fail the command.
+func errorsBesidePlan(res *compile.Result) error {
+	if res.HasErrors() {
+		return &exitError{code: ExitProblems, msg: "the plan is written, but it does not run as the file says: fix the errors above"}
+	}
+	return nil
 }
 
 // inputsOf lists every file a command read: its file flags and the
