@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -321,7 +322,7 @@ func (c *CraftbotProfile) assign(h *Host, servers []*hostServer) []*Tool {
 				continue
 			}
 			if len(res.Action.Input) == 0 && hasProperties(t.InputSchema) {
-				c.warnOnce(h, name, fmt.Sprintf("tool %q of server %q: the host registers the action %q without inputs (its schema has no \"type\": \"object\"); mcpc serves the server's own input schema",
+				c.warnOnce(h, name, fmt.Sprintf("tool %q of server %q: the host registers the action %q without inputs (its schema has no \"type\": \"object\"); mcpc serves the server's own input schema, with type \"object\"",
 					t.Name, name, res.Action.Name))
 			}
 			def, ok := actionDef(h, res.Action, t)
@@ -358,12 +359,18 @@ func (c *CraftbotProfile) warnOnce(h *Host, server, msg string) {
 
 // actionDef is the MCP tool an action is served as: the action's name and
 // description, the server's own input schema (an MCP client validates
-// arguments with it), redacted.
+// arguments with it; one whose type is not "object", which the host
+// registers without inputs, with type "object"), redacted.
 func actionDef(h *Host, a actions.Action, t *mcp.Tool) (*mcp.Tool, bool) {
 	def := *t
 	def.Description = a.Description
-	if def.InputSchema == nil {
+	switch m, _ := t.InputSchema.(map[string]any); {
+	case m == nil:
 		def.InputSchema = map[string]any{"type": "object"}
+	case m["type"] != "object":
+		// The host registers it without inputs; MCP needs type "object".
+		def.InputSchema = maps.Clone(m)
+		def.InputSchema.(map[string]any)["type"] = "object"
 	}
 	return redactTool(h.redactor(), &def, a.Name)
 }

@@ -221,7 +221,7 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 		}
 		if later := len(d.Tools) - d.FirstPage; later > 0 {
 			r.Diagnostics = append(r.Diagnostics, rules.CbToolsPaged.At(pos,
-				fmt.Sprintf("server %q lists its tools in pages: the host reads only the first page (%s), so %s of the later pages never become actions",
+				fmt.Sprintf("server %q lists its tools in pages: the host reads only the first page (%s) and never registers the %s of the later pages",
 					s.Name, plural(d.FirstPage, "tool"), plural(later, "tool")),
 				"ask the server's maintainers for an option that lists every tool at once, or split the server; mcpc tools and mcpc run show the first page only"))
 		}

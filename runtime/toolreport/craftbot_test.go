@@ -289,7 +289,7 @@ func TestMakeCraftbotAsTheHostsAdapter(t *testing.T) {
 		msgs[fmt.Sprintf("%d %s", d.Line, d.Rule)] = d.Message
 	}
 	for key, want := range map[string]string{
-		"3 cb-tools-paged":         "the first page (2 tools), so 3 tools of the later pages never become actions",
+		"3 cb-tools-paged":         "the first page (2 tools) and never registers the 3 tools of the later pages",
 		"4 cb-action-escape":       `calls tool "a\tb", not "a\\tb"`,
 		"4 cb-action-internal-arg": `"_session" is required`,
 		"5 cb-action-name":         `server "my \"fs\"": the server name holds " (a double quote)`,
