@@ -106,32 +106,25 @@ func TestMakeCraftbotActions(t *testing.T) {
 		"search sse whoami mcp_search_whoami research -",
 		"gone sse - - mcp_gone server-start-failed",
 		"ws websocket big mcp_ws_big mcp_ws -",
-		"ws websocket binary - mcp_ws cb-action-schema",    // "properties": null: the adapter fails
-		"ws websocket cancelled - mcp_ws cb-action-schema", // "properties": null: the adapter fails
+		"ws websocket binary mcp_ws_binary mcp_ws -",
+		"ws websocket cancelled mcp_ws_cancelled mcp_ws -",
 		"ws websocket close mcp_ws_close mcp_ws -",
-		"ws websocket drop - mcp_ws cb-action-schema", // "properties": null: the adapter fails
+		"ws websocket drop mcp_ws_drop mcp_ws -",
 		"ws websocket echo mcp_ws_echo mcp_ws -",
-		"ws websocket flood-pings - mcp_ws cb-action-schema", // "properties": null: the adapter fails
-		"ws websocket garbage - mcp_ws cb-action-schema",     // "properties": null: the adapter fails
+		"ws websocket flood-pings mcp_ws_flood-pings mcp_ws -",
+		"ws websocket garbage mcp_ws_garbage mcp_ws -",
 		"ws websocket header mcp_ws_header mcp_ws -",
-		"ws websocket pings - mcp_ws cb-action-schema", // "properties": null: the adapter fails
+		"ws websocket pings mcp_ws_pings mcp_ws -",
 		"ws websocket slow mcp_ws_slow mcp_ws -",
-		"ws websocket slow-running - mcp_ws cb-action-schema", // "properties": null: the adapter fails
+		"ws websocket slow-running mcp_ws_slow-running mcp_ws -",
 		"wsgone websocket - - mcp_wsgone server-start-failed",
 	})
 	same(t, "diagnostics", diagsOf(rep.Diagnostics), []string{
 		"mcp_config.json:4 error server-start-failed",
 		"mcp_config.json:6 error server-start-failed",
-		"mcp_config.json:7 error cb-action-schema",
-		"mcp_config.json:7 error cb-action-schema",
-		"mcp_config.json:7 error cb-action-schema",
-		"mcp_config.json:7 error cb-action-schema",
-		"mcp_config.json:7 error cb-action-schema",
-		"mcp_config.json:7 error cb-action-schema",
-		"mcp_config.json:7 error cb-action-schema",
 		"mcp_config.json:9 error server-start-failed",
 	})
-	if rep.Servers != 6 || rep.Visible() != 12 {
+	if rep.Servers != 6 || rep.Visible() != 19 {
 		t.Errorf("servers %d, visible %d", rep.Servers, rep.Visible())
 	}
 
