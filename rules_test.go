@@ -252,8 +252,9 @@ func TestGoldenSeveritiesMatchTheDeclarations(t *testing.T) {
 		"npx-without-yes": "info", "placeholder-value": "info", "craftbot-605efb4-sse": "info", "craftbot-605efb4-websocket": "info"}
 	// A craftbot entry the host skips or cannot start, or starts otherwise
 	// than written, is an error when the host starts it (a warning when
-	// it is disabled).
-	for _, id := range []string{"cb-transport", "cb-missing-command", "cb-missing-url", "cb-duplicate-name", "cb-name-invalid", "cb-cannot-start", "cb-field-type"} {
+	// it is disabled); so are cb-action-name and cb-action-escape (an
+	// enabled server's tools, a disabled one's name).
+	for _, id := range []string{"cb-transport", "cb-missing-command", "cb-missing-url", "cb-duplicate-name", "cb-name-invalid", "cb-cannot-start", "cb-field-type", "cb-action-name", "cb-action-escape"} {
 		varies[id] = "error"
 	}
 	line := regexp.MustCompile(`(?m)^\S+:\d+:\d+: (error|warning|info): .* \[([a-z0-9-]+)\]$`)

@@ -796,7 +796,7 @@ func (s *slot) open(ctx context.Context, op *startOp, up Upstream) (r *serverCon
 	}
 	var list func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error)
 	if h.prof.listsOnConnect() {
-		list = ListServerTools
+		list = h.prof.listTools(h, name)
 	}
 	p, tools, reason, stderr := startStdio(ctx, h.clock, spec, c.workspace, pcfg, list, h.Redact, c.redact)
 	if p == nil {

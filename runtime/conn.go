@@ -314,7 +314,7 @@ func connectRemote(ctx context.Context, h *Host, cfg *plan.Server, client *mcp.C
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: h.prof.clientVersion()}, client).Connect(connCtx, tr, nil)
 	var tools []*mcp.Tool
 	if err == nil {
-		tools, err = ListServerTools(sctx, cs)
+		tools, err = h.prof.listTools(h, cfg.Name)(sctx, cs)
 		if err == nil && !stopBound() {
 			err = context.Cause(sctx)
 		}

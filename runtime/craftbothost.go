@@ -45,8 +45,9 @@ type CraftbotOptions struct {
 	BuiltinActions []string
 	// Version is the version the gateway reports in initialize.
 	Version string
-	// CallTimeout bounds a call; 0 means DefaultCallTimeout (a craftbot
-	// plan has no callTimeoutSeconds: CraftBot sets none per server).
+	// CallTimeout bounds a call; 0 means CraftbotCallTimeout, the 60 s
+	// the host's handler waits (a craftbot plan has no callTimeoutSeconds:
+	// CraftBot sets none per server).
 	CallTimeout time.Duration
 }
 

@@ -110,7 +110,10 @@ type DiscoverOptions struct {
 type Discovery struct {
 	Server string
 	// Tools in tools/list order, all pages; nil when discovery failed.
-	Tools         []*mcp.Tool
+	Tools []*mcp.Tool
+	// FirstPage counts the tools of Tools that tools/list's first page
+	// held (a CraftBot host registers only those).
+	FirstPage     int
 	ServerName    string // from the initialize result
 	ServerVersion string
 	// Capabilities and Instructions are the server's, from its initialize
@@ -294,7 +297,7 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 		d.fail(redact, p.kind, reason, p.code)
 		return d
 	}
-	d.Tools, d.ServerName, d.ServerVersion = p.tools, p.name, p.version
+	d.Tools, d.FirstPage, d.ServerName, d.ServerVersion = p.tools, p.firstPage, p.name, p.version
 	d.Capabilities, d.Instructions = p.caps, p.instructions
 	return d
 }
@@ -302,6 +305,7 @@ func discoverOne(ctx context.Context, t Target, redact func(string) string, prog
 // probeResult is what one server process told us.
 type probeResult struct {
 	tools         []*mcp.Tool
+	firstPage     int
 	name, version string
 	caps          *mcp.ServerCapabilities
 	instructions  string
@@ -338,7 +342,7 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, 
 		// The whole discovery is bounded: kill at once if the timeout
 		// passes while the server lists its tools.
 		stopKill := context.AfterFunc(sctx, p.sp.KillGroup)
-		r.tools, err = ListServerTools(sctx, p.cs)
+		r.tools, r.firstPage, err = ListToolPages(sctx, p.cs)
 		stopKill()
 	}
 	if err == nil {
@@ -354,20 +358,30 @@ func probe(ctx context.Context, spec LaunchSpec, workspace string, clock Clock, 
 
 // ListServerTools follows tools/list pagination to the end.
 func ListServerTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
+	tools, _, err := ListToolPages(ctx, cs)
+	return tools, err
+}
+
+// ListToolPages follows tools/list pagination to the end, and says how
+// many of the tools the first page holds (a CraftBot host reads only that
+// one).
+func ListToolPages(ctx context.Context, cs *mcp.ClientSession) (tools []*mcp.Tool, firstPage int, err error) {
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
-	for {
+	for page := 0; ; page++ {
 		res, err := cs.ListTools(ctx, params)
 		if err != nil {
-			return nil, fmt.Errorf("tools/list: %w", err)
+			return nil, 0, fmt.Errorf("tools/list: %w", err)
 		}
 		tools = append(tools, res.Tools...)
+		if page == 0 {
+			firstPage = len(tools)
+		}
 		if res.NextCursor == "" {
-			return tools, nil
+			return tools, firstPage, nil
 		}
 		if seen[res.NextCursor] {
-			return nil, fmt.Errorf("tools/list: the server returned cursor %q twice", res.NextCursor)
+			return nil, 0, fmt.Errorf("tools/list: the server returned cursor %q twice", res.NextCursor)
 		}
 		seen[res.NextCursor] = true
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}

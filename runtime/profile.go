@@ -1,6 +1,9 @@
 package runtime
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -11,6 +14,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/craftbot/actions"
 	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 	"github.com/mcpc-dev/mcpc/runtime/transport"
 )
 
@@ -32,9 +36,11 @@ type hostProfile interface {
 	// server's: a first call by name discovers only those.
 	mayServe(server, name string) bool
 	// listsOnConnect: a server's tools are what every connect of the
-	// shared chat lists, and discovering it is connecting it; else a
-	// discovery process lists them once (Discover).
+	// shared chat lists (with listTools), and discovering it is
+	// connecting it; else a discovery process lists them once (Discover).
 	listsOnConnect() bool
+	// listTools lists the tools of server on a connect (listsOnConnect).
+	listTools(h *Host, server string) func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error)
 	// reloading checks a new plan's secrets, learning them or refusing
 	// the plan, before anything launches with them, and names the servers
 	// whose launch changed though their plan entry did not (a config
@@ -69,9 +75,12 @@ func (volcanicProfile) launch(h *Host, cfg *plan.Server, workspace string) (Laun
 func (volcanicProfile) dial() transport.RemoteOptions { return transport.RemoteOptions{} }
 
 func (volcanicProfile) mayServe(string, string) bool { return true }
-func (volcanicProfile) listsOnConnect() bool         { return false }
-func (volcanicProfile) startsOnApply() (bool, bool)  { return true, false }
-func (volcanicProfile) clientVersion() string        { return "chat" }
+func (volcanicProfile) listTools(*Host, string) func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error) {
+	return ListServerTools
+}
+func (volcanicProfile) listsOnConnect() bool        { return false }
+func (volcanicProfile) startsOnApply() (bool, bool) { return true, false }
+func (volcanicProfile) clientVersion() string       { return "chat" }
 
 func (volcanicProfile) callTimeout(cfg *plan.Server) (time.Duration, string) {
 	return time.Duration(cfg.CallTimeoutSeconds) * time.Second, " (callTimeoutSeconds)"
@@ -134,7 +143,7 @@ func (volcanicProfile) assign(h *Host, servers []*hostServer) []*Tool {
 // server's tools.
 type CraftbotProfile struct {
 	builtins []string
-	timeout  time.Duration // a call's; 0: DefaultCallTimeout
+	timeout  time.Duration // a call's; 0: CraftbotCallTimeout
 	remote   transport.RemoteOptions
 
 	autoConnect atomic.Bool
@@ -166,9 +175,35 @@ func (*CraftbotProfile) clientVersion() string             { return "craftbot" }
 
 func (c *CraftbotProfile) startsOnApply() (bool, bool) { return c.autoConnect.Load(), true }
 
-// callTimeout: a craftbot plan has no callTimeoutSeconds (CraftBot sets
-// none per server).
-func (c *CraftbotProfile) callTimeout(*plan.Server) (time.Duration, string) { return c.timeout, "" }
+// CraftbotCallTimeout bounds a call of a craftbot plan's tool: CraftBot's
+// handler waits at most 60 s for the call's result (adapter.py, read at
+// 605efb4), and sets no timeout per server.
+const CraftbotCallTimeout = 60 * time.Second
+
+// callTimeout: a craftbot plan has no callTimeoutSeconds; the host's
+// handler's 60 s, unless CraftbotOptions.CallTimeout says otherwise.
+func (c *CraftbotProfile) callTimeout(*plan.Server) (time.Duration, string) {
+	if c.timeout > 0 {
+		return c.timeout, ""
+	}
+	return CraftbotCallTimeout, " (the host's handler waits 60s)"
+}
+
+// listTools reads the first page of tools/list only, as the host does: a
+// server that pages serves only that page's tools, said once.
+func (c *CraftbotProfile) listTools(h *Host, server string) func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error) {
+	return func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		if res.NextCursor != "" {
+			c.warnOnce(h, server, fmt.Sprintf("server %q lists its tools in pages: only the first page's %d tools are served, as the host reads no other page [%s]",
+				server, len(res.Tools), rules.CbToolsPaged.ID))
+		}
+		return res.Tools, nil
+	}
+}
 
 func (*CraftbotProfile) stderrLevel(*plan.Server) string { return "Information" }
 
@@ -243,10 +278,12 @@ func actionOf(server, action string) bool {
 	return len(action) > len(prefix) && action[:len(prefix)] == prefix
 }
 
-// assign names the tools as actions.Assign does: a name taken twice or a
-// built-in's is served once (the first server in plan order wins), a name
-// a function-calling API refuses is not served; each problem is logged
-// once.
+// assign names the tools as actions.Assign does: a tool the host does not
+// register is not served; one whose handler calls another tool name of the
+// same server is served calling that name, as the host's does (one whose
+// handler calls another server, or a name mcpc cannot decode, is not
+// served); a name taken twice or a built-in's is served once (the first
+// server in plan order wins). Each is logged once.
 func (c *CraftbotProfile) assign(h *Host, servers []*hostServer) []*Tool {
 	var lists []actions.ServerTools
 	var defs [][]*mcp.Tool
@@ -256,7 +293,7 @@ func (c *CraftbotProfile) assign(h *Host, servers []*hostServer) []*Tool {
 		if set == "" {
 			set = "mcp_" + s.cfg.Name
 		}
-		st := actions.ServerTools{Server: s.cfg.Name, ActionSet: set}
+		st := actions.ServerTools{Server: s.cfg.Name, Description: s.cfg.Description, ActionSet: set}
 		for _, t := range tools {
 			st.Tools = append(st.Tools, actions.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 		}
@@ -270,19 +307,41 @@ func (c *CraftbotProfile) assign(h *Host, servers []*hostServer) []*Tool {
 		for _, t := range defs[i] {
 			res := results[next]
 			next++
-			if res.Rule != "" {
-				c.warnOnce(h, name, res.Message+": not served")
+			serverTool := t.Name
+			switch res.Rule {
+			case "", actions.RuleActionInternalArg:
+			case actions.RuleActionEscape:
+				if res.Action.Server != name || res.InServer || res.Action.Tool == t.Name {
+					c.warnOnce(h, name, fmt.Sprintf("%s: not served [%s]", res.Message, res.Rule))
+					continue
+				}
+				c.warnOnce(h, name, fmt.Sprintf("%s: served so [%s]", res.Message, res.Rule))
+				serverTool = res.Action.Tool
+			default:
+				c.warnOnce(h, name, fmt.Sprintf("%s: not served [%s]", res.Message, res.Rule))
 				continue
+			}
+			if len(res.Action.Input) == 0 && hasProperties(t.InputSchema) {
+				c.warnOnce(h, name, fmt.Sprintf("tool %q of server %q: the host registers the action %q without inputs (its schema has no \"type\": \"object\"); mcpc serves the server's own input schema, with type \"object\"",
+					t.Name, name, res.Action.Name))
 			}
 			def, ok := actionDef(h, res.Action, t)
 			if !ok {
 				h.log("Warning", "", name, "tool %q of server %q is not served: its definition holds a secret that could not be redacted", t.Name, name)
 				continue
 			}
-			out = append(out, &Tool{Name: def.Name, Server: name, ServerTool: t.Name, Def: def, srv: s})
+			out = append(out, &Tool{Name: def.Name, Server: name, ServerTool: serverTool, Def: def, srv: s})
 		}
 	}
 	return out
+}
+
+// hasProperties reports whether a tool's input schema names properties,
+// which the host drops when the schema's type is not "object".
+func hasProperties(schema any) bool {
+	m, _ := schema.(map[string]any)
+	p, _ := m["properties"].(map[string]any)
+	return len(p) > 0
 }
 
 func (c *CraftbotProfile) warnOnce(h *Host, server, msg string) {
@@ -300,12 +359,18 @@ func (c *CraftbotProfile) warnOnce(h *Host, server, msg string) {
 
 // actionDef is the MCP tool an action is served as: the action's name and
 // description, the server's own input schema (an MCP client validates
-// arguments with it), redacted.
+// arguments with it; one whose type is not "object", which the host
+// registers without inputs, with type "object"), redacted.
 func actionDef(h *Host, a actions.Action, t *mcp.Tool) (*mcp.Tool, bool) {
 	def := *t
 	def.Description = a.Description
-	if def.InputSchema == nil {
+	switch m, _ := t.InputSchema.(map[string]any); {
+	case m == nil:
 		def.InputSchema = map[string]any{"type": "object"}
+	case m["type"] != "object":
+		// The host registers it without inputs; MCP needs type "object".
+		def.InputSchema = maps.Clone(m)
+		def.InputSchema.(map[string]any)["type"] = "object"
 	}
 	return redactTool(h.redactor(), &def, a.Name)
 }

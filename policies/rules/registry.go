@@ -137,8 +137,17 @@ var (
 		Example: `server "a_b" lists "c" and server "a" lists "b_c": both become mcp_a_b_c`})
 	CbActionBuiltin = declare(Rule{ID: "cb-action-builtin", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "A tool's action name mcp_<server>_<tool> is the name of one of the host's built-in or integration actions (--builtin-actions); one of them is lost.",
 		Example: `--builtin-actions mcp_github_search and server "github" lists "search"`})
-	CbActionName = declare(Rule{ID: "cb-action-name", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "A tool's action name is not 1 to 64 characters of A-Z a-z 0-9 _ - (the tool name holds a dot, a space, … or is empty, or the name is too long): function-calling APIs refuse it, so a task that selects the action set fails.",
-		Example: `tool "admin.users.list" of server "ops" becomes mcp_ops_admin.users.list`})
+	CbActionName = declare(Rule{ID: "cb-action-name", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "A tool or server name holds a double quote, a line break, a NUL or an escape Python refuses (\\x, \\u, \\U or \\N malformed, a trailing backslash): CraftBot pastes the names into the Python source of the action's handler, which then does not compile, so the action is never registered. An error for an enabled server (its tools), a warning for a disabled one (its name).",
+		Example: `tool "say \"hi\"" of server "fs": the action mcp_fs_say "hi" is never registered`})
+	// Craftbot actions as the adapter of 605efb4 builds them (mcpc tools --profile craftbot).
+	CbActionEscape = declare(Rule{ID: "cb-action-escape", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "A tool or server name holds a backslash escape (\\t, \\n, \\\\, \\101, \\x41, \\N{…}, …): the handler CraftBot writes decodes it as a Python string, so the action calls another tool (or server) name than the listed one. An error for an enabled server, a warning for a disabled one.",
+		Example: `tool "a\\tb" of server "fs": mcp_fs_a\\tb calls the tool "a<TAB>b"`})
+	CbActionSchema = declare(Rule{ID: "cb-action-schema", Home: "compile/craftbot/actions/actions.go", Severity: diag.Error, Description: "CraftBot's adapter fails on a tool's input schema (a property that is not an object, properties that are not an object, required that is not a list, a schema that is a list or a string), so the tool is never registered as an action.",
+		Example: `"inputSchema": {"type": "object", "properties": {"path": true}}`})
+	CbActionInternalArg = declare(Rule{ID: "cb-action-internal-arg", Home: "compile/craftbot/actions/actions.go", Severity: diag.Warning, Description: "A tool's input schema has a property whose name starts with _: CraftBot's handler removes such arguments before it calls the tool, so the tool never receives it (a required one: every call lacks it).",
+		Example: `"properties": {"_session": {"type": "string"}}`})
+	CbToolsPaged = declare(Rule{ID: "cb-tools-paged", Home: "runtime/toolreport/craftbot.go", Severity: diag.Warning, Description: "A server lists its tools in pages (tools/list answers with nextCursor): CraftBot reads only the first page, so the tools of the later pages never become actions; mcpc lists and serves the first page too.",
+		Example: `a server with 120 tools in pages of 50: 70 never become actions`})
 	// Remote servers (<workspace>/.volcanic/mcp/servers.json; validate --workspace).
 	RemoteVersion = declare(Rule{ID: "remote-version", Home: "schema/remote.cue", Severity: diag.Error, Description: "servers.json has a version other than 1, or none; the file is not used and mcpc remote does not edit it.",
 		Example: `{"version": 2, "servers": []}`})

@@ -70,7 +70,10 @@ type Observed struct {
 }
 
 // ObservedTool is one listed tool; VisibleName is "" when it is not
-// registered.
+// registered. For a craftbot plan, Description and InputSchema are what
+// the agent gets: the action's description and the input map CraftBot's
+// adapter builds (the server's own schema for a tool it does not
+// register), so that the lock hashes those.
 type ObservedTool struct {
 	Name        string
 	VisibleName string

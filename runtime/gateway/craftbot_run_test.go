@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -280,9 +281,10 @@ func TestCraftbotCallLifecycle(t *testing.T) {
 	// Timeout, on the runtime's clock.
 	errc := slow(ctx)
 	eventually(t, "the slow call reaches the server", func() bool { return len(lines(t, calls)) == 1 })
-	clock.Advance(runtime.DefaultCallTimeout)
+	// CraftBot's handler waits 60 s for a call.
+	clock.Advance(runtime.CraftbotCallTimeout)
 	err := testservers.Recv(t, "the timed-out call", errc)
-	if kind(err) != runtime.CallTimeout || !strings.Contains(err.Error(), "did not answer within 120s") {
+	if kind(err) != runtime.CallTimeout || !strings.Contains(err.Error(), "did not answer within 60s (the host's handler waits 60s)") {
 		t.Fatalf("timeout: %v", err)
 	}
 	eventually(t, "the server sees the timed-out call cancelled", func() bool { _, err := os.Stat(cancelled); return err == nil })
@@ -700,5 +702,55 @@ func TestCraftbotReregisterRestarts(t *testing.T) {
 	}
 	if n := len(lines(t, starts)); n != 2 {
 		t.Errorf("%d starts, want 2", n)
+	}
+}
+
+// What is served is what CraftBot 605efb4 registers: the first page of a
+// server that pages (said once), not a tool whose name breaks the
+// handler's source, a tool whose name holds an escape calling the tool the
+// host's handler calls; a tool the host registers without inputs keeps
+// the server's own input schema, said once.
+func TestCraftbotServesAsTheHost(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	var log logRecorder
+	tj := func(name, schema string) string {
+		return fmt.Sprintf(`{"name": %q, "description": "d", "inputSchema": %s}`, name, schema)
+	}
+	cb := newTestCraftbot(t, cbPlan(true,
+		cbStdio("paged", "-tools", "a,b,c,d,e", "-page-size", "2"),
+		cbStdio("odd", "-tools", "", "-tool-json", tj(`say "hi"`, `{"type": "object"}`), "-tool-json", tj(`a\tb`, `{"type": "object"}`),
+			"-tool-json", tj("a\tb", `{"type": "object"}`), "-tool-json", tj("untyped", `{"properties": {"q": {"type": "string"}}}`))),
+		marker, runtime.CraftbotOptions{Log: log.log})
+	startConnected(t, cb)
+	cs := cbClient(t, cb, nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl.InputSchema
+	}
+	if len(got) != 5 || got["mcp_paged_a"] == nil || got["mcp_paged_b"] == nil || got[`mcp_odd_a\tb`] == nil || got["mcp_odd_a\tb"] == nil || got["mcp_odd_untyped"] == nil {
+		t.Errorf("served %v", got)
+	}
+	if s, _ := json.Marshal(got["mcp_odd_untyped"]); string(s) != `{"properties":{"q":{"type":"string"}},"type":"object"}` {
+		t.Errorf("untyped is served with %s", s)
+	}
+	// The host's handler of mcp_odd_a\tb calls the tool "a<TAB>b".
+	if got := testservers.CallText(t, cs, `mcp_odd_a\tb`, nil); got != "a\tb" {
+		t.Errorf(`mcp_odd_a\tb reached the tool %q, want "a\tb"`, got)
+	}
+	text := log.text()
+	for _, want := range []string{
+		`server "paged" lists its tools in pages: only the first page's 2 tools are served, as the host reads no other page [cb-tools-paged]`,
+		`tool "say \"hi\"" of server "odd": the tool name holds " (a double quote)`,
+		`calls tool "a\tb", not "a\\tb": served so [cb-action-escape]`,
+		`the host registers the action "mcp_odd_untyped" without inputs (its schema has no "type": "object"); mcpc serves the server's own input schema, with type "object"`,
+	} {
+		if strings.Count(text, want) != 1 {
+			t.Errorf("the log has %d times %s:\n%s", strings.Count(text, want), want, text)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package toolreport
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,14 +20,17 @@ import (
 )
 
 // ActionRow is one line of a craftbot report: one action (a tool of a
-// server, as CraftBot registers it), or a server whose tools could not be
-// listed (Tool, Action and Input nil).
+// server, as CraftBot registers it), a tool CraftBot does not register
+// (Action and Input nil, Rule says why), or a server whose tools could not
+// be listed (Tool, Action and Input nil).
 type ActionRow struct {
 	Server    string  `json:"server"`
 	Transport string  `json:"transport"`
 	Tool      *string `json:"tool"`
 	// Action is the action's name, mcp_<server>_<tool>.
-	Action      *string        `json:"action"`
+	Action *string `json:"action"`
+	// Input is the action's input schema exactly as the host's adapter
+	// builds it (actions.Input).
 	ActionSet   string         `json:"actionSet"`
 	Description string         `json:"description,omitempty"`
 	Input       *actions.Input `json:"input,omitempty"`
@@ -103,9 +107,11 @@ func craftbotSecrets(o Options) []string {
 	return secrets
 }
 
-// listed is what listing a connected server gives.
+// listed is what listing a connected server gives: every page's tools,
+// firstPage of them on the first page.
 type listed struct {
 	tools         []*mcp.Tool
+	firstPage     int
 	name, version string
 }
 
@@ -126,7 +132,7 @@ func listRemote(ctx context.Context, s *plan.Server, red func(string) string, pr
 		progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseFailed, Elapsed: d.Elapsed, Reason: d.Reason})
 		return d
 	}
-	d.Tools, d.ServerName, d.ServerVersion = got.tools, got.name, got.version
+	d.Tools, d.FirstPage, d.ServerName, d.ServerVersion = got.tools, got.firstPage, got.name, got.version
 	progress(runtime.ProgressEvent{Server: s.Name, Phase: runtime.PhaseDone, Elapsed: d.Elapsed, Tools: len(d.Tools)})
 	return d
 }
@@ -140,8 +146,10 @@ func listSSE(s *plan.Server, opts remote.DialOptions) func(context.Context) (lis
 			return listed{}, err
 		}
 		defer conn.Close()
-		tools, err := conn.ListTools(ctx)
-		return listed{tools, conn.ServerName, conn.ServerVersion}, err
+		lctx, cancel := context.WithTimeout(ctx, websocketListTimeout)
+		defer cancel()
+		tools, first, err := runtime.ListToolPages(lctx, conn.Session())
+		return listed{tools, first, conn.ServerName, conn.ServerVersion}, err
 	}
 }
 
@@ -165,11 +173,8 @@ func listWebSocket(s *plan.Server) func(context.Context) (listed, error) {
 		}
 		defer cs.Close()
 		var got listed
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return listed{}, err
-			}
-			got.tools = append(got.tools, t)
+		if got.tools, got.firstPage, err = runtime.ListToolPages(ctx, cs); err != nil {
+			return listed{}, err
 		}
 		if init := cs.InitializeResult(); init != nil && init.ServerInfo != nil {
 			got.name, got.version = init.ServerInfo.Name, init.ServerInfo.Version
@@ -179,14 +184,15 @@ func listWebSocket(s *plan.Server) func(context.Context) (listed, error) {
 }
 
 // addActions makes the rows, diagnostics and lock entries of a craftbot
-// plan's enabled servers, in file order.
+// plan's enabled servers, in file order. Only the first page of a
+// server's tools/list counts: the host reads no other (cb-tools-paged).
 func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery, builtins []string) {
 	var lists []actions.ServerTools
 	for i := range pl.Servers {
 		s := &pl.Servers[i]
 		if d := byName[s.Name]; d != nil && d.Err == nil {
-			st := actions.ServerTools{Server: s.Name, ActionSet: s.ActionSet}
-			for _, t := range d.Tools {
+			st := actions.ServerTools{Server: s.Name, Description: s.Description, ActionSet: s.ActionSet}
+			for _, t := range d.Tools[:d.FirstPage] {
 				st.Tools = append(st.Tools, actions.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 			}
 			lists = append(lists, st)
@@ -197,10 +203,13 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 	next := 0
 	for i := range pl.Servers {
 		s := &pl.Servers[i]
+		pos := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
+		if d := serverNameDiagnostic(s, pos); d != nil {
+			r.Diagnostics = append(r.Diagnostics, *d)
+		}
 		if !s.Enabled {
 			continue
 		}
-		pos := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
 		d := byName[s.Name]
 		if d.Err != nil {
 			r.failed[s.Name] = true
@@ -210,20 +219,32 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 				fmt.Sprintf("server %q did not list its tools: %s", s.Name, d.Reason), failedSuggestion(s)))
 			continue
 		}
+		if later := len(d.Tools) - d.FirstPage; later > 0 {
+			r.Diagnostics = append(r.Diagnostics, rules.CbToolsPaged.At(pos,
+				fmt.Sprintf("server %q lists its tools in pages: the host reads only the first page (%s) and never registers the %s of the later pages",
+					s.Name, plural(d.FirstPage, "tool"), plural(later, "tool")),
+				"ask the server's maintainers for an option that lists every tool at once, or split the server; mcpc tools and mcpc run show the first page only"))
+		}
 		var tools []toollock.ObservedTool
-		for _, t := range d.Tools {
+		for _, t := range d.Tools[:d.FirstPage] {
 			res := results[next]
 			next++
 			a := res.Action
 			a.Description = r.Redact(a.Description)
-			row := ActionRow{Server: s.Name, Transport: s.Transport, Tool: ptr(t.Name), Action: ptr(a.Name), ActionSet: a.Set,
-				Description: a.Description, Input: &a.Input}
+			row := ActionRow{Server: s.Name, Transport: s.Transport, Tool: ptr(t.Name), ActionSet: a.Set}
+			obs := toollock.ObservedTool{Name: t.Name, Description: res.Action.Description, InputSchema: t.InputSchema}
+			if !res.Unregistered {
+				row.Action, row.Description, row.Input = ptr(a.Name), a.Description, &a.Input
+				obs.VisibleName, obs.InputSchema = a.Name, a.Input
+			}
 			if res.Rule != "" {
 				row.Rule, row.Message = ptr(res.Rule), r.Redact(res.Message)
-				r.Diagnostics = append(r.Diagnostics, rules.Of(res.Rule).At(pos, res.Message, res.Suggestion))
+				if !res.InServer { // said once for the server
+					r.Diagnostics = append(r.Diagnostics, actionDiagnostic(res, pos))
+				}
 			}
 			r.Actions = append(r.Actions, row)
-			tools = append(tools, toollock.ObservedTool{Name: t.Name, VisibleName: a.Name, Description: t.Description, InputSchema: t.InputSchema})
+			tools = append(tools, obs)
 		}
 		obs := toollock.ObservedFrom(s, d.ServerName, d.ServerVersion, tools)
 		if s.Transport != plan.TransportStdio {
@@ -233,10 +254,50 @@ func (r *Report) addActions(pl *plan.Plan, byName map[string]*runtime.Discovery,
 	}
 }
 
+// actionDiagnostic is a tool's rule at its server's entry: the host does
+// not register it or its handler calls another name (errors: the server
+// is enabled), or a warning.
+func actionDiagnostic(res actions.Registered, pos diag.Pos) diag.Diagnostic {
+	rule := rules.Of(res.Rule)
+	if res.Rule == actions.RuleActionName || res.Rule == actions.RuleActionEscape {
+		return rule.ErrorAt(pos, res.Message, res.Suggestion)
+	}
+	return rule.At(pos, res.Message, res.Suggestion)
+}
+
+// serverNameDiagnostic reports a server whose name breaks the handler of
+// each of its actions: an error when it is enabled, a warning when not.
+func serverNameDiagnostic(s *plan.Server, pos diag.Pos) *diag.Diagnostic {
+	t := actions.HandlerTarget(s.Name, "")
+	if t.Problem == "" && !t.Misroutes(s.Name, "") {
+		return nil
+	}
+	rule, msg := rules.CbActionName, fmt.Sprintf("server %q: %s, so the Python source of each of its actions' handlers does not compile and the host registers none of its tools", s.Name, t.Problem)
+	if t.Problem == "" {
+		rule, msg = rules.CbActionEscape, fmt.Sprintf("server %q: the handler of each of its actions decodes the name as a Python string and calls %s", s.Name, t.Calls(s.Name, ""))
+		msg = strings.Replace(msg, `tool "" of server`, "server", 1)
+	}
+	suggestion := fmt.Sprintf("rename server %q: its name is written into the handler of each of its actions", s.Name)
+	if !s.Enabled {
+		d := rule.At(pos, msg+" (the server is disabled)", suggestion)
+		return &d
+	}
+	d := rule.ErrorAt(pos, msg, suggestion)
+	return &d
+}
+
 func failedSuggestion(s *plan.Server) string {
 	switch s.Transport {
 	case plan.TransportSSE, plan.TransportWebsocket:
 		return "check that the server runs and answers at its url; it contributes no actions"
 	}
 	return "run its command by hand in an empty directory to see why; it contributes no actions"
+}
+
+// plural is "1 tool", "2 tools".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

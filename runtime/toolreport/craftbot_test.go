@@ -141,11 +141,11 @@ func TestMakeCraftbotActions(t *testing.T) {
 	slices.Sort(env)
 	same(t, "the env of fs", env, []string{"EMPTY=", "MULTI=" + multi, "TOKEN=" + canary})
 
-	// The translated schema of an sse tool.
+	// The input schema of an sse tool, as the host's adapter builds it.
 	for _, r := range rep.Actions {
 		if r.Tool != nil && *r.Tool == "search" {
 			in, _ := json.Marshal(r.Input)
-			if string(in) != `{"fields":[{"name":"opts","type":"object","required":false,"dropped":["properties"]},{"name":"q","type":"string","description":"query","required":true,"example":"all"}]}` {
+			if string(in) != `{"opts":{"description":"Nested object","type":"object"},"q":{"description":"query","example":"all","required":true,"type":"string"}}` {
 				t.Errorf("search input: %s", in)
 			}
 		}
@@ -229,5 +229,110 @@ func TestLockOfACraftbotReport(t *testing.T) {
 	msgs := fmt.Sprint(ds)
 	if !strings.Contains(msgs, `server "search": tool "extra" is new`) || !strings.Contains(msgs, `server "search": the url changed`) {
 		t.Errorf("check: %s", msgs)
+	}
+}
+
+// What the host's adapter makes of real servers' tools: only the first
+// page of a server that pages (cb-tools-paged, with the count the host
+// never registers), the description fallbacks, a tool whose name breaks
+// the handler's source (not registered, an error) or is escaped (another
+// tool called), a server name that breaks every handler (an error when
+// enabled, a warning when disabled), a schema the adapter fails on, an
+// input named _…; the lock hashes the host's map.
+func TestMakeCraftbotAsTheHostsAdapter(t *testing.T) {
+	paged := cbServer("paged", "stdio", 3, "-tools", "a,b,c,d,e", "-page-size", "2")
+	paged.Description = "Paged things"
+	tj := func(name, schema string) string {
+		return fmt.Sprintf(`{"name": %q, "description": "", "inputSchema": %s}`, name, schema)
+	}
+	odd := cbServer("odd", "stdio", 4, "-tools", "",
+		"-tool-json", tj(`say "hi"`, `{"type": "object"}`),
+		"-tool-json", tj(`a\tb`, `{"type": "object"}`),
+		"-tool-json", tj("bad", `{"type": "object", "properties": {"p": "string"}}`),
+		"-tool-json", tj("internal", `{"type": "object", "properties": {"_session": {"type": "string"}, "q": {}}, "required": ["_session"]}`),
+		"-tool-json", tj("untyped", `{"properties": {"q": {"type": "string"}}}`))
+	quoted := cbServer(`my "fs"`, "stdio", 5, "-tools", "echo")
+	off := cbServer(`off\n`, "stdio", 6, "-tools", "echo")
+	off.Enabled = false
+	rep, err := toolreport.Make(context.Background(), cbOptions(nil, paged, odd, quoted, off))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "rows", actionsOf(rep.Actions), []string{
+		"paged stdio a mcp_paged_a mcp_paged -",
+		"paged stdio b mcp_paged_b mcp_paged -",
+		`odd stdio a\tb mcp_odd_a\tb mcp_odd cb-action-escape`, // the SDK lists tools in name order
+		"odd stdio bad - mcp_odd cb-action-schema",
+		"odd stdio internal mcp_odd_internal mcp_odd cb-action-internal-arg",
+		`odd stdio say "hi" - mcp_odd cb-action-name`,
+		"odd stdio untyped mcp_odd_untyped mcp_odd -",
+		`my "fs" stdio echo - mcp_my "fs" cb-action-name`,
+	})
+	same(t, "diagnostics", diagsOf(rep.Diagnostics), []string{
+		"mcp_config.json:3 warning cb-tools-paged",
+		"mcp_config.json:4 error cb-action-escape",
+		"mcp_config.json:4 error cb-action-name",
+		"mcp_config.json:4 error cb-action-schema",
+		"mcp_config.json:4 warning cb-action-internal-arg",
+		"mcp_config.json:5 error cb-action-name",
+		"mcp_config.json:6 warning cb-action-escape",
+	})
+	msgs := map[string]string{}
+	for _, d := range rep.Diagnostics {
+		msgs[fmt.Sprintf("%d %s", d.Line, d.Rule)] = d.Message
+	}
+	for key, want := range map[string]string{
+		"3 cb-tools-paged":         "the first page (2 tools) and never registers the 3 tools of the later pages",
+		"4 cb-action-escape":       `calls tool "a\tb", not "a\\tb"`,
+		"4 cb-action-internal-arg": `"_session" is required`,
+		"5 cb-action-name":         `server "my \"fs\"": the server name holds " (a double quote)`,
+		"6 cb-action-escape":       `(the server is disabled)`,
+	} {
+		if !strings.Contains(msgs[key], want) {
+			t.Errorf("%s: %q lacks %q", key, msgs[key], want)
+		}
+	}
+	descs := map[string]string{}
+	for _, r := range rep.Actions {
+		if r.Action != nil {
+			descs[*r.Action] = r.Description
+			in, _ := json.Marshal(r.Input)
+			descs[*r.Action+" input"] = string(in)
+		}
+	}
+	for action, want := range map[string]string{
+		"mcp_paged_a":            "[MCP:paged] answers with its own name",
+		"mcp_odd_untyped":        "[MCP:odd] MCP tool: untyped",
+		"mcp_odd_untyped input":  "{}",
+		"mcp_odd_internal input": `{"_session":{"required":true,"type":"string"},"q":{"type":"string"}}`,
+	} {
+		if descs[action] != want {
+			t.Errorf("%s: %q, want %q", action, descs[action], want)
+		}
+	}
+	// The fallback to the server's description, with a real server's
+	// empty description.
+	paged = cbServer("paged", "stdio", 3, "-tools", "", "-tool-json", tj("t", `{}`))
+	paged.Description = "Paged things"
+	rep2, err := toolreport.Make(context.Background(), cbOptions(nil, paged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep2.Actions) != 1 || rep2.Actions[0].Description != "[MCP:paged] t from Paged things" {
+		t.Errorf("%+v", rep2.Actions)
+	}
+
+	// The lock hashes the host's map: the schema of internal is its
+	// sha256, the unregistered tool's the server's own schema.
+	out, _, err := rep.Lock("mcpc.lock.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapSum, _ := toollock.SchemaSum(map[string]any{"_session": map[string]any{"required": true, "type": "string"}, "q": map[string]any{"type": "string"}})
+	if !strings.Contains(string(out), mapSum) || !strings.Contains(string(out), toollock.Sum("[MCP:odd] MCP tool: internal")) {
+		t.Errorf("the lock does not hash the action's input %s and description:\n%s", mapSum, out)
+	}
+	if strings.Count(string(out), `"name": "`) != 3+2+5+1 || strings.Contains(string(out), `"name": "c"`) {
+		t.Errorf("the lock holds a tool of a later page, or lacks one:\n%s", out)
 	}
 }

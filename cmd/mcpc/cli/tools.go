@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -47,7 +49,9 @@ stdio tools, named <server>__<tool>. They are not part of the lock.
 With --profile craftbot, every enabled server of mcp_config.json is started (stdio, its
 env read from the file) or connected to (sse), and the action registry CraftBot would
 build is printed: action mcp_<server>_<tool> in set mcp_<server> (or action_set_name),
-its description and its translated input schema.
+its description and its input schema exactly as CraftBot's adapter builds them (read at
+605efb4), and what CraftBot does not register. Only the first page of a server's
+tools/list counts: CraftBot reads no other.
 
 Examples:
    mcpc tools --appsettings appsettings.json --env-file host.env --agent-dir agent
@@ -347,8 +351,10 @@ func builtinActions(c *ucli.Context) []string {
 }
 
 // writeActionRows prints a craftbot plan's action registry: as JSON, one
-// object per action (or failed server); as text, one block per action
-// with its description and input fields.
+// object per action (or tool the host does not register, or failed
+// server); as text, one block per action with its description and its
+// input schema exactly as the host's adapter builds it, a line per
+// property in name order.
 func writeActionRows(w io.Writer, format string, rows []toolreport.ActionRow) error {
 	if rows == nil {
 		rows = []toolreport.ActionRow{}
@@ -366,21 +372,21 @@ func writeActionRows(w io.Writer, format string, rows []toolreport.ActionRow) er
 		if i > 0 {
 			bw.printf("\n")
 		}
-		if r.Action == nil {
+		switch {
+		case r.Tool == nil:
 			bw.printf("server %s (%s): no actions\n", term.Escape(r.Server), term.Escape(r.Transport))
-			if r.Rule != nil {
-				bw.printf("  ! [%s] %s\n", *r.Rule, term.Escape(r.Message))
+		case r.Action == nil:
+			bw.printf("(not registered)  (set %s; server %s, tool %s)\n", term.Escape(r.ActionSet), term.Escape(r.Server), term.Escape(*r.Tool))
+		default:
+			bw.printf("%s  (set %s; server %s, tool %s)\n", term.Escape(*r.Action), term.Escape(r.ActionSet), term.Escape(r.Server), term.Escape(*r.Tool))
+			bw.printf("  %s\n", term.Escape(r.Description))
+			if r.Input != nil && len(*r.Input) == 0 {
+				bw.printf("  (no inputs)\n")
 			}
-			continue
-		}
-		bw.printf("%s  (set %s; server %s, tool %s)\n", term.Escape(*r.Action), term.Escape(r.ActionSet), term.Escape(r.Server), term.Escape(*r.Tool))
-		bw.printf("  %s\n", term.Escape(r.Description))
-		if r.Input != nil {
-			for _, f := range r.Input.Fields {
-				bw.printf("  - %s\n", term.Escape(fieldLine(f)))
-			}
-			if len(r.Input.Dropped) > 0 {
-				bw.printf("  (schema keywords not carried: %s)\n", term.Escape(strings.Join(r.Input.Dropped, ", ")))
+			if r.Input != nil {
+				for _, name := range slices.Sorted(maps.Keys(*r.Input)) {
+					bw.printf("  - %s\n", term.Escape(fieldLine(name, (*r.Input)[name])))
+				}
 			}
 		}
 		if r.Rule != nil {
@@ -390,39 +396,54 @@ func writeActionRows(w io.Writer, format string, rows []toolreport.ActionRow) er
 	return bw.err
 }
 
-// fieldLine is one input field: name (type, required): description; enum;
-// example; what is not carried. It is the server's text as is: the caller
-// escapes the line.
-func fieldLine(f actions.Field) string {
-	typ := "no type"
-	switch t := f.Type.(type) {
-	case string:
-		typ = t
-	case []any:
+// fieldLine is one property of an action's input: name (type, required):
+// description; one of enum; example; items. It is the server's text as is:
+// the caller escapes the line.
+func fieldLine(name string, f actions.Field) string {
+	typ := shownValue(f["type"])
+	if t, ok := f["type"].([]any); ok {
 		parts := make([]string, len(t))
 		for i, p := range t {
-			parts[i] = fmt.Sprint(p)
+			parts[i] = shownValue(p)
 		}
 		typ = strings.Join(parts, "|")
 	}
-	if f.Required {
+	if f["required"] == true {
 		typ += ", required"
 	}
-	line := f.Name + " (" + typ + ")"
-	if f.Description != "" {
-		line += ": " + f.Description
+	line := name + " (" + typ + ")"
+	if d, ok := f["description"]; ok {
+		line += ": " + shownValue(d)
 	}
-	if len(f.Enum) > 0 {
-		b, _ := json.Marshal(f.Enum)
-		line += "; one of " + string(b)
+	if e, ok := f["enum"]; ok {
+		line += "; one of " + compactJSON(e)
 	}
-	if f.Example != nil {
-		line += "; example " + string(f.Example)
+	if e, ok := f["example"]; ok {
+		line += "; example " + compactJSON(e)
 	}
-	if len(f.Dropped) > 0 {
-		line += "; not carried: " + strings.Join(f.Dropped, ", ")
+	if it, ok := f["items"]; ok {
+		line += "; items " + compactJSON(it)
 	}
 	return line
+}
+
+// shownValue is a string as is, anything else as JSON.
+func shownValue(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return compactJSON(v)
+}
+
+// compactJSON is v as compact JSON (keys sorted).
+func compactJSON(v any) string {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 // errWriter keeps the first write error.

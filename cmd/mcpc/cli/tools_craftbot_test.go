@@ -85,3 +85,44 @@ func TestToolsCraftbotSecretsAndLock(t *testing.T) {
 		t.Errorf("the canary appears in the output:\n%s", out.String())
 	}
 }
+
+// mcpc tools --profile craftbot shows each action's input schema exactly
+// as CraftBot's adapter builds it: in JSON the map itself, in text one line
+// per property; a tool the host does not register has no action.
+func TestToolsCraftbotShowsTheHostsMap(t *testing.T) {
+	dir := t.TempDir()
+	tool := `{"name": "edit", "description": "", "inputSchema": {"type": "object", "required": ["path", "ghost"], "properties": {
+		"path": {"type": "string", "description": "where"}, "n": {"anyOf": [{"type": "integer"}], "default": 3},
+		"edits": {"type": "array", "items": {"type": "object", "properties": {"old": {"type": "string"}}}},
+		"opts": {"type": "object", "properties": {"x": {}}}, "mode": {"enum": ["a", "b"]}}}}`
+	bad := `{"name": "bad", "description": "d", "inputSchema": {"type": "object", "properties": {"p": "string"}}}`
+	servers := []map[string]any{{"name": "fs", "description": "File tools", "transport": "stdio", "command": testServer,
+		"args": []string{"-tools", "", "-tool-json", tool, "-tool-json", bad}}}
+	b, _ := json.Marshal(map[string]any{"mcp_servers": servers})
+	cfg := write(t, dir, "mcp_config.json", string(b))
+	src := []string{"tools", "--quiet", "--clean-env", "--profile", "craftbot", "--config", cfg}
+	code, stdout, stderr := run(t, append(src, "--format", "json")...)
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rows); err != nil || code != ExitProblems || len(rows) != 2 {
+		t.Fatalf("exit %d %v\n%s%s", code, err, stdout, stderr)
+	}
+	in, _ := json.Marshal(rows[1]["input"])
+	want := `{"edits":{"items":{"properties":{"old":{"type":"string"}},"type":"object"},"type":"array"},"mode":{"enum":["a","b"],"type":"string"},` +
+		`"n":{"example":3,"type":"string"},"opts":{"description":"Nested object","type":"object"},"path":{"description":"where","required":true,"type":"string"}}`
+	if string(in) != want || rows[1]["description"] != "[MCP:fs] edit from File tools" || rows[0]["action"] != nil || rows[0]["rule"] != "cb-action-schema" {
+		t.Errorf("rows %v\ninput %s\nwant  %s", rows, in, want)
+	}
+	_, stdout, _ = run(t, append(src, "--format", "text")...)
+	for _, line := range []string{
+		"(not registered)  (set mcp_fs; server fs, tool bad)",
+		`  - edits (array); items {"properties":{"old":{"type":"string"}},"type":"object"}`,
+		`  - mode (string); one of ["a","b"]`,
+		"  - n (string); example 3",
+		"  - opts (object): Nested object",
+		"  - path (string, required): where",
+	} {
+		if !strings.Contains(stdout, line+"\n") {
+			t.Errorf("text lacks %q:\n%s", line, stdout)
+		}
+	}
+}

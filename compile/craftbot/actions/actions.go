@@ -1,44 +1,42 @@
 // Package actions is how CraftBot turns the tools its servers list into
-// actions (SPEC §5, "How tools become actions"): the names, descriptions
-// and input schemas of the action registry, and the rules that warn about
-// it. It is the part of the craftbot profile a runtime needs, so it
-// imports nothing of the compiler: only the rule registry.
+// actions: the names, descriptions and input schemas of the action
+// registry, as CraftBot's adapter (agent_core/core/impl/mcp/adapter.py,
+// read at 605efb4, 2026-03-13) builds them, and the rules that report what
+// breaks there. It is the part of the craftbot profile a runtime needs, so
+// it imports nothing of the compiler: only the rule registry.
 package actions
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
-// Actions: how CraftBot turns the tools a server lists into actions (seed,
-// "How tools become actions"). Everything here is a pure function of the
-// tool lists: the action registry mcpc tools --profile craftbot prints.
-
-// Rules of the action registry (warnings: the server still loads), by id;
-// each is declared in package rules.
+// Rules of the action registry, by id; each is declared in package rules.
 var (
 	// RuleActionCollision: two tools make the same action name.
 	RuleActionCollision = rules.CbActionCollision.ID
 	// RuleActionBuiltin: a tool's action name is a built-in action's.
 	RuleActionBuiltin = rules.CbActionBuiltin.ID
-	// RuleActionName: an action name a function-calling API refuses.
+	// RuleActionName: the handler's source does not compile with the name.
 	RuleActionName = rules.CbActionName.ID
+	// RuleActionEscape: the handler calls another name than the listed one.
+	RuleActionEscape = rules.CbActionEscape.ID
+	// RuleActionSchema: the adapter fails on the tool's input schema.
+	RuleActionSchema = rules.CbActionSchema.ID
+	// RuleActionInternalArg: a property the host strips from every call.
+	RuleActionInternalArg = rules.CbActionInternalArg.ID
 )
 
-// MaxActionName is the longest action name function-calling APIs accept
-// (the same bound as cb-name-invalid's 58 characters for a server name).
-const MaxActionName = 64
-
-// ServerTools is what one server listed, with the action set its tools join.
+// ServerTools is what one server listed, with the action set its tools
+// join and the server's description (the fallback of a tool's).
 type ServerTools struct {
-	Server    string
-	ActionSet string
-	Tools     []Tool
+	Server      string
+	Description string
+	ActionSet   string
+	Tools       []Tool
 }
 
 // Tool is one tool as the server listed it. InputSchema is the schema as
@@ -49,45 +47,46 @@ type Tool struct {
 	InputSchema any
 }
 
-// Action is one action of the registry.
+// Action is one action of the registry. Server and Tool are what its
+// handler calls: the listed names, unless a backslash in one of them
+// makes the handler's string literal another name (HandlerTarget).
 type Action struct {
 	Name        string
 	Set         string
 	Description string
 	Input       Input
+	Server      string
+	Tool        string
 }
 
-// Input is an action's input schema: one field per property of the tool's
-// schema, in name order (an MCP client receives the properties as a JSON
-// object, whose order it does not keep). Dropped names the keywords of the
-// schema's top level that the translation does not carry.
-type Input struct {
-	Fields  []Field  `json:"fields"`
-	Dropped []string `json:"dropped,omitempty"`
-}
+// Input is an action's input schema exactly as the adapter builds it: a
+// map from property name to its Field. JSON has no order for it; mcpc
+// prints it in name order.
+type Input map[string]Field
 
-// Field is one property of an action's input schema. Type is the
-// property's type as written (a string, or a list of strings), nil when it
-// has none; Example is the property's default, as JSON (absent: nil).
-// Dropped names the keywords of the property the translation does not
-// carry (items, properties, oneOf, $ref, minimum, …), sorted.
-type Field struct {
-	Name        string          `json:"name"`
-	Type        any             `json:"type,omitempty"`
-	Description string          `json:"description,omitempty"`
-	Required    bool            `json:"required"`
-	Enum        []any           `json:"enum,omitempty"`
-	Example     json.RawMessage `json:"example,omitempty"`
-	Dropped     []string        `json:"dropped,omitempty"`
-}
+// Field is one property of an action's input schema, holding exactly the
+// keys the adapter sets: "type" (always: the property's own, as written,
+// or "string" when it has none), "description" (when the property has one,
+// as written; a nested object's, or "Nested object"), "example" (the
+// property's default, when it has one), "required" (true, only when the
+// schema's required names it), "enum" (as written, when present) and
+// "items" (an array's, verbatim).
+type Field map[string]any
 
-// Registered is the fate of one tool: its action, and the rule (with its
-// message and suggestion) when something is wrong with the action's name.
+// Registered is the fate of one tool: its action, whether the host
+// registers it at all, and the rule (with its message and suggestion)
+// when something is wrong with it.
 type Registered struct {
 	Server string
 	Tool   string
 	Action Action
-	Rule   string
+	// Unregistered: the host's adapter fails on the tool (Rule says why),
+	// so no action exists; Action.Input is then empty.
+	Unregistered bool
+	// InServer: Rule (cb-action-name, cb-action-escape) is caused by the
+	// server's name, so every tool of the server has it.
+	InServer bool
+	Rule     string
 	// Message and Suggestion explain Rule.
 	Message    string
 	Suggestion string
@@ -97,92 +96,163 @@ type Registered struct {
 func ActionName(server, tool string) string { return "mcp_" + server + "_" + tool }
 
 // ActionDescription is an action's description: [MCP:<server>] followed by
-// the tool's own description.
-func ActionDescription(server, description string) string {
-	return "[MCP:" + server + "] " + description
+// the tool's own description; for a tool without one, "<tool> from <the
+// server's description>", or "MCP tool: <tool>" when the server has none
+// either.
+func ActionDescription(server, serverDescription, tool, description string) string {
+	switch {
+	case description != "":
+		return "[MCP:" + server + "] " + description
+	case serverDescription != "":
+		return "[MCP:" + server + "] " + tool + " from " + serverDescription
+	}
+	return "[MCP:" + server + "] MCP tool: " + tool
 }
 
-// TranslateTool is the action a tool of server becomes, in actionSet.
-func TranslateTool(server, actionSet string, t Tool) Action {
-	return Action{Name: ActionName(server, t.Name), Set: actionSet,
-		Description: ActionDescription(server, t.Description), Input: TranslateSchema(t.InputSchema)}
+// TranslateTool is the action a tool of server becomes, in actionSet; the
+// problem is why the adapter fails on the tool's input schema ("" when it
+// does not).
+func TranslateTool(server, serverDescription, actionSet string, t Tool) (Action, string) {
+	in, problem := TranslateSchema(t.InputSchema)
+	a := Action{Name: ActionName(server, t.Name), Set: actionSet, Input: in,
+		Description: ActionDescription(server, serverDescription, t.Name, t.Description), Server: server, Tool: t.Name}
+	return a, problem
 }
 
-// carriedTop are the keywords of a tool's schema that the translation
-// reads ($schema only says which draft it is).
-var carriedTop = map[string]bool{"type": true, "properties": true, "required": true, "$schema": true}
-
-// carriedField are the keywords of a property that the translation reads.
-var carriedField = map[string]bool{"type": true, "description": true, "enum": true, "default": true}
-
-// TranslateSchema translates a tool's input schema as the seed describes:
-// each property of the top-level "properties" keeps its type and
-// description, the names in "required" are marked required, "enum" is
-// carried, and "default" becomes the example. Nothing else is: a nested
-// object keeps type "object" without its properties, an array type
-// "array" without its items, and oneOf/anyOf/allOf and $ref are not
-// followed (a property written only as a $ref has no type). What is not
-// carried is listed in Dropped, so that an operator sees what the agent
-// will not.
-func TranslateSchema(schema any) Input {
-	in := Input{Fields: []Field{}}
+// TranslateSchema builds the input schema as the adapter does, or says why
+// the adapter fails on it (the tool is then not registered). A falsy
+// schema (absent, null, {}, [], "", 0, false) or one whose "type" is not
+// "object" gives the empty input (an action without inputs, still
+// registered); properties absent are none; required names absent from
+// properties are ignored.
+func TranslateSchema(schema any) (Input, string) {
+	in := Input{}
+	if falsy(schema) {
+		return in, ""
+	}
 	root, ok := schema.(map[string]any)
 	if !ok {
-		if schema != nil {
-			in.Dropped = []string{"(the schema is not an object)"}
-		}
-		return in
+		return in, "the input schema is " + jsonKind(schema) + ", not an object"
 	}
-	in.Dropped = droppedKeys(root, carriedTop)
+	if t, _ := root["type"].(string); t != "object" {
+		return in, ""
+	}
+	props := map[string]any{}
+	if p, present := root["properties"]; present {
+		if props, ok = p.(map[string]any); !ok {
+			return in, "its properties are " + jsonKind(p) + ", not an object"
+		}
+	}
 	required := map[string]bool{}
-	if list, ok := root["required"].([]any); ok {
-		for _, r := range list {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
+	if r, present := root["required"]; present {
+		var problem string
+		if required, problem = requiredNames(r); problem != "" {
+			return in, problem
 		}
 	}
-	props, _ := root["properties"].(map[string]any)
 	for _, name := range sortedKeys(props) {
-		in.Fields = append(in.Fields, translateField(name, props[name], required[name]))
+		p, ok := props[name].(map[string]any)
+		if !ok {
+			return Input{}, fmt.Sprintf("its property %q is %s, not an object", name, jsonKind(props[name]))
+		}
+		in[name] = translateField(p, required[name])
 	}
-	return in
+	return in, ""
 }
 
-func translateField(name string, schema any, required bool) Field {
-	f := Field{Name: name, Required: required}
-	p, ok := schema.(map[string]any)
-	if !ok {
-		return f // true, false: a property without keywords
-	}
-	switch t := p["type"].(type) {
-	case string:
-		f.Type = t
+// requiredNames is the set the adapter makes of required: a list's
+// elements, a string's characters, an object's keys. Anything else, or a
+// list holding a list or an object, fails the adapter.
+func requiredNames(r any) (map[string]bool, string) {
+	out := map[string]bool{}
+	switch v := r.(type) {
 	case []any:
-		f.Type = t
+		for _, e := range v {
+			switch s := e.(type) {
+			case string:
+				out[s] = true
+			case []any, map[string]any:
+				return nil, "its required list holds " + jsonKind(e) + ", which cannot be a name"
+			}
+		}
+	case string:
+		for _, c := range v {
+			out[string(c)] = true
+		}
+	case map[string]any:
+		for k := range v {
+			out[k] = true
+		}
+	default:
+		return nil, "its required is " + jsonKind(r) + ", not a list"
 	}
-	f.Description, _ = p["description"].(string)
-	if e, ok := p["enum"].([]any); ok {
-		f.Enum = e
+	return out, ""
+}
+
+func translateField(p map[string]any, required bool) Field {
+	f := Field{"type": "string"}
+	if t, ok := p["type"]; ok {
+		f["type"] = t
+	}
+	if d, ok := p["description"]; ok {
+		f["description"] = d
 	}
 	if d, ok := p["default"]; ok {
-		if raw, err := json.Marshal(d); err == nil {
-			f.Example = raw
+		f["example"] = d
+	}
+	if required {
+		f["required"] = true
+	}
+	if e, ok := p["enum"]; ok {
+		f["enum"] = e
+	}
+	t, _ := p["type"].(string)
+	if _, ok := p["properties"]; ok && t == "object" {
+		f["description"] = "Nested object"
+		if d, ok := p["description"]; ok {
+			f["description"] = d
 		}
 	}
-	f.Dropped = droppedKeys(p, carriedField)
+	if items, ok := p["items"]; ok && t == "array" {
+		f["items"] = items
+	}
 	return f
 }
 
-// droppedKeys are the keys of m not in carried, sorted.
-func droppedKeys(m map[string]any, carried map[string]bool) []string {
-	var out []string
-	for _, k := range sortedKeys(m) {
-		if !carried[k] {
-			out = append(out, k)
-		}
+// falsy is Python's truthiness of a decoded JSON value.
+func falsy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case float64:
+		return x == 0
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
 	}
-	return out
+	return false
+}
+
+// jsonKind names a decoded JSON value's kind for a message.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	}
+	return "an object"
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -194,41 +264,29 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// ActionNameProblem says why a function-calling API refuses the action
-// name (the agent's model is offered the action by this name), "" when it
-// does not: 1 to 64 characters of A-Z a-z 0-9 _ -.
-func ActionNameProblem(name string) string {
-	var bad []string
-	seen := map[rune]bool{}
-	for _, r := range name {
-		if r < utf8.RuneSelf && (r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			continue
-		}
-		if !seen[r] {
-			seen[r] = true
-			bad = append(bad, fmt.Sprintf("%q", r))
+// InternalArgs are the properties of an input whose names start with _:
+// the host's handler removes such arguments before it calls the tool, so
+// the tool never receives them. Sorted.
+func InternalArgs(in Input) []string {
+	var out []string
+	for name := range in {
+		if strings.HasPrefix(name, "_") {
+			out = append(out, name)
 		}
 	}
-	n := utf8.RuneCountInString(name)
-	switch {
-	case len(bad) > 0 && n > MaxActionName:
-		return fmt.Sprintf("it has %d characters (at most %d) and holds %s, outside A-Z a-z 0-9 _ -", n, MaxActionName, strings.Join(bad, " "))
-	case len(bad) > 0:
-		return "it holds " + strings.Join(bad, " ") + ", outside A-Z a-z 0-9 _ -"
-	case n > MaxActionName:
-		return fmt.Sprintf("it has %d characters, at most %d are accepted", n, MaxActionName)
-	}
-	return ""
+	sort.Strings(out)
+	return out
 }
 
 // Assign builds the action registry of the servers' tools, servers in the
 // order given (file order) and tools in listing order, and returns one
-// Registered per tool in that order. builtins are the host's own action
-// names. The registry holds one action per name, so a name made twice, or
-// a built-in's, loses one of the two in the host (which one depends on the
-// order the servers connect): the later tool (in file order) carries the
-// rule. An action name the API refuses is reported too; a tool without a
-// name makes mcp_<server>_ and is reported as such.
+// Registered per tool in that order, with at most one rule each, the
+// strongest first: the host does not register it (cb-action-name,
+// cb-action-schema), its handler calls another name (cb-action-escape),
+// its name is a built-in's or taken (cb-action-builtin,
+// cb-action-collision: the later tool in file order carries it), a
+// property it never receives (cb-action-internal-arg). builtins are the
+// host's own action names.
 func Assign(servers []ServerTools, builtins []string) []Registered {
 	builtin := map[string]bool{}
 	for _, b := range builtins {
@@ -239,10 +297,29 @@ func Assign(servers []ServerTools, builtins []string) []Registered {
 	var out []Registered
 	for _, s := range servers {
 		for _, t := range s.Tools {
-			a := TranslateTool(s.Server, s.ActionSet, t)
+			a, schemaProblem := TranslateTool(s.Server, s.Description, s.ActionSet, t)
 			r := Registered{Server: s.Server, Tool: t.Name, Action: a}
 			subject := fmt.Sprintf("tool %q of server %q", t.Name, s.Server)
-			switch o, taken := first[a.Name]; {
+			target := HandlerTarget(s.Server, t.Name)
+			a.Server, a.Tool = target.Server, target.Tool
+			r.Action = a
+			o, taken := first[a.Name]
+			switch {
+			case target.Problem != "":
+				r.Unregistered, r.Rule = true, RuleActionName
+				r.Message = fmt.Sprintf("%s: %s, so the Python source of its action's handler does not compile and the host never registers the action %q", subject, target.Problem, a.Name)
+				if strings.Contains(target.Problem, `"`) {
+					r.Message += ` (unless what follows the quote happens to be Python, which the handler then runs as code)`
+				}
+				r.Suggestion = nameSuggestion(s.Server, target)
+			case schemaProblem != "":
+				r.Unregistered, r.Rule = true, RuleActionSchema
+				r.Message = fmt.Sprintf("%s: the host's adapter fails on its input schema (%s), so the host never registers the action %q", subject, schemaProblem, a.Name)
+				r.Suggestion = fmt.Sprintf("ask the maintainers of server %q to fix the tool's input schema, or disable the server", s.Server)
+			case target.Misroutes(s.Server, t.Name):
+				r.Rule = RuleActionEscape
+				r.Message = fmt.Sprintf("%s becomes the action %q, whose handler decodes the name as a Python string: it calls %s", subject, a.Name, target.Calls(s.Server, t.Name))
+				r.Suggestion = nameSuggestion(s.Server, target)
 			case builtin[a.Name]:
 				r.Rule = RuleActionBuiltin
 				r.Message = fmt.Sprintf("%s becomes the action %q, the name of a built-in action: the registry holds one action per name, so one of them is lost", subject, a.Name)
@@ -255,21 +332,56 @@ func Assign(servers []ServerTools, builtins []string) []Registered {
 				if o.server == s.Server {
 					r.Suggestion = fmt.Sprintf("server %q lists the name twice; ask its maintainers, or disable it", s.Server)
 				}
-			default:
+			}
+			r.InServer = (r.Rule == RuleActionName || r.Rule == RuleActionEscape) && (target.InServer || target.Server != s.Server)
+			if r.Unregistered {
+				r.Action.Input = Input{}
+			} else if !taken && !builtin[a.Name] {
 				first[a.Name] = owner{s.Server, t.Name}
 			}
-			if r.Rule == "" {
-				if p := ActionNameProblem(a.Name); p != "" || t.Name == "" {
-					if t.Name == "" {
-						p = "the tool has no name"
-					}
-					r.Rule = RuleActionName
-					r.Message = fmt.Sprintf("%s becomes the action %q, which a function-calling API refuses: %s; a task that selects the action set %q fails", subject, a.Name, p, a.Set)
-					r.Suggestion = fmt.Sprintf("disable server %q, or shorten its name if the length is the problem", s.Server)
-				}
+			if args := InternalArgs(r.Action.Input); r.Rule == "" && len(args) > 0 {
+				r.Rule = RuleActionInternalArg
+				r.Message, r.Suggestion = internalArgMessage(subject, a, args, s.Server)
 			}
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+func internalArgMessage(subject string, a Action, args []string, server string) (string, string) {
+	var req []string
+	for _, n := range args {
+		if a.Input[n]["required"] == true {
+			req = append(req, n)
+		}
+	}
+	msg := fmt.Sprintf("%s has the input %s, but the host's handler removes every argument whose name starts with _ before it calls the tool: the tool never receives %s",
+		subject, quoteList(args), plural(len(args), "it", "them"))
+	if len(req) > 0 {
+		msg += fmt.Sprintf("; %s required, so every call of %q lacks %s", quoteList(req)+plural(len(req), " is", " are"), a.Name, plural(len(req), "it", "them"))
+	}
+	return msg, fmt.Sprintf("ask the maintainers of server %q to rename the input, or disable the server", server)
+}
+
+func nameSuggestion(server string, t Target) string {
+	if t.InServer {
+		return fmt.Sprintf("rename server %q: its name is written into the handler of each of its actions", server)
+	}
+	return fmt.Sprintf("ask the maintainers of server %q to rename the tool, or disable the server", server)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
