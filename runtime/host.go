@@ -17,6 +17,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/redact"
+	"github.com/mcpc-dev/mcpc/runtime/internal/hooks"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
@@ -494,6 +495,9 @@ func (h *Host) rebuildTable() {
 	t.gen = h.table.gen + 1
 	h.table = t
 	h.tableMu.Unlock()
+	if hooks.TablePublished != nil {
+		hooks.TablePublished()
+	}
 	if h.opts.OnToolsChanged != nil {
 		h.opts.OnToolsChanged()
 	}

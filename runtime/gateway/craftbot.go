@@ -36,6 +36,7 @@ type Craftbot struct {
 
 	regMu   sync.Mutex
 	actions map[string]string // registered on srv: action name → its server and definition
+	regGen  uint64            // 1 + the generation of the table registered last; 0: none yet
 }
 
 // NewCraftbot builds the runtime of a craftbot plan. Nothing connects
@@ -80,8 +81,12 @@ func (c *Craftbot) Start() {
 func (c *Craftbot) register() {
 	c.regMu.Lock()
 	defer c.regMu.Unlock()
-	want := map[string]string{}
 	table := c.h.CurrentTable()
+	if c.regGen == table.Gen()+1 {
+		return // registered already
+	}
+	c.regGen = table.Gen() + 1
+	want := map[string]string{}
 	for _, t := range table.Tools() {
 		b, _ := json.Marshal(t.Def)
 		want[t.Name] = t.Server + "\x00" + string(b)
@@ -202,7 +207,13 @@ func (c *Craftbot) newServer(version string) *mcp.Server {
 				if name := callName(req); name != "" && c.h.CurrentTable().ByName()[name] == nil {
 					_, _ = c.h.TableFor(ctx, name)
 				}
+			default:
+				return next(ctx, method, req)
 			}
+			// The host publishes a new table before it tells this server:
+			// what the listing or call is answered from must be registered
+			// by then.
+			c.register()
 			return next(ctx, method, req)
 		}
 	})

@@ -9,3 +9,8 @@ var AfterStartRead func()
 
 // ForwardProgress runs first in runtime.ForwardProgress.
 var ForwardProgress func()
+
+// TablePublished runs in the host's rebuild of its tool table, after the
+// new table is published and before the listeners (a gateway registering
+// the tools with its MCP server) hear of it.
+var TablePublished func()
