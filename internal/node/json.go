@@ -31,6 +31,9 @@ type Nesting struct {
 	// Reader, when set, says who stops past Max and what follows, for
 	// the message.
 	Reader string
+	// Python: the reader is Python's json, which also reads NaN,
+	// Infinity, -Infinity and numbers no float64 holds (pyconst.go).
+	Python bool
 }
 
 var (
@@ -49,7 +52,7 @@ var (
 	// calls already on CraftBot's stack, so the exact depth varies);
 	// CraftBot catches it and loads no server. mcpc stops short of that,
 	// at 900.
-	PythonNesting = Nesting{Max: 900, Reader: "which CraftBot's Python json.load cannot read (it stops near 1000 levels, Python's recursion limit, with RecursionError)"}
+	PythonNesting = Nesting{Max: 900, Reader: "which CraftBot's Python json.load cannot read (it stops near 1000 levels, Python's recursion limit, with RecursionError)", Python: true}
 )
 
 // LineIndex turns byte offsets of one file into 1-based line and column
@@ -341,10 +344,19 @@ func parseJSON(file string, data []byte, comments bool, stub shallowPath, nestin
 	// Nodes directly (build.go), and so is JSONC once its comments and
 	// trailing commas are blanked (jsonc.go); hujson parses the rest (a
 	// file with a syntax error), for its message.
+	var pyLits map[int32]string
+	if nesting.Python && !comments {
+		if std, lits := standInPyConstants(data); lits != nil && json.Valid(std) {
+			data, pyLits = std, lits
+		}
+	}
 	if json.Valid(data) {
 		src := &Source{ix: ix, data: data, keys: map[string]string{}}
 		root, overflow := src.build(stub)
-		if !comments && (overflow || overflowsFloat64(root)) {
+		if pyLits != nil {
+			restorePyConstants(root, pyLits)
+		}
+		if !comments && !nesting.Python && (overflow || overflowsFloat64(root)) {
 			// Valid JSON, but encoding/json refuses a number no float64 holds.
 			return nil, nil, strictJSONError(ix, data)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -451,5 +452,37 @@ func TestLocRoundTrip(t *testing.T) {
 		if got, want := ix.Loc(off).Pos(), ix.Pos(off); got != want {
 			t.Errorf("offset %d: Loc gives %v, Pos %v", off, got, want)
 		}
+	}
+}
+
+// Python's json reads NaN, Infinity, -Infinity and numbers no float64
+// holds; a file whose reader is Python's (PythonNesting) has them as Number
+// nodes with their literal, at their place. Other readers refuse them, and
+// the same words inside strings are text.
+func TestParsePythonConstants(t *testing.T) {
+	data := []byte(`{"a": NaN, "b": [Infinity, -Infinity, 1e400], "NaN": "Infinity -Infinity NaN"}`)
+	root, d := ParseJSONNesting("f.json", data, false, PythonNesting)
+	if d != nil {
+		t.Fatalf("Python's reader: %s", d.Message)
+	}
+	b := root.Get("b")
+	got := []string{root.Get("a").Text, b.Elems[0].Text, b.Elems[1].Text, b.Elems[2].Text, root.Get("NaN").Text}
+	want := []string{"NaN", "Infinity", "-Infinity", "1e400", "Infinity -Infinity NaN"}
+	if !slices.Equal(got, want) {
+		t.Errorf("texts %q, want %q", got, want)
+	}
+	if k := root.Get("a").Kind; k != Number {
+		t.Errorf("NaN is a %s, want a number", k)
+	}
+	if p := b.Elems[1].Pos(); p.Line != 1 || p.Column != 28 {
+		t.Errorf("-Infinity at %d:%d, want 1:28", p.Line, p.Column)
+	}
+	for _, nesting := range []Nesting{DotNetNesting, OwnNesting} {
+		if _, d := ParseJSONNesting("f.json", data, false, nesting); d == nil {
+			t.Errorf("a reader that is not Python's (max %d) read NaN", nesting.Max)
+		}
+	}
+	if _, d := ParseJSONNesting("f.json", []byte(`{"a": NaNx}`), false, PythonNesting); d == nil {
+		t.Error("NaNx read as a number")
 	}
 }
