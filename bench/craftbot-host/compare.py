@@ -4,12 +4,13 @@ usage: compare.py --checkout DIR --mcpc BIN [--out DIR] [-v]
 
 For every config case (cases/config/*.json, and the catalog the checkout
 ships, app/config/mcp_config.json) the host's loader and client run on the
-file (hostside.py) and mcpc plan/validate run on the same file; for every
-tools case (cases/tools/*.json) both start fakeserver.py listing the case's
-tools, and the host's adapter and registry are compared with mcpc tools.
-Both sides are normalized to one shape (README.md) and compared field by
-field. Exit status: 0 when everything matches, 1 on a mismatch, 2 when the
-harness itself failed.
+file (hostside.py) and mcpc plan/validate/lint run on the same file; for
+every tools case (cases/tools/*.json) both start fakeserver.py listing the
+case's tools, and the host's adapter and registry are compared with mcpc
+tools. Both sides are normalized to one shape (README.md) and compared field
+by field; a difference the version pack craftbot-605efb4 reports in lint is
+listed as expected. Exit status: 0 when no case mismatches, 1 on a mismatch,
+2 when the harness itself failed.
 """
 
 import argparse
@@ -41,21 +42,31 @@ def host_side(mode, checkout, *paths):
 # ---- config cases ---------------------------------------------------------
 
 
+PACK = "craftbot-605efb4"
+
+
 def mcpc_config(mcpc, path, tmp):
-    """mcpc's plan and validate of path, normalized like the host's side."""
+    """mcpc's plan, validate and lint of path, normalized like the host's side.
+
+    mcpc plan writes the plan and exits 1 when the file has errors about one
+    server (the host runs the others), so the plan is read whenever it was
+    written, whatever the exit; no plan written means the file loads nothing.
+    lint names the version pack's findings: where 605efb4 breaks the seed's
+    promise, mcpc keeps the promise and the pack says what that host does.
+    """
     plan_file = Path(tmp) / "plan.json"
     if plan_file.exists():
         plan_file.unlink()
-    common = ["--profile", "craftbot", "--config", str(path), "--target-os", "linux", "--format", "json"]
-    p = run([mcpc, "plan", *common, "-o", str(plan_file)])
-    v = run([mcpc, "validate", *common])
-    try:
-        diags = json.loads(v.stdout or "[]")
-    except json.JSONDecodeError:
-        diags = [{"unparsed": v.stdout}]
-    errors = sorted({d.get("rule", "?") for d in diags if d.get("severity") == "error"})
-    out = {"validateExit": v.returncode, "validateErrors": errors}
-    if p.returncode != 0 or not plan_file.exists():
+    common = ["--profile", "craftbot", "--config", str(Path(path).resolve()), "--target-os", "linux",
+              "--format", "json"]
+    # From tmp, so that no mcpc.cue above the working directory is read.
+    p = run([mcpc, "plan", *common, "-o", str(plan_file)], cwd=tmp)
+    v = run([mcpc, "validate", *common], cwd=tmp)
+    li = run([mcpc, "lint", *common], cwd=tmp)
+    out = {"planExit": p.returncode, "validateExit": v.returncode, "lintExit": li.returncode,
+           "validateErrors": error_rules(v.stdout),
+           "pack": sorted({r for r in error_rules(li.stdout, severity=None) if r.startswith(PACK)})}
+    if not plan_file.exists():
         out["load"] = "no server"
         return out
     plan = json.loads(plan_file.read_text(encoding="utf-8"))
@@ -68,6 +79,8 @@ def mcpc_config(mcpc, path, tmp):
             "enabled": bool(s.get("enabled")),
             "transport": s.get("transport"),
             "actionSet": s.get("actionSet"),
+            # cannotStart: the host loads the entry and its exec (stdio) or
+            # initialize (remote) fails; the host side's "starts".
             "execs": not s.get("cannotStart"),
         }
         if s.get("cannotStart"):
@@ -88,17 +101,31 @@ def mcpc_config(mcpc, path, tmp):
     return out
 
 
+def error_rules(stdout, severity="error"):
+    """The rule ids of mcpc's JSON diagnostics (of one severity, or all)."""
+    try:
+        diags = json.loads(stdout or "[]")
+    except json.JSONDecodeError:
+        return ["(unparsed output)"]
+    return sorted({d.get("rule", "?") for d in diags
+                   if isinstance(d, dict) and (severity is None or d.get("severity") == severity)})
+
+
 def host_config(checkout, path):
     h = host_side("config", checkout, path)
     if h["load"] != "ok":
-        h["validateFails"] = True
+        h["validateFails"] = ["loads no server"]
         return h
     for s in h["servers"].values():
         s["execs"] = s.pop("starts")
     # The contract (HOSTFACTS29): an entry the host skips or cannot start
     # is an error when it is enabled; a file it loads nothing from is one.
-    h["validateFails"] = h["skippedEnabled"] > 0 or any(
-        s["enabled"] and not s["execs"] for s in h["servers"].values())
+    # validateFails lists why validate must fail (empty: it must pass).
+    reasons = []
+    if h["skippedEnabled"]:
+        reasons.append(f"{h['skippedEnabled']} enabled entries skipped")
+    reasons += [f"{n} cannot start" for n, s in sorted(h["servers"].items()) if s["enabled"] and not s["execs"]]
+    h["validateFails"] = reasons
     return h
 
 
@@ -110,7 +137,13 @@ def compare_config(h, m):
             diffs.append((field, hv, mv))
 
     d("load", h["load"], m["load"])
-    d("validate fails", h["validateFails"], m["validateExit"] != 0)
+    # mcpc plan fails exactly when validate does (it writes the plan beside
+    # the errors); both are compared with the host's expectation.
+    must_fail = bool(h["validateFails"])
+    if must_fail != (m["planExit"] != 0):
+        diffs.append(("plan fails", h["validateFails"] or False, m["planExit"] != 0))
+    if must_fail != (m["validateExit"] != 0):
+        diffs.append(("validate fails", h["validateFails"] or False, m["validateErrors"] or False))
     if h["load"] != "ok" or m["load"] != "ok":
         return diffs
     d("auto_connect", h["autoConnect"], m["autoConnect"])
@@ -119,8 +152,12 @@ def compare_config(h, m):
     d("skipped", h["skipped"], m["skipped"])
     for name in sorted(set(h["servers"]) & set(m["servers"])):
         hs, ms = h["servers"][name], m["servers"][name]
-        for f in ("entries", "enabled", "transport", "actionSet", "execs"):
+        for f in ("entries", "enabled", "transport", "actionSet"):
             d(f"{name}.{f}", hs.get(f), ms.get(f))
+        # Whether the start gets past exec (stdio) or initialize (remote),
+        # with each side's reason beside the verdict.
+        if hs["execs"] != ms["execs"]:
+            diffs.append((f"{name}.execs", verdict(hs), verdict(ms)))
         if hs["execs"] and ms["execs"] and hs["transport"] == "stdio":
             d(f"{name}.command", hs["exec"][0], ms.get("command"))
             d(f"{name}.args", hs["exec"][1], ms.get("args"))
@@ -129,25 +166,59 @@ def compare_config(h, m):
     return diffs
 
 
+# What each finding of the version pack explains: where 605efb4 breaks the
+# seed's promise, mcpc models the promise and the pack (lint) says what that
+# host does instead. A difference counts as expected only when mcpc's lint
+# of the same file reports the finding that covers exactly that field.
+PACK_COVERS = {
+    f"{PACK}-load-fails": lambda field, h: field == "load" and h["load"] == "no server",
+    f"{PACK}-websocket": lambda field, h: server_field(field, h, "execs") == "websocket",
+    f"{PACK}-sse": lambda field, h: server_field(field, h, "execs") == "sse",
+}
+
+
+def server_field(field, h, f):
+    """The transport of the host server whose field f this diff is about."""
+    for name, s in (h.get("servers") or {}).items():
+        if field == f"{name}.{f}":
+            return s.get("transport")
+    return None
+
+
+def pack_explains(diff, h, m):
+    """The version-pack findings of m that explain this difference.
+
+    validate and plan keep the seed's promise, so where the host fails only
+    for what the pack covers, they pass and lint (the pack on) fails."""
+    field = diff[0]
+    if field in ("plan fails", "validate fails"):
+        why = h.get("validateFails") or []
+        if not why or m.get("validateExit") != 0 or m.get("lintExit") == 0:
+            return []
+        rules = set()
+        for reason in why:
+            name = reason.removesuffix(" cannot start")
+            covering = [r for r in m.get("pack", [])
+                        if r in PACK_COVERS and PACK_COVERS[r](f"{name}.execs", h)]
+            if reason == name or not covering:
+                return []
+            rules.update(covering)
+        return sorted(rules)
+    return [r for r in m.get("pack", []) if r in PACK_COVERS and PACK_COVERS[r](field, h)]
+
+
+def verdict(s):
+    return True if s["execs"] else "fails: " + str(s.get("why", "?"))
+
+
 # ---- tools cases ----------------------------------------------------------
 
 
 def mcpc_fields(row):
-    """An mcpc tools row's input schema as the host's map of fields."""
-    if isinstance(row.get("inputSchema"), dict):
-        return row["inputSchema"]
-    out = {}
-    for f in (row.get("input") or {}).get("fields") or []:
-        g = {}
-        for k in ("type", "description", "enum", "items"):
-            if k in f:
-                g[k] = f[k]
-        if "example" in f:
-            g["example"] = f["example"]
-        if f.get("required"):
-            g["required"] = True
-        out[f["name"]] = g
-    return out
+    """An mcpc tools row's input schema: its "input", the host's map from
+    property name to {type, description, example, required, enum, items}."""
+    v = row.get("input")
+    return v if isinstance(v, dict) else {"(not a map)": v}
 
 
 def tools_config(case, case_path, tmp):
@@ -174,10 +245,14 @@ def mcpc_tools(mcpc, cfg):
         rows = []
     out = {}
     for r in rows:
-        out[r.get("action")] = {
-            "registered": r.get("registered", True) is not False,
+        # One row per listed tool; "action": null is a tool the host does not
+        # register, so rows are keyed by the tool's name.
+        reg = r.get("action") is not None
+        out[r.get("tool")] = {
+            "action": r.get("action"),
+            "registered": reg,
             "description": r.get("description"),
-            "inputSchema": mcpc_fields(r),
+            "inputSchema": mcpc_fields(r) if reg else None,
             "actionSets": [r.get("actionSet")],
             "rule": r.get("rule"),
         }
@@ -189,13 +264,15 @@ def mcpc_tools(mcpc, cfg):
 def compare_tools(h, m):
     diffs, notes = [], []
     for row in h["actions"]:
-        a = row["action"]
-        mr = m["actions"].get(a)
+        t, a = row["tool"], row["action"]
+        mr = m["actions"].get(t)
         mreg = bool(mr and mr["registered"])
         if row["registered"] != mreg:
             diffs.append((f"{a}.registered", row["registered"], mreg))
         if not (row["registered"] and mreg):
             continue
+        if a != mr["action"]:
+            diffs.append((f"{a}.action", a, mr["action"]))
         for f in ("description", "inputSchema", "actionSets"):
             if row[f] != mr[f]:
                 diffs.append((f"{a}.{f}", row[f], mr[f]))
@@ -203,10 +280,10 @@ def compare_tools(h, m):
         if call.get("tool") != row["tool"] or set(call.get("arguments", [])) != set(
                 (row.get("inputSchema") or {}).keys()):
             notes.append(f"{a}: the host's handler calls {compact(call)}; mcpc rule: {compact(mr.get('rule'))}")
-    host_actions = {r["action"] for r in h["actions"]}
-    for a, mr in sorted(m["actions"].items()):
-        if a not in host_actions and mr["registered"]:
-            diffs.append((f"{a}.registered", None, True))
+    host_tools = {r["tool"] for r in h["actions"]}
+    for t, mr in sorted(m["actions"].items(), key=lambda kv: str(kv[0])):
+        if t not in host_tools and mr["registered"]:
+            diffs.append((f"{mr['action']}.registered", None, True))
     return diffs, notes
 
 
@@ -251,24 +328,38 @@ def main():
             safe = name.replace("/", "-")
             (out / f"{safe}.host.json").write_text(json.dumps(h, indent=1, sort_keys=True, ensure_ascii=False))
             (out / f"{safe}.mcpc.json").write_text(json.dumps(m, indent=1, sort_keys=True, ensure_ascii=False))
-        print(("MATCH    " if not diffs else "MISMATCH ") + name)
-        for f, hv, mv in diffs:
-            print(f"    {f}: host {compact(hv)} | mcpc {compact(mv)}")
+        wrong = [x for x in diffs if not pack_explains(x, h, m)]
+        print(("MATCH    " if not diffs else "MISMATCH " if wrong else "EXPECTED ") + name)
+        for x in diffs:
+            f, hv, mv = x
+            tag = " (version pack: " + ", ".join(pack_explains(x, h, m)) + ")" if x not in wrong else ""
+            print(f"    {f}: host {compact(hv)} | mcpc {compact(mv)}{tag}")
         for n in notes:
             print(f"    note: {n}")
         if diffs and a.v:
             print("    host: " + compact(h, 4000))
             print("    mcpc: " + compact(m, 4000))
 
-    bad = [(n, d) for n, d, _, _, _ in results if d]
+    def line(d):
+        return "; ".join(f"{f} host {compact(hv, 70)} mcpc {compact(mv, 70)}" for f, hv, mv in d)
+
+    bad, expected = [], []
+    for n, d, _, h, m in results:
+        wrong = [x for x in d if not pack_explains(x, h, m)]
+        if wrong:
+            bad.append((n, wrong))
+        elif d:
+            expected.append((n, d, sorted({r for x in d for r in pack_explains(x, h, m)})))
     noted = sum(1 for _, _, notes, _, _ in results if notes)
     print()
-    print(f"{len(results)} behaviours: {len(results) - len(bad)} match, {len(bad)} mismatch"
+    print(f"{len(results)} behaviours: {len(results) - len(bad) - len(expected)} match,"
+          f" {len(bad)} mismatch, {len(expected)} differ as the version pack {PACK} reports"
           f" ({noted} with notes: what the host's handler calls, not compared)")
     for n, d in bad:
-        print(f"  {n}: " + "; ".join(f"{f} host {compact(hv, 70)} mcpc {compact(mv, 70)}" for f, hv, mv in d))
+        print(f"  mismatch {n}: {line(d)}")
+    for n, d, rules in expected:
+        print(f"  expected {n} [{', '.join(rules)}]: {line(d)}")
     return 1 if bad else 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
