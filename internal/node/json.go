@@ -582,6 +582,11 @@ func DeeperThan(data []byte, comments bool, max int) (int, bool) {
 // returns false. It returns the offset of a block comment that is never
 // closed (-1 if none) and whether a string is open at the end.
 func brackets(data []byte, comments bool, visit func(i int, c byte) bool) (openComment int, inString bool) {
+	return outsideStrings(data, comments, "", visit)
+}
+
+// outsideStrings is brackets, visiting the bytes of also too.
+func outsideStrings(data []byte, comments bool, also string, visit func(i int, c byte) bool) (openComment int, inString bool) {
 	escaped := false
 	for i := 0; i < len(data); i++ {
 		c := data[i]
@@ -607,7 +612,7 @@ func brackets(data []byte, comments bool, visit func(i int, c byte) bool) (openC
 				return i, false
 			}
 			i += end + 3
-		case c == '{' || c == '[' || c == '}' || c == ']':
+		case c == '{' || c == '[' || c == '}' || c == ']' || also != "" && strings.IndexByte(also, c) >= 0:
 			if !visit(i, c) {
 				return -1, false
 			}

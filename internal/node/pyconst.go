@@ -26,23 +26,12 @@ func standInPyConstants(data []byte) ([]byte, map[int32]string) {
 	}
 	var out []byte
 	var lits map[int32]string
-	inString, escaped := false, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
+	outsideStrings(data, false, "NI", func(i int, c byte) bool {
+		if c != 'N' && c != 'I' {
+			return true
 		}
-		if c == '"' {
-			inString = true
-			continue
+		if c == 'I' && i > 0 && data[i-1] == '-' {
+			i-- // -Infinity
 		}
 		for _, k := range pyConstants {
 			if bytes.HasPrefix(data[i:], k.lit) {
@@ -52,11 +41,11 @@ func standInPyConstants(data []byte) ([]byte, map[int32]string) {
 				}
 				copy(out[i:], k.stand)
 				lits[int32(i)] = string(k.lit)
-				i += len(k.lit) - 1
 				break
 			}
 		}
-	}
+		return true
+	})
 	if out == nil {
 		return data, nil
 	}

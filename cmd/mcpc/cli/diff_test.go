@@ -52,18 +52,24 @@ func craftbotDeployment(t *testing.T, dir, side string) string {
 // password and query — appear in no output of mcpc diff, text or json,
 // of two deployments or of their plan files; and the diff does see that
 // they changed.
-func TestDiffNoSecret(t *testing.T) {
-	root := t.TempDir()
-	var outputs []string
-	check := func(want int, args ...string) string {
+// diffRunner runs mcpc diff with args, checks its exit code, keeps its
+// stdout and stderr in outputs (to look for secrets in) and returns stdout.
+func diffRunner(t *testing.T, outputs *[]string) func(want int, args ...string) string {
+	return func(want int, args ...string) string {
 		t.Helper()
 		code, stdout, stderr := run(t, append([]string{"diff"}, args...)...)
-		outputs = append(outputs, stdout, stderr)
+		*outputs = append(*outputs, stdout, stderr)
 		if code != want {
 			t.Fatalf("diff %v: exit %d, want %d\n%s%s", args, code, want, stdout, stderr)
 		}
 		return stdout
 	}
+}
+
+func TestDiffNoSecret(t *testing.T) {
+	root := t.TempDir()
+	var outputs []string
+	check := diffRunner(t, &outputs)
 	vOld := volcanicDeployment(t, filepath.Join(root, "v-old"), "old", "")
 	vNew := volcanicDeployment(t, filepath.Join(root, "v-new"), "new", `, "ADDED_SECRET": "canary-literal-added-5e5e"`)
 	cOld := craftbotDeployment(t, filepath.Join(root, "c-old"), "old")
@@ -165,15 +171,7 @@ func TestDiffCredentialValue(t *testing.T) {
 	oldDir := craftbotTokenDeployment(t, filepath.Join(root, "old"), oldCanary)
 	newDir := craftbotTokenDeployment(t, filepath.Join(root, "new"), newCanary)
 	var outputs []string
-	diff := func(want int, args ...string) string {
-		t.Helper()
-		code, stdout, stderr := run(t, append([]string{"diff"}, args...)...)
-		outputs = append(outputs, stdout, stderr)
-		if code != want {
-			t.Fatalf("diff %v: exit %d, want %d\n%s%s", args, code, want, stdout, stderr)
-		}
-		return stdout
-	}
+	diff := diffRunner(t, &outputs)
 	const line = "    env.GITHUB_PERSONAL_ACCESS_TOKEN: [REDACTED] → [REDACTED] (restart; value of ${config:GITHUB_PERSONAL_ACCESS_TOKEN})\n"
 	text := diff(ExitChanged, "--exit-code", oldDir, newDir)
 	if !strings.Contains(text, "~ gh: changed, restart") || !strings.Contains(text, line) || strings.Contains(text, "docs") ||
