@@ -123,9 +123,13 @@ func Apply(file string, data []byte, ed Edit, opts Options) (*Change, error) {
 		if err = e.remove(ed.Name); err != nil {
 			return nil, err
 		}
-	case OpEnable, OpDisable:
+	case OpEnable:
 		if target, err = e.find(ed.Name); err == nil {
-			err = e.setEnabled(target, ed.Op == OpEnable)
+			err = e.setEnabled(target, true)
+		}
+	case OpDisable:
+		if target, err = e.find(ed.Name); err == nil {
+			e.disableAll(target)
 		}
 	case OpEnv:
 		if target, err = e.find(ed.Name); err == nil {

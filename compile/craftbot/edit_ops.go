@@ -333,6 +333,27 @@ func (e *editor) remove(name string) error {
 	return nil
 }
 
+// disableAll writes enabled: false into t and every later loaded entry of
+// its name. The seed's promise is that a disabled server stops connecting;
+// the host launches the first entry of a name for each enabled entry of
+// it, so one later enabled entry keeps the name running (cb-duplicate-name).
+// The entries are edited from the last up, so that the spans of the
+// earlier ones stay where they are.
+func (e *editor) disableAll(t *Entry) {
+	named := []*Entry{t}
+	for _, o := range e.cfg.Entries {
+		if o.Index > t.Index && o.Loads() && o.NameNode != nil && o.Name == t.Name {
+			named = append(named, o)
+		}
+	}
+	body := e.body
+	for i := len(named) - 1; i >= 0; i-- {
+		e.setEnabled(named[i], false)
+		e.body = e.out
+	}
+	e.body = body
+}
+
 // setEnabled writes enabled: want into t (an absent enabled is true).
 func (e *editor) setEnabled(t *Entry, want bool) error {
 	m := t.Node.Member(FieldEnabled)

@@ -415,3 +415,35 @@ func TestRows(t *testing.T) {
 		t.Errorf("row 2: %+v", rows[2])
 	}
 }
+
+// disable keeps the seed's promise (the server stops connecting) where a
+// name is defined more than once: the host launches the first entry of the
+// name for each enabled one, so every entry of it is disabled; the other
+// servers' bytes stay.
+func TestDisableStopsEveryEntryOfTheName(t *testing.T) {
+	data := []byte(`{"mcp_servers": [
+  {"name": "fs", "command": "npx", "args": ["-y", "a@1.0.0"], "enabled": false},
+  {"name": "fs", "command": "npx", "args": ["-y", "b@1.0.0"]},
+  {"name": "other", "command": "npx", "args": ["-y", "c@1.0.0"]},
+  {"name": "fs", "command": "npx", "args": ["-y", "d@1.0.0"], "enabled": true}
+]}
+`)
+	ch := apply(t, data, Edit{Op: OpDisable, Name: "fs"})
+	if ch.Refused != "" {
+		t.Fatalf("refused: %s %v", ch.Refused, ch.Diagnostics)
+	}
+	want := strings.Replace(strings.Replace(string(data), `"b@1.0.0"]}`, `"b@1.0.0"], "enabled": false}`, 1),
+		`"d@1.0.0"], "enabled": true}`, `"d@1.0.0"], "enabled": false}`, 1)
+	if string(ch.Data) != want {
+		t.Fatalf("wrote\n%s\nwant\n%s", ch.Data, want)
+	}
+	cfg, _, err := Check("mcp_config.json", ch.Data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range cfg.Entries {
+		if e.Name == "fs" && e.Enabled {
+			t.Errorf("entry %d of fs still enabled", e.Index)
+		}
+	}
+}
