@@ -16,6 +16,24 @@ import (
 // host variable no server reads) is about the deployment: it is in rest.
 // Every diagnostic lands in exactly one of the two.
 func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, rest []diag.Diagnostic) {
+	serverOf := r.ServerOf()
+	byServer = map[string][]diag.Diagnostic{}
+	for _, d := range r.Diagnostics {
+		owner := serverOf(d)
+		if owner == "" {
+			rest = append(rest, d)
+			continue
+		}
+		byServer[owner] = append(byServer[owner], d)
+	}
+	return byServer, rest
+}
+
+// ServerOf returns the function that names the server a diagnostic is
+// about, as DiagnosticsByServer sorts them ("" for one about the
+// deployment). It applies to any diagnostic positioned in the sources (a
+// policy's finding too, which Locate places in its server's definition).
+func (r *Result) ServerOf() func(diag.Diagnostic) string {
 	type mark struct {
 		col  int
 		name string
@@ -40,8 +58,7 @@ func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, r
 		ms := marks[k]
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].col < ms[j].col })
 	}
-	byServer = map[string][]diag.Diagnostic{}
-	for _, d := range r.Diagnostics {
+	return func(d diag.Diagnostic) string {
 		owner := ""
 		ms := marks[fileLine{d.File, d.Line}]
 		for _, m := range ms {
@@ -53,13 +70,8 @@ func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, r
 		if owner == "" && len(ms) > 0 {
 			owner = ms[0].name // before every mark of its line: a line's start
 		}
-		if owner == "" {
-			rest = append(rest, d)
-			continue
-		}
-		byServer[owner] = append(byServer[owner], d)
+		return owner
 	}
-	return byServer, rest
 }
 
 // walkPositions calls f with the position of n, of each value under it and

@@ -94,8 +94,27 @@ func Run(opts Options) (*Report, error) {
 	for _, vp := range opts.VersionPacks {
 		ds = append(ds, vp.Check(res)...)
 	}
-	rep.Applied = opts.Deployment.Apply(ds)
+	known, err := KnownRules(opts.Packs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(known))
+	for i, r := range known {
+		ids[i] = r.ID
+	}
+	inline, ids2 := InlineIgnores(jsoncSources(opts.Compile), opts.Compile.ReadFile, ids)
+	ds = append(ds, ids2...)
+	rep.Applied = opts.Deployment.Apply(ds, inline, res.ServerOf())
 	return rep, nil
+}
+
+// jsoncSources are the sources of o the host reads with comments: the
+// appsettings files of a volcanic deployment.
+func jsoncSources(o compile.Options) []string {
+	if o.Profile != "" && o.Profile != compile.ProfileVolcanic {
+		return nil
+	}
+	return o.AppSettings
 }
 
 // envValues gives the Go rules the env values a plan holds as references:

@@ -207,8 +207,11 @@ var (
 		Description: "An enabled websocket server: CraftBot 605efb4's websocket transport refuses to send initialize before the connection counts as connected, which it does only after initialize, so the server never connects. Info for a disabled server.",
 		Example:     `{"name": "markets", "transport": "websocket", "url": "wss://markets.example.com/ws"}`})
 	// mcpc lint's own inputs: mcpc.cue and policy packs.
-	DeploymentInvalid = declare(Rule{ID: "deployment-invalid", Home: "policies/lint/deployment.go", Severity: diag.Error, Description: "mcpc.cue does not fit its schema (an unknown field, a wrong type, a severity other than off, info, warning, error), names a rule that does not exist, or has an ignore without a reason or with a broken glob. mcpc lint stops (exit 2).",
+	DeploymentInvalid = declare(Rule{ID: "deployment-invalid", Home: "policies/lint/deployment.go", Severity: diag.Error, Description: "mcpc.cue does not fit its schema (an unknown field, a wrong type, a severity other than off, info, warning, error), names a rule that does not exist, or has an ignore without a reason (at least 3 characters), with a broken glob or with neither path nor server; mcpc lint stops (exit 2). An inline ignore (// mcpc:ignore RULE -- reason in an appsettings file) without a rule, with an unknown rule or without a reason is reported the same way, as an error where it stands.",
 		Example: `rules: "pakage-unpinned": "off"`})
+	// Ignores that no longer apply (policies/lint/apply.go).
+	IgnoreUnused = declare(Rule{ID: "ignore-unused", Home: "policies/lint/apply.go", Severity: diag.Warning, Description: "An ignore (in mcpc.cue, or an inline // mcpc:ignore comment) matched no finding of the run: it is stale, and would hide the next real finding of its rule in its place. Remove it.",
+		Example: `ignores: [{path: "appsettings.json", rule: "package-unpinned", reason: "the image pins it"}]  (no package-unpinned finding in appsettings.json)`})
 	CUESyntax = declare(Rule{ID: "cue-syntax", Home: "schema/fromcue.go", Severity: diag.Error, Description: "A CUE input (mcpc.cue) does not parse, or does not evaluate to data (a conflict, a value left open such as string).",
 		Example: `profile: string`})
 	PolicyInvalid = declare(Rule{ID: "policy-invalid", Home: "policies/policies.go", Severity: diag.Error, Description: "A policy pack cannot be used: its CUE does not compile, a rule lacks severity, description, example or deny, an id is taken twice, or a rule fails to evaluate on the plan. The message names the rule.",
