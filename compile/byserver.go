@@ -34,15 +34,50 @@ func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, r
 // deployment). It applies to any diagnostic positioned in the sources (a
 // policy's finding too, which Locate places in its server's definition).
 func (r *Result) ServerOf() func(diag.Diagnostic) string {
-	type mark struct {
-		col  int
-		name string
+	ix := r.positions()
+	return func(d diag.Diagnostic) string {
+		if m, ok := ix.at(d.Pos()); ok {
+			return m.name
+		}
+		return ""
 	}
-	type fileLine struct {
-		file string
-		line int
+}
+
+// InValue returns the function that reports whether p lies in the value
+// (or key) of a server's definition that starts at start: p is start, or
+// on its line after it with no other value or key of a definition between.
+// A finding Locate puts at start and an error at p are about one value.
+func (r *Result) InValue() func(start, p diag.Pos) bool {
+	ix := r.positions()
+	return func(start, p diag.Pos) bool {
+		if p == start {
+			return true
+		}
+		if p.File != start.File || p.Line != start.Line || p.Column < start.Column {
+			return false
+		}
+		m, ok := ix.at(p)
+		return ok && m.col == start.Column
 	}
-	marks := map[fileLine][]mark{}
+}
+
+// mark is the start of a key or value of a server's definition.
+type mark struct {
+	col  int
+	name string
+}
+
+type fileLine struct {
+	file string
+	line int
+}
+
+// positionIndex holds, per line of a source, the starts of the keys and
+// values of the definitions written there, by column.
+type positionIndex map[fileLine][]mark
+
+func (r *Result) positions() positionIndex {
+	marks := positionIndex{}
 	add := func(p diag.Pos, name string) {
 		if p.Line > 0 {
 			k := fileLine{p.File, p.Line}
@@ -58,20 +93,24 @@ func (r *Result) ServerOf() func(diag.Diagnostic) string {
 		ms := marks[k]
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].col < ms[j].col })
 	}
-	return func(d diag.Diagnostic) string {
-		owner := ""
-		ms := marks[fileLine{d.File, d.Line}]
-		for _, m := range ms {
-			if m.col > d.Column {
-				break
-			}
-			owner = m.name
-		}
-		if owner == "" && len(ms) > 0 {
-			owner = ms[0].name // before every mark of its line: a line's start
-		}
-		return owner
+	return marks
+}
+
+// at is the last mark of p's line at or before p's column, else the
+// line's first (p before every mark of its line: a line's start).
+func (ix positionIndex) at(p diag.Pos) (mark, bool) {
+	ms := ix[fileLine{p.File, p.Line}]
+	if len(ms) == 0 {
+		return mark{}, false
 	}
+	found := ms[0]
+	for _, m := range ms {
+		if m.col > p.Column {
+			break
+		}
+		found = m
+	}
+	return found, true
 }
 
 // walkPositions calls f with the position of n, of each value under it and

@@ -1,11 +1,15 @@
 package lint
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/policies"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
@@ -140,5 +144,53 @@ func TestInlineIgnores(t *testing.T) {
 	a := (*Deployment)(nil).Apply(in, igs, nil)
 	if len(a.Diagnostics) != 2 || a.Diagnostics[0].Line != 3 || a.Diagnostics[0].Rule != rules.IgnoreUnused.ID || a.Diagnostics[1].Line != 9 {
 		t.Fatalf("%+v", a.Diagnostics)
+	}
+}
+
+// A policy finding about a value the compiler already reports an error in
+// is not reported: a typo'd Command gives missing-command, not also
+// launcher-allowed and runtime-missing about the command it leaves empty;
+// an unknown variable in a package argument, not also package-unpinned.
+// A finding about another value of the same server stays.
+func TestPolicyFindingsDoNotFollowAnError(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "appsettings.json")
+	if err := os.WriteFile(app, []byte(`{"Mcp": {"Servers": {
+  "github": {
+    "Comand": "npx",
+    "Args": ["-y", "@modelcontextprotocol/server-github@latest"]
+  },
+  "d": {"Command": "npx", "Args": ["-y", "x@${ver}"]},
+  "e": {"Command": "npx", "Args": ["-y", "x@latest"]}
+}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, ds := Parse(filepath.Join(dir, "mcpc.cue"), []byte(`policies: packs: ["baseline", "strict"]`))
+	if len(ds) > 0 {
+		t.Fatal(shown(ds))
+	}
+	packs, ds := d.LoadPacks(nil)
+	if len(ds) > 0 {
+		t.Fatal(shown(ds))
+	}
+	rep, err := Run(Options{Compile: compile.Options{CleanEnv: true, AppSettings: []string{app}, AgentDir: dir},
+		Deployment: d, Packs: packs, Target: policies.ImageTarget("linux", dir, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range rep.Diagnostics {
+		got = append(got, strconv.Itoa(x.Line)+":"+strconv.Itoa(x.Column)+" "+x.Rule)
+	}
+	want := []string{
+		"2:3 missing-command",
+		"3:5 unknown-field",
+		"6:20 runtime-missing", // about d's Command, not its Args: it stays
+		"6:45 unknown-variable",
+		"7:20 runtime-missing",
+		"7:42 package-unpinned",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
