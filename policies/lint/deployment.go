@@ -251,7 +251,7 @@ func (d *Deployment) CheckRules(known []string) []diag.Diagnostic {
 // unknownRule reports the rule id id, which is not among known, at pos.
 func unknownRule(pos diag.Pos, id string, known []string) diag.Diagnostic {
 	sugg := "mcpc rules lists every rule id"
-	if best := closestID(id, known); best != "" {
+	if best := Closest(id, known); best != "" {
 		sugg = fmt.Sprintf("did you mean %q?", best)
 	}
 	return rules.DeploymentInvalid.At(pos, fmt.Sprintf("rule %q does not exist", id), sugg)
@@ -333,8 +333,9 @@ func toAny(n *node.Node) any {
 	return nil
 }
 
-// closestID suggests a known id for a misspelt one.
-func closestID(id string, known []string) string {
+// Closest suggests the one of known that a misspelt word (a rule id, a
+// command) meant: the nearest within three edits, "" when none is.
+func Closest(id string, known []string) string {
 	best, bestD := "", 4
 	sorted := append([]string(nil), known...)
 	sort.Strings(sorted)
