@@ -16,15 +16,68 @@ import (
 // host variable no server reads) is about the deployment: it is in rest.
 // Every diagnostic lands in exactly one of the two.
 func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, rest []diag.Diagnostic) {
-	type mark struct {
-		col  int
-		name string
+	serverOf := r.ServerOf()
+	byServer = map[string][]diag.Diagnostic{}
+	for _, d := range r.Diagnostics {
+		owner := serverOf(d)
+		if owner == "" {
+			rest = append(rest, d)
+			continue
+		}
+		byServer[owner] = append(byServer[owner], d)
 	}
-	type fileLine struct {
-		file string
-		line int
+	return byServer, rest
+}
+
+// ServerOf returns the function that names the server a diagnostic is
+// about, as DiagnosticsByServer sorts them ("" for one about the
+// deployment). It applies to any diagnostic positioned in the sources (a
+// policy's finding too, which Locate places in its server's definition).
+func (r *Result) ServerOf() func(diag.Diagnostic) string {
+	ix := r.positions()
+	return func(d diag.Diagnostic) string {
+		if m, ok := ix.at(d.Pos()); ok {
+			return m.name
+		}
+		return ""
 	}
-	marks := map[fileLine][]mark{}
+}
+
+// InValue returns the function that reports whether p lies in the value
+// (or key) of a server's definition that starts at start: p is start, or
+// on its line after it with no other value or key of a definition between.
+// A finding Locate puts at start and an error at p are about one value.
+func (r *Result) InValue() func(start, p diag.Pos) bool {
+	ix := r.positions()
+	return func(start, p diag.Pos) bool {
+		if p == start {
+			return true
+		}
+		if p.File != start.File || p.Line != start.Line || p.Column < start.Column {
+			return false
+		}
+		m, ok := ix.at(p)
+		return ok && m.col == start.Column
+	}
+}
+
+// mark is the start of a key or value of a server's definition.
+type mark struct {
+	col  int
+	name string
+}
+
+type fileLine struct {
+	file string
+	line int
+}
+
+// positionIndex holds, per line of a source, the starts of the keys and
+// values of the definitions written there, by column.
+type positionIndex map[fileLine][]mark
+
+func (r *Result) positions() positionIndex {
+	marks := positionIndex{}
 	add := func(p diag.Pos, name string) {
 		if p.Line > 0 {
 			k := fileLine{p.File, p.Line}
@@ -40,26 +93,24 @@ func (r *Result) DiagnosticsByServer() (byServer map[string][]diag.Diagnostic, r
 		ms := marks[k]
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].col < ms[j].col })
 	}
-	byServer = map[string][]diag.Diagnostic{}
-	for _, d := range r.Diagnostics {
-		owner := ""
-		ms := marks[fileLine{d.File, d.Line}]
-		for _, m := range ms {
-			if m.col > d.Column {
-				break
-			}
-			owner = m.name
-		}
-		if owner == "" && len(ms) > 0 {
-			owner = ms[0].name // before every mark of its line: a line's start
-		}
-		if owner == "" {
-			rest = append(rest, d)
-			continue
-		}
-		byServer[owner] = append(byServer[owner], d)
+	return marks
+}
+
+// at is the last mark of p's line at or before p's column, else the
+// line's first (p before every mark of its line: a line's start).
+func (ix positionIndex) at(p diag.Pos) (mark, bool) {
+	ms := ix[fileLine{p.File, p.Line}]
+	if len(ms) == 0 {
+		return mark{}, false
 	}
-	return byServer, rest
+	found := ms[0]
+	for _, m := range ms {
+		if m.col > p.Column {
+			break
+		}
+		found = m
+	}
+	return found, true
 }
 
 // walkPositions calls f with the position of n, of each value under it and

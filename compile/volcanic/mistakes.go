@@ -89,7 +89,7 @@ func (c *compiler) checkNameCase(entries []*compile.Entry) {
 		if f.Name != e.Name {
 			c.ds = append(c.ds, rules.NameCaseCollision.At(e.NamePos,
 				fmt.Sprintf("server %q differs only in case from %q (%s): the host runs both, as two servers", e.Name, f.Name, originOf(f.Origin)),
-				fmt.Sprintf("name it %q to override that server, or give it a name of its own", f.Name)))
+				fmt.Sprintf("give it a name of its own, or remove it: named %q it would not override that server, since the first definition wins and this one would be dropped as shadowed", f.Name)))
 		}
 	}
 }

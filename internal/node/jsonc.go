@@ -88,3 +88,46 @@ func stringEnd(data []byte, start int) int {
 	}
 	return len(data)
 }
+
+// Comment is one comment of a JSONC text: its text without the // or the
+// /* */, where it starts, and whether only space stands before it on its
+// line (a comment on a line of its own).
+type Comment struct {
+	Text       string
+	Start, End int // byte span of the comment, its // or /* */ included
+	Alone      bool
+}
+
+// Comments returns the comments of JSONC data, read with the same lexing
+// as standardize (a // or /* inside a string is no comment), in order.
+func Comments(data []byte) []Comment {
+	var out []Comment
+	lineStart := 0
+	alone := func(i int) bool { return len(bytes.TrimSpace(data[lineStart:i])) == 0 }
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '\n':
+			lineStart = i + 1
+		case c == '"':
+			i = stringEnd(data, i)
+		case c == '/' && bytes.HasPrefix(data[i:], []byte("//")):
+			end := bytes.IndexByte(data[i:], '\n')
+			if end < 0 {
+				end = len(data) - i
+			}
+			out = append(out, Comment{Text: string(data[i+2 : i+end]), Start: i, End: i + end, Alone: alone(i)})
+			i += end - 1
+		case c == '/' && bytes.HasPrefix(data[i:], []byte("/*")):
+			end := bytes.Index(data[i+2:], []byte("*/"))
+			if end < 0 {
+				end = len(data) - i - 2
+			}
+			out = append(out, Comment{Text: string(data[i+2 : i+2+end]), Start: i, End: min(i+2+end+2, len(data)), Alone: alone(i)})
+			if nl := bytes.LastIndexByte(data[i:i+2+end], '\n'); nl >= 0 {
+				lineStart = i + nl + 1
+			}
+			i += 2 + end + 1
+		}
+	}
+	return out
+}

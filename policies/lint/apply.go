@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -19,48 +20,104 @@ type Applied struct {
 }
 
 // Apply is the one pass that applies the deployment's rule severities and
-// ignores to what the checks found, by rule id (the checks themselves know
-// nothing of configuration). An ignore's path is a glob (with **) matched
-// against the finding's file relative to the deployment's directory. A nil
-// deployment changes nothing. The findings of mcpc.cue itself are never
-// ignored.
-func (d *Deployment) Apply(ds []diag.Diagnostic) Applied {
+// ignores (those of mcpc.cue and the inline ones of the sources) to what
+// the checks found, by rule id (the checks themselves know nothing of
+// configuration). An ignore's path is a glob (with **) matched against the
+// finding's file relative to the deployment's directory; its server is
+// matched against serverOf's name for the finding (nil: none). A nil
+// deployment configures nothing but the inline ignores. The findings of
+// mcpc.cue itself are never ignored.
+//
+// An ignore that matched no finding is reported (ignore-unused) where it
+// is written: a stale ignore would hide the next real finding. A finding of
+// a rule set off still counts as matched: the ignore is not stale, its rule
+// is switched off.
+func (d *Deployment) Apply(ds []diag.Diagnostic, inline []Ignore, serverOf func(diag.Diagnostic) string) Applied {
 	out := Applied{Ignored: map[string]int{}, Off: map[string]int{}}
-	for _, x := range ds {
-		if d == nil || x.Rule == rules.DeploymentInvalid.ID {
-			out.Diagnostics = append(out.Diagnostics, x)
-			continue
+	var ignores []Ignore
+	if d != nil {
+		ignores = append(ignores, d.Ignores...)
+	}
+	ignores = append(ignores, inline...)
+	used := make([]bool, len(ignores))
+	severity := func(x *diag.Diagnostic) bool {
+		if d == nil {
+			return true
 		}
 		switch sev := d.Rules[x.Rule]; sev {
 		case "off":
 			out.Off[x.Rule]++
-			continue
+			return false
 		case "error", "warning", "info":
 			x.Severity = diag.Severity(sev)
 		}
-		if d.ignored(x) {
+		return true
+	}
+	for _, x := range ds {
+		if x.Rule == rules.DeploymentInvalid.ID {
+			out.Diagnostics = append(out.Diagnostics, x)
+			continue
+		}
+		ignored := false
+		for i := range ignores {
+			if d.matches(&ignores[i], x, serverOf) {
+				used[i], ignored = true, true
+			}
+		}
+		if !severity(&x) {
+			continue
+		}
+		if ignored {
 			out.Ignored[x.Rule]++
 			continue
 		}
 		out.Diagnostics = append(out.Diagnostics, x)
 	}
+	for i, ig := range ignores {
+		if used[i] {
+			continue
+		}
+		where := "in " + ig.Path
+		switch {
+		case ig.File != "":
+			where = fmt.Sprintf("on line %d", ig.From)
+			if ig.To > ig.From {
+				where = fmt.Sprintf("on lines %d to %d", ig.From, ig.To)
+			}
+		case ig.Path == "":
+			where = fmt.Sprintf("of server %q", ig.Server)
+		case ig.Server != "":
+			where += fmt.Sprintf(" of server %q", ig.Server)
+		}
+		x := rules.IgnoreUnused.At(ig.Pos, fmt.Sprintf("this ignore of %s matched no finding: no %s finding %s", ig.Rule, ig.Rule, where),
+			"remove the ignore: it would hide the next real finding")
+		if severity(&x) {
+			out.Diagnostics = append(out.Diagnostics, x)
+		}
+	}
 	diag.Sort(out.Diagnostics)
 	return out
 }
 
-func (d *Deployment) ignored(x diag.Diagnostic) bool {
-	rel := x.File
-	if r, err := filepath.Rel(d.Dir, x.File); err == nil {
-		rel = r
+// matches reports whether ig drops x.
+func (d *Deployment) matches(ig *Ignore, x diag.Diagnostic, serverOf func(diag.Diagnostic) string) bool {
+	if ig.Rule != x.Rule {
+		return false
 	}
-	rel = filepath.ToSlash(rel)
-	for _, ig := range d.Ignores {
-		if ig.Rule != x.Rule {
-			continue
+	if ig.File != "" {
+		return x.File == ig.File && x.Line >= ig.From && x.Line <= ig.To
+	}
+	if ig.Path != "" {
+		rel := x.File
+		if r, err := filepath.Rel(d.Dir, x.File); err == nil {
+			rel = r
 		}
-		if ok, _ := doublestar.Match(ig.Path, rel); ok {
-			return true
+		if ok, _ := doublestar.Match(ig.Path, filepath.ToSlash(rel)); !ok {
+			return false
 		}
 	}
-	return false
+	if ig.Server != "" && (serverOf == nil || serverOf(x) != ig.Server) {
+		return false
+	}
+	return true
 }

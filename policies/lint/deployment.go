@@ -59,12 +59,32 @@ type Sources struct {
 	DenyList    string   `json:"denyList"`
 }
 
-// Ignore drops the findings of one rule in the files a glob matches.
+// Ignore drops the findings of one rule: in mcpc.cue, those in the files a
+// glob matches (Path), of the server named (Server), or both; inline (an
+// mcpc:ignore comment of a JSONC source), those on the lines From to To of
+// File. Pos is where the ignore is written, where ignore-unused points.
 type Ignore struct {
 	Path   string `json:"path"`
+	Server string `json:"server"`
 	Rule   string `json:"rule"`
 	Reason string `json:"reason"`
 	Pos    diag.Pos
+
+	File     string `json:"-"`
+	From, To int    `json:"-"`
+}
+
+// MinReason is how many characters an ignore's reason has at least.
+const MinReason = 3
+
+// reasonProblem is what is wrong with an ignore's reason ("" when
+// nothing): it says why the finding does not apply, in MinReason
+// characters at least.
+func reasonProblem(reason string) string {
+	if n := len([]rune(strings.TrimSpace(reason))); n < MinReason {
+		return fmt.Sprintf("an ignore needs a reason of at least %d characters: why the finding does not apply here", MinReason)
+	}
+	return ""
 }
 
 // Target is where the deployment runs.
@@ -208,11 +228,7 @@ func (d *Deployment) CheckRules(known []string) []diag.Diagnostic {
 		isKnown[id] = true
 	}
 	unknown := func(pos diag.Pos, id string) {
-		sugg := "mcpc rules lists every rule id"
-		if best := closestID(id, known); best != "" {
-			sugg = fmt.Sprintf("did you mean %q?", best)
-		}
-		ds = append(ds, rules.DeploymentInvalid.At(pos, fmt.Sprintf("rule %q does not exist", id), sugg))
+		ds = append(ds, unknownRule(pos, id, known))
 	}
 	if m := d.root.Member("rules"); m != nil {
 		for _, r := range m.Value.Members {
@@ -232,18 +248,37 @@ func (d *Deployment) CheckRules(known []string) []diag.Diagnostic {
 	return ds
 }
 
-// checkIgnores: every ignore has a reason and a glob that compiles.
+// unknownRule reports the rule id id, which is not among known, at pos.
+func unknownRule(pos diag.Pos, id string, known []string) diag.Diagnostic {
+	sugg := "mcpc rules lists every rule id"
+	if best := Closest(id, known); best != "" {
+		sugg = fmt.Sprintf("did you mean %q?", best)
+	}
+	return rules.DeploymentInvalid.At(pos, fmt.Sprintf("rule %q does not exist", id), sugg)
+}
+
+// checkIgnores: every ignore has a reason, a glob that compiles, and a
+// path or a server (an ignore of a rule everywhere is rules: ID: "off").
 func (d *Deployment) checkIgnores() []diag.Diagnostic {
 	var ds []diag.Diagnostic
 	if m := d.root.Member("ignores"); m != nil {
 		for i, e := range m.Value.Elems {
 			d.Ignores[i].Pos = e.Pos()
 			ig := d.Ignores[i]
-			if ig.Reason == "" || len([]rune(ig.Reason)) < 3 {
-				ds = append(ds, rules.DeploymentInvalid.At(e.Get("reason").Pos(),
-					"an ignore needs a reason: why the finding does not apply here", `reason: "the image pins the package by digest"`))
+			if p := reasonProblem(ig.Reason); p != "" {
+				ds = append(ds, rules.DeploymentInvalid.At(e.Get("reason").Pos(), p, `reason: "the image pins the package by digest"`))
 			}
-			if !doublestar.ValidatePattern(ig.Path) {
+			if ig.Path == "" && ig.Server == "" {
+				ds = append(ds, rules.DeploymentInvalid.At(e.Pos(),
+					"an ignore needs a path, a server or both: an ignore of a rule everywhere is a severity",
+					fmt.Sprintf(`server: "github", or rules: %q: "off"`, ig.Rule)))
+			}
+			if ig.Rule == rules.IgnoreUnused.ID {
+				ds = append(ds, rules.DeploymentInvalid.At(e.Get("rule").Pos(),
+					"an ignore-unused finding is not ignored: remove the ignore it names",
+					`rules: "ignore-unused": "off" (to stop reporting stale ignores)`))
+			}
+			if ig.Path != "" && !doublestar.ValidatePattern(ig.Path) {
 				ds = append(ds, rules.DeploymentInvalid.At(e.Get("path").Pos(),
 					fmt.Sprintf("path %q is not a valid glob", ig.Path), `path: "**/appsettings*.json"`))
 			}
@@ -298,8 +333,9 @@ func toAny(n *node.Node) any {
 	return nil
 }
 
-// closestID suggests a known id for a misspelt one.
-func closestID(id string, known []string) string {
+// Closest suggests the one of known that a misspelt word (a rule id, a
+// command) meant: the nearest within three edits, "" when none is.
+func Closest(id string, known []string) string {
 	best, bestD := "", 4
 	sorted := append([]string(nil), known...)
 	sort.Strings(sorted)

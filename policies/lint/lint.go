@@ -62,10 +62,11 @@ func Run(opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		followOn := followsAnError(res)
 		for _, pack := range opts.Packs {
 			vs, pds := pack.Evaluate(canonical)
 			ds = append(ds, pds...)
-			ds = append(ds, policies.Diagnostics(vs, res.Locate)...)
+			ds = append(ds, followOn(policies.Diagnostics(vs, res.Locate))...)
 		}
 		in := &policies.Input{Plan: p, Target: opts.Target, EnvValue: envValues(res, p), HostSecrets: hostSecrets(res)}
 		var lockRoot *node.Node
@@ -86,7 +87,7 @@ func Run(opts Options) (*Report, error) {
 				inPlan = append(inPlan, v)
 			}
 		}
-		ds = append(ds, policies.Diagnostics(inPlan, res.Locate)...)
+		ds = append(ds, followOn(policies.Diagnostics(inPlan, res.Locate))...)
 		if lockRoot != nil {
 			ds = append(ds, policies.Diagnostics(inLock, policies.PlanFile(lockRoot))...)
 		}
@@ -94,8 +95,58 @@ func Run(opts Options) (*Report, error) {
 	for _, vp := range opts.VersionPacks {
 		ds = append(ds, vp.Check(res)...)
 	}
-	rep.Applied = opts.Deployment.Apply(ds)
+	known, err := KnownRules(opts.Packs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(known))
+	for i, r := range known {
+		ids[i] = r.ID
+	}
+	inline, ids2 := InlineIgnores(jsoncSources(opts.Compile), opts.Compile.ReadFile, ids)
+	ds = append(ds, ids2...)
+	rep.Applied = opts.Deployment.Apply(ds, inline, res.ServerOf())
 	return rep, nil
+}
+
+// followsAnError returns the filter that drops the policy findings about a
+// value the compiler already reports an error in (a typo'd Command is a
+// missing-command error, and no launcher, runtime or package finding about
+// the empty command it leaves): a finding is dropped when a compiler error
+// stands where it points, or inside the value that starts there
+// (compile.Result.InValue). Findings about other values of the same server
+// stay: they are true whatever the error.
+func followsAnError(res *compile.Result) func([]diag.Diagnostic) []diag.Diagnostic {
+	errs := diag.Errors(res.Diagnostics)
+	if len(errs) == 0 {
+		return func(ds []diag.Diagnostic) []diag.Diagnostic { return ds }
+	}
+	inValue := res.InValue()
+	return func(ds []diag.Diagnostic) []diag.Diagnostic {
+		out := ds[:0]
+		for _, d := range ds {
+			follows := false
+			for _, e := range errs {
+				if inValue(d.Pos(), e.Pos()) {
+					follows = true
+					break
+				}
+			}
+			if !follows {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+}
+
+// jsoncSources are the sources of o the host reads with comments: the
+// appsettings files of a volcanic deployment.
+func jsoncSources(o compile.Options) []string {
+	if o.Profile != "" && o.Profile != compile.ProfileVolcanic {
+		return nil
+	}
+	return o.AppSettings
 }
 
 // envValues gives the Go rules the env values a plan holds as references:

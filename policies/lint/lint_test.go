@@ -80,13 +80,13 @@ ignores: [{path: "agent/*.json", rule: "tool-prefix-chars", reason: "legacy agen
 		{File: "deploy/agent/settings.json", Line: 1, Column: 1, Severity: diag.Error, Rule: "tool-prefix-chars", Message: "c"},
 		{File: "other/agent/settings.json", Line: 1, Column: 1, Severity: diag.Error, Rule: "tool-prefix-chars", Message: "d"},
 	}
-	got := d.Apply(in)
+	got := d.Apply(in, nil, nil)
 	if len(got.Diagnostics) != 2 || got.Diagnostics[0].Severity != diag.Error || got.Diagnostics[0].Rule != "package-unpinned" ||
 		got.Diagnostics[1].Message != "d" || got.Off["unknown-field"] != 1 || got.Ignored["tool-prefix-chars"] != 1 {
 		t.Fatalf("%+v", got)
 	}
 	var none *Deployment
-	if got := none.Apply(in); len(got.Diagnostics) != 4 {
+	if got := none.Apply(in, nil, nil); len(got.Diagnostics) != 4 {
 		t.Fatalf("no deployment: %+v", got)
 	}
 }

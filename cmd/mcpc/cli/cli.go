@@ -7,6 +7,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpc-dev/mcpc/policies/lint"
 	"io"
 	"os"
 	"runtime/debug"
@@ -69,7 +70,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 				names = append(names, c.Name)
 			}
 		}
-		fmt.Fprintf(stderr, "mcpc: unknown command %q; the commands are %s (mcpc --help)\n", args[1], strings.Join(names, ", "))
+		meant := ""
+		if best := lint.Closest(args[1], names); best != "" {
+			meant = fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		fmt.Fprintf(stderr, "mcpc: unknown command %q%s; the commands are %s (mcpc --help)\n", args[1], meant, strings.Join(names, ", "))
 		return ExitUsage
 	}
 	err := app.Run(completionArgs(app, args))

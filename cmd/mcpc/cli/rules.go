@@ -2,22 +2,28 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/policies/lint"
+	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
 func rulesCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "rules",
-		Usage: "list every rule: id, severity, description",
-		UsageText: `mcpc rules [--format text|json]
+		Usage: "list every rule (id, severity, description), or show one in full",
+		UsageText: `mcpc rules [--format text|json] [ID]
+
+With ID, the rule in full: severity, description, example, the file that
+holds its check and its entry in docs/rules.md.
 
 Example:
-   mcpc rules --format json`,
+   mcpc rules --format json
+   mcpc rules package-unpinned`,
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "format", Value: "text", Usage: "text|json"},
 		},
@@ -25,6 +31,12 @@ Example:
 			all, err := lint.Rules()
 			if err != nil {
 				return &exitError{code: ExitInternal, msg: err.Error()}
+			}
+			if c.NArg() > 1 {
+				return usageError("rules takes one rule id at most")
+			}
+			if id := c.Args().First(); id != "" {
+				return showRule(c, all, id)
 			}
 			switch c.String("format") {
 			case "json":
@@ -55,4 +67,46 @@ Example:
 			return usageError("--format %q: rules prints text or json", c.String("format"))
 		},
 	}
+}
+
+// RulesDocURL is where docs/rules.md is published; a rule's entry is its
+// id's anchor there.
+const RulesDocURL = "https://github.com/mcpc-dev/mcpc/blob/main/docs/rules.md"
+
+// showRule prints the rule id of all in full, in the --format asked; an
+// unknown id is a usage error with the id it may have meant.
+func showRule(c *ucli.Context, all []rules.Rule, id string) error {
+	ids := make([]string, len(all))
+	for i, r := range all {
+		ids[i] = r.ID
+		if r.ID != id {
+			continue
+		}
+		docs := RulesDocURL + "#" + r.ID
+		switch c.String("format") {
+		case "json":
+			out, err := plan.CanonicalJSON(map[string]string{"id": r.ID, "severity": string(r.Severity),
+				"description": r.Description, "example": r.Example, "home": r.Home, "docs": docs})
+			if err != nil {
+				return err
+			}
+			_, err = c.App.Writer.Write(out)
+			return err
+		case "text":
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s (%s)\n\n%s\n\nExample:\n  %s\n\n", r.ID, r.Severity, r.Description, r.Example)
+			if r.Home != "" {
+				fmt.Fprintf(&b, "Checked in: %s\n", r.Home)
+			}
+			fmt.Fprintf(&b, "Docs: %s\n", docs)
+			_, err := fmt.Fprint(c.App.Writer, b.String())
+			return err
+		}
+		return usageError("--format %q: rules prints text or json", c.String("format"))
+	}
+	sugg := "mcpc rules lists every rule id"
+	if best := lint.Closest(id, ids); best != "" {
+		sugg = fmt.Sprintf("did you mean %q?", best)
+	}
+	return usageError("rule %q does not exist; %s", id, sugg)
 }
