@@ -165,6 +165,10 @@ func FilesRead(f Found) []string {
 	return out
 }
 
+// Recognisable says what makes a directory a deployment without mcpc.cue
+// (Recognise).
+const Recognisable = "an appsettings.json with an Mcp section, agent/settings.json with mcpServers, app/config/mcp_config.json"
+
 // Recognise says whether dir holds a deployment without mcpc.cue: the
 // sources lint reads there without one (CompileOptions) include a file
 // that declares servers — an appsettings file with an Mcp section, an

@@ -142,8 +142,7 @@ func lintTargets(c *ucli.Context, args []string) ([]lint.Found, error) {
 				return nil, usageError("lint %s: %v", arg, err)
 			}
 			if len(all) == 0 {
-				// Nothing here or below: linting dir says why.
-				all = []lint.Found{{Dir: dir}}
+				return nil, usageError("lint %s: nothing to check: no mcpc.cue there or in a parent, and no deployment there or below (%s); mcpc lint --init writes mcpc.cue for the sources found", arg, lint.Recognisable)
 			}
 			found = append(found, all...)
 		}

@@ -27,6 +27,7 @@ func lintRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	write(t, root, "README.md", "# a repository\n")
+	write(t, root, "appsettings.json", `{"Logging": {"LogLevel": {"Default": "Information"}}}`) // the root's own app declares no servers
 	write(t, root, "svc/api/appsettings.json", `{"Mcp": {"Servers": {"x": {"Command": "npx", "Args": ["-y", "server-x@1.0.0"]}}}}`)
 	write(t, root, "svc/worker/mcpc.cue", "sources: appsettings: [\"conf/appsettings.json\"]\nrules: \"package-unpinned\": \"error\"\n")
 	write(t, root, "svc/worker/conf/appsettings.json", `{"Mcp": {"Servers": {"y": {"Command": "npx", "Args": ["-y", "server-y"]}}}}`)
@@ -68,6 +69,9 @@ func TestLintRepoBelow(t *testing.T) {
 	write(t, ".", "svc/worker/conf/appsettings.json", `{"Mcp": {"Servers": {"y": {"Command": "npx", "Args": ["-y", "server-y@2.0.0"]}}}}`)
 	if code, stdout, stderr := run(t, "lint", "--strict", "./..."); code != ExitOK || len(summaries(stderr)) != 3 {
 		t.Errorf("fixed: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "lint", "bin"); code != ExitUsage || !strings.Contains(stderr, "lint bin: nothing to check: no mcpc.cue there or in a parent, and no deployment there or below") {
+		t.Errorf("nothing below: exit %d\n%s", code, stderr)
 	}
 	// One deployment that cannot be linted does not hide the others: the
 	// exit is the worst.
