@@ -156,3 +156,40 @@ func TestLintTakesValidateFlags(t *testing.T) {
 		t.Errorf("lint --workspace: exit %d\n%s%s\nvalidate: exit %d\n%s%s", code, stdout, stderr, vcode, vout, verr)
 	}
 }
+
+// The commands of docs/usage.md's lint section run as written, from the
+// repository's root, and pass.
+func TestLintUsageCommands(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "usage.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(data), "\n## Lint")
+	block := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(section)
+	if block == nil {
+		t.Fatal("the lint section has no sh block")
+	}
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(filepath.Join("..", "..", "..")); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(block[1], "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if !strings.HasPrefix(line, "go run ./cmd/mcpc lint ") {
+			continue
+		}
+		n++
+		words, err := shlex.Split(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, stdout, stderr := run(t, words[3:]...); code != ExitOK {
+			t.Errorf("%s: exit %d\n%s%s", line, code, stdout, stderr)
+		}
+	}
+	if n < 2 {
+		t.Errorf("the lint section's block runs %d lint commands", n)
+	}
+}
