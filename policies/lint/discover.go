@@ -43,7 +43,7 @@ func Of(dir string) (Found, bool) {
 	if file := filepath.Join(dir, FileName); isFile(file) {
 		return Found{Dir: dir, File: file}, true
 	}
-	if files, ok := Recognise(dir); ok && !readByAny(files, upwardReads(filepath.Dir(dir))) {
+	if files, ok := Recognise(dir); ok && !readByAny(files, upwardReads(filepath.Dir(absPath(dir)))) {
 		return Found{Dir: dir}, true
 	}
 	if file := Find(dir); file != "" {
@@ -81,7 +81,7 @@ func Discover(root string) ([]Found, error) {
 	if err != nil {
 		return nil, err
 	}
-	read := upwardReads(filepath.Dir(root))
+	read := upwardReads(filepath.Dir(absPath(root)))
 	for _, f := range cues {
 		read = append(read, FilesRead(f)...)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,7 +31,7 @@ mcpc lint --files FILE…
 mcpc lint --init [DIR]
 
 Each DIR (default: the current directory) is a deployment: its mcpc.cue, else the deployment its
-host's files make there (an appsettings*.json with an Mcp section, agent/settings.json with
+host's files make there (an appsettings.json with an Mcp section, agent/settings.json with
 mcpServers, a CraftBot app/config/mcp_config.json), else the mcpc.cue found in its parents. mcpc.cue
 names the sources, rule severities, ignores, the target and the policy packs. Without mcpc.cue and
 without source flags, DIR/appsettings.json and DIR/appsettings.$DOTNET_ENVIRONMENT.json (else
@@ -99,7 +100,7 @@ func lintAction(c *ucli.Context) error {
 // (lint.Discover). Source flags describe one deployment.
 func lintTargets(c *ucli.Context, args []string) ([]lint.Found, error) {
 	fromFlags := ""
-	for _, f := range append(sourceFlagNames, "workspace", "scope") {
+	for _, f := range slices.Concat(sourceFlagNames, []string{"workspace", "scope"}) {
 		if fromFlags == "" && c.IsSet(f) {
 			fromFlags = f
 		}
