@@ -37,11 +37,11 @@ func TestDetect(t *testing.T) {
 		want  string
 	}{
 		{"craftbot", []string{"app/config/mcp_config.json", "appsettings.json"},
-			`{"Profile":"craftbot","Sources":{"appsettings":null,"envFiles":null,"env":null,"cleanEnv":false,"agentDir":"","config":"app/config/mcp_config.json","denyList":""}}`},
+			`{"Profile":"craftbot","Sources":{"appsettings":null,"envFiles":null,"env":null,"cleanEnv":true,"agentDir":"","config":"app/config/mcp_config.json","denyList":""}}`},
 		{"volcanic", []string{"appsettings.Production.json", "appsettings.json", "host.env", ".env", "agent/settings.json", ".volcanic/agent/settings.json"},
-			`{"Profile":"volcanic","Sources":{"appsettings":["appsettings.json","appsettings.Production.json"],"envFiles":[".env","host.env"],"env":null,"cleanEnv":false,"agentDir":"agent","config":"","denyList":""}}`},
+			`{"Profile":"volcanic","Sources":{"appsettings":["appsettings.json","appsettings.Production.json"],"envFiles":[".env","host.env"],"env":null,"cleanEnv":true,"agentDir":"agent","config":"","denyList":""}}`},
 		{"agent only", []string{".volcanic/agent/settings.json"},
-			`{"Profile":"volcanic","Sources":{"appsettings":null,"envFiles":null,"env":null,"cleanEnv":false,"agentDir":".volcanic/agent","config":"","denyList":""}}`},
+			`{"Profile":"volcanic","Sources":{"appsettings":null,"envFiles":null,"env":null,"cleanEnv":true,"agentDir":".volcanic/agent","config":"","denyList":""}}`},
 	} {
 		dir := t.TempDir()
 		write(dir, c.files...)

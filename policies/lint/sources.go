@@ -43,10 +43,21 @@ func inputError(format string, args ...any) error {
 // CompileOptions are the compiler options of the deployment in dir: the
 // sources of mcpc.cue (d, nil when there is none), each overridden by its
 // source flag when that is given (a flag wins over the file, as on every
-// command), else the appsettings files a .NET host reads in dir. Nothing to
-// check is an error: a lint that checked nothing must not pass.
+// command), else the files the host reads in dir: without mcpc.cue and
+// source flags, the profile is the one whose files are in dir (Detect: a
+// CraftBot app/config/mcp_config.json), and a volcanic agent directory
+// there is read. Nothing to check is an error: a lint that checked nothing
+// must not pass.
 func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error) {
 	opts := compile.Options{Profile: compile.ProfileVolcanic}
+	if d == nil && !anySet(f.Set) {
+		if found, err := Detect(dir); err == nil {
+			opts.Profile = found.Profile
+			if found.Sources.AgentDir != "" {
+				opts.AgentDir = filepath.Join(dir, found.Sources.AgentDir)
+			}
+		}
+	}
 	if d != nil {
 		s := d.Sources
 		if d.Profile != "" {
@@ -99,6 +110,15 @@ func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error)
 		opts.Environ = f.Environ
 	}
 	return opts, nil
+}
+
+func anySet(set map[string]bool) bool {
+	for _, v := range set {
+		if v {
+			return true
+		}
+	}
+	return false
 }
 
 // TargetOS is the OS the deployment runs on: the flag, else mcpc.cue's,
@@ -215,7 +235,9 @@ func KnownRules(packs []*policies.Pack) ([]rules.Rule, error) {
 // of the first profile that finds any there (compile.Profile.Detect).
 // A host's own file says more than the default profile's generic names
 // (appsettings*.json, *.env), so the default is asked last. Paths are
-// relative to dir.
+// relative to dir. The host environment is the files' alone (cleanEnv): a
+// CI runner's own variables (an exported GITHUB_TOKEN) must not change
+// what lint finds.
 func Detect(dir string) (Deployment, error) {
 	names := compile.ProfileNames() // the default first
 	var order []string
@@ -230,7 +252,7 @@ func Detect(dir string) (Deployment, error) {
 		}
 		opts, what, found := prof.Detect(dir)
 		if found {
-			return Deployment{Profile: prof.Name(), Sources: Sources{AppSettings: opts.AppSettings, EnvFiles: opts.EnvFiles, AgentDir: opts.AgentDir, Config: opts.Config}}, nil
+			return Deployment{Profile: prof.Name(), Sources: Sources{AppSettings: opts.AppSettings, EnvFiles: opts.EnvFiles, CleanEnv: true, AgentDir: opts.AgentDir, Config: opts.Config}}, nil
 		}
 		looked[name] = what
 	}

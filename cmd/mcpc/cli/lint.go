@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
+	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/policies/lint"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 )
@@ -24,18 +26,27 @@ func lintCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "lint",
 		Usage: "validate a deployment and run the deployment checks and policy packs over it, configured by mcpc.cue",
-		UsageText: `mcpc lint [DIR…] [source flags] [--format text|json|sarif|github] [--strict] [--policy DIR]… [--target-os OS] [--path PATH] [--client NAME]… [--lock FILE]
+		UsageText: `mcpc lint [DIR…|DIR/...] [source flags] [--workspace DIR [--scope SCOPE]] [--format text|json|sarif|github] [--strict] [--policy DIR]… [--target-os OS] [--path PATH] [--client NAME]… [--lock FILE]
+mcpc lint --files FILE…
 mcpc lint --init [DIR]
 
-Each DIR (default: the current directory) is a deployment: mcpc.cue is looked for there and in its
-parents; it names the sources, rule severities, ignores, the target and the policy packs. Without
-mcpc.cue and without source flags, DIR/appsettings.json and DIR/appsettings.$DOTNET_ENVIRONMENT.json
-(else $ASPNETCORE_ENVIRONMENT) are read, as a .NET host layers them. A craftbot deployment is
-also checked by the version pack craftbot-605efb4 (what CraftBot 605efb4 does where its code
-breaks its manual); mcpc.cue switches it off: policies: versionPacks: "craftbot-605efb4": "off".
+Each DIR (default: the current directory) is a deployment: its mcpc.cue, else the deployment its
+host's files make there (an appsettings.json with an Mcp section, agent/settings.json with
+mcpServers, a CraftBot app/config/mcp_config.json), else the mcpc.cue found in its parents. mcpc.cue
+names the sources, rule severities, ignores, the target and the policy packs. Without mcpc.cue and
+without source flags, DIR/appsettings.json and DIR/appsettings.$DOTNET_ENVIRONMENT.json (else
+$ASPNETCORE_ENVIRONMENT) and DIR/agent are read, as a .NET host layers them, or DIR's CraftBot
+config. A DIR with no deployment of its own, and DIR/..., lint every deployment below (each
+mcpc.cue, and each directory whose host's files no mcpc.cue reads), skipping hidden directories,
+node_modules, vendor and testdata; the exit is the worst of all. With --files (a pre-commit
+hook's), the deployments below the current directory that read one of the files are linted; none
+is exit 0. A craftbot deployment is also checked by the version pack craftbot-605efb4 (what
+CraftBot 605efb4 does where its code breaks its manual); mcpc.cue switches it off:
+policies: versionPacks: "craftbot-605efb4": "off".
 
 Examples:
-   mcpc lint                                  # the deployment of the current directory (its mcpc.cue)
+   mcpc lint                                  # the deployment of the current directory, else each below it
+   mcpc lint ./... --strict                   # every deployment in the repository
    mcpc lint deploy/prod deploy/staging --format github
    mcpc lint --init                           # write mcpc.cue for the sources found here
    mcpc lint --appsettings appsettings.json --agent-dir agent --policy policies/team --client cursor`,
@@ -46,6 +57,9 @@ Examples:
 			&ucli.StringFlag{Name: "path", Usage: "the target's `PATH` when it is not this machine (an image): commands are looked up there"},
 			&ucli.StringSliceFlag{Name: "client", Usage: "a target client whose tool limits apply (" + lint.ClientNames() + "); repeatable"},
 			&ucli.StringFlag{Name: "lock", Usage: "the tool lock `FILE` (from mcpc tools --lock) the tool rules read"},
+			&ucli.StringFlag{Name: "workspace", Usage: "also lint the chat workspace `DIR`'s .volcanic/mcp/servers.json"},
+			&ucli.StringFlag{Name: "scope", Usage: "the chat's session `SCOPE`: with the host secret, sealed entries are opened"},
+			&ucli.BoolFlag{Name: "files", Usage: "the arguments are changed files (a pre-commit hook's): lint the deployments below the current directory that read them; none is exit 0"},
 		}),
 		Action: lintAction,
 	}
@@ -67,93 +81,217 @@ func lintAction(c *ucli.Context) error {
 		}
 		return lintInit(c, dir)
 	}
-	if len(dirs) == 0 {
-		dirs = []string{"."}
+	found, err := lintTargets(c, dirs)
+	if err != nil {
+		return err
 	}
-	fromFlags := false
-	for _, f := range sourceFlagNames {
-		fromFlags = fromFlags || c.IsSet(f)
+	var results []*lintResult
+	for _, f := range found {
+		results = append(results, lintOne(c, f))
 	}
-	if fromFlags && len(dirs) > 1 {
-		return usageError("source flags describe one deployment: give them with one DIR, or put each deployment's sources in its mcpc.cue")
-	}
-	var all []diag.Diagnostic
-	for _, dir := range dirs {
-		ds, err := lintOne(c, dir)
-		if err != nil {
-			return err
-		}
-		all = append(all, ds...)
-	}
-	return exitFor(all, c.Bool("strict"))
+	return printLint(c, results)
 }
 
-// lintOne lints the deployment of dir and prints its report.
-func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, usageError("lint %s: not a directory", dir)
+// lintTargets are the deployments the arguments name. With --files they are
+// changed files (a pre-commit hook's): the deployments below the current
+// directory that read one. Else each is a DIR, whose deployment is its
+// mcpc.cue, the one its host's files make, or the mcpc.cue found upward
+// (lint.Of); a DIR with none is each deployment below it, as DIR/... is
+// (lint.Discover). Source flags describe one deployment.
+func lintTargets(c *ucli.Context, args []string) ([]lint.Found, error) {
+	fromFlags := ""
+	for _, f := range slices.Concat(sourceFlagNames, []string{"workspace", "scope"}) {
+		if fromFlags == "" && c.IsSet(f) {
+			fromFlags = f
+		}
 	}
+	if c.Bool("files") {
+		if fromFlags != "" {
+			return nil, usageError("--files lints the deployments that read the files: give their sources in their mcpc.cue, not --%s", fromFlags)
+		}
+		found, err := lint.Containing(".", args)
+		if err != nil {
+			return nil, usageError("lint --files: %v", err)
+		}
+		if len(found) == 0 {
+			fmt.Fprintf(c.App.ErrWriter, "lint --files: no deployment reads the %s given\n", plural(len(args), "file"))
+		}
+		return found, nil
+	}
+	if len(args) == 0 {
+		args = []string{"."}
+	}
+	var found []lint.Found
+	for _, arg := range args {
+		dir, below := strings.CutSuffix(filepath.ToSlash(arg), "/...")
+		if arg == "..." {
+			dir, below = ".", true
+		}
+		dir = filepath.FromSlash(dir)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, usageError("lint %s: not a directory", arg)
+		}
+		own, ok := lint.Of(dir)
+		switch {
+		case fromFlags != "" && !below:
+			found = append(found, lint.Found{Dir: dir, File: lint.Find(dir)})
+		case ok && !below:
+			found = append(found, own)
+		default:
+			all, err := lint.Discover(dir)
+			if err != nil {
+				return nil, usageError("lint %s: %v", arg, err)
+			}
+			if len(all) == 0 {
+				return nil, usageError("lint %s: nothing to check: no mcpc.cue there or in a parent, and no deployment there or below (%s); mcpc lint --init writes mcpc.cue for the sources found", arg, lint.Recognisable)
+			}
+			found = append(found, all...)
+		}
+	}
+	if fromFlags != "" && len(found) > 1 {
+		return nil, usageError("source flags describe one deployment (--%s): give them with one DIR, or put each deployment's sources in its mcpc.cue", fromFlags)
+	}
+	return found, nil
+}
+
+// lintResult is what linting one deployment gave: its report, or the error
+// that stopped it (exit 2 or 3).
+type lintResult struct {
+	found lint.Found
+	rep   *lint.Report
+	known []rules.Rule
+	src   *excerpts
+	err   error
+	notes []string // for stderr, after the report
+}
+
+// printLint prints each deployment's report and its summary line, or what
+// stopped it, and exits with the worst outcome of all.
+func printLint(c *ucli.Context, results []*lintResult) error {
+	code := ExitOK
+	for _, r := range results {
+		if r.err != nil {
+			ec := ExitInternal
+			var ee *exitError
+			if errors.As(r.err, &ee) {
+				ec = ee.code
+			}
+			if msg := r.err.Error(); msg != "" {
+				if len(results) > 1 {
+					msg = r.found.Name() + ": " + msg
+				}
+				fmt.Fprintln(c.App.ErrWriter, "mcpc: "+term.EscapeLines(msg))
+			}
+			code = max(code, ec)
+			continue
+		}
+		rep := r.rep
+		p, err := report.New(c.String("format"), report.Options{Sources: r.src, OneLine: c.Bool("oneline"), ToolVersion: Version,
+			Redact: rep.Result.Redactor.Redact, Rules: lookupIn(r.known), Color: useColor(c, c.App.Writer)})
+		if err != nil {
+			return usageError("--format: %v", err)
+		}
+		if err := p.Print(c.App.Writer, rep.Diagnostics); err != nil {
+			return err
+		}
+		for _, n := range r.notes {
+			fmt.Fprintln(c.App.ErrWriter, n)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "%s: %s, %s%s\n", r.found.Name(), plural(len(rep.Result.Names()), "server"), report.Summary(rep.Diagnostics), dropped(rep.Applied))
+		code = max(code, problemsCode(rep.Diagnostics, c.Bool("strict")))
+	}
+	if code != ExitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// lintOne lints the deployment f.
+func lintOne(c *ucli.Context, f lint.Found) *lintResult {
+	r := &lintResult{found: f}
+	r.rep, r.known, r.src, r.notes, r.err = lintDeployment(c, f)
+	return r
+}
+
+func lintDeployment(c *ucli.Context, f lint.Found) (*lint.Report, []rules.Rule, *excerpts, []string, error) {
+	dir := f.Dir
 	var d *lint.Deployment
 	src := sourcesOf()
-	if file := lint.Find(dir); file != "" {
+	if file := f.File; file != "" {
 		var ds []diag.Diagnostic
 		d, ds = lint.Load(file)
 		if data, err := inputfile.ReadText(file); err == nil {
 			src.withFile(file, data)
 		}
 		if len(ds) > 0 {
-			return nil, deploymentError(c, ds, src)
+			return nil, nil, nil, nil, deploymentError(c, ds, src)
 		}
 	}
 	flags, err := lintFlags(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, err
 	}
 	opts, err := lint.CompileOptions(d, dir, flags)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, nil, nil, inputErr(err)
 	}
 	opts.ReadFile = readFileOrStdin(c)
 	packs, pds := d.LoadPacks(c.StringSlice("policy"))
 	if len(pds) > 0 {
-		return nil, deploymentError(c, pds, src)
+		return nil, nil, nil, nil, deploymentError(c, pds, src)
 	}
 	known, err := lint.KnownRules(packs)
 	if err != nil {
-		return nil, &exitError{code: ExitInternal, msg: err.Error()}
+		return nil, nil, nil, nil, &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	if d != nil {
 		if ds := d.CheckRules(ruleIDs(known)); len(ds) > 0 {
-			return nil, deploymentError(c, ds, src)
+			return nil, nil, nil, nil, deploymentError(c, ds, src)
 		}
 	}
 	target, lockFile, err := lint.TargetOf(d, flags, opts)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, nil, nil, inputErr(err)
 	}
 	rep, err := lint.Run(lint.Options{Compile: opts, Deployment: d, Packs: packs, Target: target, LockFile: lockFile,
 		VersionPacks: d.VersionPacks(opts.Profile)})
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, nil, nil, inputErr(err)
 	}
 	src.others = append(src.others, rep.Result.Files)
 	for file, data := range rep.Files {
 		src.withFile(file, data)
 	}
-	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version,
-		Redact: rep.Result.Redactor.Redact, Rules: lookupIn(known), Color: useColor(c, c.App.Writer)})
+	notes, err := lintWorkspace(c, d, rep, src)
 	if err != nil {
-		return nil, usageError("--format: %v", err)
+		return nil, nil, nil, nil, err
 	}
-	if err := p.Print(c.App.Writer, rep.Diagnostics); err != nil {
+	return rep, known, src, notes, nil
+}
+
+// lintWorkspace adds the findings of --workspace's servers.json, as validate
+// checks it, under the deployment's rule configuration.
+func lintWorkspace(c *ucli.Context, d *lint.Deployment, rep *lint.Report, src *excerpts) ([]string, error) {
+	if c.String("workspace") == "" {
+		return nil, nil
+	}
+	res := *rep.Result
+	res.Diagnostics = nil
+	ds, files, note, err := remoteValidation(c, &res)
+	if err != nil {
 		return nil, err
 	}
-	name := dir
-	if d != nil {
-		name = d.File
+	src.others = append(src.others, files)
+	a := d.Apply(ds)
+	rep.Diagnostics = append(rep.Diagnostics, a.Diagnostics...)
+	diag.Sort(rep.Diagnostics)
+	for id, n := range a.Ignored {
+		rep.Ignored[id] += n
 	}
-	fmt.Fprintf(c.App.ErrWriter, "%s: %s, %s%s\n", name, plural(len(rep.Result.Names()), "server"), report.Summary(rep.Diagnostics), dropped(rep.Applied))
-	return rep.Diagnostics, nil
+	for id, n := range a.Off {
+		rep.Off[id] += n
+	}
+	return []string{note}, nil
 }
 
 // lintFlags are the command line's say about a deployment.

@@ -25,13 +25,15 @@ func TestUnknownFlagIsBrief(t *testing.T) {
 	}
 }
 
-// lint --init writes an mcpc.cue that finds the sources, that lint then
-// reads; it never overwrites one.
+// lint --init writes an mcpc.cue that finds the sources (.env once, though
+// *.env matches it too), that lint then reads with the files' host
+// environment alone (cleanEnv); it never overwrites one.
 func TestLintInit(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "appsettings.json", `{"Mcp": {"Servers": {"x": {"Command": "npx", "Args": ["-y", "server-x@1.0.0"]}}}}`)
 	write(t, dir, "appsettings.Production.json", `{}`)
 	write(t, dir, "host.env", "A=1\n")
+	write(t, dir, ".env", "B=2\n")
 	write(t, dir, "agent/settings.json", `{"mcpServers": {"y": {"command": "npx", "args": ["-y", "server-y"]}}}`)
 	code, _, stderr := run(t, "lint", "--init", dir)
 	if code != ExitOK {
@@ -41,7 +43,7 @@ func TestLintInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`appsettings: ["appsettings.json", "appsettings.Production.json"]`, `envFiles: ["host.env"]`, `agentDir: "agent"`} {
+	for _, want := range []string{`appsettings: ["appsettings.json", "appsettings.Production.json"]`, `envFiles: [".env", "host.env"]`, "cleanEnv: true", `agentDir: "agent"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("mcpc.cue lacks %s:\n%s", want, data)
 		}
@@ -136,11 +138,9 @@ func TestCIWorkflowCommands(t *testing.T) {
 		t.Fatal("the pre-commit hook has no mcpc entry")
 	}
 	words, _ := shlex.Split(entry[1])
-	if err := os.Chdir("examples/volcanic"); err != nil {
-		t.Fatal(err)
-	}
-	if code, stdout, stderr := run(t, words[1:]...); code != ExitOK {
-		t.Errorf("pre-commit hook %s in examples/volcanic: exit %d\n%s%s", entry[1], code, stdout, stderr)
+	changed := append(words[1:], "examples/volcanic/appsettings.json")
+	if code, stdout, stderr := run(t, changed...); code != ExitOK || !strings.Contains(stderr, "examples/volcanic/mcpc.cue: 3 servers") {
+		t.Errorf("pre-commit hook %s examples/volcanic/appsettings.json: exit %d\n%s%s", entry[1], code, stdout, stderr)
 	}
 }
 
