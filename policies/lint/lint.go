@@ -29,6 +29,11 @@ type Options struct {
 	Target policies.Target
 	// LockFile is the tool lock the tool rules read; "" when there is none.
 	LockFile string
+	// More, if set, gives the findings of inputs the compiler does not
+	// read (a chat's servers.json), so that the deployment's severities
+	// and ignores apply to them with the rest, in the one pass that also
+	// finds the ignores that matched nothing.
+	More func(res *compile.Result) ([]diag.Diagnostic, error)
 	// VersionPacks are the host version packs to run
 	// (Deployment.VersionPacks).
 	VersionPacks []*versionpacks.Pack
@@ -105,6 +110,13 @@ func Run(opts Options) (*Report, error) {
 	}
 	inline, ids2 := InlineIgnores(jsoncSources(opts.Compile), opts.Compile.ReadFile, ids)
 	ds = append(ds, ids2...)
+	if opts.More != nil {
+		more, err := opts.More(res)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, more...)
+	}
 	rep.Applied = opts.Deployment.Apply(ds, inline, res.ServerOf())
 	return rep, nil
 }

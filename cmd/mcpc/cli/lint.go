@@ -253,8 +253,24 @@ func lintDeployment(c *ucli.Context, f lint.Found) (*lint.Report, []rules.Rule, 
 	if err != nil {
 		return nil, nil, nil, nil, inputErr(err)
 	}
+	var notes []string
+	var workspaceErr error
+	more := func(res *compile.Result) ([]diag.Diagnostic, error) {
+		ds, note, err := lintWorkspace(c, res, src)
+		if err != nil {
+			workspaceErr = err // a usage error of --workspace, kept as it is
+			return nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		return ds, nil
+	}
 	rep, err := lint.Run(lint.Options{Compile: opts, Deployment: d, Packs: packs, Target: target, LockFile: lockFile,
-		VersionPacks: d.VersionPacks(opts.Profile)})
+		VersionPacks: d.VersionPacks(opts.Profile), More: more})
+	if workspaceErr != nil {
+		return nil, nil, nil, nil, workspaceErr
+	}
 	if err != nil {
 		return nil, nil, nil, nil, inputErr(err)
 	}
@@ -262,36 +278,24 @@ func lintDeployment(c *ucli.Context, f lint.Found) (*lint.Report, []rules.Rule, 
 	for file, data := range rep.Files {
 		src.withFile(file, data)
 	}
-	notes, err := lintWorkspace(c, d, rep, src)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
 	return rep, known, src, notes, nil
 }
 
-// lintWorkspace adds the findings of --workspace's servers.json, as validate
-// checks it, under the deployment's rule configuration.
-func lintWorkspace(c *ucli.Context, d *lint.Deployment, rep *lint.Report, src *excerpts) ([]string, error) {
+// lintWorkspace gives the findings of --workspace's servers.json, as
+// validate checks it (lint.Options.More: the deployment's configuration
+// applies to them with the rest), and the note validate prints of it.
+func lintWorkspace(c *ucli.Context, compiled *compile.Result, src *excerpts) ([]diag.Diagnostic, string, error) {
 	if c.String("workspace") == "" {
-		return nil, nil
+		return nil, "", nil
 	}
-	res := *rep.Result
+	res := *compiled
 	res.Diagnostics = nil
 	ds, files, note, err := remoteValidation(c, &res)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	src.others = append(src.others, files)
-	a := d.Apply(ds)
-	rep.Diagnostics = append(rep.Diagnostics, a.Diagnostics...)
-	diag.Sort(rep.Diagnostics)
-	for id, n := range a.Ignored {
-		rep.Ignored[id] += n
-	}
-	for id, n := range a.Off {
-		rep.Off[id] += n
-	}
-	return []string{note}, nil
+	return ds, note, nil
 }
 
 // lintFlags are the command line's say about a deployment.
