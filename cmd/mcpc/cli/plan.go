@@ -32,7 +32,7 @@ Examples:
 			if c.Bool("resolve") && c.String("workspace") == "" {
 				return usageError("--resolve needs --workspace DIR")
 			}
-			opts, err := optionsFromFlags(c)
+			opts, err := deploymentOptions(c)
 			if err != nil {
 				return err
 			}
