@@ -220,7 +220,7 @@ func deploymentOptions(c *ucli.Context) (compile.Options, error) {
 // problems printed on stderr) and nothing to check are usage errors (exit
 // 2): a command that read nothing never answers "0 servers".
 func deploymentIn(c *ucli.Context, dir string) (opts compile.Options, d *lint.Deployment, err error) {
-	if err := existingDirs(c, "agent-dir", "workspace"); err != nil {
+	if err := existingDirs(c, "agent-dir"); err != nil {
 		return opts, nil, err
 	}
 	if file := lint.Find(dir); file != "" {

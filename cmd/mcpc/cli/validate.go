@@ -26,6 +26,9 @@ Examples:
 			if c.NArg() > 0 {
 				return usageError("validate takes no arguments, got %q", c.Args().First())
 			}
+			if err := existingDirs(c, "workspace"); err != nil {
+				return err
+			}
 			res, err := compileDeployment(c)
 			if err != nil {
 				return err
