@@ -70,7 +70,7 @@ func importAction(c *ucli.Context) error {
 	if err := p.Print(c.App.ErrWriter, res.Diagnostics); err != nil {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
-	if res.HasErrors() {
+	if res.Output == nil {
 		fmt.Fprintf(c.App.ErrWriter, "nothing written: %s\n", report.Summary(res.Diagnostics))
 		return &exitError{code: ExitProblems}
 	}
@@ -84,8 +84,20 @@ func importAction(c *ucli.Context) error {
 	} else if _, err := c.App.Writer.Write(res.Output); err != nil {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
-	fmt.Fprintf(c.App.ErrWriter, "%s imported%s: %s\n", importPlural(res.Converted, "server"), remoteNote(res.Remote), report.Summary(res.Diagnostics))
+	fmt.Fprintf(c.App.ErrWriter, "%s imported%s%s: %s\n", importPlural(res.Converted, "server"), remoteNote(res.Remote), failedNote(res.Failed), report.Summary(res.Diagnostics))
+	if res.HasErrors() {
+		// What converts is written; the servers left out fail the run, so
+		// that a CI migration notices them.
+		return &exitError{code: ExitProblems}
+	}
 	return nil
+}
+
+func failedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return ", " + importPlural(n, "server") + " not imported (see the errors)"
 }
 
 func remoteNote(n int) string {
