@@ -27,6 +27,8 @@ func importCommand() *ucli.Command {
 		Usage: "convert a Claude Desktop, VS Code, Cursor or Claude Code MCP configuration for volcanic or craftbot, reporting every change",
 		UsageText: `mcpc import --from ` + strings.Join(importer.Clients, "|") + ` FILE --to volcanic|craftbot [--form settings|appsettings] [-o FILE] [--format text|json|sarif|github]
 
+Every server that converts is written; one that cannot be is reported, and the run exits 1.
+
 Examples:
    mcpc import --from claude-desktop claude_desktop_config.json --to volcanic -o ~/.volcanic/agent/settings.json
    mcpc import --from vscode .vscode/mcp.json --to volcanic --form appsettings > appsettings.Mcp.json

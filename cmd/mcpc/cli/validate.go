@@ -13,7 +13,12 @@ func validateCommand() *ucli.Command {
 		Usage: "check every source the compiler reads; print the diagnostics, not the plan",
 		UsageText: `mcpc validate [source flags] [--workspace DIR [--scope SCOPE]] [--format text|json|sarif|github] [--strict]
 
+The sources are the source flags, over those of the mcpc.cue found upward from the current
+directory, else the files the host reads here; with none, validate exits 2 ("nothing to check").
+--appsettings - reads standard input.
+
 Examples:
+   mcpc validate                                # the deployment of the current directory
    mcpc validate --clean-env --appsettings examples/volcanic/appsettings.json \
      --env-file examples/volcanic/host.env --agent-dir examples/volcanic/agent
    mcpc validate --appsettings appsettings.json --workspace /srv/chats/42 --scope 42   # also servers.json`,
