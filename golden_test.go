@@ -63,7 +63,13 @@ func loadCases(t *testing.T) []goldenCase {
 			continue
 		}
 		dir := filepath.Join("fixtures", e.Name())
-		args := []string{"--clean-env", "--agent-dir", filepath.Join(dir, "agent")}
+		// A case without agent/ has no settings.json: its agent dir is the
+		// case's own (an --agent-dir that does not exist is an error).
+		agent := filepath.Join(dir, "agent")
+		if _, err := os.Stat(agent); err != nil {
+			agent = dir
+		}
+		args := []string{"--clean-env", "--agent-dir", agent}
 		craftbotConfig := filepath.Join(dir, "mcp_config.json")
 		if _, err := os.Stat(craftbotConfig); err == nil {
 			args = []string{"--clean-env", "--profile", "craftbot", "--config", craftbotConfig}

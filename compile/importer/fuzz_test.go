@@ -37,8 +37,10 @@ func FuzzImport(f *testing.F) {
 				t.Fatalf("diagnostic not positioned in the file: %+v", d)
 			}
 		}
-		if res.HasErrors() != (res.Output == nil) {
-			t.Fatalf("errors %v, output %q", res.HasErrors(), res.Output)
+		// What converts is written; no output is an error, and an error
+		// beside an output is a server left out of it.
+		if res.Output == nil && !res.HasErrors() || res.Output != nil && res.HasErrors() && res.Failed == 0 {
+			t.Fatalf("errors %v, %d servers left out, output %q", res.HasErrors(), res.Failed, res.Output)
 		}
 		if res.Output != nil {
 			checkOutput(t, res.Output, opts)

@@ -62,15 +62,18 @@ type Options struct {
 
 // Result is one conversion.
 type Result struct {
-	// Output is the converted configuration, nil when a diagnostic is an
-	// error: a partial file written by a redirect would silently lose the
-	// servers that failed.
+	// Output is the converted configuration: every server that converts,
+	// beside the errors of those that do not (Failed counts them; a
+	// migration writes what it can, and the errors say what is left). It is
+	// nil when no server converts and there is an error: a file without
+	// servers would replace one that has some.
 	Output []byte
 	// Diagnostics report every change, on the source file.
 	Diagnostics []diag.Diagnostic
 	// Converted is the number of servers in Output; Remote the number of
-	// remote servers left for `mcpc remote add` (volcanic).
-	Converted, Remote int
+	// remote servers left for `mcpc remote add` (volcanic); Failed the
+	// number of servers left out for an error.
+	Converted, Remote, Failed int
 	// Secrets are the literal credentials found in the source (env values
 	// under credential names, header values, URLs with a query or user
 	// info). Printers redact them; SecretLines are the positions where one
@@ -136,12 +139,15 @@ func Import(file string, data []byte, opts Options) (*Result, error) {
 	var out []*entry
 	for _, s := range servers {
 		c.current = s.name
+		errsBefore, _, _ := diag.Count(c.res.Diagnostics)
 		if e := c.convert(s); e != nil {
 			out = append(out, e)
+		} else if errs, _, _ := diag.Count(c.res.Diagnostics); errs > errsBefore {
+			c.res.Failed++
 		}
 	}
 	c.assignNames(out)
-	if !c.res.HasErrors() {
+	if len(out) > 0 || !c.res.HasErrors() {
 		c.res.Output = c.write(out)
 	}
 	diag.Sort(c.res.Diagnostics)

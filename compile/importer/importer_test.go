@@ -80,11 +80,14 @@ func TestGoldenOutputsAreValid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.HasErrors() {
-				if res.Output != nil {
-					t.Errorf("errors, but an output was made")
+			if res.Output == nil {
+				if !res.HasErrors() {
+					t.Errorf("no output, and no error says why")
 				}
 				return
+			}
+			if res.HasErrors() && res.Failed == 0 {
+				t.Errorf("an output beside errors, and no server left out")
 			}
 			converted[c.opts.To]++
 			checkOutput(t, res.Output, c.opts)

@@ -86,17 +86,22 @@ func (c *converter) readSource(root *node.Node) []*source {
 		c.report(m.KeyPos(), NoServers, fmt.Sprintf("%q defines no server; the output has none", key), "")
 	}
 	var out []*source
-	at := map[string]int{}
+	at := map[string]int{}        // where in out a name's object is
+	last := map[string]diag.Pos{} // a name's definition before this one, object or not
 	for _, sm := range m.Value.Members {
-		if i, ok := at[sm.Key]; ok {
-			prev := out[i]
+		if prev, ok := last[sm.Key]; ok {
 			c.report(sm.KeyPos(), Duplicate, fmt.Sprintf("server %q is defined again here; %s reads the last definition, so the one at line %d is not imported",
-				sm.Key, clientName(c.opts.From), prev.namePos.Line), "remove one of the two definitions")
-			out[i] = nil
+				sm.Key, clientName(c.opts.From), prev.Line), "remove one of the two definitions")
+			if i, ok := at[sm.Key]; ok {
+				out[i] = nil
+				delete(at, sm.Key)
+			}
 		}
+		last[sm.Key] = sm.KeyPos()
 		if sm.Value.Kind != node.Object {
 			c.report(sm.Value.Pos(), Shape, fmt.Sprintf("server %q must be an object, not %s", sm.Key, node.Describe(sm.Value)),
 				`write {"command": "npx", "args": […]}`)
+			c.res.Failed++
 			continue
 		}
 		at[sm.Key] = len(out)

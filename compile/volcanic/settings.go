@@ -121,16 +121,20 @@ func shallow(root *node.Node) *node.Node {
 	return out
 }
 
-func (c *compiler) agentDir() string {
-	if c.opts.AgentDir != "" {
-		return c.opts.AgentDir
+func (c *compiler) agentDir() string { return agentDir(c.opts, c.res.Env) }
+
+// agentDir is the agent dir the host reads: --agent-dir, else
+// $VOLCANIC_AGENT_DIR of the host environment, else ~/.volcanic/agent.
+func agentDir(opts compile.Options, env *compile.HostEnv) string {
+	if opts.AgentDir != "" {
+		return opts.AgentDir
 	}
-	if v, ok := c.res.Env.Lookup("VOLCANIC_AGENT_DIR"); ok && v.Value != "" {
+	if v, ok := env.Lookup("VOLCANIC_AGENT_DIR"); ok && v.Value != "" {
 		return v.Value
 	}
-	home := c.opts.HomeDir
+	home := opts.HomeDir
 	if home == "" {
-		home = c.res.Env.Value("HOME")
+		home = env.Value("HOME")
 	}
 	if home == "" {
 		home, _ = os.UserHomeDir()

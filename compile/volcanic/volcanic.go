@@ -49,15 +49,32 @@ func (profile) Summary(r *compile.Result) string {
 }
 
 // FindSources: without appsettings named, those a .NET host reads in dir.
+// Without those nor an agent dir, the host still reads the settings.json of
+// its default agent dir and the Mcp section of its environment: nothing to
+// check is when neither holds anything either.
 func (profile) FindSources(dir string, opts *compile.Options, getenv func(string) string) error {
 	if len(opts.AppSettings) > 0 {
 		return nil
 	}
 	opts.AppSettings = DotnetAppSettings(dir, getenv)
-	if len(opts.AppSettings) == 0 && opts.AgentDir == "" {
-		return fmt.Errorf("%s: nothing to check: no appsettings.json there, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir)
+	if len(opts.AppSettings) > 0 || opts.AgentDir != "" {
+		return nil
 	}
-	return nil
+	env, _, _, err := compile.LoadHostEnv(compile.HostEnvOptions{Environ: opts.Environ, CleanEnv: opts.CleanEnv,
+		EnvFiles: opts.EnvFiles, Env: opts.Env, ReadFile: opts.ReadFile})
+	if err != nil {
+		return nil // the compilation reports the input it cannot read
+	}
+	settings := filepath.Join(agentDir(*opts, env), "settings.json")
+	if fi, err := os.Stat(settings); err == nil && fi.Mode().IsRegular() {
+		return nil
+	}
+	for _, name := range env.Names() {
+		if levels := keyLevels(name); len(levels) >= 2 && foldKey(levels[0]) == "MCP" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: nothing to check: no appsettings.json there, no %s and no Mcp__ variable, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir, settings)
 }
 
 // Detect: the appsettings files (a .NET host's layering order:

@@ -97,6 +97,10 @@ func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error)
 	}
 	// A profile whose host runs on every OS ignores the target OS.
 	opts.TargetOS = TargetOS(d, f)
+	opts.Environ = nil
+	if !opts.CleanEnv {
+		opts.Environ = f.Environ // the host environment FindSources looks at too
+	}
 	if err := prof.FindSources(dir, &opts, f.Getenv); err != nil {
 		return opts, inputError("%v", err)
 	}
@@ -104,10 +108,6 @@ func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error)
 		if fi, err := os.Stat(opts.AgentDir); err != nil || !fi.IsDir() {
 			return opts, inputError("agent dir %s does not exist", opts.AgentDir)
 		}
-	}
-	opts.Environ = nil
-	if !opts.CleanEnv {
-		opts.Environ = f.Environ
 	}
 	return opts, nil
 }

@@ -17,8 +17,10 @@ import (
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	_ "github.com/mcpc-dev/mcpc/compile/profiles" // every host profile, registered with compile
 	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/internal/term"
+	"github.com/mcpc-dev/mcpc/policies/lint"
 	ucli "github.com/urfave/cli/v2"
 )
 
@@ -198,13 +200,79 @@ func flags(groups ...[]ucli.Flag) []ucli.Flag {
 	return out
 }
 
-// compileFromFlags runs the compiler on the command's source flags.
-func compileFromFlags(c *ucli.Context) (*compile.Result, error) {
-	opts, err := optionsFromFlags(c)
+// compileDeployment compiles the deployment the command reads
+// (deploymentOptions).
+func compileDeployment(c *ucli.Context) (*compile.Result, error) {
+	opts, err := deploymentOptions(c)
 	if err != nil {
 		return nil, err
 	}
 	return compileWith(opts)
+}
+
+// deploymentOptions are the compiler options of the deployment a command
+// reads: that of the current directory (deploymentIn).
+func deploymentOptions(c *ucli.Context) (compile.Options, error) {
+	opts, _, err := deploymentIn(c, ".")
+	return opts, err
+}
+
+// deploymentIn reads the deployment of dir as mcpc lint does (lint.Find,
+// lint.Load, lint.CompileOptions): each source flag given, over the sources
+// of the mcpc.cue found upward from dir (d, nil when there is none), else
+// the files the host reads in dir. "-" names standard input. A directory
+// flag that names no directory, an mcpc.cue that does not load (its
+// problems printed on stderr) and nothing to check are usage errors (exit
+// 2): a command that read nothing never answers "0 servers".
+func deploymentIn(c *ucli.Context, dir string) (opts compile.Options, d *lint.Deployment, err error) {
+	if err := existingDirs(c, "agent-dir"); err != nil {
+		return opts, nil, err
+	}
+	if file := lint.Find(dir); file != "" {
+		var ds []diag.Diagnostic
+		if d, ds = lint.Load(file); len(ds) > 0 {
+			src := sourcesOf()
+			if data, err := inputfile.ReadText(file); err == nil {
+				src.withFile(file, data)
+			}
+			if err := printDiagnostics(c.App.ErrWriter, plainText(c), ds, src, nil); err != nil {
+				return opts, nil, err
+			}
+			return opts, nil, usageError("%s: the deployment's configuration is not valid (%s)", file, report.Summary(ds))
+		}
+	}
+	f, err := lintFlags(c)
+	if err != nil {
+		return opts, nil, err
+	}
+	if opts, err = lint.CompileOptions(d, dir, f); err != nil {
+		return opts, nil, inputErr(err)
+	}
+	// The flags that belong to another profile than the deployment's are
+	// refused, whichever named the profile.
+	check := opts
+	if err := profileOptions(c, &check); err != nil {
+		return opts, nil, err
+	}
+	opts.ReadFile = readFileOrStdin(c)
+	return opts, d, nil
+}
+
+// existingDirs refuses a directory flag that names no directory: a typo
+// (--agent-dir agnet) must not quietly read nothing.
+func existingDirs(c *ucli.Context, names ...string) error {
+	for _, name := range names {
+		dir := c.String(name)
+		if dir == "" {
+			continue
+		}
+		if fi, err := os.Stat(dir); err != nil {
+			return usageError("--%s %s: %v", name, dir, unwrapPath(err))
+		} else if !fi.IsDir() {
+			return usageError("--%s %s: not a directory", name, dir)
+		}
+	}
+	return nil
 }
 
 // optionsFromFlags turns the command's source flags into compiler options.

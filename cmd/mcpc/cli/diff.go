@@ -8,12 +8,10 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/compile/plandiff"
-	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/policies/lint"
@@ -247,26 +245,13 @@ func diffLaunches(o, n *diffInput) plandiff.Launches {
 // keeps the host environment and, for craftbot, the config file's values
 // its servers start with.
 func diffDeployment(c *ucli.Context, dir string) (*diffInput, error) {
-	var d *lint.Deployment
-	base := dir
-	if file := lint.Find(dir); file != "" {
-		var ds []diag.Diagnostic
-		d, ds = lint.Load(file)
-		if len(ds) > 0 {
-			src := sourcesOf()
-			if data, err := inputfile.ReadText(file); err == nil {
-				src.withFile(file, data)
-			}
-			if err := printDiagnostics(c.App.ErrWriter, plainText(c), ds, src, nil); err != nil {
-				return nil, err
-			}
-			return nil, usageError("%s: the deployment's configuration is not valid (%s)", file, report.Summary(ds))
-		}
-		base = d.Dir
-	}
-	opts, err := deploymentOptions(c, d, dir)
+	opts, d, err := deploymentIn(c, dir)
 	if err != nil {
 		return nil, err
+	}
+	base := dir
+	if d != nil {
+		base = d.Dir
 	}
 	res, err := compileWith(opts)
 	if err != nil {
@@ -287,17 +272,6 @@ func diffDeployment(c *ucli.Context, dir string) (*diffInput, error) {
 	}
 	in.plan = rebase(res.Plan, base)
 	return in, nil
-}
-
-// deploymentOptions are the compiler options of a deployment directory,
-// as lint reads it: its mcpc.cue's sources, else the appsettings files a
-// .NET host reads in dir.
-func deploymentOptions(c *ucli.Context, d *lint.Deployment, dir string) (compile.Options, error) {
-	opts, err := lint.CompileOptions(d, dir, lint.Flags{Environ: environ(), TargetOS: c.String("target-os")})
-	if err != nil {
-		return opts, inputErr(err)
-	}
-	return opts, nil
 }
 
 // rebase makes the paths a plan records (sources, origins of servers,

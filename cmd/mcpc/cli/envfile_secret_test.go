@@ -31,7 +31,7 @@ func assertNoEnvFileCanary(t *testing.T, what, out string) {
 // that reads an env file.
 func TestEnvFileMultiLineSecretNeverShown(t *testing.T) {
 	dir := t.TempDir()
-	agent := filepath.Join(dir, "agent")
+	agent := dir // an agent dir without settings.json
 	good := write(t, dir, "good.env", "SSH_PRIVATE_KEY=\"-----BEGIN KEY-----\nMIIEcnryPEMbody0123456789\n-----END KEY-----\"\nDEPLOY_NOTE='CANARYsecondLINEabcdef98765\nline two'\n")
 	if code, stdout, stderr := run(t, "validate", "--clean-env", "--agent-dir", agent, "--env-file", good); code != ExitOK {
 		t.Errorf("a quoted multi-line value: exit %d\n%s%s", code, stdout, stderr)

@@ -27,7 +27,7 @@ Example:
 				return usageError("explain needs exactly one server NAME")
 			}
 			name := c.Args().First()
-			res, err := compileFromFlags(c)
+			res, err := compileDeployment(c)
 			if err != nil {
 				return err
 			}

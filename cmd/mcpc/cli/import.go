@@ -27,6 +27,8 @@ func importCommand() *ucli.Command {
 		Usage: "convert a Claude Desktop, VS Code, Cursor or Claude Code MCP configuration for volcanic or craftbot, reporting every change",
 		UsageText: `mcpc import --from ` + strings.Join(importer.Clients, "|") + ` FILE --to volcanic|craftbot [--form settings|appsettings] [-o FILE] [--format text|json|sarif|github]
 
+Every server that converts is written; one that cannot be is reported, and the run exits 1.
+
 Examples:
    mcpc import --from claude-desktop claude_desktop_config.json --to volcanic -o ~/.volcanic/agent/settings.json
    mcpc import --from vscode .vscode/mcp.json --to volcanic --form appsettings > appsettings.Mcp.json
@@ -70,7 +72,7 @@ func importAction(c *ucli.Context) error {
 	if err := p.Print(c.App.ErrWriter, res.Diagnostics); err != nil {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
-	if res.HasErrors() {
+	if res.Output == nil {
 		fmt.Fprintf(c.App.ErrWriter, "nothing written: %s\n", report.Summary(res.Diagnostics))
 		return &exitError{code: ExitProblems}
 	}
@@ -84,8 +86,20 @@ func importAction(c *ucli.Context) error {
 	} else if _, err := c.App.Writer.Write(res.Output); err != nil {
 		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
-	fmt.Fprintf(c.App.ErrWriter, "%s imported%s: %s\n", importPlural(res.Converted, "server"), remoteNote(res.Remote), report.Summary(res.Diagnostics))
+	fmt.Fprintf(c.App.ErrWriter, "%s imported%s%s: %s\n", importPlural(res.Converted, "server"), remoteNote(res.Remote), failedNote(res.Failed), report.Summary(res.Diagnostics))
+	if res.HasErrors() {
+		// What converts is written; the servers left out fail the run, so
+		// that a CI migration notices them.
+		return &exitError{code: ExitProblems}
+	}
 	return nil
+}
+
+func failedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return ", " + importPlural(n, "server") + " not imported (see the errors)"
 }
 
 func remoteNote(n int) string {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +127,52 @@ func TestImportSyntaxErrorIsPositioned(t *testing.T) {
 	code, stdout, stderr := run(t, "import", "--from", "claude-desktop", src, "--to", "volcanic", "--oneline")
 	if code != ExitProblems || stdout != "" || !strings.Contains(stderr, src+":2:3: error: invalid JSON") || !strings.Contains(stderr, "[json-syntax]") {
 		t.Errorf("claude-desktop: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+}
+
+// TestImportWritesWhatConverts: one server of ten that cannot be converted
+// (a ${VAR:-default} in a url, which CraftBot does not expand) leaves the
+// nine others written, is reported by name, and fails the run (exit 1).
+func TestImportWritesWhatConverts(t *testing.T) {
+	dir := t.TempDir()
+	var servers []string
+	for i := 0; i < 9; i++ {
+		servers = append(servers, fmt.Sprintf(`"s%d": {"command": "npx", "args": ["-y", "s%d@1.0.0"]}`, i, i))
+	}
+	servers = append(servers, `"notes": {"type": "sse", "url": "https://${NOTES_HOST:-notes.example.com}/mcp"}`)
+	src := write(t, dir, ".mcp.json", `{"mcpServers": {`+strings.Join(servers, ",\n")+`}}`)
+	out := filepath.Join(dir, "mcp_config.json")
+	code, stdout, stderr := run(t, "import", "--from", "claude-code", src, "--to", "craftbot", "-o", out, "--oneline")
+	if code != ExitProblems || stdout != "" {
+		t.Fatalf("exit %d, want 1; stdout %q\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, `error: server "notes": url holds a ${…}`) || !strings.Contains(stderr, "9 servers imported, 1 server not imported") {
+		t.Errorf("report:\n%s", stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("nothing written: %v", err)
+	}
+	for i := 0; i < 9; i++ {
+		if !strings.Contains(string(data), fmt.Sprintf(`"name": "s%d"`, i)) {
+			t.Errorf("s%d is not in the output:\n%s", i, data)
+		}
+	}
+	if strings.Contains(string(data), "notes") {
+		t.Errorf("the server that does not convert is in the output:\n%s", data)
+	}
+	// What is written is what validate accepts.
+	if code, vout, verr := run(t, "validate", "--clean-env", "--profile", "craftbot", "--config", out, "--target-os", "linux"); code != ExitOK {
+		t.Errorf("validate of the imported file: exit %d\n%s%s", code, vout, verr)
+	}
+}
+
+// A name defined three times, the middle one not an object, is reported,
+// not a crash.
+func TestImportNameDefinedThrice(t *testing.T) {
+	src := write(t, t.TempDir(), ".mcp.json", `{"mcpServers": {"a": {"command": "x"}, "a": 1, "a": {"command": "y"}}}`)
+	code, stdout, stderr := run(t, "import", "--from", "claude-code", src, "--to", "volcanic", "--oneline")
+	if code != ExitProblems || !strings.Contains(stdout, `"command": "y"`) || strings.Contains(stdout, `"x"`) || strings.Count(stderr, "[import-duplicate]") != 2 {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -17,7 +17,10 @@ func planCommand() *ucli.Command {
 		Usage: "compile the sources to the frozen launch plan (canonical JSON)",
 		UsageText: `mcpc plan [source flags] [-o FILE] [--workspace DIR --resolve]
 
+The sources are found as validate finds them (mcpc validate --help).
+
 Examples:
+   mcpc plan -o plan.json                       # the deployment of the current directory (its mcpc.cue)
    mcpc plan --appsettings appsettings.json --agent-dir agent -o plan.json
    mcpc plan --appsettings appsettings.json --workspace /srv/chats/42 --resolve`,
 		Flags: flags(sourceFlags(), formatFlags(), []ucli.Flag{
@@ -32,7 +35,7 @@ Examples:
 			if c.Bool("resolve") && c.String("workspace") == "" {
 				return usageError("--resolve needs --workspace DIR")
 			}
-			opts, err := optionsFromFlags(c)
+			opts, err := deploymentOptions(c)
 			if err != nil {
 				return err
 			}

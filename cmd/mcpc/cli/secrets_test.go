@@ -34,7 +34,7 @@ func TestSecretThroughEveryChannel(t *testing.T) {
 	app := write(t, dir, "appsettings.json", fmt.Sprintf(`{"Mcp": {"Servers": {"srv": {
   "Command": %q, "Args": ["-tools", "env-sha256,env,echo", "-stderr-env", "KEY", "-stderr", "ready"],
   "Env": {"KEY": "${env:SIGNING_PRIVATE_KEY}", "KEY2": "${env:DEPLOY_PRIVATE_KEY}"}, "StderrLevel": "Information"}}}}`, testServer))
-	src := []string{"--clean-env", "--env-file", envFile, "--agent-dir", filepath.Join(dir, "agent"), "--appsettings", app}
+	src := []string{"--clean-env", "--env-file", envFile, "--agent-dir", dir, "--appsettings", app}
 	var outputs []string
 	collect := func(code int, stdout, stderr string) int {
 		outputs = append(outputs, stdout, stderr)
@@ -59,7 +59,7 @@ func TestSecretThroughEveryChannel(t *testing.T) {
 
 	// The literal copy is refused, and not shown either.
 	literal := write(t, dir, "literal.json", fmt.Sprintf(`{"Mcp": {"Servers": {"srv": {"Command": %q, "Args": ["--token", %q]}}}}`, testServer, bound))
-	litSrc := []string{"--clean-env", "--env", "GITHUB_TOKEN=" + bound, "--agent-dir", filepath.Join(dir, "agent"), "--appsettings", literal}
+	litSrc := []string{"--clean-env", "--env", "GITHUB_TOKEN=" + bound, "--agent-dir", dir, "--appsettings", literal}
 	if code := collect(run(t, append([]string{"plan"}, litSrc...)...)); code != ExitProblems || !strings.Contains(outputs[len(outputs)-1], "[secret-literal]") {
 		t.Errorf("a literal copy: exit %d\n%s", code, outputs[len(outputs)-1])
 	}

@@ -94,6 +94,9 @@ func toolsAction(c *ucli.Context) error {
 	case workspace == "" && c.IsSet("scope"):
 		return usageError("--scope goes with --workspace DIR: the chat workspace whose remote servers to list")
 	}
+	if err := existingDirs(c, "workspace"); err != nil { // with --plan too
+		return err
+	}
 	in, err := planForTools(c)
 	if err != nil {
 		return err
@@ -264,7 +267,7 @@ func planForTools(c *ucli.Context) (*toolsInput, error) {
 		}
 		return &toolsInput{plan: p, env: env, deny: deny, sources: sourcesOf(files).withFile(file, data), ds: append(eds, pds...)}, nil
 	}
-	res, err := compileFromFlags(c)
+	res, err := compileDeployment(c)
 	if err != nil {
 		return nil, err
 	}

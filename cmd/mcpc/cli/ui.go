@@ -170,7 +170,7 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 		}
 	}
 	opts.Token = tok
-	co, err := optionsFromFlags(c)
+	co, err := deploymentOptions(c)
 	if err != nil {
 		return opts, "", err
 	}
