@@ -7,7 +7,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/mcpc-dev/mcpc/policies/lint"
 	"io"
 	"os"
 	"runtime/debug"

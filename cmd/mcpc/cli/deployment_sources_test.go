@@ -185,13 +185,16 @@ func TestValidateReadsStdin(t *testing.T) {
 }
 
 // Without a file here, the host still reads its default agent dir and the
-// Mcp section of its environment: those are sources, on every command.
+// Mcp section of its environment: those are sources, on every command that
+// reads this machine's deployment. lint checks a repository's deployments
+// (its DIR and below, docs/decisions/0037), never the runner's home: there
+// only the environment given to it is a source.
 func TestDefaultAgentDirAndEnvironmentAreSources(t *testing.T) {
 	inDir(t, t.TempDir())
 	home := t.TempDir()
 	write(t, home, ".volcanic/agent/settings.json", `{"mcpServers": {"notes": {"command": "notes-mcp"}}}`)
 	environ = func() []string { return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")} }
-	for _, args := range [][]string{{"plan"}, {"validate"}, {"lint"}, {"explain", "notes"}} {
+	for _, args := range [][]string{{"plan"}, {"validate"}, {"explain", "notes"}} {
 		if code, stdout, stderr := run(t, args...); code == ExitUsage || !strings.Contains(stdout+stderr, "notes") && !strings.Contains(stderr, "1 server,") {
 			t.Errorf("%s with ~/.volcanic/agent: exit %d\n%s%s", args[0], code, stdout, stderr)
 		}
