@@ -16,6 +16,15 @@ type Applied struct {
 	// Off counts those of rules set to off.
 	Ignored map[string]int
 	Off     map[string]int
+	// Suppressed are the findings an ignore dropped, with its reason: SARIF
+	// reports them as suppressed results.
+	Suppressed []Suppressed
+}
+
+// Suppressed is a finding an ignore dropped.
+type Suppressed struct {
+	Diagnostic diag.Diagnostic
+	Reason     string
 }
 
 // Apply is the one pass that applies the deployment's rule severities and
@@ -38,8 +47,9 @@ func (d *Deployment) Apply(ds []diag.Diagnostic) Applied {
 		case "error", "warning", "info":
 			x.Severity = diag.Severity(sev)
 		}
-		if d.ignored(x) {
+		if ig := d.ignored(x); ig != nil {
 			out.Ignored[x.Rule]++
+			out.Suppressed = append(out.Suppressed, Suppressed{Diagnostic: x, Reason: ig.Reason})
 			continue
 		}
 		out.Diagnostics = append(out.Diagnostics, x)
@@ -48,19 +58,20 @@ func (d *Deployment) Apply(ds []diag.Diagnostic) Applied {
 	return out
 }
 
-func (d *Deployment) ignored(x diag.Diagnostic) bool {
+// ignored is the first ignore that drops x, nil if none does.
+func (d *Deployment) ignored(x diag.Diagnostic) *Ignore {
 	rel := x.File
 	if r, err := filepath.Rel(d.Dir, x.File); err == nil {
 		rel = r
 	}
 	rel = filepath.ToSlash(rel)
-	for _, ig := range d.Ignores {
+	for i, ig := range d.Ignores {
 		if ig.Rule != x.Rule {
 			continue
 		}
 		if ok, _ := doublestar.Match(ig.Path, rel); ok {
-			return true
+			return &d.Ignores[i]
 		}
 	}
-	return false
+	return nil
 }

@@ -77,21 +77,97 @@ func lintAction(c *ucli.Context) error {
 	if fromFlags && len(dirs) > 1 {
 		return usageError("source flags describe one deployment: give them with one DIR, or put each deployment's sources in its mcpc.cue")
 	}
-	var all []diag.Diagnostic
+	out := &lintReport{src: sourcesOf()}
+	var err error
 	for _, dir := range dirs {
-		ds, err := lintOne(c, dir)
-		if err != nil {
-			return err
+		if err = lintOne(c, dir, out); err != nil {
+			break
 		}
-		all = append(all, ds...)
 	}
-	return exitFor(all, c.Bool("strict"))
+	return out.print(c, dirs, err)
 }
 
-// lintOne lints the deployment of dir and prints its report.
-func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
+// lintReport is what lint found in the deployments of one run, printed as
+// one document at its end, whatever the number of deployments.
+type lintReport struct {
+	run       report.Run
+	src       *excerpts
+	redact    []func(string) string
+	known     []rules.Rule
+	summaries []string
+}
+
+// add takes in the report of one deployment.
+func (l *lintReport) add(rep *lint.Report, src *excerpts, known []rules.Rule, summary string) {
+	l.run.Diagnostics = append(l.run.Diagnostics, rep.Diagnostics...)
+	for _, s := range rep.Suppressed {
+		l.run.Suppressed = append(l.run.Suppressed, report.Suppressed{Diagnostic: s.Diagnostic, Reason: s.Reason})
+	}
+	l.src.others = append(l.src.others, src)
+	l.redact = append(l.redact, rep.Result.Redactor.Redact)
+	l.addRules(known)
+	l.summaries = append(l.summaries, summary)
+}
+
+func (l *lintReport) addRules(known []rules.Rule) {
+	for _, r := range known {
+		if _, ok := lookupIn(l.known)(r.ID); !ok {
+			l.known = append(l.known, r)
+		}
+	}
+}
+
+// print prints the run's document, then each deployment's summary, and
+// returns the run's exit: err, which ended the run early (the document says
+// it failed), else the findings'.
+func (l *lintReport) print(c *ucli.Context, dirs []string, err error) error {
+	var cf *configFailure
+	if errors.As(err, &cf) {
+		l.run.Diagnostics = append(l.run.Diagnostics, cf.ds...)
+		l.src.others = append(l.src.others, cf.src)
+	}
+	if err != nil {
+		l.run.Failure = err.Error()
+	}
+	documented, rerr := lint.Rules()
+	if rerr != nil {
+		return &exitError{code: ExitInternal, msg: rerr.Error()}
+	}
+	l.addRules(documented)
+	helpURI := func(id string) string {
+		if _, ok := lookupIn(documented)(id); ok {
+			return report.RulesDocURI(id)
+		}
+		return ""
+	}
+	redact := func(s string) string {
+		for _, r := range l.redact {
+			s = r(s)
+		}
+		return s
+	}
+	p, perr := report.New(c.String("format"), report.Options{Sources: l.src, OneLine: c.Bool("oneline"), ToolVersion: Version,
+		Redact: redact, Rules: lookupIn(l.known), HelpURI: helpURI, Root: repoRoot(dirs), Strict: c.Bool("strict"),
+		Color: useColor(c, c.App.Writer)})
+	if perr != nil {
+		return usageError("--format: %v", perr)
+	}
+	if perr := p.PrintRun(c.App.Writer, l.run); perr != nil {
+		return perr
+	}
+	for _, s := range l.summaries {
+		fmt.Fprintln(c.App.ErrWriter, s)
+	}
+	if err != nil {
+		return err
+	}
+	return exitFor(l.run.Diagnostics, c.Bool("strict"))
+}
+
+// lintOne lints the deployment of dir and adds its report to out.
+func lintOne(c *ucli.Context, dir string, out *lintReport) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, usageError("lint %s: not a directory", dir)
+		return usageError("lint %s: not a directory", dir)
 	}
 	var d *lint.Deployment
 	src := sourcesOf()
@@ -102,58 +178,50 @@ func lintOne(c *ucli.Context, dir string) ([]diag.Diagnostic, error) {
 			src.withFile(file, data)
 		}
 		if len(ds) > 0 {
-			return nil, deploymentError(c, ds, src)
+			return configError(ds, src)
 		}
 	}
 	flags, err := lintFlags(c)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	opts, err := lint.CompileOptions(d, dir, flags)
 	if err != nil {
-		return nil, inputErr(err)
+		return inputErr(err)
 	}
 	opts.ReadFile = readFileOrStdin(c)
 	packs, pds := d.LoadPacks(c.StringSlice("policy"))
 	if len(pds) > 0 {
-		return nil, deploymentError(c, pds, src)
+		return configError(pds, src)
 	}
 	known, err := lint.KnownRules(packs)
 	if err != nil {
-		return nil, &exitError{code: ExitInternal, msg: err.Error()}
+		return &exitError{code: ExitInternal, msg: err.Error()}
 	}
 	if d != nil {
 		if ds := d.CheckRules(ruleIDs(known)); len(ds) > 0 {
-			return nil, deploymentError(c, ds, src)
+			return configError(ds, src)
 		}
 	}
 	target, lockFile, err := lint.TargetOf(d, flags, opts)
 	if err != nil {
-		return nil, inputErr(err)
+		return inputErr(err)
 	}
 	rep, err := lint.Run(lint.Options{Compile: opts, Deployment: d, Packs: packs, Target: target, LockFile: lockFile,
 		VersionPacks: d.VersionPacks(opts.Profile)})
 	if err != nil {
-		return nil, inputErr(err)
+		return inputErr(err)
 	}
 	src.others = append(src.others, rep.Result.Files)
 	for file, data := range rep.Files {
 		src.withFile(file, data)
 	}
-	p, err := report.New(c.String("format"), report.Options{Sources: src, OneLine: c.Bool("oneline"), ToolVersion: Version,
-		Redact: rep.Result.Redactor.Redact, Rules: lookupIn(known), Color: useColor(c, c.App.Writer)})
-	if err != nil {
-		return nil, usageError("--format: %v", err)
-	}
-	if err := p.Print(c.App.Writer, rep.Diagnostics); err != nil {
-		return nil, err
-	}
 	name := dir
 	if d != nil {
 		name = d.File
 	}
-	fmt.Fprintf(c.App.ErrWriter, "%s: %s, %s%s\n", name, plural(len(rep.Result.Names()), "server"), report.Summary(rep.Diagnostics), dropped(rep.Applied))
-	return rep.Diagnostics, nil
+	out.add(rep, src, known, fmt.Sprintf("%s: %s, %s%s", name, plural(len(rep.Result.Names()), "server"), report.Summary(rep.Diagnostics), dropped(rep.Applied)))
+	return nil
 }
 
 // lintFlags are the command line's say about a deployment.
@@ -229,8 +297,29 @@ func dropped(a lint.Applied) string {
 }
 
 // deploymentError prints the problems of mcpc.cue or of a policy pack and
-// stops: lint does not guess what a broken configuration meant.
+// stops: a command does not guess what a broken configuration meant. The
+// report is of a failed run.
 func deploymentError(c *ucli.Context, ds []diag.Diagnostic, src *excerpts) error {
+	cf := configError(ds, src).(*configFailure)
+	if err := printRun(c.App.Writer, diagFlags(c), report.Run{Diagnostics: ds, Failure: cf.msg}, cf.src, nil); err != nil {
+		return err
+	}
+	return cf.exitError
+}
+
+// configFailure is a broken mcpc.cue or policy pack (exit 2): its problems
+// go into the report of the run it stops.
+type configFailure struct {
+	*exitError
+	ds  []diag.Diagnostic
+	src *excerpts
+}
+
+func (cf *configFailure) Unwrap() error { return cf.exitError }
+
+// configError is the failure of a broken configuration with problems ds,
+// excerpts from src (and the files they name).
+func configError(ds []diag.Diagnostic, src *excerpts) error {
 	for _, d := range ds {
 		if _, ok := src.files[d.File]; !ok {
 			if data, err := inputfile.ReadText(d.File); err == nil {
@@ -238,10 +327,7 @@ func deploymentError(c *ucli.Context, ds []diag.Diagnostic, src *excerpts) error
 			}
 		}
 	}
-	if err := printDiagnostics(c.App.Writer, diagFlags(c), ds, src, nil); err != nil {
-		return err
-	}
-	return &exitError{code: ExitUsage, msg: "the deployment's configuration is not valid (" + report.Summary(ds) + ")"}
+	return &configFailure{exitError: &exitError{code: ExitUsage, msg: "the deployment's configuration is not valid (" + report.Summary(ds) + ")"}, ds: ds, src: src}
 }
 
 // lintInit writes mcpc.cue for the sources found in dir (or given by the
