@@ -24,7 +24,7 @@ func lintCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "lint",
 		Usage: "validate a deployment and run the deployment checks and policy packs over it, configured by mcpc.cue",
-		UsageText: `mcpc lint [DIR…] [source flags] [--format text|json|sarif|github] [--strict] [--policy DIR]… [--target-os OS] [--path PATH] [--client NAME]… [--lock FILE]
+		UsageText: `mcpc lint [DIR…] [source flags] [--format text|json|sarif|github|junit|gitlab] [--strict] [--policy DIR]… [--target-os OS] [--path PATH] [--client NAME]… [--lock FILE]
 mcpc lint --init [DIR]
 
 Each DIR (default: the current directory) is a deployment: mcpc.cue is looked for there and in its
