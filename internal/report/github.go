@@ -22,9 +22,9 @@ import (
 // viewer that acts on ANSI escapes.
 type githubPrinter struct{}
 
-func (githubPrinter) Print(w io.Writer, ds []diag.Diagnostic) error {
+func (githubPrinter) printRun(w io.Writer, r Run) error {
 	var buf bytes.Buffer
-	for _, d := range sorted(ds) {
+	for _, d := range sorted(r.Diagnostics) {
 		buf.WriteString("::")
 		buf.WriteString(githubCommand(d.Severity))
 		var props []string

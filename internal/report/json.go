@@ -9,6 +9,8 @@ import (
 )
 
 // jsonPrinter prints an indented JSON array with one object per diagnostic.
+// A failed run ends the array with an error that has no file and no rule:
+// the failure's message.
 type jsonPrinter struct{}
 
 // jsonDiagnostic fixes the keys and their order independently of diag.
@@ -22,13 +24,16 @@ type jsonDiagnostic struct {
 	Suggestion string `json:"suggestion,omitempty"`
 }
 
-func (jsonPrinter) Print(w io.Writer, ds []diag.Diagnostic) error {
-	out := make([]jsonDiagnostic, 0, len(ds))
-	for _, d := range sorted(ds) {
+func (jsonPrinter) printRun(w io.Writer, r Run) error {
+	out := make([]jsonDiagnostic, 0, len(r.Diagnostics)+1)
+	for _, d := range sorted(r.Diagnostics) {
 		out = append(out, jsonDiagnostic{
 			File: d.File, Line: d.Line, Column: d.Column, Severity: string(d.Severity),
 			Rule: d.Rule, Message: d.Message, Suggestion: d.Suggestion,
 		})
+	}
+	if r.Failure != "" {
+		out = append(out, jsonDiagnostic{Severity: string(diag.Error), Message: r.Failure})
 	}
 	var buf bytes.Buffer
 	if err := encodeJSON(&buf, out); err != nil {

@@ -1,14 +1,18 @@
 // Package report prints diagnostics. Checks produce []diag.Diagnostic; the
 // printers here turn them into one output format each: human-readable text,
-// JSON, SARIF 2.1.0 or GitHub Actions workflow commands. Every printer sorts a
-// copy of its input with diag.Sort, so the same diagnostics always give
-// byte-identical output, and builds the whole output before writing it once.
+// JSON, SARIF 2.1.0, GitHub Actions workflow commands, JUnit XML or GitLab
+// Code Quality JSON. A printer prints one document for one run, however many
+// deployments it checked. Every printer sorts a copy of its input with
+// diag.Sort, so the same diagnostics always give byte-identical output, and
+// builds the whole output before writing it once.
 package report
 
 import (
 	"bytes"
 	"fmt"
 	"io"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,9 +20,38 @@ import (
 	"github.com/mcpc-dev/mcpc/policies/rules"
 )
 
-// Printer writes a report of diagnostics to w. It does not modify ds.
+// Printer writes a report of diagnostics to w. It does not modify its input.
 type Printer interface {
+	// Print reports a run that found ds.
 	Print(w io.Writer, ds []diag.Diagnostic) error
+	// PrintRun reports a run as a whole: what it found, what an ignore
+	// suppressed, and whether it ended without a result.
+	PrintRun(w io.Writer, r Run) error
+}
+
+// Run is what one run of a command found, printed as one document.
+type Run struct {
+	Diagnostics []diag.Diagnostic
+	// Suppressed are findings an ignore dropped. SARIF lists them as
+	// suppressed results; the other formats leave them out, as the text
+	// summary counts them.
+	Suppressed []Suppressed
+	// Failure, when set, is why the run stopped without a complete result
+	// (exit 2: a bad flag, an input it cannot read, nothing to check). A
+	// machine format still prints a valid document, which says so: an
+	// upload step fails on an empty file.
+	Failure string
+}
+
+// Suppressed is a finding an ignore dropped, with the ignore's reason.
+type Suppressed struct {
+	Diagnostic diag.Diagnostic
+	Reason     string
+}
+
+// runPrinter is one format's printer.
+type runPrinter interface {
+	printRun(w io.Writer, r Run) error
 }
 
 // Options configure a printer. The zero value is usable.
@@ -37,6 +70,16 @@ type Options struct {
 	// printed: the one place where diagnostics leave mcpc (excerpts come
 	// from Sources, which redact their own lines).
 	Redact func(string) string
+	// Root is the repository root, the base of the paths of SARIF (as
+	// %SRCROOT%), GitLab Code Quality and JUnit: a file below it is named
+	// relative to it. Empty leaves paths as the diagnostics give them.
+	Root string
+	// HelpURI is the address of a rule's documentation, "" for none (a
+	// team's pack rule). Nil means RulesDocURI for the rules of package rules.
+	HelpURI func(id string) string
+	// Strict counts warnings as failures, as --strict does for the exit
+	// code: in JUnit they are failed test cases too.
+	Strict bool
 	// Color marks up the text format with ANSI colors for a terminal: the
 	// location bold, the severity in its color, the caret and the
 	// suggestion's label. Off, the output is plain text; the other formats
@@ -45,14 +88,33 @@ type Options struct {
 }
 
 // Formats lists the valid format names, in the order shown to users.
-var Formats = []string{"text", "json", "sarif", "github"}
+var Formats = []string{"text", "json", "sarif", "github", "junit", "gitlab"}
+
+// Documents are the formats whose output is one document, which must be
+// printed even for a run that failed (Run.Failure).
+var Documents = []string{"json", "sarif", "junit", "gitlab"}
+
+// RulesDoc is where docs/rules.md is published: a rule's entry is its id as
+// the anchor (the heading "## id").
+const RulesDoc = toolInfoURI + "/blob/main/docs/rules.md"
+
+// RulesDocURI is the address of rule id's entry in docs/rules.md.
+func RulesDocURI(id string) string { return RulesDoc + "#" + id }
 
 // New returns the printer for format, one of Formats.
 func New(format string, opts Options) (Printer, error) {
 	if opts.Rules == nil {
 		opts.Rules = rules.Lookup
 	}
-	var p Printer
+	if opts.HelpURI == nil {
+		opts.HelpURI = func(id string) string {
+			if _, ok := rules.Lookup(id); ok {
+				return RulesDocURI(id)
+			}
+			return ""
+		}
+	}
+	var p runPrinter
 	switch format {
 	case "text":
 		p = textPrinter{opts}
@@ -62,28 +124,43 @@ func New(format string, opts Options) (Printer, error) {
 		p = sarifPrinter{opts}
 	case "github":
 		p = githubPrinter{}
+	case "junit":
+		p = junitPrinter{opts}
+	case "gitlab":
+		p = gitlabPrinter{opts}
 	default:
 		return nil, fmt.Errorf("unknown format %q (valid: %s)", format, strings.Join(Formats, ", "))
 	}
-	if opts.Redact != nil {
-		p = redacting{p, opts.Redact}
-	}
-	return p, nil
+	return printer{p, opts.Redact}, nil
 }
 
-// redacting prints a copy of the diagnostics with known secrets redacted.
-type redacting struct {
-	p      Printer
+// printer prints through one format's printer, with known secrets redacted
+// from a copy of the run when redact is set.
+type printer struct {
+	p      runPrinter
 	redact func(string) string
 }
 
-func (r redacting) Print(w io.Writer, ds []diag.Diagnostic) error {
-	out := make([]diag.Diagnostic, len(ds))
-	for i, d := range ds {
-		d.Message, d.Suggestion = r.redact(d.Message), r.redact(d.Suggestion)
-		out[i] = d
+func (p printer) Print(w io.Writer, ds []diag.Diagnostic) error {
+	return p.PrintRun(w, Run{Diagnostics: ds})
+}
+
+func (p printer) PrintRun(w io.Writer, r Run) error {
+	if p.redact == nil {
+		return p.p.printRun(w, r)
 	}
-	return r.p.Print(w, out)
+	one := func(d diag.Diagnostic) diag.Diagnostic {
+		d.Message, d.Suggestion = p.redact(d.Message), p.redact(d.Suggestion)
+		return d
+	}
+	out := Run{Diagnostics: make([]diag.Diagnostic, len(r.Diagnostics)), Failure: p.redact(r.Failure)}
+	for i, d := range r.Diagnostics {
+		out.Diagnostics[i] = one(d)
+	}
+	for _, s := range r.Suppressed {
+		out.Suppressed = append(out.Suppressed, Suppressed{Diagnostic: one(s.Diagnostic), Reason: p.redact(s.Reason)})
+	}
+	return p.p.printRun(w, out)
 }
 
 // Summary describes how many diagnostics of each severity there are, as in
@@ -115,6 +192,42 @@ func sorted(ds []diag.Diagnostic) []diag.Diagnostic {
 	copy(out, ds)
 	diag.Sort(out)
 	return out
+}
+
+// sortedSuppressed returns a copy of ss in the order of diag.Sort, their
+// reasons breaking ties.
+func sortedSuppressed(ss []Suppressed) []Suppressed {
+	out := make([]Suppressed, len(ss))
+	copy(out, ss)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Diagnostic, out[j].Diagnostic
+		if a == b {
+			return out[i].Reason < out[j].Reason
+		}
+		// diag.Sort is stable: it puts a before b only when a sorts first.
+		pair := []diag.Diagnostic{b, a}
+		diag.Sort(pair)
+		return pair[0] == a
+	})
+	return out
+}
+
+// relPath is file as the document formats name it: relative to root, with
+// forward slashes, when root is set and file is below it (ok); else file
+// unchanged.
+func relPath(root, file string) (string, bool) {
+	if root == "" || file == "" {
+		return file, false
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file, false
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return file, false
+	}
+	return filepath.ToSlash(rel), true
 }
 
 // flush writes the buffered report in one call.

@@ -163,7 +163,7 @@ func TestGolden(t *testing.T) {
 
 		{"sarif", "sarif", withSources, trickyInput(), sarifGolden},
 		{"sarif-empty", "sarif", Options{}, nil, `{
-  "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+  "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
   "version": "2.1.0",
   "runs": [
     {
@@ -174,6 +174,11 @@ func TestGolden(t *testing.T) {
           "rules": []
         }
       },
+      "invocations": [
+        {
+          "executionSuccessful": true
+        }
+      ],
       "columnKind": "unicodeCodePoints",
       "results": []
     }
@@ -184,7 +189,7 @@ func TestGolden(t *testing.T) {
 			{File: "C:\\cfg\\a b.json", Line: 1, Severity: "weird", Rule: "no-such-rule", Message: "m"},
 			{Severity: diag.Error, Message: "nowhere"},
 		}, `{
-  "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+  "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
   "version": "2.1.0",
   "runs": [
     {
@@ -202,6 +207,11 @@ func TestGolden(t *testing.T) {
           ]
         }
       },
+      "invocations": [
+        {
+          "executionSuccessful": true
+        }
+      ],
       "columnKind": "unicodeCodePoints",
       "results": [
         {
@@ -251,7 +261,7 @@ func TestGolden(t *testing.T) {
 }
 
 const sarifGolden = `{
-  "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+  "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
   "version": "2.1.0",
   "runs": [
     {
@@ -266,6 +276,11 @@ const sarifGolden = `{
               "shortDescription": {
                 "text": "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value."
               },
+              "help": {
+                "text": "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value.\n\nExample:\n\"GITHUB_TOKEN\": \"${env:GITHUB_TOKEN}\" with GITHUB_TOKEN unset",
+                "markdown": "${env:NAME} names a variable that is not set in the host environment; the server gets an empty value.\n\nExample:\n\n` + "`" + `` + "`" + `` + "`" + `\n\"GITHUB_TOKEN\": \"${env:GITHUB_TOKEN}\" with GITHUB_TOKEN unset\n` + "`" + `` + "`" + `` + "`" + `"
+              },
+              "helpUri": "https://github.com/mcpc-dev/mcpc/blob/main/docs/rules.md#env-ref-unset",
               "defaultConfiguration": {
                 "level": "warning"
               }
@@ -275,6 +290,11 @@ const sarifGolden = `{
               "shortDescription": {
                 "text": "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not), or nests objects and arrays deeper than its reader does (64 levels for the files the volcanic host reads, 900 for mcp_config.json)."
               },
+              "help": {
+                "text": "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not), or nests objects and arrays deeper than its reader does (64 levels for the files the volcanic host reads, 900 for mcp_config.json).\n\nExample:\n{\"Mcp\": {\"Servers\": {\"github\": {\"Command\": \"npx\",}}\n  (missing closing brace)",
+                "markdown": "An input file is not valid JSON (appsettings files may have comments and trailing commas; settings.json may not), or nests objects and arrays deeper than its reader does (64 levels for the files the volcanic host reads, 900 for mcp_config.json).\n\nExample:\n\n` + "`" + `` + "`" + `` + "`" + `\n{\"Mcp\": {\"Servers\": {\"github\": {\"Command\": \"npx\",}}\n  (missing closing brace)\n` + "`" + `` + "`" + `` + "`" + `"
+              },
+              "helpUri": "https://github.com/mcpc-dev/mcpc/blob/main/docs/rules.md#json-syntax",
               "defaultConfiguration": {
                 "level": "error"
               }
@@ -284,6 +304,11 @@ const sarifGolden = `{
               "shortDescription": {
                 "text": "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case)."
               },
+              "help": {
+                "text": "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case).\n\nExample:\n\"StartupTimeoutSeconds\": \"sixty\"",
+                "markdown": "A value of the wrong type, or a host value that does not convert as the .NET binder converts it (integers: decimal, or hexadecimal after #, 0x or &h; booleans: true or false in any case).\n\nExample:\n\n` + "`" + `` + "`" + `` + "`" + `\n\"StartupTimeoutSeconds\": \"sixty\"\n` + "`" + `` + "`" + `` + "`" + `"
+              },
+              "helpUri": "https://github.com/mcpc-dev/mcpc/blob/main/docs/rules.md#type-mismatch",
               "defaultConfiguration": {
                 "level": "error"
               }
@@ -293,6 +318,11 @@ const sarifGolden = `{
               "shortDescription": {
                 "text": "A field that the host does not know; it is ignored, so a typo silently loses the setting."
               },
+              "help": {
+                "text": "A field that the host does not know; it is ignored, so a typo silently loses the setting.\n\nExample:\n\"github\": {\"comand\": \"npx\"}",
+                "markdown": "A field that the host does not know; it is ignored, so a typo silently loses the setting.\n\nExample:\n\n` + "`" + `` + "`" + `` + "`" + `\n\"github\": {\"comand\": \"npx\"}\n` + "`" + `` + "`" + `` + "`" + `"
+              },
+              "helpUri": "https://github.com/mcpc-dev/mcpc/blob/main/docs/rules.md#unknown-field",
               "defaultConfiguration": {
                 "level": "warning"
               }
@@ -300,6 +330,11 @@ const sarifGolden = `{
           ]
         }
       },
+      "invocations": [
+        {
+          "executionSuccessful": true
+        }
+      ],
       "columnKind": "unicodeCodePoints",
       "results": [
         {

@@ -42,10 +42,12 @@ const (
 	ellipsis     = "..."
 )
 
-func (p textPrinter) Print(w io.Writer, ds []diag.Diagnostic) error {
+// printRun prints r's diagnostics; a failure's message is the caller's to
+// print (on standard error, as every error of mcpc).
+func (p textPrinter) printRun(w io.Writer, r Run) error {
 	var buf bytes.Buffer
 	var cur lineCursor
-	for _, d := range sorted(ds) {
+	for _, d := range sorted(r.Diagnostics) {
 		p.printOne(&buf, d, &cur)
 	}
 	return flush(w, &buf)

@@ -17,6 +17,15 @@ type Applied struct {
 	// Off counts those of rules set to off.
 	Ignored map[string]int
 	Off     map[string]int
+	// Suppressed are the findings an ignore dropped, with its reason: SARIF
+	// reports them as suppressed results.
+	Suppressed []Suppressed
+}
+
+// Suppressed is a finding an ignore dropped.
+type Suppressed struct {
+	Diagnostic diag.Diagnostic
+	Reason     string
 }
 
 // Apply is the one pass that applies the deployment's rule severities and
@@ -58,17 +67,21 @@ func (d *Deployment) Apply(ds []diag.Diagnostic, inline []Ignore, serverOf func(
 			out.Diagnostics = append(out.Diagnostics, x)
 			continue
 		}
-		ignored := false
+		var ignoredBy *Ignore
 		for i := range ignores {
 			if d.matches(&ignores[i], x, serverOf) {
-				used[i], ignored = true, true
+				used[i] = true
+				if ignoredBy == nil {
+					ignoredBy = &ignores[i]
+				}
 			}
 		}
 		if !severity(&x) {
 			continue
 		}
-		if ignored {
+		if ignoredBy != nil {
 			out.Ignored[x.Rule]++
+			out.Suppressed = append(out.Suppressed, Suppressed{Diagnostic: x, Reason: ignoredBy.Reason})
 			continue
 		}
 		out.Diagnostics = append(out.Diagnostics, x)

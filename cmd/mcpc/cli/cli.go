@@ -60,7 +60,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = ExitInternal
 		}
 	}()
-	app := newApp(stdin, stdout, stderr)
+	out := &countingWriter{w: stdout}
+	app := newApp(stdin, out, stderr)
 	app.Metadata = map[string]any{"args": args}
 	addColorFlag(app.Commands)
 	briefUsageErrors(app.Commands, "mcpc")
@@ -83,6 +84,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return ExitOK
 	}
 	var ee *exitError
+	if !errors.As(err, &ee) || ee.code >= ExitUsage {
+		printFailedRun(out, args, err.Error())
+	}
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
 			fmt.Fprintln(stderr, "mcpc: "+term.EscapeLines(ee.msg))

@@ -68,6 +68,9 @@ func useColor(c *ucli.Context, w io.Writer) bool {
 	if noColor() {
 		return false
 	}
+	if cw, ok := w.(*countingWriter); ok {
+		w = cw.w
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f)
 }

@@ -26,7 +26,7 @@ func lintCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "lint",
 		Usage: "validate a deployment and run the deployment checks and policy packs over it, configured by mcpc.cue",
-		UsageText: `mcpc lint [DIR…|DIR/...] [source flags] [--workspace DIR [--scope SCOPE]] [--format text|json|sarif|github] [--strict] [--policy DIR]… [--target-os OS] [--path PATH] [--client NAME]… [--lock FILE]
+		UsageText: `mcpc lint [DIR…|DIR/...] [source flags] [--workspace DIR [--scope SCOPE]] [--format text|json|sarif|github|junit|gitlab] [--strict] [--policy DIR]… [--target-os OS] [--path PATH] [--client NAME]… [--lock FILE]
 mcpc lint --files FILE…
 mcpc lint --init [DIR]
 
@@ -89,7 +89,10 @@ func lintAction(c *ucli.Context) error {
 	for _, f := range found {
 		results = append(results, lintOne(c, f))
 	}
-	return printLint(c, results)
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	return printLint(c, dirs, results)
 }
 
 // lintTargets are the deployments the arguments name. With --files they are
@@ -165,10 +168,14 @@ type lintResult struct {
 	notes []string // for stderr, after the report
 }
 
-// printLint prints each deployment's report and its summary line, or what
-// stopped it, and exits with the worst outcome of all.
-func printLint(c *ucli.Context, results []*lintResult) error {
+// printLint prints the run's one document (every deployment's findings,
+// and the problems of a configuration that stopped one), then each
+// deployment's summary line or what stopped it, and exits with the worst
+// outcome of all.
+func printLint(c *ucli.Context, args []string, results []*lintResult) error {
+	out := &lintReport{src: sourcesOf()}
 	code := ExitOK
+	var failures []string
 	for _, r := range results {
 		if r.err != nil {
 			ec := ExitInternal
@@ -176,32 +183,100 @@ func printLint(c *ucli.Context, results []*lintResult) error {
 			if errors.As(r.err, &ee) {
 				ec = ee.code
 			}
+			var cf *configFailure
+			if errors.As(r.err, &cf) {
+				out.run.Diagnostics = append(out.run.Diagnostics, cf.ds...)
+				out.src.others = append(out.src.others, cf.src)
+			}
 			if msg := r.err.Error(); msg != "" {
 				if len(results) > 1 {
 					msg = r.found.Name() + ": " + msg
 				}
-				fmt.Fprintln(c.App.ErrWriter, "mcpc: "+term.EscapeLines(msg))
+				failures = append(failures, msg)
 			}
 			code = max(code, ec)
 			continue
 		}
 		rep := r.rep
-		p, err := report.New(c.String("format"), report.Options{Sources: r.src, OneLine: c.Bool("oneline"), ToolVersion: Version,
-			Redact: rep.Result.Redactor.Redact, Rules: lookupIn(r.known), Color: useColor(c, c.App.Writer)})
-		if err != nil {
-			return usageError("--format: %v", err)
-		}
-		if err := p.Print(c.App.Writer, rep.Diagnostics); err != nil {
-			return err
-		}
-		for _, n := range r.notes {
-			fmt.Fprintln(c.App.ErrWriter, n)
-		}
-		fmt.Fprintf(c.App.ErrWriter, "%s: %s, %s%s\n", r.found.Name(), plural(len(rep.Result.Names()), "server"), report.Summary(rep.Diagnostics), dropped(rep.Applied))
+		summary := fmt.Sprintf("%s: %s, %s%s", r.found.Name(), plural(len(rep.Result.Names()), "server"), report.Summary(rep.Diagnostics), dropped(rep.Applied))
+		out.add(rep, r.src, r.known, append(r.notes, summary))
 		code = max(code, problemsCode(rep.Diagnostics, c.Bool("strict")))
+	}
+	if len(failures) > 0 {
+		out.run.Failure = strings.Join(failures, "; ")
+	}
+	if err := out.print(c, args); err != nil {
+		return err
+	}
+	for _, msg := range failures {
+		fmt.Fprintln(c.App.ErrWriter, "mcpc: "+term.EscapeLines(msg))
 	}
 	if code != ExitOK {
 		return &exitError{code: code}
+	}
+	return nil
+}
+
+// lintReport is what lint found in the deployments of one run, printed as
+// one document at its end, whatever the number of deployments.
+type lintReport struct {
+	run       report.Run
+	src       *excerpts
+	redact    []func(string) string
+	known     []rules.Rule
+	summaries []string // lines for stderr after the document
+}
+
+// add takes in the report of one deployment.
+func (l *lintReport) add(rep *lint.Report, src *excerpts, known []rules.Rule, summary []string) {
+	l.run.Diagnostics = append(l.run.Diagnostics, rep.Diagnostics...)
+	for _, s := range rep.Suppressed {
+		l.run.Suppressed = append(l.run.Suppressed, report.Suppressed{Diagnostic: s.Diagnostic, Reason: s.Reason})
+	}
+	l.src.others = append(l.src.others, src)
+	l.redact = append(l.redact, rep.Result.Redactor.Redact)
+	l.addRules(known)
+	l.summaries = append(l.summaries, summary...)
+}
+
+func (l *lintReport) addRules(known []rules.Rule) {
+	for _, r := range known {
+		if _, ok := lookupIn(l.known)(r.ID); !ok {
+			l.known = append(l.known, r)
+		}
+	}
+}
+
+// print prints the run's document, then each deployment's summary.
+func (l *lintReport) print(c *ucli.Context, dirs []string) error {
+	documented, err := lint.Rules()
+	if err != nil {
+		return &exitError{code: ExitInternal, msg: err.Error()}
+	}
+	l.addRules(documented)
+	helpURI := func(id string) string {
+		if _, ok := lookupIn(documented)(id); ok {
+			return report.RulesDocURI(id)
+		}
+		return ""
+	}
+	redact := func(s string) string {
+		for _, r := range l.redact {
+			s = r(s)
+		}
+		return s
+	}
+	p, err := report.New(c.String("format"), report.Options{Sources: l.src, OneLine: c.Bool("oneline"), ToolVersion: Version,
+		Redact: redact, Rules: lookupIn(l.known), HelpURI: helpURI, Root: repoRoot(dirs), Strict: c.Bool("strict"),
+		Color: useColor(c, c.App.Writer)})
+	if err != nil {
+		return usageError("--format: %v", err)
+	}
+	if err := p.PrintRun(c.App.Writer, l.run); err != nil {
+		return err
+	}
+	for _, s := range l.summaries {
+		fmt.Fprintln(c.App.ErrWriter, s)
 	}
 	return nil
 }
@@ -224,7 +299,7 @@ func lintDeployment(c *ucli.Context, f lint.Found) (*lint.Report, []rules.Rule, 
 			src.withFile(file, data)
 		}
 		if len(ds) > 0 {
-			return nil, nil, nil, nil, deploymentError(c, ds, src)
+			return nil, nil, nil, nil, configError(ds, src)
 		}
 	}
 	flags, err := lintFlags(c)
@@ -238,7 +313,7 @@ func lintDeployment(c *ucli.Context, f lint.Found) (*lint.Report, []rules.Rule, 
 	opts.ReadFile = readFileOrStdin(c)
 	packs, pds := d.LoadPacks(c.StringSlice("policy"))
 	if len(pds) > 0 {
-		return nil, nil, nil, nil, deploymentError(c, pds, src)
+		return nil, nil, nil, nil, configError(pds, src)
 	}
 	known, err := lint.KnownRules(packs)
 	if err != nil {
@@ -246,7 +321,7 @@ func lintDeployment(c *ucli.Context, f lint.Found) (*lint.Report, []rules.Rule, 
 	}
 	if d != nil {
 		if ds := d.CheckRules(ruleIDs(known)); len(ds) > 0 {
-			return nil, nil, nil, nil, deploymentError(c, ds, src)
+			return nil, nil, nil, nil, configError(ds, src)
 		}
 	}
 	target, lockFile, err := lint.TargetOf(d, flags, opts)
@@ -371,8 +446,29 @@ func dropped(a lint.Applied) string {
 }
 
 // deploymentError prints the problems of mcpc.cue or of a policy pack and
-// stops: lint does not guess what a broken configuration meant.
+// stops: a command does not guess what a broken configuration meant. The
+// report is of a failed run.
 func deploymentError(c *ucli.Context, ds []diag.Diagnostic, src *excerpts) error {
+	cf := configError(ds, src).(*configFailure)
+	if err := printRun(c.App.Writer, diagFlags(c), report.Run{Diagnostics: ds, Failure: cf.msg}, cf.src, nil); err != nil {
+		return err
+	}
+	return cf.exitError
+}
+
+// configFailure is a broken mcpc.cue or policy pack (exit 2): its problems
+// go into the report of the run it stops.
+type configFailure struct {
+	*exitError
+	ds  []diag.Diagnostic
+	src *excerpts
+}
+
+func (cf *configFailure) Unwrap() error { return cf.exitError }
+
+// configError is the failure of a broken configuration with problems ds,
+// excerpts from src (and the files they name).
+func configError(ds []diag.Diagnostic, src *excerpts) error {
 	for _, d := range ds {
 		if _, ok := src.files[d.File]; !ok {
 			if data, err := inputfile.ReadText(d.File); err == nil {
@@ -380,10 +476,7 @@ func deploymentError(c *ucli.Context, ds []diag.Diagnostic, src *excerpts) error
 			}
 		}
 	}
-	if err := printDiagnostics(c.App.Writer, diagFlags(c), ds, src, nil); err != nil {
-		return err
-	}
-	return &exitError{code: ExitUsage, msg: "the deployment's configuration is not valid (" + report.Summary(ds) + ")"}
+	return &configFailure{exitError: &exitError{code: ExitUsage, msg: "the deployment's configuration is not valid (" + report.Summary(ds) + ")"}, ds: ds, src: src}
 }
 
 // lintInit writes mcpc.cue for the sources found in dir (or given by the
