@@ -238,6 +238,9 @@ func deploymentIn(c *ucli.Context, dir string) (opts compile.Options, d *lint.De
 			if data, err := inputfile.ReadText(file); err == nil {
 				src.withFile(file, data)
 			}
+			if c.Command != nil && c.Command.Name == "validate" {
+				return opts, nil, deploymentError(c, ds, src) // its report is on stdout, a document in the document formats
+			}
 			if err := printDiagnostics(c.App.ErrWriter, plainText(c), ds, src, nil); err != nil {
 				return opts, nil, err
 			}

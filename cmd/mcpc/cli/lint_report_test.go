@@ -230,8 +230,8 @@ func TestLintSarifForCodeScanning(t *testing.T) {
 // A run that ends with exit 2 still prints a valid document in every
 // document format, which says it failed and why.
 func TestFailedRunPrintsADocument(t *testing.T) {
-	_, a, _ := ciRepo(t)
-	broken := t.TempDir()
+	root, a, _ := ciRepo(t)
+	broken := filepath.Join(root, "broken")
 	write(t, broken, "mcpc.cue", `sourcez: {}`)
 	t.Chdir(broken) // validate reads the mcpc.cue of the current directory
 	cases := []struct {
@@ -244,10 +244,12 @@ func TestFailedRunPrintsADocument(t *testing.T) {
 	}{
 		{"bad flag", []string{"lint", "--format", "sarif", "--nope"}, "unknown flag --nope", 0, 0},
 		{"bad flag after", []string{"validate", "--nope", "--format=sarif"}, "unknown flag --nope", 0, 0},
-		{"unreadable input", []string{"validate", "--format", "sarif", "--appsettings", filepath.Join(a, "no-such.json")}, "no-such.json", 0, 0},
+		{"unreadable input", []string{"lint", "--format", "sarif", "--appsettings", filepath.Join(a, "no-such.json"), a}, "no-such.json", 0, 0},
 		{"nothing to check", []string{"lint", "--format", "sarif", t.TempDir()}, "nothing to check", 0, 0},
-		// The deployments checked before the failure are in the document.
-		{"not a directory", []string{"lint", "--format", "sarif", a, filepath.Join(a, "nope")}, "not a directory", 1, 2},
+		// The arguments are checked before anything is linted.
+		{"not a directory", []string{"lint", "--format", "sarif", a, filepath.Join(a, "nope")}, "not a directory", 0, 0},
+		// A deployment that cannot be linted does not hide the others: their
+		// findings are in the document.
 		{"broken mcpc.cue", []string{"lint", "--format", "sarif", a, broken}, "configuration is not valid", 2, 3},
 		{"broken mcpc.cue validate", []string{"validate", "--format", "sarif"}, "configuration is not valid", 1, 1},
 	}
