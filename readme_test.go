@@ -1,6 +1,7 @@
 package mcpc_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -63,6 +64,59 @@ func TestReadmePlanCommands(t *testing.T) {
 		}
 		if code, _, stderr := run(words[3:]...); code != 0 {
 			t.Errorf("%s: exit %d\n%s", l, code, stderr)
+		}
+	}
+}
+
+// Every ```cue block of docs/policies.md is a whole pack: each is loaded with
+// --policy over a deployment that breaks each of its rules, and each rule
+// must report (a rule that fails to evaluate is a policy-invalid finding, and
+// a message that interpolates a list fails only when it is built).
+func TestPoliciesDocPacks(t *testing.T) {
+	data, err := os.ReadFile("docs/policies.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```cue\n(.*?)```").FindAllStringSubmatch(string(data), -1)
+	if len(blocks) < 2 {
+		t.Fatalf("docs/policies.md has %d cue blocks, want the example pack and the further rules", len(blocks))
+	}
+	deployment := t.TempDir()
+	var servers []string
+	for i := range 11 {
+		servers = append(servers, fmt.Sprintf(`"s%d": {"Command": "npx", "Args": ["-y", "pkg%d@1.0.0"]}`, i, i))
+	}
+	servers = append(servers,
+		`"script": {"Command": "/tmp/run.sh"}`,
+		`"loose": {"Command": "npx", "Args": ["-y", "some-server"]}`,
+		`"bot": {"Command": "npx", "Args": ["-y", "bot@1.0.0"], "Env": {"T": "${env:TELEGRAM_BOT_TOKEN}"}}`)
+	settings := `{"Mcp": {"Servers": {` + strings.Join(servers, ",\n") + `}}}`
+	if err := os.WriteFile(filepath.Join(deployment, "appsettings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ruleName := regexp.MustCompile(`(?m)^rules: "([a-z0-9-]+)"`)
+	for i, b := range blocks {
+		pack := filepath.Join(t.TempDir(), fmt.Sprintf("pack%d", i))
+		if err := os.Mkdir(pack, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pack, "pack.cue"), []byte(b[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names := ruleName.FindAllStringSubmatch(b[1], -1)
+		if len(names) == 0 {
+			t.Errorf("cue block %d declares no rules:\n%s", i+1, b[1])
+			continue
+		}
+		code, stdout, stderr := run("lint", deployment, "--clean-env", "--policy", pack, "--format", "json")
+		if strings.Contains(stdout, "policy-invalid") || code == 2 {
+			t.Errorf("cue block %d does not evaluate (exit %d):\n%s\n%s", i+1, code, stdout, stderr)
+			continue
+		}
+		for _, n := range names {
+			if !strings.Contains(stdout, `"rule": "`+n[1]+`"`) {
+				t.Errorf("cue block %d: rule %s reports nothing over a deployment that breaks it:\n%s", i+1, n[1], stdout)
+			}
 		}
 	}
 }
