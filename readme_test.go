@@ -120,3 +120,67 @@ func TestPoliciesDocPacks(t *testing.T) {
 		}
 	}
 }
+
+// docCommands are the mcpc command lines of the ```sh blocks of a doc.
+func docCommands(t *testing.T, file string) [][]string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]string
+	for _, b := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(data), -1) {
+		for _, l := range strings.Split(b[1], "\n") {
+			if !strings.HasPrefix(l, "mcpc ") {
+				continue
+			}
+			if i := strings.Index(l, " #"); i >= 0 {
+				l = l[:i]
+			}
+			words, err := shlex.Split(l)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", file, l, err)
+			}
+			out = append(out, words[1:])
+		}
+	}
+	return out
+}
+
+// docs/policies.md's commands run as written, in a copy of the shipped
+// packs (--update writes there), and pass; --update leaves the committed
+// expected findings as they are.
+func TestPoliciesDocCommands(t *testing.T) {
+	cmds := docCommands(t, "docs/policies.md")
+	if len(cmds) == 0 {
+		t.Fatal("docs/policies.md shows no mcpc command")
+	}
+	root := t.TempDir()
+	for _, pack := range []string{"baseline", "strict"} {
+		if err := os.CopyFS(filepath.Join(root, "policies", pack), os.DirFS(filepath.Join("policies", pack))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	for _, words := range cmds {
+		if code, stdout, stderr := run(words...); code != 0 {
+			t.Errorf("mcpc %s: exit %d\n%s%s", strings.Join(words, " "), code, stdout, stderr)
+		}
+	}
+	written, _ := filepath.Glob(filepath.Join(root, "policies", "*", "testdata", "*", "expected.txt"))
+	if len(written) == 0 {
+		t.Fatal("the shipped packs have no expected.txt")
+	}
+	for _, file := range written {
+		rel, _ := filepath.Rel(root, file)
+		got, _ := os.ReadFile(file)
+		want, err := os.ReadFile(filepath.Join(repo, rel))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("policy test --update changes %s:\n%s", rel, got)
+		}
+	}
+}
