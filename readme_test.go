@@ -1,6 +1,7 @@
 package mcpc_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/shlex"
+
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 // The README stands alone: no link or path in it, in docs/ or in the
@@ -183,4 +186,138 @@ func TestPoliciesDocCommands(t *testing.T) {
 			t.Errorf("policy test --update changes %s:\n%s", rel, got)
 		}
 	}
+}
+
+// The README names each prerequisite with the version the repository
+// needs: go.mod's Go, the lowest Node.js that every package of the npm
+// installs accepts (their engines), the headless shell the browser tests
+// look for, the actionlint .ci/run installs.
+func TestReadmePrerequisites(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	row := func(what string) []string {
+		m := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(what) + ` \| ([^|]*) \| ([^|]*) \|$`).FindStringSubmatch(readme)
+		if m == nil {
+			t.Fatalf("the README's prerequisites have no row for %s", what)
+		}
+		return m[1:]
+	}
+	gomod, _ := os.ReadFile("go.mod")
+	goVersion := regexp.MustCompile(`(?m)^go (\S+)$`).FindStringSubmatch(string(gomod))
+	if got := row("Go")[0]; goVersion == nil || got != goVersion[1] {
+		t.Errorf("README: Go %s, go.mod: %v", got, goVersion)
+	}
+	nodeRow := row("Node.js, with its npm")[0]
+	m := regexp.MustCompile(`^(\d+)\.(\d+) or later`).FindStringSubmatch(nodeRow)
+	if m == nil {
+		t.Fatalf("README's Node.js version %q: want MAJOR.MINOR or later", nodeRow)
+	}
+	named := [3]int{atoi(m[1]), atoi(m[2]), 0}
+	var specs []string
+	for _, lock := range []string{"package-lock.json", "npm/inspector/package-lock.json"} {
+		b, err := os.ReadFile(lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l struct {
+			Packages map[string]struct {
+				Engines any `json:"engines"`
+			} `json:"packages"`
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range l.Packages {
+			if e, ok := p.Engines.(map[string]any); ok {
+				if s, ok := e["node"].(string); ok {
+					specs = append(specs, s)
+				}
+			}
+		}
+	}
+	if len(specs) < 10 {
+		t.Fatalf("the package locks name %d engines", len(specs))
+	}
+	below := [3]int{named[0], named[1] - 1, 999}
+	if named[1] == 0 {
+		below = [3]int{named[0] - 1, 999, 999}
+	}
+	refuses := false
+	for _, s := range specs {
+		if !satisfies(named, s) {
+			t.Errorf("Node.js %d.%d, which the README names, does not satisfy an engines range of the locks: %s", named[0], named[1], s)
+		}
+		refuses = refuses || !satisfies(below, s)
+	}
+	if !refuses {
+		t.Errorf("every package accepts Node.js %v too: the README names more than is needed", below)
+	}
+	if got := row("`chromium-headless-shell` (Debian's package, at `" + testservers.HeadlessChromium + "`)"); got[0] == "" {
+		t.Error("the README names no version of chromium-headless-shell")
+	}
+	ci, _ := os.ReadFile(".ci/run")
+	lint := regexp.MustCompile(`actionlint/cmd/actionlint@(v[0-9.]+)`).FindSubmatch(ci)
+	if lint == nil || !strings.HasPrefix(row("`actionlint`")[0], string(lint[1])+" ") {
+		t.Errorf("README: actionlint %s; .ci/run installs %s", row("`actionlint`")[0], lint)
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// satisfies reports whether version v is in the npm engines range spec, in
+// the forms the locks use: alternatives joined by ||, each of comparators
+// >=V, ^V, or a bare V (V.x, V.y.x: that prefix).
+func satisfies(v [3]int, spec string) bool {
+	parse := func(s string) ([3]int, int) { // the version and how many parts were given
+		var out [3]int
+		parts := strings.Split(s, ".")
+		n := 0
+		for i, p := range parts {
+			if i > 2 || p == "x" || p == "" {
+				break
+			}
+			out[i], n = atoi(p), i+1
+		}
+		return out, n
+	}
+	less := func(a, b [3]int) bool {
+		for i := range a {
+			if a[i] != b[i] {
+				return a[i] < b[i]
+			}
+		}
+		return false
+	}
+	for _, alt := range strings.Split(spec, "||") {
+		alt = strings.ReplaceAll(strings.TrimSpace(alt), ">= ", ">=")
+		ok := true
+		for _, c := range strings.Fields(alt) {
+			switch {
+			case strings.HasPrefix(c, ">="):
+				w, _ := parse(c[2:])
+				ok = ok && !less(v, w)
+			case strings.HasPrefix(c, "^"):
+				w, _ := parse(c[1:])
+				ok = ok && !less(v, w) && v[0] == w[0]
+			default:
+				w, n := parse(c)
+				for i := range n {
+					ok = ok && v[i] == w[i]
+				}
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
