@@ -90,6 +90,7 @@ type action struct {
 // way).
 func TestActionlint(t *testing.T) {
 	bin := tool(t, "actionlint", "go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12", true)
+	tool(t, "shellcheck", "apt-get install shellcheck: actionlint checks the run steps' shell with it", true)
 	data, err := os.ReadFile("action.yml")
 	if err != nil {
 		t.Fatal(err)
