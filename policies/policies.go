@@ -122,7 +122,15 @@ func Builtin() ([]*Pack, error) {
 // Load reads the pack in dir (its .cue files, not its subdirectories). A pack
 // that does not compile or whose rules are not complete declarations comes
 // back as diagnostics positioned in its files, and a nil pack.
-func Load(dir string) (*Pack, []diag.Diagnostic) {
+func Load(dir string) (*Pack, []diag.Diagnostic) { return load(dir, false) }
+
+// LoadReplacing reads the pack in dir as Load does, except that it may
+// declare the rules of the built-in pack of its own name (policies/baseline
+// in a clone of mcpc): it is a working copy of that pack, and runs in its
+// place (mcpc policy test runs it alone).
+func LoadReplacing(dir string) (*Pack, []diag.Diagnostic) { return load(dir, true) }
+
+func load(dir string, replacing bool) (*Pack, []diag.Diagnostic) {
 	entries, err := readDir(dir)
 	if err != nil {
 		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1},
@@ -149,6 +157,9 @@ func Load(dir string) (*Pack, []diag.Diagnostic) {
 		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1}, err.Error(), "")}
 	}
 	for _, b := range packs {
+		if replacing && b.Name == p.Name {
+			continue
+		}
 		for _, r := range b.rules {
 			taken[r.ID] = true
 		}

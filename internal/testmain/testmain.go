@@ -11,10 +11,13 @@ import (
 	"testing"
 )
 
-// Run runs the tests of m and exits with their code.
+// Run runs the tests of m, prints the Summary of what was skipped and
+// exits with their code.
 func Run(m *testing.M) {
 	Prepare()
-	os.Exit(m.Run())
+	code := m.Run()
+	Summary(os.Stdout)
+	os.Exit(code)
 }
 
 // Prepare is what a test binary does before it parses its flags: it

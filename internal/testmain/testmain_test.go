@@ -52,3 +52,24 @@ func TestRunAcceptsUpdate(t *testing.T) {
 		t.Fatalf("a test binary run with -update: %v\n%s", err, out)
 	}
 }
+
+// skipForSummary makes TestSkipSummarised skip as a missing prerequisite.
+const skipForSummary = "MCPC_TESTMAIN_SKIP"
+
+// A test Skip skips is named once, with its reason, in the line the binary
+// prints at its end (a passing go test shows a skip only with -v).
+func TestSkipSummarised(t *testing.T) {
+	if os.Getenv(skipForSummary) != "" {
+		Skip(t, "no widget: apt-get install widget")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSkipSummarised$")
+	cmd.Env = append(os.Environ(), skipForSummary+"=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "mcpc: 1 test skipped for lack of a prerequisite (MCPC_REQUIRE_NPM, MCPC_REQUIRE_BROWSER, MCPC_REQUIRE_TOOLS=1 make them fail): TestSkipSummarised: no widget: apt-get install widget\n"
+	if !strings.HasSuffix(string(out), "PASS\n"+want) {
+		t.Errorf("the binary printed:\n%s\nwant it to end with:\n%s", out, want)
+	}
+}

@@ -154,7 +154,8 @@ func Cleanup() {
 
 // Main is the TestMain of a package whose tests run the test server: it
 // builds the server, gives its path to use, runs the tests, removes the
-// build and exits with the tests' code.
+// build, prints the Summary of what was skipped (testmain.Skip) and exits
+// with the tests' code.
 func Main(m *testing.M, use func(bin string)) {
 	testmain.Prepare()
 	bin, err := Build()
@@ -165,6 +166,7 @@ func Main(m *testing.M, use func(bin string)) {
 	use(bin)
 	code := m.Run()
 	Cleanup()
+	testmain.Summary(os.Stdout)
 	os.Exit(code)
 }
 
@@ -202,13 +204,17 @@ func NeedFilesystem(t testing.TB, dir string) (command string, args []string) {
 		if RequireNPM() {
 			t.Fatal("server-filesystem is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
 		}
-		t.Skip("server-filesystem is not installed: run npm ci")
+		testmain.Skip(t, "server-filesystem is not installed: run npm ci")
 	}
 	return bin, []string{dir}
 }
 
 // RequireNPM reports whether the npm servers must be present.
 func RequireNPM() bool { return os.Getenv("MCPC_REQUIRE_NPM") == "1" }
+
+// RequireBrowser reports whether the headless Chromium the browser tests
+// drive (HeadlessChromium) must be present: MCPC_REQUIRE_BROWSER=1, as in CI.
+func RequireBrowser() bool { return os.Getenv("MCPC_REQUIRE_BROWSER") == "1" }
 
 // NeedEverything returns the command of server-everything, as Everything
 // does, or ends the test: skipped when it is not installed, failed when
@@ -220,7 +226,7 @@ func NeedEverything(t testing.TB) (command string, args []string) {
 		if RequireNPM() {
 			t.Fatal("server-everything is not installed (npm ci) and MCPC_REQUIRE_NPM=1")
 		}
-		t.Skip("server-everything is not installed: run npm ci")
+		testmain.Skip(t, "server-everything is not installed: run npm ci")
 	}
 	return command, args
 }

@@ -124,6 +124,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *ucli.App {
 			planCommand(),
 			explainCommand(),
 			rulesCommand(),
+			policyCommand(),
 			toolsCommand(),
 			remoteCommand(),
 			configCommand(),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/internal/testmain"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -32,8 +33,9 @@ const (
 	systemChromium = testservers.HeadlessChromium
 )
 
-// needPlaywright ends the test unless chromium and npx are there: skipped,
-// or failed with MCPC_REQUIRE_NPM=1 (CI). It returns the PLAYWRIGHT_COMMAND
+// needPlaywright ends the test unless chromium and npx are there: skipped
+// (with the reason in the binary's summary), or failed with
+// MCPC_REQUIRE_BROWSER=1 or MCPC_REQUIRE_NPM=1 (CI). It returns the PLAYWRIGHT_COMMAND
 // to use: the package's own bin when node_modules has it, else "" (the
 // preset's npx -y <Package>, whose download it does first, so that the
 // preset's 120 s startup timeout measures a start, not a download).
@@ -42,13 +44,18 @@ func needPlaywright(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	_, chromiumErr := os.Stat(systemChromium)
-	npx, npxErr := exec.LookPath("npx")
-	if chromiumErr != nil || npxErr != nil {
-		if testservers.RequireNPM() {
-			t.Fatalf("the Playwright preset needs %s (apt-get install chromium-headless-shell) and npx: %v %v", systemChromium, chromiumErr, npxErr)
+	if _, err := os.Stat(systemChromium); err != nil {
+		if testservers.RequireBrowser() || testservers.RequireNPM() {
+			t.Fatalf("the Playwright preset needs %s (apt-get install chromium-headless-shell): %v", systemChromium, err)
 		}
-		t.Skip("no chromium or npx: apt-get install chromium-headless-shell")
+		testmain.Skip(t, "no "+systemChromium+": apt-get install chromium-headless-shell")
+	}
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		if testservers.RequireNPM() {
+			t.Fatalf("the Playwright preset needs npx: %v", err)
+		}
+		testmain.Skip(t, "no npx: install Node.js 22")
 	}
 	if bin := filepath.Join(testservers.Root(), "node_modules", ".bin", "playwright-mcp"); fileExists(bin) {
 		return bin

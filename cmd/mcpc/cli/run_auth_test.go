@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpc-dev/mcpc/internal/testmain"
 )
 
 // authProbe sends raw requests to a gateway: over TCP at base
@@ -367,12 +369,12 @@ func TestRunRuntimeDirRefused(t *testing.T) {
 // and setpriv and curl.
 func TestRunHTTPRefusesAnotherUser(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("becoming another user needs root")
+		testmain.Skip(t, "becoming another user needs root")
 	}
 	setpriv, err1 := exec.LookPath("setpriv")
 	curl, err2 := exec.LookPath("curl")
 	if err1 != nil || err2 != nil {
-		t.Skip("needs setpriv and curl")
+		testmain.Skip(t, "needs setpriv and curl")
 	}
 	marker, bin := processTest(t)
 	plan := compilePlan(t, map[string]map[string]any{"srv": {"Command": testServer, "Args": []string{"-tools", "echo"}}})

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpc-dev/mcpc/internal/testmain"
 )
 
 // uiConfig is the ui package's fixture.
@@ -370,7 +372,7 @@ func TestUIAnotherLocalUser(t *testing.T) {
 	setpriv, err1 := exec.LookPath("setpriv")
 	curl, err2 := exec.LookPath("curl")
 	if os.Geteuid() != 0 || err1 != nil || err2 != nil {
-		t.Skip("needs root, setpriv and curl: runs curl as user nobody")
+		testmain.Skip(t, "needs root, setpriv and curl: runs curl as user nobody")
 	}
 	file := copyUIConfig(t)
 	before, _ := os.ReadFile(file)

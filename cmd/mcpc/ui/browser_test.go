@@ -15,6 +15,7 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/internal/golden"
+	"github.com/mcpc-dev/mcpc/internal/testmain"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
@@ -33,26 +34,32 @@ type browser struct {
 }
 
 // needBrowser ends the test unless chromium, node and playwright-core are
-// there: skipped, or failed with MCPC_REQUIRE_NPM=1 (CI), as the
-// Playwright preset's test does.
+// there: skipped (with the reason in the binary's summary), or failed with
+// MCPC_REQUIRE_BROWSER=1 or MCPC_REQUIRE_NPM=1 (CI), as the Playwright
+// preset's test does.
 func needBrowser(t *testing.T) (node string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	_, chromiumErr := os.Stat(systemChromium)
-	node, nodeErr := exec.LookPath("node")
-	if chromiumErr != nil || nodeErr != nil {
-		if testservers.RequireNPM() {
-			t.Fatalf("the browser test needs %s (apt-get install chromium-headless-shell) and node: %v %v", systemChromium, chromiumErr, nodeErr)
+	if _, err := os.Stat(systemChromium); err != nil {
+		if testservers.RequireBrowser() || testservers.RequireNPM() {
+			t.Fatalf("the browser test needs %s (apt-get install chromium-headless-shell): %v", systemChromium, err)
 		}
-		t.Skip("no chromium or node: apt-get install chromium-headless-shell nodejs")
+		testmain.Skip(t, "no "+systemChromium+": apt-get install chromium-headless-shell")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if testservers.RequireNPM() {
+			t.Fatalf("the browser test needs node: %v", err)
+		}
+		testmain.Skip(t, "no node: install Node.js 22")
 	}
 	if _, err := os.Stat(filepath.Join(testservers.Root(), "node_modules", "playwright-core", "package.json")); err != nil {
 		if testservers.RequireNPM() {
 			t.Fatalf("the browser test needs playwright-core: run npm ci (%v)", err)
 		}
-		t.Skip("no node_modules/playwright-core: run npm ci")
+		testmain.Skip(t, "no node_modules/playwright-core: run npm ci")
 	}
 	return node
 }
