@@ -124,8 +124,9 @@ running gateway: removed and disabled servers stop and their tools go at once, c
 servers restart, added ones start, and clients get notifications/tools/list_changed. A
 plan that is not valid is logged with its diagnostics and the running plan stays. The plan's
 sources (appsettings, env files, settings.json) are watched too when compiling them here, with
-this run's environment and --env, gives the plan's digest; an edit of one is compiled and
-applied. With a craftbot plan, --watch also watches the mcp_config.json the plan names: an edit (/mcp enable,
+this run's environment and --env, --env-file, --clean-env and --deny-list (each one not given:
+that of the mcpc.cue found upward from the current directory, as mcpc plan takes it), gives
+the plan's digest; an edit of one is compiled and applied. With a craftbot plan, --watch also watches the mcp_config.json the plan names: an edit (/mcp enable,
 disable, env; mcpc config …) is compiled as mcpc plan --profile craftbot would, with this
 run's host environment, and applied (a server whose env value changed restarts); an edit
 that does not compile is logged and the running plan stays.

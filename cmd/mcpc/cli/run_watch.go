@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -16,10 +17,12 @@ import (
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
 	"github.com/mcpc-dev/mcpc/compile/plan"
+	"github.com/mcpc-dev/mcpc/compile/plan/denylist"
 	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/report"
 	"github.com/mcpc-dev/mcpc/internal/term"
 	"github.com/mcpc-dev/mcpc/internal/watch"
+	"github.com/mcpc-dev/mcpc/policies/lint"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/gateway"
 )
@@ -37,7 +40,7 @@ import (
 // with the options the plan records (which files, whether the process
 // environment and --env were read) and the values it cannot record taken
 // from this mcpc run (its process environment, its --env values, its
-// --deny-list). A change of a source is then compiled and applied; a plan
+// --deny-list), or from the mcpc.cue mcpc plan read (runSources). A change of a source is then compiled and applied; a plan
 // that those sources do not reproduce is followed by its file only, and
 // the log says why.
 
@@ -202,10 +205,11 @@ func (v *volcanicRun) source(c *ucli.Context, s runSettings, eng *gateway.Engine
 	out.color = nil // log lines: never colored
 	r := &volcanicSource{planFile: v.planFile, out: out, redact: eng.Redact, logw: logw,
 		sums: map[string][sha256.Size]byte{v.planFile: sha256.Sum256(v.planData)}}
-	r.run = runSources(c, s)
 	var err error
-	if r.prof, err = compile.Lookup(v.p.Profile); err == nil {
-		r.opts, r.sources, err = r.prof.Recompile(v.p, r.run)
+	if r.run, err = runSources(c, s, v.p.Profile); err == nil {
+		if r.prof, err = compile.Lookup(v.p.Profile); err == nil {
+			r.opts, r.sources, err = r.prof.Recompile(v.p, r.run)
+		}
 	}
 	why := ""
 	if err != nil {
@@ -282,10 +286,43 @@ func (r *volcanicSource) applied(p *plan.Plan) {
 }
 
 // runSources are what this mcpc run gives a profile's Recompile: what a
-// plan cannot record of its sources.
-func runSources(c *ucli.Context, s runSettings) compile.RunSources {
-	return compile.RunSources{PlanFile: s.planFile, Environ: environ(), Env: c.StringSlice("env"),
+// plan cannot record of its sources. Each of --env, --env-file,
+// --clean-env and --deny-list given wins; the rest are those of the
+// mcpc.cue found upward from the current directory, as mcpc plan takes
+// them there (deploymentIn), so a plan made from that mcpc.cue reproduces.
+// An mcpc.cue that does not load, or is another profile's, is an error:
+// the sources are then not watched, and the log says why.
+func runSources(c *ucli.Context, s runSettings, profile string) (compile.RunSources, error) {
+	run := compile.RunSources{PlanFile: s.planFile, Environ: environ(), Env: c.StringSlice("env"),
 		EnvFiles: c.StringSlice("env-file"), CleanEnv: c.Bool("clean-env"), DenyList: s.deny}
+	file := lint.Find(".")
+	if file == "" {
+		return run, nil
+	}
+	d, ds := lint.Load(file)
+	if len(ds) > 0 {
+		return run, fmt.Errorf("%s: the deployment's configuration is not valid (%s)", file, report.Summary(ds))
+	}
+	if cueProfile := cmp.Or(d.Profile, compile.ProfileVolcanic); cueProfile != cmp.Or(profile, compile.ProfileVolcanic) {
+		return run, fmt.Errorf("%s is a deployment of profile %s, and the plan's profile is %s", file, cueProfile, cmp.Or(profile, compile.ProfileVolcanic))
+	}
+	if !c.IsSet("env") {
+		run.Env = d.Sources.Env
+	}
+	if !c.IsSet("env-file") {
+		run.EnvFiles = d.Sources.EnvFiles
+	}
+	if !c.IsSet("clean-env") {
+		run.CleanEnv = d.Sources.CleanEnv
+	}
+	if !c.IsSet("deny-list") && d.Sources.DenyList != "" {
+		l, err := denylist.Load(d.Sources.DenyList)
+		if err != nil {
+			return run, fmt.Errorf("%s: denyList: %v", file, err)
+		}
+		run.DenyList = l
+	}
+	return run, nil
 }
 
 // reproduces returns why compiling the sources here does not give p
@@ -301,7 +338,7 @@ func (r *volcanicSource) reproduces(p *plan.Plan) string {
 	case res.Plan == nil:
 		return "its sources do not compile here (" + report.Summary(res.Diagnostics) + ")"
 	case res.Plan.Digest != p.Digest:
-		return "its sources compile here to another plan than --plan " + r.planFile + " (the process environment, --env or --deny-list differ from mcpc plan's, or a source changed since)"
+		return "its sources compile here to another plan than --plan " + r.planFile + " (the process environment, --env or --deny-list, or mcpc.cue's, differ from mcpc plan's, or a source changed since)"
 	}
 	return ""
 }
@@ -349,8 +386,12 @@ func (r *craftbotRun) source(c *ucli.Context, s runSettings, eng *gateway.Engine
 	src := &craftbotSource{files_: files, redact: eng.Redact, out: out, logw: logw,
 		planSum: sha256.Sum256(files.planData), configSum: sha256.Sum256(inputfile.TrimBOM(files.configData))}
 	prof, err := compile.Lookup(r.p.Profile)
+	var run compile.RunSources
 	if err == nil {
-		src.opts, _, err = prof.Recompile(r.p, runSources(c, s))
+		run, err = runSources(c, s, r.p.Profile)
+	}
+	if err == nil {
+		src.opts, _, err = prof.Recompile(r.p, run)
 	}
 	// The config file compiled is the one read at the start and watched
 	// (the same path: craftbot.ConfigPath found both).

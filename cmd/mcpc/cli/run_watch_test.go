@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -392,6 +393,53 @@ func TestRunWatchLogsEachUnreadableReason(t *testing.T) {
 	for _, want := range []string{"it is a directory", "it is a named pipe", "it is larger than 16 MiB", planFile + " changed, nothing to do"} {
 		if n := strings.Count(stderr, want); n != 1 {
 			t.Errorf("stderr has %q %d times, want once:\n%s", want, n, stderr)
+		}
+	}
+}
+
+// mcpc run --watch in a deployment whose mcpc.cue sets env and cleanEnv
+// takes them as mcpc plan did (run is given none of those flags): the plan
+// made there reproduces, its sources are watched, and an edit of one is
+// applied.
+func TestRunWatchRecompilesWithMcpcCue(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "appsettings.json", fmt.Sprintf(`{"Mcp": {"Servers": {"one": {"Command": %q, "Args": ["-tools", "echo"], "ToolPrefix": "one_"}}}}`, testServer))
+	// Server two comes from mcpc.cue's env alone: without it the sources
+	// compile to another plan.
+	write(t, dir, "mcpc.cue", fmt.Sprintf(`sources: {
+	appsettings: ["appsettings.json"]
+	cleanEnv: true
+	env: ["Mcp__Servers__two__Command=%s", "Mcp__Servers__two__Args__0=-tools", "Mcp__Servers__two__Args__1=echo", "Mcp__Servers__two__ToolPrefix=two_"]
+}`, testServer))
+	inDir(t, dir)
+	if code, _, stderr := run(t, "plan", "-o", "plan.json"); code != ExitOK {
+		t.Fatalf("mcpc plan: exit %d\n%s", code, stderr)
+	}
+	home, marker := t.TempDir(), leakMarker(t)
+	environ = func() []string { return []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), marker} }
+
+	changed := make(chan struct{}, 1)
+	reloads := make(chan error, 10)
+	cs, wait := runStdioWatching(t, changed, reloads, "--plan", "plan.json", "--workspace", filepath.Join(t.TempDir(), "chat"))
+	if got, want := toolNames(t, cs), []string{"one_echo", "two_echo"}; !slices.Equal(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+	drain(changed)
+	replaceFile(t, "appsettings.json", fmt.Appendf(nil, `{"Mcp": {"Servers": {"three": {"Command": %q, "Args": ["-tools", "echo"], "ToolPrefix": "three_"}}}}`, testServer))
+	if err := testservers.Recv(t, "the edited source's reload", reloads); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	testservers.Recv(t, "notifications/tools/list_changed", changed)
+	if got, want := toolNames(t, cs), []string{"three_echo", "two_echo"}; !slices.Equal(got, want) {
+		t.Fatalf("tools after the reload %v, want %v", got, want)
+	}
+	code, stderr := wait()
+	if code != ExitOK {
+		t.Errorf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"watching plan.json and its sources appsettings.json", "plan reloaded: stopped one; started three"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
 }
