@@ -313,6 +313,58 @@ type jsonLayer struct {
 	// path holds the keys from the root to the value being added, for
 	// messages.
 	path []string
+	// group, when set, is the object written twice (its key is an earlier
+	// key of the same object, compared case-insensitively) that the value
+	// being added lies in: the keys it sets twice make one finding.
+	group *dupGroup
+}
+
+// dupGroup is an object that one appsettings file writes twice: .NET
+// merges the two, and refuses to start if they set a key in common. Its
+// parts may be added at different times (each server's when it is bound),
+// so parts counts those not yet added; the finding is made, at the later
+// key, when the last is.
+type dupGroup struct {
+	name            string // the object's whole key, as the later key writes it
+	keyPos, firstAt node.Loc
+	parts           int
+	keys            []string // the keys set twice, below the object
+	more            int      // those beyond maxListedKeys
+}
+
+// maxListedKeys is how many keys set twice a finding names.
+const maxListedKeys = 8
+
+// add records that the key full (the whole key, from the root) is set
+// twice.
+func (g *dupGroup) add(full string) {
+	if len(g.keys) == maxListedKeys {
+		g.more++
+		return
+	}
+	g.keys = append(g.keys, strings.TrimPrefix(full, g.name+":"))
+}
+
+// done marks one part added, and makes the finding once all are; a nil
+// group has nothing to do.
+func (g *dupGroup) done(c *config) {
+	if g == nil {
+		return
+	}
+	if g.parts--; g.parts > 0 || len(g.keys) == 0 {
+		return
+	}
+	what := "its key " + g.keys[0] + " is"
+	if len(g.keys) > 1 {
+		what = "its keys " + strings.Join(g.keys, ", ")
+		if g.more > 0 {
+			what += " and " + strconv.Itoa(g.more) + " more"
+		}
+		what += " are"
+	}
+	c.ds = append(c.ds, rules.DuplicateKey.At(g.keyPos.Pos(),
+		"the object "+g.name+" is written twice in this file (keys are case-insensitive), so "+what+" set twice; the host refuses to start",
+		"merge them into one or remove one; the other is at "+g.firstAt.Pos().String()))
 }
 
 // later keeps add, what this layer adds below at, for when at (a server)
@@ -324,27 +376,101 @@ func (w *jsonLayer) later(at *cfgNode, v *node.Node, add func(w *jsonLayer, v *n
 	if at.role != roleServer || w.c.expanding {
 		return false
 	}
-	again := &jsonLayer{c: w.c, layer: w.layer, src: w.src, path: append([]string(nil), w.path...)}
+	g := w.group
+	again := &jsonLayer{c: w.c, layer: w.layer, src: w.src, path: append([]string(nil), w.path...), group: g}
+	if g != nil {
+		g.parts++
+	}
 	if w.src != nil {
 		start := v.Start
-		return w.c.later(at, func() { add(again, w.src.Build(start)) })
+		return w.c.later(at, func() { add(again, w.src.Build(start)); g.done(w.c) })
 	}
-	return w.c.later(at, func() { add(again, v) })
+	return w.c.later(at, func() { add(again, v); g.done(w.c) })
 }
 
 // object adds the members of n, the object at configuration node at. A key
 // that contains ":" stands for several levels, as in .NET.
+//
+// A member whose first level is that of an earlier member (compared
+// case-insensitively) writes that key again: when it holds an object or
+// array, the keys it sets twice make one finding (a group), at its key.
 func (w *jsonLayer) object(n *node.Node, at *cfgNode) {
 	if w.later(at, n, func(w *jsonLayer, n *node.Node) { w.object(n, at) }) {
 		return
 	}
+	outer := w.group
+	seen := firstLevels{members: n.Members, whole: len(w.path) >= maxKeyLevels-1}
 	for i := range n.Members {
 		m := &n.Members[i]
 		depth := len(w.path)
+		var g *dupGroup
+		w.group = outer
+		if first, again := seen.add(i); again {
+			w.group = nil // a value written twice: its own finding
+			if m.Value.Kind == node.Object || m.Value.Kind == node.Array {
+				name := m.Key
+				if depth > 0 {
+					name = strings.Join(w.path, ":") + ":" + m.Key
+				}
+				g = &dupGroup{name: name, keyPos: m.KeyLoc, firstAt: first, parts: 1}
+				w.group = g
+			}
+		}
 		w.member(at, m.Key, m.KeyLoc, m.Value)
 		w.path = w.path[:depth]
-		*m = node.Member{} // added: the file's tree is consumed as it is added
+		g.done(w.c)
+		m.Value = nil // added: the file's tree is consumed as it is added (the key stays for firstLevels)
 	}
+	w.group = outer
+}
+
+// firstLevels finds, for each member of an object in turn, an earlier one
+// whose first level is the same key (compared case-insensitively):
+// scanning the earlier members in a small object, with a map in a large
+// one, as cfgNode.child does.
+type firstLevels struct {
+	members []node.Member
+	// whole is set when the object lies at the last level (maxKeyLevels):
+	// a key is then one level, ":" and all, as member adds it.
+	whole bool
+	index map[string]node.Loc
+}
+
+// level is the first level that member key k adds.
+func (f *firstLevels) level(k string) string {
+	if f.whole {
+		return k
+	}
+	level, _, _ := strings.Cut(k, ":")
+	return level
+}
+
+// add looks up the first level of member i among those of the members
+// before it, and returns where the first of them stands.
+func (f *firstLevels) add(i int) (node.Loc, bool) {
+	var buf [64]byte
+	level := f.level(f.members[i].Key)
+	folded, ok := foldASCII(buf[:0], level)
+	if !ok {
+		folded = []byte(foldKey(level))
+	}
+	if len(f.members) <= maxScannedChildren {
+		for j := range i {
+			m := &f.members[j]
+			if foldEqual(f.level(m.Key), folded) {
+				return m.KeyLoc, true
+			}
+		}
+		return node.Loc{}, false
+	}
+	if f.index == nil {
+		f.index = make(map[string]node.Loc, len(f.members))
+	}
+	if at, ok := f.index[string(folded)]; ok {
+		return at, true
+	}
+	f.index[string(folded)] = f.members[i].KeyLoc
+	return node.Loc{}, false
 }
 
 // member adds v, whose key (keyPos) is key below at: one level per part of
@@ -408,6 +534,10 @@ func (w *jsonLayer) value(v *node.Node, at *cfgNode, keyPos node.Loc) {
 		return
 	}
 	if first := at.winner(); first != nil && first.layer == w.layer {
+		if w.group != nil {
+			w.group.add(strings.Join(w.path, ":"))
+			return
+		}
 		w.c.ds = append(w.c.ds, rules.DuplicateKey.At(keyPos.Pos(),
 			"the key "+strings.Join(w.path, ":")+" is set twice in this file (keys are case-insensitive); the host refuses to start",
 			"remove one of them; the other is at "+first.keyPos.Pos().String()))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/internal/diag"
+	"github.com/mcpc-dev/mcpc/internal/testservers"
 )
 
 func TestSortKeysFollowsConfigurationKeyComparer(t *testing.T) {
@@ -164,6 +165,114 @@ func TestVarAtLine(t *testing.T) {
 	} {
 		if got := c.varAtLine(tc.pos); got != tc.want {
 			t.Errorf("varAtLine(%v) = %q, want %q", tc.pos, got, tc.want)
+		}
+	}
+}
+
+// An object written twice in one appsettings file (keys compared
+// case-insensitively) is one duplicate-key finding at the later key,
+// listing the keys both set; a scalar written twice is one finding; an
+// object written twice with no key in common is merged, as .NET does.
+func TestAppSettingsDuplicateObjectIsOneFinding(t *testing.T) {
+	for _, c := range []struct {
+		name, json string
+		want       []string
+	}{
+		{"a server written twice",
+			`{"Mcp": {"Servers": {"github": {"Command": "npx", "Args": ["-y", "x"]}, "GitHub": {"Command": "node", "Args": ["y"]}}}}`,
+			[]string{`1:73 the object Mcp:Servers:GitHub is written twice in this file (keys are case-insensitive), so its keys Command, Args:0 are set twice; the host refuses to start | merge them into one or remove one; the other is at a.json:1:22`}},
+		{"a nested object written twice",
+			`{"Mcp": {"Servers": {"s": {"Command": "x", "Env": {"A": "1", "B": "2"}, "ENV": {"b": "3", "a": "4", "C": "5"}}}}}`,
+			[]string{`1:73 the object Mcp:Servers:s:ENV is written twice in this file (keys are case-insensitive), so its keys b, a are set twice; the host refuses to start | merge them into one or remove one; the other is at a.json:1:44`}},
+		{"a scalar written twice",
+			`{"Mcp": {"Servers": {"s": {"Command": "x", "command": "y"}}}}`,
+			[]string{`1:44 the key Mcp:Servers:s:command is set twice in this file (keys are case-insensitive); the host refuses to start | remove one of them; the other is at a.json:1:28`}},
+		{"an object written twice without a common key", `{"Mcp": {"Servers": {"s": {"Command": "x", "Env": {"A": "1"}, "env": {"B": "2"}}}}}`, nil},
+		{"a section written twice over two servers",
+			`{"Mcp": {"Servers": {"a": {"Command": "x"}, "b": {"Command": "y"}}}, "mcp": {"servers": {"A": {"Command": "z"}, "B": {"Args": ["1"], "command": "w"}}}}`,
+			[]string{`1:70 the object mcp is written twice in this file (keys are case-insensitive), so its keys servers:A:Command, servers:B:command are set twice; the host refuses to start | merge them into one or remove one; the other is at a.json:1:2`}},
+		{"a server written twice among many (their keys in a map)",
+			`{"Mcp": {"Servers": {` + joinServers(20) + `, "S3": {"command": "y"}}}}`,
+			[]string{`1:512 the object Mcp:Servers:S3 is written twice in this file (keys are case-insensitive), so its key command is set twice; the host refuses to start | merge them into one or remove one; the other is at a.json:1:94`}},
+		{"a key with levels and an object",
+			`{"Mcp:Servers:s:Command": "x", "Mcp": {"Servers": {"s": {"Command": "y"}}}}`,
+			[]string{`1:32 the object Mcp is written twice in this file (keys are case-insensitive), so its key Servers:s:Command is set twice; the host refuses to start | merge them into one or remove one; the other is at a.json:1:2`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string][]byte{"a.json": []byte(c.json)}
+			res, err := compile.Compile(compile.Options{CleanEnv: true, AgentDir: "agent", AppSettings: []string{"a.json"}, ReadFile: fakeFS(files)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range res.Diagnostics {
+				if d.Rule == "duplicate-key" {
+					got = append(got, fmt.Sprintf("%d:%d %s | %s", d.Line, d.Column, d.Message, d.Suggestion))
+				}
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+// joinServers is n servers s0, s1, … of appsettings.
+func joinServers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, `"s%d": {"Command": "x"}`, i)
+	}
+	return b.String()
+}
+
+// An object written many times costs what its bytes cost: each copy is one
+// finding, whether the object is large (its keys in a map) or not.
+func TestAppSettingsObjectWrittenManyTimesCostsItsBytes(t *testing.T) {
+	if testservers.RaceEnabled() {
+		t.Skip("the race detector changes allocations")
+	}
+	for _, s := range []struct {
+		name string
+		json func(n int) string
+	}{
+		{"a server", func(n int) string {
+			return `{"Mcp": {"Servers": {` + strings.Repeat(`"s": {"Command": "x", "Args": ["a", "b"]}, `, n) + `"t": {"Command": "y"}}}}`
+		}},
+		{"a section", func(n int) string {
+			return `{` + strings.Repeat(`"Mcp": {"Servers": {"s": {"Command": "x"}}}, `, n) + `"Other": 1}`
+		}},
+	} {
+		compileAt := func(n int) (uint64, int) {
+			files := map[string][]byte{"a.json": []byte(s.json(n))}
+			var res *compile.Result
+			allocated := testservers.AllocatedBytes(func() {
+				var err error
+				if res, err = compile.Compile(compile.Options{CleanEnv: true, AgentDir: "agent", AppSettings: []string{"a.json"}, ReadFile: fakeFS(files)}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			dups := 0
+			for _, d := range res.Diagnostics {
+				if d.Rule == "duplicate-key" {
+					dups++
+				}
+			}
+			if dups != n-1 {
+				t.Fatalf("%s written %d times: %d duplicate-key findings", s.name, n, dups)
+			}
+			return allocated, inputBytes(files)
+		}
+		compileAt(10)
+		a1, b1 := compileAt(2000)
+		a2, b2 := compileAt(4000)
+		perByte := float64(a2-min(a1, a2)) / float64(b2-b1)
+		t.Logf("%s: %d bytes allocated for 2000 copies, %d for 4000: %.1f per added byte", s.name, a1, a2, perByte)
+		if perByte > 200 {
+			t.Errorf("%s: %.1f bytes allocated per added byte, want at most 200", s.name, perByte)
 		}
 	}
 }

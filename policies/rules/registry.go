@@ -13,7 +13,7 @@ var (
 		Example: `{"Mcp": {"Servers": {"github": {"Command": "npx",}}` + "\n" + `  (missing closing brace)`})
 	EnvFileSyntax = declare(Rule{ID: "env-file-syntax", Home: "compile/dotenv.go", Severity: diag.Error, Description: "A line of an --env-file is not NAME=VALUE, its name is not a variable name, or a quoted value is not closed; the line is never quoted, since it may be part of a secret.",
 		Example: `GITHUB_TOKEN "abc"`})
-	DuplicateKey = declare(Rule{ID: "duplicate-key", Home: "compile/volcanic/settings.go", Severity: diag.Error, Description: "A JSON object has the same key twice (in appsettings compared case-insensitively); the .NET host refuses to start.",
+	DuplicateKey = declare(Rule{ID: "duplicate-key", Home: "compile/volcanic/settings.go", Severity: diag.Error, Description: "A JSON object has the same key twice (in appsettings compared case-insensitively); the .NET host refuses to start. In appsettings an object written twice is merged key by key: one finding, at the later one, names the keys both set.",
 		Example: `{"Command": "npx", "command": "node"}`})
 	// Shape and types (CUE schema).
 	UnknownField = declare(Rule{ID: "unknown-field", Home: "schema/schema.go", Severity: diag.Warning, Description: "A field that the host does not know; it is ignored, so a typo silently loses the setting.",
