@@ -139,9 +139,12 @@ ignores: [{path: "appsettings.json", rule: "runtime-missing", reason: "the image
   "fetch": {"Command": "uvx", "Args": ["mcp-server-fetch==2025.4.7"]}}}}`, 0o644)
 	write("b/appsettings.json", `{"Mcp": {"Servers": {"x": {"Command": "npx", "Args": ["-y", "server-x"]}, "y": {"Comand": "npx"}}}}`, 0o644)
 
+	write("c/mcpc.cue", "sourcez: {}\n", 0o644)
 	runs := map[string][]string{
 		"two deployments": {"lint", "--format", "sarif", filepath.Join(root, "a"), filepath.Join(root, "b")},
-		"failed":          {"lint", "--format", "sarif", filepath.Join(root, "a"), filepath.Join(root, "nope")},
+		// A deployment that cannot be linted (its mcpc.cue is broken): the
+		// run fails, and the one linted before is in the document.
+		"failed": {"lint", "--format", "sarif", filepath.Join(root, "a"), filepath.Join(root, "c")},
 	}
 	for name, args := range runs {
 		code, stdout, stderr := run(args...)
