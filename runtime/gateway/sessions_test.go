@@ -169,13 +169,22 @@ func TestGatewaySessionCapsCloseLongestIdle(t *testing.T) {
 	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: t.TempDir(), MaxSessions: 4, MaxSessionsPerChat: 2})
 	base, client := httpGateway(t, gw)
 	ping := func(cs *mcp.ClientSession) error { return cs.Ping(context.Background(), nil) }
-	b1 := connectHTTP(t, client, base+"/chats/b/mcp") // idle longest of all
-	a1 := connectHTTP(t, client, base+"/chats/a/mcp")
-	a2 := connectHTTP(t, client, base+"/chats/a/mcp")
+	// A request's answer reaches the client before the gateway counts the
+	// request out (and, for an initialize, before it takes the session in
+	// as one it may close): a session whose request is still counted in is
+	// busy, and never closed for a new one. Each new session comes once
+	// every earlier request is counted out.
+	connect := func(chat string) *mcp.ClientSession {
+		eventually(t, "no request in flight", gw.pool.Quiet)
+		return connectHTTP(t, client, base+"/chats/"+chat+"/mcp")
+	}
+	b1 := connect("b") // idle longest of all
+	a1 := connect("a")
+	a2 := connect("a")
 	if err := ping(a1); err != nil { // a2 is now a's longest idle
 		t.Fatal(err)
 	}
-	a3 := connectHTTP(t, client, base+"/chats/a/mcp")
+	a3 := connect("a")
 	if err := ping(a2); err == nil {
 		t.Error("chat a's longest idle session still answers after a third one came (per chat cap 2)")
 	}
@@ -185,11 +194,11 @@ func TestGatewaySessionCapsCloseLongestIdle(t *testing.T) {
 			t.Errorf("%s: %v", []string{"a1", "a3", "b1"}[i], err)
 		}
 	}
-	c1 := connectHTTP(t, client, base+"/chats/c/mcp") // 4 open
+	c1 := connect("c") // 4 open
 	if err := ping(a1); err != nil {
 		t.Fatal(err)
 	}
-	connectHTTP(t, client, base+"/chats/d/mcp") // the global cap: a3 was idle longest
+	connect("d") // the global cap: a3 was idle longest
 	if err := ping(a3); err == nil {
 		t.Error("the longest idle session still answers after a fifth one came (cap 4)")
 	}

@@ -285,11 +285,14 @@ func (p *SessionPool) Begin(id string, counted bool) (end func()) {
 		return func() {}
 	}
 	e.initialized = true
-	p.use++
-	e.lastUse = p.use
 	if !counted {
+		// An open GET stream is not a use: the client's SDK opens it on
+		// its own after initialize, at no moment the client chose, so it
+		// would reorder which session waited longest.
 		return func() {}
 	}
+	p.use++
+	e.lastUse = p.use
 	e.requests++
 	if e.timer != nil {
 		e.timer.Stop()
