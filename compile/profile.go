@@ -34,10 +34,10 @@ type Profile interface {
 	// the count of problems ("3 servers, 1 shadowed").
 	Summary(r *Result) string
 	// FindSources fills in the sources of the deployment in dir that opts
-	// leaves empty: the files the host reads there by default. getenv
-	// reads mcpc's environment (nil: os.Getenv). Nothing to check is an
+	// leaves empty: the files the host reads there by default, as the host
+	// environment opts describes chooses them. Nothing to check is an
 	// error: a lint that checked nothing must not pass.
-	FindSources(dir string, opts *Options, getenv func(string) string) error
+	FindSources(dir string, opts *Options) error
 	// Detect finds the sources of a deployment of this profile in dir
 	// (mcpc lint --init), as slash paths relative to dir; found is false
 	// when dir holds none. Looked says what the profile looks for, for the

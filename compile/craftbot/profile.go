@@ -294,7 +294,7 @@ func (profile) Summary(r *compile.Result) string {
 }
 
 // FindSources: without a config file named, dir's app/config/mcp_config.json.
-func (profile) FindSources(dir string, opts *compile.Options, _ func(string) string) error {
+func (profile) FindSources(dir string, opts *compile.Options) error {
 	if opts.Config == "" {
 		opts.Config = filepath.Join(dir, DefaultPath)
 	}

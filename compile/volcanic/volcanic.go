@@ -48,22 +48,26 @@ func (profile) Summary(r *compile.Result) string {
 	return fmt.Sprintf("%s, %d shadowed", compile.Plural(len(r.Names()), "server"), len(r.Entries)-len(r.Names()))
 }
 
-// FindSources: without appsettings named, those a .NET host reads in dir.
+// FindSources: without appsettings named, those a .NET host reads in dir
+// (DotnetAppSettings), its Environment taken from the host environment
+// opts describes: mcpc's own unless cleanEnv, the env files and --env.
 // Without those nor an agent dir, the host still reads the settings.json of
-// its default agent dir and the Mcp section of its environment: nothing to
-// check is when neither holds anything either.
-func (profile) FindSources(dir string, opts *compile.Options, getenv func(string) string) error {
+// its default agent dir and its environment: an env file is a source (an
+// image configured by its environment alone), and so is an Mcp variable;
+// nothing to check is when none of them holds anything.
+func (profile) FindSources(dir string, opts *compile.Options) error {
 	if len(opts.AppSettings) > 0 {
-		return nil
-	}
-	opts.AppSettings = DotnetAppSettings(dir, getenv)
-	if len(opts.AppSettings) > 0 || opts.AgentDir != "" {
 		return nil
 	}
 	env, _, _, err := compile.LoadHostEnv(compile.HostEnvOptions{Environ: opts.Environ, CleanEnv: opts.CleanEnv,
 		EnvFiles: opts.EnvFiles, Env: opts.Env, ReadFile: opts.ReadFile})
-	if err != nil {
-		return nil // the compilation reports the input it cannot read
+	getenv := func(string) string { return "" }
+	if err == nil {
+		getenv = env.Value
+	}
+	opts.AppSettings = DotnetAppSettings(dir, getenv)
+	if len(opts.AppSettings) > 0 || opts.AgentDir != "" || len(opts.EnvFiles) > 0 || err != nil {
+		return nil // an input it cannot read, the compilation reports
 	}
 	settings := filepath.Join(agentDir(*opts, env), "settings.json")
 	if fi, err := os.Stat(settings); err == nil && fi.Mode().IsRegular() {
@@ -74,7 +78,7 @@ func (profile) FindSources(dir string, opts *compile.Options, getenv func(string
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: nothing to check: no appsettings.json there, no %s and no Mcp__ variable, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir, settings)
+	return fmt.Errorf("%s: nothing to check: no appsettings.json there, no %s, no env file and no Mcp__ variable, and neither mcpc.cue (mcpc lint --init writes one) nor the source flags name a source", dir, settings)
 }
 
 // Detect: the appsettings files (a .NET host's layering order:
@@ -152,25 +156,28 @@ func (profile) Recompile(p *plan.Plan, run compile.RunSources) (compile.Options,
 }
 
 // DotnetAppSettings are the appsettings files a .NET host reads in dir:
-// appsettings.json, then appsettings.<Environment>.json (DOTNET_ENVIRONMENT,
-// else ASPNETCORE_ENVIRONMENT), those that exist.
+// appsettings.json, then appsettings.<Environment>.json, those that exist.
+// Environment is getenv's DOTNET_ENVIRONMENT, else ASPNETCORE_ENVIRONMENT,
+// else Production, as the .NET host defaults it; getenv reads the host
+// environment.
 func DotnetAppSettings(dir string, getenv func(string) string) []string {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	candidates := []string{filepath.Join(dir, "appsettings.json")}
-	env := getenv("DOTNET_ENVIRONMENT")
-	if env == "" {
-		env = getenv("ASPNETCORE_ENVIRONMENT")
-	}
-	if env != "" {
-		candidates = append(candidates, filepath.Join(dir, "appsettings."+env+".json"))
-	}
 	var out []string
-	for _, f := range candidates {
+	for _, f := range []string{filepath.Join(dir, "appsettings.json"), filepath.Join(dir, "appsettings."+DotnetEnvironment(getenv)+".json")} {
 		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// DotnetEnvironment is the .NET host's Environment in the host environment
+// getenv reads: DOTNET_ENVIRONMENT, else ASPNETCORE_ENVIRONMENT, else
+// Production.
+func DotnetEnvironment(getenv func(string) string) string {
+	for _, name := range []string{"DOTNET_ENVIRONMENT", "ASPNETCORE_ENVIRONMENT"} {
+		if v := getenv(name); v != "" {
+			return v
+		}
+	}
+	return "Production"
 }

@@ -160,9 +160,66 @@ func TestCompileOptionsFlagsOverrideTheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := map[string]string{"ASPNETCORE_ENVIRONMENT": "Staging"}
-	opts, err = CompileOptions(nil, empty, Flags{Getenv: func(k string) string { return env[k] }})
+	opts, err = CompileOptions(nil, empty, Flags{Environ: []string{"ASPNETCORE_ENVIRONMENT=Staging"}})
 	if err != nil || len(opts.AppSettings) != 2 || filepath.Base(opts.AppSettings[1]) != "appsettings.Staging.json" {
 		t.Fatalf("%+v %v", opts.AppSettings, err)
+	}
+}
+
+// The Environment that picks appsettings.<Environment>.json is the host
+// environment's: --env, the env files, mcpc's own (DOTNET_ENVIRONMENT over
+// ASPNETCORE_ENVIRONMENT) unless cleanEnv, and Production without one.
+func TestCompileOptionsEnvironmentOfTheHost(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"appsettings.json", "appsettings.Staging.json", "appsettings.Production.json", "appsettings.Test.json"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "host.env"), []byte("DOTNET_ENVIRONMENT=Test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flag := func(name string, o compile.Options) Flags {
+		return Flags{Set: map[string]bool{name: true}, Sources: o, Environ: []string{"DOTNET_ENVIRONMENT=Staging"}}
+	}
+	for _, c := range []struct {
+		name string
+		f    Flags
+		want string
+	}{
+		{"none", Flags{}, "appsettings.Production.json"},
+		{"own", Flags{Environ: []string{"ASPNETCORE_ENVIRONMENT=Test", "DOTNET_ENVIRONMENT=Staging"}}, "appsettings.Staging.json"},
+		{"--env", flag("env", compile.Options{Env: []string{"DOTNET_ENVIRONMENT=Production"}}), "appsettings.Production.json"},
+		{"--env-file", flag("env-file", compile.Options{EnvFiles: []string{filepath.Join(dir, "host.env")}}), "appsettings.Test.json"},
+		{"--clean-env", flag("clean-env", compile.Options{CleanEnv: true}), "appsettings.Production.json"},
+		{"mcpc.cue", Flags{Environ: []string{"DOTNET_ENVIRONMENT=Staging"}}, "appsettings.Test.json"},
+	} {
+		var d *Deployment
+		if c.name == "mcpc.cue" {
+			d = &Deployment{Sources: Sources{EnvFiles: []string{filepath.Join(dir, "host.env")}, CleanEnv: true}}
+		}
+		opts, err := CompileOptions(d, dir, c.f)
+		if err != nil || len(opts.AppSettings) != 2 || filepath.Base(opts.AppSettings[1]) != c.want {
+			t.Errorf("%s: %v %v, want appsettings.json and %s", c.name, opts.AppSettings, err, c.want)
+		}
+	}
+}
+
+// An env file is a source: an image configured by its environment alone
+// (PLAYWRIGHT_*, no appsettings) is something to check.
+func TestCompileOptionsEnvFileIsASource(t *testing.T) {
+	dir := t.TempDir()
+	env := filepath.Join(dir, "host.env")
+	if err := os.WriteFile(env, []byte("PLAYWRIGHT_BROWSERS_PATH=/ms-playwright\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", dir)
+	t.Setenv("VOLCANIC_AGENT_DIR", "")
+	opts, err := CompileOptions(nil, dir, Flags{Set: map[string]bool{"env-file": true}, Sources: compile.Options{EnvFiles: []string{env}}})
+	if err != nil || len(opts.AppSettings) != 0 || len(opts.EnvFiles) != 1 {
+		t.Fatalf("%+v %v", opts, err)
+	}
+	if _, err := CompileOptions(&Deployment{Sources: Sources{EnvFiles: []string{env}}}, dir, Flags{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -88,7 +88,7 @@ func runCase(pack *policies.Pack, own map[string]bool, name, dir string) (PackCa
 		found.join()
 		d = &found
 	}
-	opts, err := CompileOptions(d, dir, Flags{Getenv: func(string) string { return "" }})
+	opts, err := CompileOptions(d, dir, Flags{})
 	if err != nil {
 		return PackCase{}, nil, inputError("policy test: case %s: %v", dir, err)
 	}

@@ -25,8 +25,7 @@ type Flags struct {
 	HasPath  bool
 	Clients  []string
 	Lock     string
-	Environ  []string
-	Getenv   func(string) string // DOTNET_ENVIRONMENT, ASPNETCORE_ENVIRONMENT; nil: os.Getenv
+	Environ  []string // mcpc's own environment, part of the host's unless cleanEnv
 }
 
 // InputError is a deployment that cannot be linted as described: nothing to
@@ -101,7 +100,7 @@ func CompileOptions(d *Deployment, dir string, f Flags) (compile.Options, error)
 	if !opts.CleanEnv {
 		opts.Environ = f.Environ // the host environment FindSources looks at too
 	}
-	if err := prof.FindSources(dir, &opts, f.Getenv); err != nil {
+	if err := prof.FindSources(dir, &opts); err != nil {
 		return opts, inputError("%v", err)
 	}
 	if opts.AgentDir != "" {
@@ -261,4 +260,20 @@ func Detect(dir string) (Deployment, error) {
 		what = append(what, looked[n])
 	}
 	return Deployment{}, inputError("lint --init %s: no sources found (%s); give them with the source flags", dir, strings.Join(what, ", "))
+}
+
+// AppSettingsNote says which appsettings files opts layers when the host
+// environment chose them beside appsettings.json (neither --appsettings nor
+// mcpc.cue names any, and an appsettings.{Environment}.json is there), so
+// a check says which configuration it describes; "" otherwise, when the
+// files read are the ones named or appsettings.json alone.
+func AppSettingsNote(d *Deployment, f Flags, opts compile.Options) string {
+	if (opts.Profile != "" && opts.Profile != compile.ProfileVolcanic) || f.Set["appsettings"] || (d != nil && len(d.Sources.AppSettings) > 0) || len(opts.AppSettings) < 2 {
+		return ""
+	}
+	names := make([]string, len(opts.AppSettings))
+	for i, p := range opts.AppSettings {
+		names[i] = filepath.Base(p)
+	}
+	return "read " + strings.Join(names, ", then ") + " (Environment " + strings.TrimSuffix(strings.TrimPrefix(names[len(names)-1], "appsettings."), ".json") + ")"
 }

@@ -255,6 +255,9 @@ func deploymentIn(c *ucli.Context, dir string) (opts compile.Options, d *lint.De
 	if opts, err = lint.CompileOptions(d, dir, f); err != nil {
 		return opts, nil, inputErr(err)
 	}
+	if note := lint.AppSettingsNote(d, f, opts); note != "" {
+		fmt.Fprintln(c.App.ErrWriter, "mcpc: "+note)
+	}
 	// The flags that belong to another profile than the deployment's are
 	// refused, whichever named the profile.
 	check := opts

@@ -34,9 +34,10 @@ Each DIR (default: the current directory) is a deployment: its mcpc.cue, else th
 host's files make there (an appsettings.json with an Mcp section, agent/settings.json with
 mcpServers, a CraftBot app/config/mcp_config.json), else the mcpc.cue found in its parents. mcpc.cue
 names the sources, rule severities, ignores, the target and the policy packs. Without mcpc.cue and
-without source flags, DIR/appsettings.json and DIR/appsettings.$DOTNET_ENVIRONMENT.json (else
-$ASPNETCORE_ENVIRONMENT) and DIR/agent are read, as a .NET host layers them, or DIR's CraftBot
-config. A DIR with no deployment of its own, and DIR/..., lint every deployment below (each
+without appsettings named, DIR/appsettings.json and DIR/appsettings.{Environment}.json are read,
+as a .NET host layers them (Environment: the host environment's DOTNET_ENVIRONMENT, else
+ASPNETCORE_ENVIRONMENT, else Production; --env and --env-file count), with DIR/agent, or DIR's
+CraftBot config; an env file alone is a deployment too. A DIR with no deployment of its own, and DIR/..., lint every deployment below (each
 mcpc.cue, and each directory whose host's files no mcpc.cue reads), skipping hidden directories,
 node_modules, vendor and testdata; the exit is the worst of all. With --files (a pre-commit
 hook's), the deployments below the current directory that read one of the files are linted; none
@@ -310,6 +311,10 @@ func lintDeployment(c *ucli.Context, f lint.Found) (*lint.Report, []rules.Rule, 
 	if err != nil {
 		return nil, nil, nil, nil, inputErr(err)
 	}
+	var notes []string
+	if note := lint.AppSettingsNote(d, flags, opts); note != "" {
+		notes = append(notes, note)
+	}
 	opts.ReadFile = readFileOrStdin(c)
 	packs, pds := d.LoadPacks(c.StringSlice("policy"))
 	if len(pds) > 0 {
@@ -328,7 +333,6 @@ func lintDeployment(c *ucli.Context, f lint.Found) (*lint.Report, []rules.Rule, 
 	if err != nil {
 		return nil, nil, nil, nil, inputErr(err)
 	}
-	var notes []string
 	var workspaceErr error
 	more := func(res *compile.Result) ([]diag.Diagnostic, error) {
 		ds, note, err := lintWorkspace(c, res, src)
