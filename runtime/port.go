@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/runtime/internal/hooks"
@@ -304,6 +305,15 @@ func (h *Host) ApplyConfig(ctx context.Context, p *plan.Plan, config ConfigLooku
 
 // EscapedProcesses counts the processes that outlived their group kill.
 func (h *Host) EscapedProcesses() int { return int(h.escapes.Load()) }
+
+// Builtins are the host's built-in tool names: HostOptions.Builtins, else
+// naming.DefaultBuiltins. Callers must not modify them.
+func (h *Host) Builtins() []string {
+	if h.opts.Builtins == nil {
+		return naming.DefaultBuiltins
+	}
+	return h.opts.Builtins
+}
 
 // PlanServers are the host's plan entries now, in plan order.
 func (h *Host) PlanServers() []*plan.Server {

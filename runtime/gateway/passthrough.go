@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -831,7 +832,7 @@ func (g *Gateway) instructions(ctx context.Context, gc *gatewayChat) string {
 		}
 	}
 	if browser {
-		parts = append(parts, browserSection(table))
+		parts = append(parts, browserSection(table, g.h.Builtins()))
 	}
 	if note := gc.chat.RemotePromptSection(); note != "" {
 		parts = append(parts, strings.TrimSpace(note))
@@ -839,12 +840,16 @@ func (g *Gateway) instructions(ctx context.Context, gc *gatewayChat) string {
 	return gc.chat.Redact(strings.Join(parts, "\n\n"))
 }
 
-// browserSection is the Browser section of the system prompt; it mentions
-// send only when a send tool is offered.
-func browserSection(table *runtime.ToolTable) string {
+// browserSection is the Browser section of the system prompt. It gives the
+// seed's file-name advice (with @playwright/mcp 0.0.82 a bare filename
+// lands in the workspace root, not in browser/) and mentions send only
+// when a send tool is active: the host's built-in, or a server's tool
+// registered under that name when send is not a built-in.
+func browserSection(table *runtime.ToolTable, builtins []string) string {
 	s := "Browser\nYou control a web browser with the browser_* tools. It keeps this chat's logins between sessions. " +
-		"Screenshots, PDFs and downloads saved with a filename land in the workspace's browser/ folder."
-	if table.ByName()["send"] != nil {
+		"Screenshots saved with filename: \"browser/<name>.png\", PDFs and downloads land in the workspace's browser/ folder; " +
+		"a screenshot without a filename comes back to you as an image."
+	if slices.Contains(builtins, "send") || table.ByName()["send"] != nil {
 		s += " Use send to deliver such a file to the user."
 	}
 	return s

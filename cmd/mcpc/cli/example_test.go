@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/compile/plan"
 	"github.com/mcpc-dev/mcpc/internal/testservers"
@@ -44,6 +47,7 @@ func TestExampleRunsAfterNpmCI(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("plan: exit %d\n%s", code, stderr)
 	}
+	planJSON := stdout
 	var p plan.Plan
 	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
 		t.Fatal(err)
@@ -86,6 +90,28 @@ func TestExampleRunsAfterNpmCI(t *testing.T) {
 		if !visible[name] {
 			t.Errorf("tools: no %s among %d visible tools", name, len(visible))
 		}
+	}
+
+	// The example's memory server keeps its graph in a workspace that has
+	// just been created: its MEMORY_FILE_PATH must be a file the server can
+	// write there (its directory exists), or the first write fails (ENOENT).
+	planFile := filepath.Join(tmp, "plan.json")
+	if err := os.WriteFile(planFile, []byte(planJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(tmp, "fresh-workspace")
+	cs, wait := runStdio(t, "--plan", planFile, "--workspace", ws, "--clean-env",
+		"--env", "PATH="+os.Getenv("PATH"), "--env", "npm_config_offline=true")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mem_create_entities", Arguments: map[string]any{
+		"entities": []map[string]any{{"name": "mcpc", "entityType": "tool", "observations": []string{"compiles MCP configuration"}}}}})
+	if err != nil || res.IsError {
+		t.Fatalf("mem_create_entities in a fresh workspace: %v %s", err, testservers.TextOf(res))
+	}
+	if got := callText(t, cs, "mem_read_graph", nil); !strings.Contains(got, "compiles MCP configuration") {
+		t.Errorf("mem_read_graph after the write: %q", got)
+	}
+	if code, stderr := wait(); code != ExitOK {
+		t.Errorf("run: exit %d\n%s", code, stderr)
 	}
 }
 
