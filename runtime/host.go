@@ -142,6 +142,10 @@ type Host struct {
 	escapes atomic.Int64
 
 	rebuildMu sync.Mutex // one rebuild at a time, so the last one sees every result
+	// namingLogged holds the naming warnings logged already (server, rule
+	// and message): each table rebuild names every tool again, and a
+	// warning is logged once. Under rebuildMu.
+	namingLogged map[string]bool
 	tableMu   sync.RWMutex
 	table     *ToolTable
 
