@@ -146,8 +146,8 @@ type Host struct {
 	// and message): each table rebuild names every tool again, and a
 	// warning is logged once. Under rebuildMu.
 	namingLogged map[string]bool
-	tableMu   sync.RWMutex
-	table     *ToolTable
+	tableMu      sync.RWMutex
+	table        *ToolTable
 
 	// Remote servers (HostOptions.Remote).
 	remoteSecret  string          // opens sealed entries; "" if the host has none
