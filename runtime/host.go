@@ -142,8 +142,12 @@ type Host struct {
 	escapes atomic.Int64
 
 	rebuildMu sync.Mutex // one rebuild at a time, so the last one sees every result
-	tableMu   sync.RWMutex
-	table     *ToolTable
+	// namingLogged holds the naming warnings logged already (server, rule
+	// and message): each table rebuild names every tool again, and a
+	// warning is logged once. Under rebuildMu.
+	namingLogged map[string]bool
+	tableMu      sync.RWMutex
+	table        *ToolTable
 
 	// Remote servers (HostOptions.Remote).
 	remoteSecret  string          // opens sealed entries; "" if the host has none
@@ -209,7 +213,19 @@ func newHost(p *plan.Plan, opts HostOptions, prof hostProfile) (*Host, error) {
 	h.remoteRed.Store(redact.New(nil))
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.table = &ToolTable{byName: map[string]*Tool{}, perServer: map[string]int{}}
+	for _, s := range set.list {
+		h.warnUnsetEnv(s.cfg)
+	}
 	return h, nil
+}
+
+// warnUnsetEnv logs, once for a server's configuration, the host
+// variables its env refers to that the host environment (fixed when mcpc
+// run starts) does not hold: the server would get them empty, silently.
+func (h *Host) warnUnsetEnv(s *plan.Server) {
+	if names := h.env.Unset(s); s.Enabled && len(names) > 0 {
+		h.log("Warning", "", s.Name, "MCP server %s: env refers to host variables that are not set: %s; the server gets them empty", s.Name, strings.Join(names, ", "))
+	}
 }
 
 // Redact replaces every known secret of the host in s with [REDACTED].
@@ -789,6 +805,9 @@ func (s *hostServer) snapshot() DiscoveryStatus {
 		ds.State = "not discovered"
 	}
 	ds.Tools = s.h.currentTable().perServer[s.cfg.Name]
+	if s.cfg.Enabled {
+		ds.UnsetEnv = s.h.env.Unset(s.cfg)
+	}
 	return ds
 }
 

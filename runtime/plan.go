@@ -58,6 +58,27 @@ func (h HostEnv) Secrets(s *plan.Server) []string {
 	return out
 }
 
+// Unset returns the host variables s's env refers to (${env:NAME}) that
+// the host environment does not hold, sorted: the server gets each as an
+// empty value.
+func (h HostEnv) Unset(s *plan.Server) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range s.Env {
+		if v == nil {
+			continue
+		}
+		for _, name := range plan.EnvRefs(*v) {
+			if _, ok := h.Vars[name]; !ok && !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Launch resolves one plan server for a workspace: templates filled in, the
 // working directory (a relative cwd is taken inside the workspace) and the
 // environment of SPEC §2.4.

@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +53,7 @@ type procConfig struct {
 // proc is one started server process and its MCP client session.
 type proc struct {
 	spec LaunchSpec
+	dir  string // the process's working directory: spec.Dir, else the workspace
 	sp   *supervisor.Process
 	cs   *mcp.ClientSession // nil until the handshake succeeded
 	// client is cs's client: it sends the notifications a client sends of
@@ -75,7 +79,7 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	if err != nil {
 		return nil, err
 	}
-	p = &proc{spec: spec, sp: sp, calls: sp.Calls}
+	p = &proc{spec: spec, dir: dir, sp: sp, calls: sp.Calls}
 	// Until the handshake is done, the end of ctx kills the group at once:
 	// that unblocks everything that waits for the process.
 	stopKill := context.AfterFunc(ctx, sp.KillGroup)
@@ -137,6 +141,14 @@ func (p *proc) startFailure(err error, parent context.Context, timedOut bool, ti
 	code = -1
 	switch {
 	case !p.sp.Started():
+		// A working directory that is missing fails the start with the
+		// same error as a missing binary (the child's chdir fails before
+		// exec): name the directory.
+		if fi, serr := os.Stat(p.dir); serr != nil && errors.Is(serr, fs.ErrNotExist) {
+			return FailStart, fmt.Sprintf("cannot start %q: its working directory (cwd) %q does not exist", p.spec.Command, p.dir), code
+		} else if serr == nil && !fi.IsDir() {
+			return FailStart, fmt.Sprintf("cannot start %q: its working directory (cwd) %q is not a directory", p.spec.Command, p.dir), code
+		}
 		return FailStart, fmt.Sprintf("cannot start %q: %v", p.spec.Command, err), code
 	case parent.Err() != nil:
 		return FailCancelled, "cancelled", code

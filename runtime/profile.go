@@ -117,7 +117,14 @@ func (volcanicProfile) assign(h *Host, servers []*hostServer) []*Tool {
 		def := defs[r.Server][next[r.Server]]
 		next[r.Server]++
 		if r.Rule != "" && (r.Rule == naming.RuleBuiltin || r.Rule == naming.RuleCollision || r.Rule == naming.RuleEmpty) {
-			h.log("Warning", "", r.Server, "%s [%s]", r.Message, r.Rule)
+			key := r.Server + "\x00" + r.Rule + "\x00" + r.Message
+			if !h.namingLogged[key] {
+				if h.namingLogged == nil {
+					h.namingLogged = map[string]bool{}
+				}
+				h.namingLogged[key] = true
+				h.log("Warning", "", r.Server, "%s [%s]", r.Message, r.Rule)
+			}
 		}
 		if !r.Registered() {
 			continue

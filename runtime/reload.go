@@ -154,6 +154,7 @@ func (h *Host) apply(ctx context.Context, p *plan.Plan, config ConfigLookup) (*A
 		hs := &hostServer{h: h, cfg: cfg}
 		next.add(hs)
 		fresh = append(fresh, hs)
+		h.warnUnsetEnv(cfg)
 	}
 	var retired []*hostServer
 	for _, hs := range old.list {

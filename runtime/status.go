@@ -35,6 +35,9 @@ type DiscoveryStatus struct {
 	RetryAt       time.Time `json:"retryAt,omitzero"` // when a failed discovery may run again
 	ServerName    string    `json:"serverName,omitempty"`
 	ServerVersion string    `json:"serverVersion,omitempty"`
+	// UnsetEnv names the host variables the server's env refers to that
+	// the host environment does not hold: the server gets them empty.
+	UnsetEnv []string `json:"unsetEnv,omitempty"`
 }
 
 // ChatStatus is one chat.

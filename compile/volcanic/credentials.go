@@ -9,7 +9,7 @@ import (
 
 // credentialPatterns are the shapes of well-known credentials. A value of
 // a host file or settings.json that holds one is secret-literal: it ends up
-// in the repository, in the plan and in ps.
+// in the repository and in the plan, and where the field shows (exposure).
 var credentialPatterns = []struct {
 	what string
 	re   *regexp.Regexp

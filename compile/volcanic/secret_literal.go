@@ -11,7 +11,7 @@ import (
 
 // secretLiteral: a value a plan would carry that holds the value of a host
 // secret (SPEC §2.4: a plan never holds a secret, and a secret written into
-// a command line shows in ps), or a credential written into the file. A
+// a command line shows in ps; exposure says where each field shows), or a credential written into the file. A
 // value bound from a secret host variable into env is fine: the plan
 // refers to the variable.
 var secretLiteral = entryCheck{Rule: rules.SecretLiteral, preset: true, run: func(x *entryRun) {
@@ -26,7 +26,7 @@ var secretLiteral = entryCheck{Rule: rules.SecretLiteral, preset: true, run: fun
 			switch {
 			case !envValue:
 				x.report(n.Pos(),
-					fmt.Sprintf("%s: %s is set by %s, a host secret; a plan cannot carry its value, and a command line shows in ps", x.subject, e.Naming(path), name),
+					fmt.Sprintf("%s: %s is set by %s, a host secret; a plan cannot carry its value, and %s", x.subject, e.Naming(path), name, exposure(path)),
 					"set it through env instead: an env value may be ${env:NAME}, and the server reads the variable")
 			case strings.Contains(n.Text, "${"):
 				x.report(n.Pos(),
@@ -46,7 +46,7 @@ var secretLiteral = entryCheck{Rule: rules.SecretLiteral, preset: true, run: fun
 			sugg = fmt.Sprintf("write \"${env:%s}\" instead of the value", name)
 		}
 		x.report(n.Pos(),
-			fmt.Sprintf("%s: %s holds the value of the host secret %s; a plan cannot carry it, and a command line shows in ps", x.subject, e.Naming(path), name), sugg)
+			fmt.Sprintf("%s: %s holds the value of the host secret %s; a plan cannot carry it, and %s", x.subject, e.Naming(path), name, exposure(path)), sugg)
 	}
 	check(e.Node().Get(FieldCommand), false, FieldCommand)
 	if args := e.Node().Get(FieldArgs); args != nil && args.Kind == node.Array {
@@ -89,5 +89,23 @@ func checkCredential(x *entryRun, n *node.Node, envValue bool, path []string) {
 		sugg = fmt.Sprintf("write \"${env:%s}\" and give the host the variable %s (an env file outside the repository, or the service's secret store)", key, key)
 	}
 	x.report(n.Pos(),
-		fmt.Sprintf("server %q: %s holds what looks like %s, written into the file: it ends up in the repository, in the plan and in ps", e.Name, e.Naming(path), what), sugg)
+		fmt.Sprintf("server %q: %s holds what looks like %s, written into the file: it ends up in the repository and in the plan, and %s", e.Name, e.Naming(path), what, exposure(path)), sugg)
+}
+
+// exposure says where a value of the field at path is visible once the
+// server runs: only a command line shows in ps to every user of the
+// machine; an environment is readable by the same user and root.
+func exposure(path []string) string {
+	switch path[0] {
+	case FieldCommand, FieldArgs:
+		return "a command line shows in ps to every user of the machine"
+	case FieldEnv:
+		return "a server's environment is readable in /proc/PID/environ by the same user and root"
+	case FieldCwd:
+		return "a working directory shows in /proc/PID/cwd and in mcpc status"
+	case FieldToolPrefix:
+		return "a tool prefix is part of every tool name the agent and its model see"
+	default: // promptSection
+		return "a prompt section is sent to the model"
+	}
 }

@@ -77,7 +77,7 @@ func TestPolicyTestPassesAndUpdates(t *testing.T) {
 	// compiler's errors are there too (a case that does not compile tests
 	// little), the Go rules' findings (no such file /opt/run.sh) are not.
 	want := "appsettings.json:1:39: error: server s starts the script /opt/run.sh with --token [REDACTED] [team-no-script]\n" +
-		"appsettings.json:1:74: error: server \"s\": Args[1] holds what looks like a GitHub token, written into the file: it ends up in the repository, in the plan and in ps [secret-literal]\n" +
+		"appsettings.json:1:74: error: server \"s\": Args[1] holds what looks like a GitHub token, written into the file: it ends up in the repository and in the plan, and a command line shows in ps to every user of the machine [secret-literal]\n" +
 		"  suggestion: pass it in env from a host variable: \"NAME\": \"${env:NAME}\", and let the server read NAME\n"
 	if string(got) != want {
 		t.Errorf("expected.txt written:\n%s\nwant:\n%s", got, want)

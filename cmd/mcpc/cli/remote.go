@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -108,7 +109,7 @@ Examples:
 		},
 		{
 			Name:  "tools",
-			Usage: "without a list: the tools a server offers and which are allowed; with one: set the allowlist",
+			Usage: "without a list: the tools a server offers and which are allowed; with one: set the allowlist (a warning names each tool the server does not offer now)",
 			UsageText: `mcpc remote tools NAME [a,b|all] --workspace DIR --scope SCOPE
 
 Examples:
@@ -484,11 +485,7 @@ func remoteAdd(c *ucli.Context) error {
 			offered[t.Name] = true
 		}
 		fmt.Fprintf(errw, "%s: connected over %s · %s: %s\n", name, transportName(res.Transport), plural(len(res.Tools), "tool"), red(strings.Join(names, ", ")))
-		for _, t := range tools {
-			if !offered[t] {
-				fmt.Fprintf(errw, "warning: the server does not offer the allowlisted tool %q\n", t)
-			}
-		}
+		warnNotOffered(errw, offered, tools)
 	}
 	replaced, err := saveEntry(c, re, key, s, headers)
 	if err != nil {
@@ -633,10 +630,33 @@ func remoteTools(c *ucli.Context) error {
 	}
 	if tools == nil {
 		fmt.Fprintf(c.App.Writer, "%s: every tool is allowed\n", name)
-	} else {
-		fmt.Fprintf(c.App.Writer, "%s: allowlist set to %s\n", name, strings.Join(tools, ", "))
+		return nil
 	}
+	fmt.Fprintf(c.App.Writer, "%s: allowlist set to %s\n", name, strings.Join(tools, ", "))
+	// As remote add does: the allowlist is checked against what the server
+	// offers now; it is saved either way (a tool may come later).
+	ctx, stop := interrupted()
+	res, perr := remote.Probe(ctx, e.Server, headers, dialOptions())
+	stop()
+	if perr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s: unavailable, the allowlist is not checked: %s\n", name, red(perr.Error()))
+		return nil
+	}
+	offered := map[string]bool{}
+	for _, t := range res.Tools {
+		offered[t.Name] = true
+	}
+	warnNotOffered(c.App.ErrWriter, offered, tools)
 	return nil
+}
+
+// warnNotOffered warns of each allowlisted tool the server does not offer.
+func warnNotOffered(w io.Writer, offered map[string]bool, allowlist []string) {
+	for _, t := range allowlist {
+		if !offered[t] {
+			fmt.Fprintf(w, "warning: the server does not offer the allowlisted tool %q\n", t)
+		}
+	}
 }
 
 // remoteValidation validates the servers.json of --workspace for `mcpc

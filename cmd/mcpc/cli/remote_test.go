@@ -122,9 +122,15 @@ func TestRemoteCommandsEndToEnd(t *testing.T) {
 		t.Errorf("tools wiki: exit %d\n%s", code, stdout)
 	}
 	notesBefore, downBefore := entryText(t, ws, "notes"), entryText(t, ws, "down")
-	code, stdout, _ = record(run(t, append([]string{"remote", "tools", "wiki", "echo,whoami,slow"}, remoteArgs(ws, "chat-1")...)...))
-	if code != ExitOK || stdout != "wiki: allowlist set to echo, whoami, slow\n" {
-		t.Fatalf("set tools: exit %d\n%s", code, stdout)
+	// An allowlist naming a tool the server does not offer is saved, with
+	// the warning remote add gives.
+	code, stdout, stderr = record(run(t, append([]string{"remote", "tools", "wiki", "echo,nosuch"}, remoteArgs(ws, "chat-1")...)...))
+	if code != ExitOK || stdout != "wiki: allowlist set to echo, nosuch\n" || stderr != "warning: the server does not offer the allowlisted tool \"nosuch\"\n" {
+		t.Errorf("set tools with one not offered: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = record(run(t, append([]string{"remote", "tools", "wiki", "echo,whoami,slow"}, remoteArgs(ws, "chat-1")...)...))
+	if code != ExitOK || stdout != "wiki: allowlist set to echo, whoami, slow\n" || stderr != "" {
+		t.Fatalf("set tools: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if entryText(t, ws, "notes") != notesBefore || entryText(t, ws, "down") != downBefore || !strings.Contains(entryText(t, ws, "wiki"), `"tools": ["echo", "whoami", "slow"]`) {
 		t.Errorf("tools changed other entries:\n%s", serversJSON(t, ws))

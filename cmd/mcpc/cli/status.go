@@ -317,7 +317,11 @@ func printStatus(w io.Writer, st runtime.HostStatus, chat string) {
 	if chat == "" {
 		fmt.Fprintf(&b, "servers (discovery, shared by the chats): %s running\n", plural(st.Processes, "process"))
 		for _, s := range st.Servers {
-			fmt.Fprintf(&b, "  %s: %s · %s\n", term.Escape(s.Name), term.Escape(s.State), plural(s.Tools, "tool"))
+			fmt.Fprintf(&b, "  %s: %s · %s", term.Escape(s.Name), term.Escape(s.State), plural(s.Tools, "tool"))
+			if len(s.UnsetEnv) > 0 {
+				fmt.Fprintf(&b, " · host variables not set (given empty): %s", term.Escape(strings.Join(s.UnsetEnv, ", ")))
+			}
+			b.WriteString("\n")
 		}
 		if len(st.Chats) == 0 {
 			b.WriteString("no chats yet\n")
