@@ -48,8 +48,10 @@ type Target struct {
 	// the target is not this machine and paths cannot be checked.
 	Exists func(path string) bool
 	// Browsers reports whether a Playwright browser (chromium, chrome,
-	// msedge, firefox, webkit) is installed on the target; nil when unknown.
-	Browsers func(name string) bool
+	// msedge, firefox, webkit) of revision (its build number; "" for any)
+	// is installed on the target, and else the build of another revision
+	// it found ("chromium-1234"), if any; nil when unknown.
+	Browsers func(name, revision string) (found bool, other string)
 	// Clients are the target clients whose limits apply to tools
 	// (ClientLimits names them).
 	Clients []string

@@ -114,7 +114,7 @@ func TestPlaywrightBrowserMissing(t *testing.T) {
 		return p
 	}
 	installed := map[string]bool{"firefox": true}
-	target := Target{Browsers: func(b string) bool { return installed[b] }, Exists: func(p string) bool { return p == "/usr/bin/chromium" }}
+	target := Target{Browsers: func(b, rev string) (bool, string) { return installed[b], "" }, Exists: func(p string) bool { return p == "/usr/bin/chromium" }}
 	cases := []struct {
 		plan *plan.Plan
 		want string

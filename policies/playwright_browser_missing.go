@@ -2,6 +2,7 @@ package policies
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpc-dev/mcpc/policies/rules"
 )
@@ -17,9 +18,15 @@ var playwrightBrowserMissing = Check{
 			if s.Name != "playwright" || s.Origin.Source != "preset" || !s.Enabled {
 				continue
 			}
-			browser, exe, exeAt := "chrome", "", -1
-			for j := 0; j+1 < len(s.Args); j++ {
-				switch s.Args[j] {
+			browser, exe, exeAt, pkg := "chrome", "", -1, ""
+			for j, a := range s.Args {
+				if strings.HasPrefix(a, "@playwright/mcp@") && pkg == "" {
+					pkg = a
+				}
+				if j+1 >= len(s.Args) {
+					continue
+				}
+				switch a {
 				case "--browser":
 					browser = s.Args[j+1]
 				case "--executable-path":
@@ -34,15 +41,30 @@ var playwrightBrowserMissing = Check{
 				}
 				continue
 			}
-			if in.Target.Browsers == nil || in.Target.Browsers(browser) {
+			if in.Target.Browsers == nil {
 				continue
 			}
-			out = append(out, Violation{Path: []any{"servers", i, "args"},
-				Message:    fmt.Sprintf("the Playwright preset asks for the browser %s, which is not installed on the target", browser),
-				Suggestion: browserHint(browser)})
+			revision := playwrightRevisions[pkg][browser]
+			found, other := in.Target.Browsers(browser, revision)
+			if found {
+				continue
+			}
+			msg := fmt.Sprintf("the Playwright preset asks for the browser %s, which is not installed on the target", browser)
+			if other != "" {
+				msg = fmt.Sprintf("the Playwright preset's %s needs the %s build %s-%s, and the target has %s, another build: Playwright does not use it", pkg, browser, browser, revision, other)
+			}
+			out = append(out, Violation{Path: []any{"servers", i, "args"}, Message: msg, Suggestion: browserHint(browser)})
 		}
 		return out
 	},
+}
+
+// playwrightRevisions are the browser builds each pinned @playwright/mcp
+// runs (its playwright-core's browsers.json; chromium's headless shell has
+// chromium's revision). A package not listed (a PLAYWRIGHT_COMMAND, another
+// version) is satisfied by any build.
+var playwrightRevisions = map[string]map[string]string{
+	"@playwright/mcp@0.0.82": {"chromium": "1246", "firefox": "1549", "webkit": "2365"},
 }
 
 func browserHint(browser string) string {

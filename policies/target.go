@@ -15,7 +15,7 @@ import (
 func LocalTarget(path string, env map[string]string, clients []string) Target {
 	t := ImageTarget(runtime.GOOS, path, clients)
 	t.Exists = func(p string) bool { _, err := os.Stat(p); return err == nil }
-	t.Browsers = func(name string) bool { return localBrowser(name, env) }
+	t.Browsers = func(name, revision string) (bool, string) { return localBrowser(name, revision, env) }
 	return t
 }
 
@@ -54,32 +54,61 @@ func onPath(name string, dirs []string, goos string) bool {
 }
 
 // localBrowser reports whether Playwright finds a browser on this machine:
-// its own build in its cache, or the system channel for chrome and msedge.
-func localBrowser(name string, env map[string]string) bool {
+// the system channel for chrome and msedge, else its own build of that
+// revision ("" for any) in its cache, and else a build of another revision
+// it found there.
+func localBrowser(name, revision string, env map[string]string) (bool, string) {
 	switch name {
 	case "chrome":
-		return exists("/opt/google/chrome/chrome") || exists("/Applications/Google Chrome.app")
+		return exists("/opt/google/chrome/chrome") || exists("/Applications/Google Chrome.app"), ""
 	case "msedge":
-		return exists("/opt/microsoft/msedge/msedge") || exists("/Applications/Microsoft Edge.app")
+		return exists("/opt/microsoft/msedge/msedge") || exists("/Applications/Microsoft Edge.app"), ""
 	}
-	cache := env["PLAYWRIGHT_BROWSERS_PATH"]
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache", "ms-playwright")
+	dirs := []string{"chromium_headless_shell", "chromium"}
+	if name != "chromium" {
+		dirs = []string{name}
+	}
+	other := ""
+	for _, cache := range playwrightCaches(env) {
+		entries, err := os.ReadDir(cache)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			for _, d := range dirs {
+				rev, ok := strings.CutPrefix(e.Name(), d+"-")
+				if !ok || !e.IsDir() {
+					continue
+				}
+				if revision == "" || rev == revision {
+					return true, ""
+				}
+				other = e.Name()
+			}
+		}
+	}
+	return false, other
+}
+
+// playwrightCaches are the directories Playwright keeps its browsers in:
+// PLAYWRIGHT_BROWSERS_PATH, else its cache under home. "0" keeps them
+// inside the playwright-core package that runs: an npx run's package (its
+// cache, ~/.npm/_npx/*/node_modules), or one installed here.
+func playwrightCaches(env map[string]string) []string {
+	home, _ := os.UserHomeDir()
+	switch p := env["PLAYWRIGHT_BROWSERS_PATH"]; p {
+	case "":
 		if runtime.GOOS == "darwin" {
-			cache = filepath.Join(home, "Library", "Caches", "ms-playwright")
+			return []string{filepath.Join(home, "Library", "Caches", "ms-playwright")}
 		}
+		return []string{filepath.Join(home, ".cache", "ms-playwright")}
+	case "0":
+		inside := filepath.Join("node_modules", "playwright-core", ".local-browsers")
+		npx, _ := filepath.Glob(filepath.Join(home, ".npm", "_npx", "*", inside))
+		return append(npx, inside)
+	default:
+		return []string{p}
 	}
-	entries, err := os.ReadDir(cache)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if e.IsDir() && (strings.HasPrefix(e.Name(), name+"-") || name == "chromium" && strings.HasPrefix(e.Name(), "chromium_headless_shell-")) {
-			return true
-		}
-	}
-	return false
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -180,7 +180,7 @@ var (
 		Description: "A tool name is longer than a target client accepts in the form it sends (64 for the Anthropic and OpenAI tool APIs, with the client's prefix), or a server lists a name longer than the MCP specification's 128. Checked from the tool lock.",
 		Example:     `targets: ["openai"] with a craftbot action mcp_filesystem_list_directory_with_sizes_and_more (65 characters)`})
 	PlaywrightBrowserMissing = declare(Rule{ID: "playwright-browser-missing", Home: "policies/playwright_browser_missing.go", Severity: diag.Warning,
-		Description: "The Playwright preset is enabled but its browser is not on the target (no Playwright build of it, no --executable-path that exists, no system Chrome or Edge for those channels): the first browser call fails.",
+		Description: "The Playwright preset is enabled but its browser is not on the target (no Playwright build of the revision the pinned @playwright/mcp runs, no --executable-path that exists, no system Chrome or Edge for those channels): the first browser call fails.",
 		Example:     `PLAYWRIGHT_ENABLED=true on a machine without npx playwright install chromium`})
 	// Servers that cannot start where the host starts them, and what the
 	// host gives them (mcpc lint, both profiles where they apply; their
