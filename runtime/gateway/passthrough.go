@@ -809,7 +809,8 @@ func (g *Gateway) subscribe(gc *gatewayChat, on bool) func(context.Context, stri
 // promptSection, then its own instructions; the Browser section when the
 // Playwright preset's server offers tools; then the notes on the chat's
 // remote servers that are unavailable or skipped. It waits for the host's
-// discovery, as the host does before it builds the prompt.
+// discovery and for the chat's remote connects, as the host does before it
+// builds the prompt.
 func (g *Gateway) instructions(ctx context.Context, gc *gatewayChat) string {
 	table, err := g.h.Table(ctx)
 	if err != nil {
@@ -833,6 +834,12 @@ func (g *Gateway) instructions(ctx context.Context, gc *gatewayChat) string {
 	}
 	if browser {
 		parts = append(parts, browserSection(table, g.h.Builtins()))
+	}
+	// The notes come from a listing of the chat's remote servers, which
+	// waits for the connects under way (the first session's: started with
+	// the chat, each bounded by its connect timeout).
+	if gc.chat.HasRemoteServers() {
+		_ = gc.chat.RefreshRemote(ctx, table)
 	}
 	if note := gc.chat.RemotePromptSection(); note != "" {
 		parts = append(parts, strings.TrimSpace(note))
