@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpc-dev/mcpc/compile/naming"
 	"github.com/mcpc-dev/mcpc/internal/redact"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 	"github.com/mcpc-dev/mcpc/runtime/remoteset"
@@ -175,10 +174,7 @@ func (r *chatRemote) refresh(ctx context.Context, table *ToolTable) error {
 		return nil
 	}
 	h := r.c.h
-	builtins := h.opts.Builtins
-	if builtins == nil {
-		builtins = naming.DefaultBuiltins
-	}
+	builtins := h.Builtins()
 	taken := func(name string) bool {
 		return table.byName[name] != nil || slices.Contains(builtins, name)
 	}
