@@ -977,9 +977,10 @@ type ServerStatus struct {
 	// the ServerTools) or "unavailable: <reason>".
 	State string `json:"state"`
 	// Phase and Reason are State for programs (State shows both): where
-	// the connection stands, and why the server is unavailable ("401
-	// (Unauthorized)", "no answer within 15s", …).
-	Phase  State  `json:"-"`
+	// the connection stands (in JSON too, for a client of the admin
+	// interface such as mcpc remote list), and why the server is
+	// unavailable ("401 (Unauthorized)", "no answer within 15s", …).
+	Phase  State  `json:"phase"`
 	Reason string `json:"-"`
 	// Tools counts the agent-visible tools it contributes; ToolNames are
 	// their names (in a chat: the ones it serves).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -78,11 +79,21 @@ Examples:
 func remoteSubcommands() []*ucli.Command {
 	subs := []*ucli.Command{
 		{
-			Name:      "list",
-			Usage:     "each server: url without query, transport, status, header names, allowlist, tools; then skipped entries",
-			UsageText: "mcpc remote list --workspace DIR --scope SCOPE [--env-file FILE]\n\nExample:\n   mcpc remote list --workspace /srv/chats/42 --scope 42 --env-file host.env",
-			Flags:     remoteFlags(),
-			Action:    remoteList,
+			Name:  "list",
+			Usage: "each server: url without query, transport, status, header names, allowlist, tools; then skipped entries",
+			UsageText: `mcpc remote list --workspace DIR [--url URL | --socket PATH] [--scope SCOPE --env-file FILE]
+
+When a gateway serves the workspace's chat (mcpc run --stdio of yours, found
+by its status socket, or mcpc run --http given with --url), the list is the
+chat's own: its connections, "connecting" while they are made, and the tools
+it serves. Otherwise mcpc connects to each server itself and says that it only
+probes; that needs --scope and the host secret.
+
+Examples:
+   mcpc remote list --workspace /srv/chats/42 --url http://127.0.0.1:8080
+   mcpc remote list --workspace /srv/chats/42 --scope 42 --env-file host.env`,
+			Flags:  flags(remoteFlags(), liveFlags()),
+			Action: remoteList,
 		},
 		{
 			Name:  "add",
@@ -274,6 +285,17 @@ func remoteList(c *ucli.Context) error {
 	if c.NArg() > 0 {
 		return usageError("list takes no arguments, got %q", c.Args().First())
 	}
+	ws := c.String("workspace")
+	if ws == "" {
+		return usageError("--workspace DIR is required: the chat's workspace that holds .volcanic/mcp/servers.json")
+	}
+	live, why, err := liveRemote(c, ws)
+	if err != nil {
+		return err
+	}
+	if live != nil {
+		return printLiveList(c, ws, live)
+	}
 	re, err := remoteSetup(c, true)
 	if err != nil {
 		return err
@@ -294,22 +316,58 @@ func remoteList(c *ucli.Context) error {
 	if err != nil {
 		return &exitError{code: ExitProblems, msg: "interrupted"}
 	}
-	w := c.App.Writer
 	// servers.json is the agent's to write: every value is escaped.
 	red := func(s string) string { return term.Escape(re.redactor.Redact(m.Redact(s))) }
+	fmt.Fprintf(c.App.ErrWriter, "probing: %s, so these are connections of mcpc's own, not the chat's: a chat may be connecting still, and a tool whose name one of its local tools has is listed here but skipped there\n", red(why))
 	if !f.Exists {
-		fmt.Fprintf(w, "no remote servers: %s does not exist\n", f.Path)
+		fmt.Fprintf(c.App.Writer, "no remote servers: %s does not exist\n", f.Path)
 		return nil
 	}
-	if len(l.Servers) == 0 && len(l.Skipped) == 0 && l.FileProblem == "" {
-		fmt.Fprintf(w, "no remote servers in %s\n", f.Path)
+	printRemoteList(c, red, remote.Path(re.workspace), l.Servers, l.Skipped, l.FileProblem)
+	for _, warn := range l.Warnings {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s [%s]\n", red(warn.Message), red(warn.Rule))
 	}
-	active := map[string][]string{}
-	for _, t := range l.Tools {
-		active[t.Server] = append(active[t.Server], t.Name)
+	return nil
+}
+
+// printLiveList prints a running chat's own remote servers, as its
+// gateway reports them (redacted there).
+func printLiveList(c *ucli.Context, ws string, live *liveChat) error {
+	red := term.Escape
+	if live.remote == nil {
+		fmt.Fprintf(c.App.Writer, "no remote servers: chat %s of %s connects none (the gateway runs without remote servers)\n", red(live.id), red(live.where))
+		return nil
+	}
+	fmt.Fprintf(c.App.ErrWriter, "live: chat %s of %s, session scope %q: the chat's own connections and tools\n", red(live.id), red(live.where), red(live.remote.Scope))
+	if s := c.String("scope"); s != "" && s != live.remote.Scope {
+		fmt.Fprintf(c.App.ErrWriter, "warning: --scope %q is not the chat's session scope %q: entries sealed for %q do not open in this chat\n", red(s), red(live.remote.Scope), red(s))
+	}
+	if live.remote.Disabled != "" {
+		fmt.Fprintf(c.App.Writer, "no remote servers: %s\n", red(live.remote.Disabled))
+		return nil
+	}
+	file := live.remote.File
+	if file == "" {
+		file = remote.Path(ws)
+	}
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) && len(live.remote.Servers) == 0 && len(live.remote.Skipped) == 0 {
+		fmt.Fprintf(c.App.Writer, "no remote servers: %s does not exist\n", red(file))
+		return nil
+	}
+	printRemoteList(c, red, file, live.remote.Servers, live.remote.Skipped, live.remote.FileProblem)
+	return nil
+}
+
+// printRemoteList is the listing of /mcp_list: each server's url without
+// query, transport, state, header names, allowlist and the tools in use
+// (its ToolNames), then the skipped entries.
+func printRemoteList(c *ucli.Context, red func(string) string, file string, servers []remoteset.ServerStatus, skipped []remoteset.Skipped, fileProblem string) {
+	w := c.App.Writer
+	if len(servers) == 0 && len(skipped) == 0 && fileProblem == "" {
+		fmt.Fprintf(w, "no remote servers in %s\n", red(file))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, s := range l.Servers {
+	for _, s := range servers {
 		transport := s.Transport
 		if s.Transport == remote.TransportAuto && s.Connected != "" {
 			transport += " (" + s.Connected + ")"
@@ -317,7 +375,7 @@ func remoteList(c *ucli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", red(s.Name), red(s.URL), red(transport), red(s.State))
 	}
 	tw.Flush()
-	for _, s := range l.Servers {
+	for _, s := range servers {
 		fmt.Fprintf(w, "\n%s\n", red(s.Name))
 		headers := "none"
 		if len(s.HeaderNames) > 0 {
@@ -334,18 +392,18 @@ func remoteList(c *ucli.Context) error {
 		}
 		if s.Phase == remoteset.Connected {
 			tools := "none"
-			if len(active[s.Name]) > 0 {
-				tools = strings.Join(active[s.Name], ", ")
+			if len(s.ToolNames) > 0 {
+				tools = strings.Join(s.ToolNames, ", ")
 			}
 			fmt.Fprintf(w, "  tools:     %s\n", red(tools))
 		}
 	}
-	if l.FileProblem != "" {
-		fmt.Fprintf(w, "\nservers.json is not used: %s\n", red(l.FileProblem))
+	if fileProblem != "" {
+		fmt.Fprintf(w, "\nservers.json is not used: %s\n", red(fileProblem))
 	}
-	if len(l.Skipped) > 0 {
+	if len(skipped) > 0 {
 		fmt.Fprintf(w, "\nskipped:\n")
-		for _, s := range l.Skipped {
+		for _, s := range skipped {
 			name := s.Name
 			if name == "" {
 				name = "(no name)"
@@ -353,10 +411,6 @@ func remoteList(c *ucli.Context) error {
 			fmt.Fprintf(w, "  %s: %s: %s\n", red(s.Position), red(name), red(s.Reason))
 		}
 	}
-	for _, warn := range l.Warnings {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s [%s]\n", red(warn.Message), red(warn.Rule))
-	}
-	return nil
 }
 
 // keyFromFlags returns the headers given by --bearer, --header or
