@@ -464,3 +464,21 @@ func redactRow(rw *row, red func(string) string) {
 		f.Field, f.Value, f.From = red(f.Field), red(f.Value), red(f.From)
 	}
 }
+
+// deploymentRedactor redacts the values the deployment's files hold: the
+// env values of mcp_config.json (craftbot), the compiler's secrets
+// (volcanic). What cannot be read redacts nothing more.
+func (s *Server) deploymentRedactor() func(string) string {
+	if s.view.edits {
+		data, err := inputfile.Read(s.opts.Config)
+		if err != nil {
+			return func(v string) string { return v }
+		}
+		return craftbot.Redactor("", data).Redact
+	}
+	res, err := compile.Compile(s.opts.Compile)
+	if err != nil {
+		return func(v string) string { return v }
+	}
+	return res.Redactor.Redact
+}

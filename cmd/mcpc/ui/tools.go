@@ -222,7 +222,8 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, sess string) {
 	body, err := s.toolsContext(r.Context(), r.PostForm.Get("chat"))
 	p := page{Title: "Tools", Nav: "tools", CSRF: s.csrfToken(sess), Body: body}
 	render := func(code int, problem string) {
-		p.Problem = problem
+		s.redactCall(body)
+		p.Problem = s.deploymentRedactor()(problem)
 		s.render(w, code, "tools", p)
 	}
 	if err != nil {
@@ -274,6 +275,27 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, sess string) {
 	}
 	s.log("called tool %s%s", name, chatNote(body.Chat))
 	render(http.StatusOK, "")
+}
+
+// redactCall passes what the page echoes of a call (the arguments as
+// typed, the outcome) through the deployment's own redactor too: the
+// gateway redacts the secrets it knows, this the values of the file the
+// page reads (an operator may paste one into a field).
+func (s *Server) redactCall(b *toolsBody) {
+	red := s.deploymentRedactor()
+	if b.Called != nil {
+		c := b.Called
+		c.Arguments, c.Error, c.Structured = red(c.Arguments), red(c.Error), red(c.Structured)
+		for i := range c.Content {
+			c.Content[i] = red(c.Content[i])
+		}
+	}
+	for i := range b.Tools {
+		for j := range b.Tools[i].Fields {
+			f := &b.Tools[i].Fields[j]
+			f.Value = red(f.Value)
+		}
+	}
 }
 
 func chatNote(chat string) string {
