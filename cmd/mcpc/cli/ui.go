@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/cmd/mcpc/ui"
+	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/policies/lint"
@@ -175,6 +178,7 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 		return opts, "", err
 	}
 	opts.Profile, opts.Compile = co.Profile, co
+	opts.Lint = uiLint(c)
 	if opts.Edits() { // the file the page edits, which it reads afresh at each load
 		opts.Config = co.Config
 		if opts.Config == "" {
@@ -201,4 +205,20 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 		return opts, "", usageError("--admin-token-env goes with --gateway URL")
 	}
 	return opts, addr, nil
+}
+
+// uiLint is the page's mcpc lint: the deployment of the current directory
+// (its mcpc.cue, with the source flags over it), as mcpc lint with the same
+// flags reports it. One run at a time: a page load runs it.
+func uiLint(c *ucli.Context) func() (*compile.Result, []diag.Diagnostic, error) {
+	var mu sync.Mutex
+	return func() (*compile.Result, []diag.Diagnostic, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		rep, _, _, _, err := lintDeployment(c, lint.Found{Dir: ".", File: lint.Find(".")})
+		if err != nil {
+			return nil, nil, err
+		}
+		return rep.Result, rep.Diagnostics, nil
+	}
 }
