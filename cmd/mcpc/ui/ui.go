@@ -128,7 +128,7 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(s.key); err != nil {
 		return nil, err
 	}
-	funcs := template.FuncMap{"yesNo": yesNo, "join": strings.Join}
+	funcs := template.FuncMap{"yesNo": yesNo, "join": strings.Join, "wbr": wbr}
 	for _, page := range []string{"servers", "gateway", "tools", "message"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+page+".html")
 		if err != nil {
@@ -376,4 +376,15 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// wbr is s, escaped, with a line-break opportunity after each underscore:
+// a long env key (GITHUB_PERSONAL_ACCESS_TOKEN) wraps between its words,
+// not mid-word.
+func wbr(s string) template.HTML {
+	parts := strings.Split(s, "_")
+	for i := range parts {
+		parts[i] = template.HTMLEscapeString(parts[i])
+	}
+	return template.HTML(strings.Join(parts, "_<wbr>"))
 }

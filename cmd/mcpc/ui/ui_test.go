@@ -255,8 +255,8 @@ func TestCraftbotRows(t *testing.T) {
 	}
 	for name, want := range map[string][]string{
 		"filesystem": {file + ":5", ">stdio<", `class="enabled">yes<`, ">mcp_filesystem<", `class="tone-ok"`, "CraftBot starts it at startup", `value="disable"`},
-		"github": {file + ":13", `class="enabled">no<`, ">code<", "GITHUB_PERSONAL_ACCESS_TOKEN</span>",
-			"GITHUB_API_URL (empty)", `value="enable"`, "needs config", `type="password"`, `name="key" value="GITHUB_API_URL"`},
+		"github": {file + ":13", `class="enabled">no<`, ">code<", "GITHUB_<wbr>PERSONAL_<wbr>ACCESS_<wbr>TOKEN</span>",
+			"GITHUB_<wbr>API_<wbr>URL (empty)", `value="enable"`, "needs config", `type="password"`, `name="key" value="GITHUB_API_URL"`},
 		"sentry": {">sse<", "a sse server has no env"},
 		"notes":  {`class="osmark"`, "macOS path", `class="tone-off"`, "off: CraftBot does not start it until it is enabled"},
 		"broken": {`class="tone-off"`, "CraftBot would skip it", "without command", "[cb-missing-command]", "fix it in the file to enable it"},
@@ -342,7 +342,7 @@ func TestEdits(t *testing.T) {
 	}
 	_, _, body := p.get("/")
 	if !strings.Contains(rowOf(t, body, "filesystem"), `class="enabled">no<`) || strings.Contains(body, `data-server="sentry"`) ||
-		!strings.Contains(rowOf(t, body, "filesystem"), "NEW_KEY</span>") {
+		!strings.Contains(rowOf(t, body, "filesystem"), "NEW_<wbr>KEY</span>") {
 		t.Errorf("the page does not show the edits:\n%s", body)
 	}
 	if !bytes.Contains(readFile(t, file), []byte(secret)) {
