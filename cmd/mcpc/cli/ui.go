@@ -26,15 +26,22 @@ import (
 func uiCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "ui",
-		Usage: "a local web page: the servers (CraftBot's Settings → MCP: enable, disable, env, remove) and a running gateway",
+		Usage: "a local web page: the servers (CraftBot's Settings → MCP: enable, disable, env, add, remove) and a running gateway's console",
 		UsageText: `mcpc ui [source flags | --profile craftbot --config FILE] [--gateway URL [--admin-token-env NAME]] --listen ADDR [--token-env NAME | --no-token]
 
-The page lists every server of the deployment: source, transport, enabled,
-action set (craftbot) or tool prefix (volcanic), validity with its
-diagnostics, target-OS mark and env variable names (never values). With
---profile craftbot it edits mcp_config.json as mcpc config does. With
---gateway it shows mcpc run --http's chats and servers and restarts or
-resets them (the admin token stays in mcpc ui).
+The page lists every server of the deployment (searchable; filters:
+enabled, needs config, with problems): name, description, source,
+transport, enabled, action set (craftbot) or tool prefix (volcanic), what
+the host will do with it and every diagnostic mcpc lint reports for it
+with its suggestion, target-OS mark and env variable names (never
+values); a volcanic server's provenance as mcpc explain shows it. With
+--profile craftbot it edits mcp_config.json as mcpc config does: enable,
+disable, remove, a value per env key, a new key, add a server (stdio, or
+JSON). With --gateway it is also the console of mcpc run --http (either
+profile): each server's state beside its verdict, state, tools, last
+error and stderr tail, restart (and reset of a chat), the tools as the
+agent sees them with a form from each schema to call one; updated live.
+The admin token stays in mcpc ui.
 
 Only whoever has the page's access token gets in: mcpc ui makes one at
 each start, prints the page's address with it (URL/?token=TOKEN) once on
@@ -125,10 +132,10 @@ func uiAction(c *ucli.Context) error {
 func noTokenRisk(opts ui.Options) string {
 	what := "see every server"
 	if opts.Edits() {
-		what = "edit " + opts.Config + " (enable, disable, remove, set env)"
+		what = "edit " + opts.Config + " (enable, disable, remove, set env, add)"
 	}
 	if opts.Gateway != nil {
-		what += " and restart or reset the gateway's servers"
+		what += " and restart or reset the gateway's servers and call their tools"
 	}
 	return what
 }

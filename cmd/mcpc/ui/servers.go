@@ -260,8 +260,11 @@ func (s *Server) craftbotServers() (*serversBody, error) {
 	}
 	for _, d := range ds {
 		if !inRow[diagKey(d)] {
-			b.General = append(b.General, redactDiag(toDiagLine(d), red.Redact))
+			b.General = append(b.General, toDiagLine(d))
 		}
+	}
+	for i := range b.General {
+		b.General[i] = redactDiag(b.General[i], red.Redact)
 	}
 	return b, nil
 }
@@ -311,18 +314,17 @@ func craftbotVerdict(e *craftbot.Entry, cr craftbot.Row, autoConnect bool, targe
 // lint's when Options.Lint is set) and its fields' provenance, and the
 // definitions an earlier source shadowed.
 func (s *Server) volcanicServers() (*serversBody, error) {
+	b := &serversBody{Profile: compile.ProfileVolcanic, SetLabel: "tool prefix", Host: "the host"}
 	res, lds, err := s.lintDiagnostics()
 	if err != nil || res == nil {
-		var lintErr error = err
+		if err != nil {
+			b.General = append(b.General, diagLine{Severity: "error", Message: "mcpc lint did not run: " + err.Error() + "; the compiler's diagnostics are shown"})
+		}
 		if res, err = compile.Compile(s.opts.Compile); err != nil {
 			return nil, err
 		}
 		lds = res.Diagnostics
-		if lintErr != nil {
-			lds = append(lds, diag.Diagnostic{Severity: diag.Error, Rule: "lint", Message: "mcpc lint did not run: " + lintErr.Error() + "; the compiler's diagnostics are shown"})
-		}
 	}
-	b := &serversBody{Profile: compile.ProfileVolcanic, SetLabel: "tool prefix", Host: "the host"}
 	red := res.Redactor.Redact
 	serverOf := res.ServerOf()
 	byServer := map[string][]diag.Diagnostic{}
@@ -331,8 +333,11 @@ func (s *Server) volcanicServers() (*serversBody, error) {
 		if owner := serverOf(d); owner != "" {
 			byServer[owner] = append(byServer[owner], d)
 		} else {
-			b.General = append(b.General, redactDiag(toDiagLine(d), red))
+			b.General = append(b.General, toDiagLine(d))
 		}
+	}
+	for i := range b.General {
+		b.General[i] = redactDiag(b.General[i], red)
 	}
 	p := res.Plan
 	if p == nil {
