@@ -579,6 +579,8 @@ func TestBrowserCraftbotConsole(t *testing.T) {
 	if got := b.text(`tr[data-server="fs"] td.runtime`); got != "running · 1 actions" {
 		t.Errorf("fs's gateway state on the servers page: %q", got)
 	}
+	b.fits("the servers page with a gateway")
+	b.accessible("the servers page with a gateway")
 	b.gotoURL(p.base + "/gateway")
 	if n := b.count("section.chat"); n != 0 {
 		t.Errorf("%d chat sections on a craftbot console", n)

@@ -239,7 +239,7 @@ func (s *Server) serveState(w http.ResponseWriter, r *http.Request) {
 // or resets a chat through the gateway's admin endpoints.
 func (s *Server) gatewayAction(w http.ResponseWriter, r *http.Request, sess, action string) {
 	chat, name := r.PostForm.Get("chat"), r.PostForm.Get("name")
-	if chat != "" && !gateway.ChatIDPattern.MatchString(chat) || chat == "" && action == "reset" {
+	if (chat != "" && !gateway.ChatIDPattern.MatchString(chat)) || (chat == "" && action == "reset") {
 		s.fail(w, r, http.StatusBadRequest, "the form names no chat")
 		return
 	}

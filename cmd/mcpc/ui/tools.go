@@ -156,8 +156,9 @@ func callArguments(form map[string][]string, fields []field) (json.RawMessage, e
 	return b, err
 }
 
-// chatOf is the chat a tools request is about: the query's (or form's),
-// else the first the gateway has; "" for a craftbot gateway.
+// toolsContext is the tools page of the chat a request is about: the
+// query's (or form's), else the first the gateway has; a craftbot
+// gateway's one chat.
 func (s *Server) toolsContext(ctx context.Context, want string) (*toolsBody, error) {
 	b := &toolsBody{Where: s.opts.Gateway.Where}
 	host, cb, err := s.gatewayStatus(ctx)
