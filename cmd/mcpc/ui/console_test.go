@@ -207,6 +207,17 @@ func TestVolcanicTools(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, `<pre class="content">hi c1</pre>`) {
 		t.Errorf("the call in c1: %d\n%s", code, body)
 	}
+	for _, c := range []struct {
+		form    url.Values
+		headers []string
+	}{
+		{url.Values{"csrf": {csrf}, "chat": {"c1"}, "tool": {"echo"}, "arg.text": {"x"}}, []string{"Origin", "http://evil.example"}},
+		{url.Values{"csrf": {strings.Repeat("0", 64)}, "chat": {"c1"}, "tool": {"echo"}, "arg.text": {"x"}}, []string{"Origin", p.base}},
+	} {
+		if code, _, _ := p.postWith("/gateway/call", c.form, c.headers...); code != http.StatusForbidden {
+			t.Errorf("a call from another page, or without the session's CSRF token: %d", code)
+		}
+	}
 	if code, _, body := p.get("/gateway/tools?chat=c9"); code != http.StatusBadGateway || !strings.Contains(body, `no chat &#34;c9&#34;`) {
 		t.Errorf("an unknown chat: %d\n%s", code, body)
 	}

@@ -462,7 +462,7 @@ func TestUnauthenticatedLocalClient(t *testing.T) {
 	ownerCSRF := owner.csrf()
 	before := readFile(t, file)
 	local := owner.anonymous()
-	for _, path := range []string{"/", "/gateway", "/?done=disable&name=filesystem", "/nosuch", "/favicon.ico"} {
+	for _, path := range []string{"/", "/gateway", "/gateway/tools", "/state", "/?done=disable&name=filesystem", "/nosuch", "/favicon.ico"} {
 		code, hdr, body := local.get(path)
 		if code != http.StatusUnauthorized || strings.Contains(body, "data-server") || strings.Contains(body, `name="csrf"`) ||
 			strings.Contains(body, "filesystem") || hdr.Get("Set-Cookie") != "" {
@@ -473,12 +473,13 @@ func TestUnauthenticatedLocalClient(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ path, csrf string }{
-		{"/edit", ""}, {"/edit", ownerCSRF}, {"/gateway/restart", ownerCSRF}, {"/gateway/reset", ownerCSRF},
+		{"/edit", ""}, {"/edit", ownerCSRF}, {"/gateway/restart", ownerCSRF}, {"/gateway/reset", ownerCSRF}, {"/gateway/call", ownerCSRF},
 	} {
 		for _, form := range []url.Values{
 			{"op": {"disable"}, "name": {"filesystem"}},
 			{"op": {"env"}, "name": {"filesystem"}, "key": {"LD_PRELOAD"}, "value": {"/tmp/evil.so"}},
 			{"chat": {"c1"}, "name": {"srv"}},
+			{"chat": {"c1"}, "tool": {"echo"}, "arg.text": {"hi"}},
 		} {
 			form.Set("csrf", c.csrf)
 			if code, _, body := local.postWith(c.path, form, "Origin", local.base); code != http.StatusUnauthorized {
