@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,8 +16,9 @@ import (
 
 // AdminClient reads and drives a running gateway's admin endpoints (GET
 // /status, GET /chats/{id}/servers/{name}, POST /chats/{id}/reset, POST
-// /chats/{id}/servers/{name}/restart): the client of mcpc status and of
-// mcpc ui's gateway page, beside the server it talks to.
+// /chats/{id}/servers/{name}/restart, the tools endpoints; a craftbot
+// gateway's too): the client of mcpc status and of mcpc ui's console,
+// beside the server it talks to.
 type AdminClient struct {
 	// Where names the gateway in messages: its URL or its status socket.
 	Where string
@@ -62,9 +64,20 @@ func (c *AdminClient) Post(ctx context.Context, path string) ([]byte, error) {
 }
 
 func (c *AdminClient) do(ctx context.Context, method, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, nil)
+	return c.send(ctx, method, path, nil)
+}
+
+func (c *AdminClient) send(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, rd)
 	if err != nil {
 		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -78,7 +91,7 @@ func (c *AdminClient) do(ctx context.Context, method, path string) ([]byte, erro
 		return nil, &UnreachableError{Where: c.Where, Err: err}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAdminAnswer))
+	body, err = io.ReadAll(io.LimitReader(resp.Body, maxAdminAnswer))
 	if err != nil {
 		return nil, &UnreachableError{Where: c.Where, Err: err}
 	}
@@ -136,4 +149,52 @@ func (c *AdminClient) Reset(ctx context.Context, chat string) error {
 // ServerPath is the admin path of one server in one chat.
 func ServerPath(chat, name string) string {
 	return "/chats/" + url.PathEscape(chat) + "/servers/" + url.PathEscape(name)
+}
+
+// toolsPath is the admin path of a chat's tools; a craftbot gateway's
+// (one chat for all) when chat is "".
+func toolsPath(chat string) string {
+	if chat == "" {
+		return "/tools"
+	}
+	return "/chats/" + url.PathEscape(chat) + "/tools"
+}
+
+// Tools reads GET /chats/{chat}/tools (GET /tools of a craftbot gateway
+// when chat is ""): the tools as the chat's agent sees them.
+func (c *AdminClient) Tools(ctx context.Context, chat string) ([]AdminTool, error) {
+	raw, err := c.Get(ctx, toolsPath(chat))
+	if err != nil {
+		return nil, err
+	}
+	var out []AdminTool
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("%s answered with something that is not a tool list: %v", c.Where, err)
+	}
+	return out, nil
+}
+
+// CallTool calls POST /chats/{chat}/tools/call (POST /tools/call of a
+// craftbot gateway when chat is "") with the tool's name and arguments (a
+// JSON object, or nil).
+func (c *AdminClient) CallTool(ctx context.Context, chat, name string, args json.RawMessage) (AdminCallResult, error) {
+	var out AdminCallResult
+	body, err := json.Marshal(AdminCall{Name: name, Arguments: args})
+	if err != nil {
+		return out, err
+	}
+	raw, err := c.send(ctx, http.MethodPost, toolsPath(chat)+"/call", body)
+	if err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("%s answered with something that is not a call's result: %v", c.Where, err)
+	}
+	return out, nil
+}
+
+// RestartCraftbot calls a craftbot gateway's POST /servers/{name}/restart.
+func (c *AdminClient) RestartCraftbot(ctx context.Context, name string) error {
+	_, err := c.Post(ctx, "/servers/"+url.PathEscape(name)+"/restart")
+	return err
 }

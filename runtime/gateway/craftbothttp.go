@@ -30,8 +30,9 @@ type CraftbotHTTPOptions struct {
 // Handler serves the runtime over HTTP: Streamable HTTP at /mcp and at
 // /chats/{id}/mcp (every chat is the same CraftBot: one set of servers,
 // one list of actions; the id only keeps the volcanic gateway's URLs
-// working, and labels the sessions for MaxSessionsPerChat), and GET
-// /status. A browser page of a foreign Origin gets 403 everywhere. The
+// working, and labels the sessions for MaxSessionsPerChat), GET /status,
+// and for an operator's console POST /servers/{name}/restart, GET /tools
+// and POST /tools/call (admintools.go). A browser page of a foreign Origin gets 403 everywhere. The
 // MCP endpoints are the go-sdk's Streamable HTTP handler behind the
 // volcanic gateway's front (httpfront.go): the same token, body, Host and
 // protocol version checks and the same session pool; the admin check and
@@ -53,12 +54,15 @@ func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
 			}
 			return
 		}
+		if c.serveAdmin(w, r, p, opts.AdminToken) {
+			return
+		}
 		chat := ""
 		if p != "/mcp" {
 			rest, ok := strings.CutPrefix(p, "/chats/")
 			id, err := url.PathUnescape(strings.TrimSuffix(rest, "/mcp"))
 			if !ok || !strings.HasSuffix(rest, "/mcp") || err != nil || !ChatIDPattern.MatchString(id) {
-				front.writeError(w, http.StatusNotFound, "not found: the endpoints are /mcp (also /chats/{id}/mcp, the same servers) and GET /status")
+				front.writeError(w, http.StatusNotFound, "not found: the endpoints are /mcp (also /chats/{id}/mcp, the same servers), GET /status, POST /servers/{name}/restart, GET /tools and POST /tools/call")
 				return
 			}
 			chat = id
@@ -67,4 +71,38 @@ func (c *Craftbot) Handler(opts CraftbotHTTPOptions) http.Handler {
 			front.serve(w, r, m, chat, c.srv, streams)
 		}
 	})
+}
+
+// serveAdmin answers the admin endpoints besides /status: POST
+// /servers/{name}/restart (the server's connection or process stops; the
+// next use starts it again), GET /tools and POST /tools/call. It reports
+// whether p is one of them.
+func (c *Craftbot) serveAdmin(w http.ResponseWriter, r *http.Request, p, token string) bool {
+	switch {
+	case p == "/tools":
+		if adminAllowed(w, r, token, http.MethodGet, c.Redact) {
+			serveAdminTools(w, r, c.chat, c.Redact)
+		}
+	case p == "/tools/call":
+		if adminAllowed(w, r, token, http.MethodPost, c.Redact) {
+			serveAdminCall(w, r, c.chat, c.Redact)
+		}
+	case strings.HasPrefix(p, "/servers/") && strings.HasSuffix(p, "/restart"):
+		if !adminAllowed(w, r, token, http.MethodPost, c.Redact) {
+			return true
+		}
+		name, err := url.PathUnescape(strings.TrimSuffix(strings.TrimPrefix(p, "/servers/"), "/restart"))
+		if err != nil {
+			writeStatusError(w, http.StatusBadRequest, "the server name is not a valid URL path segment", c.Redact)
+			return true
+		}
+		if err := c.chat.Restart(name); err != nil {
+			writeStatusError(w, http.StatusNotFound, err.Error(), c.Redact)
+			return true
+		}
+		writeStatusJSON(w, http.StatusOK, map[string]any{"server": name, "restarted": true}, c.Redact)
+	default:
+		return false
+	}
+	return true
 }

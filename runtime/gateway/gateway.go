@@ -401,7 +401,8 @@ func callResult(res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error)
 
 // ServeHTTP routes /chats/{id}/mcp to the chat's Streamable HTTP endpoint
 // and serves the admin endpoints GET /status, GET /chats/{id}/servers/{name},
-// POST /chats/{id}/reset and POST /chats/{id}/servers/{name}/restart. A
+// POST /chats/{id}/reset, POST /chats/{id}/servers/{name}/restart, GET
+// /chats/{id}/tools and POST /chats/{id}/tools/call. A
 // browser page of a foreign Origin gets 403 everywhere.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Route on the escaped path, before anything cleans it: "/chats/../mcp"
@@ -429,6 +430,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			g.serveMCP(w, r, id)
 		}
+	case !strings.Contains(rest, "/servers/") && (strings.HasSuffix(rest, "/tools") || strings.HasSuffix(rest, "/tools/call")):
+		g.serveChatTools(w, r, rest)
 	case strings.HasSuffix(rest, "/reset"):
 		id, ok := g.chatID(w, strings.TrimSuffix(rest, "/reset"))
 		if !ok || !g.admin(w, r, http.MethodPost) {
@@ -466,6 +469,33 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.writeJSON(w, http.StatusOK, map[string]any{"chat": id, "server": name, "restarted": true})
 	default:
 		g.writeError(w, http.StatusNotFound, "not found: the endpoints under /chats/{id}/ are mcp, reset, servers/{name} and servers/{name}/restart")
+	}
+}
+
+// serveChatTools answers GET /chats/{id}/tools and POST
+// /chats/{id}/tools/call (admintools.go) for a chat the gateway has.
+func (g *Gateway) serveChatTools(w http.ResponseWriter, r *http.Request, rest string) {
+	escaped, call := strings.CutSuffix(rest, "/tools/call")
+	if !call {
+		escaped = strings.TrimSuffix(rest, "/tools")
+	}
+	method := http.MethodGet
+	if call {
+		method = http.MethodPost
+	}
+	id, ok := g.chatID(w, escaped)
+	if !ok || !g.admin(w, r, method) {
+		return
+	}
+	c, found := g.h.FindChat(id)
+	if !found {
+		g.writeError(w, http.StatusNotFound, fmt.Sprintf("no chat %q: it has not been used since the gateway started", id))
+		return
+	}
+	if call {
+		serveAdminCall(w, r, c, g.h.RedactLog)
+	} else {
+		serveAdminTools(w, r, c, g.h.RedactLog)
 	}
 }
 

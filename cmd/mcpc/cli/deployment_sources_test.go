@@ -206,3 +206,27 @@ func TestDefaultAgentDirAndEnvironmentAreSources(t *testing.T) {
 		}
 	}
 }
+
+// The servers page shows what mcpc lint reports, not only the compiler: a
+// finding of a policy (npx without -y) and of mcpc.cue's target (a command
+// not on its PATH) on the row of its server, with its suggestion.
+func TestUIShowsLintFindings(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "fixtures", "rule-npx-without-yes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inDir(t, dir) // read only: the page edits nothing here
+	page, err := uiPage(t)
+	if err != nil {
+		t.Fatalf("ui: %v", err)
+	}
+	i := strings.Index(page, `data-server="playwright-mcp"`)
+	if i < 0 {
+		t.Fatalf("no row of playwright-mcp:\n%s", page)
+	}
+	row := page[i:]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, "[npx-without-yes]") || !strings.Contains(row, `class="suggestion"`) {
+		t.Errorf("the row lacks the lint finding:\n%s", row)
+	}
+}

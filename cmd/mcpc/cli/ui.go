@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/mcpc-dev/mcpc/cmd/mcpc/ui"
+	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/policies/lint"
@@ -23,15 +26,22 @@ import (
 func uiCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:  "ui",
-		Usage: "a local web page: the servers (CraftBot's Settings → MCP: enable, disable, env, remove) and a running gateway",
+		Usage: "a local web page: the servers (CraftBot's Settings → MCP: enable, disable, env, add, remove) and a running gateway's console",
 		UsageText: `mcpc ui [source flags | --profile craftbot --config FILE] [--gateway URL [--admin-token-env NAME]] --listen ADDR [--token-env NAME | --no-token]
 
-The page lists every server of the deployment: source, transport, enabled,
-action set (craftbot) or tool prefix (volcanic), validity with its
-diagnostics, target-OS mark and env variable names (never values). With
---profile craftbot it edits mcp_config.json as mcpc config does. With
---gateway it shows mcpc run --http's chats and servers and restarts or
-resets them (the admin token stays in mcpc ui).
+The page lists every server of the deployment (searchable; filters:
+enabled, needs config, with problems): name, description, source,
+transport, enabled, action set (craftbot) or tool prefix (volcanic), what
+the host will do with it and every diagnostic mcpc lint reports for it
+with its suggestion, target-OS mark and env variable names (never
+values); a volcanic server's provenance as mcpc explain shows it. With
+--profile craftbot it edits mcp_config.json as mcpc config does: enable,
+disable, remove, a value per env key, a new key, add a server (stdio, or
+JSON). With --gateway it is also the console of mcpc run --http (either
+profile): each server's state beside its verdict, state, tools, last
+error and stderr tail, restart (and reset of a chat), the tools as the
+agent sees them with a form from each schema to call one; updated live.
+The admin token stays in mcpc ui.
 
 Only whoever has the page's access token gets in: mcpc ui makes one at
 each start, prints the page's address with it (URL/?token=TOKEN) once on
@@ -122,10 +132,10 @@ func uiAction(c *ucli.Context) error {
 func noTokenRisk(opts ui.Options) string {
 	what := "see every server"
 	if opts.Edits() {
-		what = "edit " + opts.Config + " (enable, disable, remove, set env)"
+		what = "edit " + opts.Config + " (enable, disable, remove, set env, add)"
 	}
 	if opts.Gateway != nil {
-		what += " and restart or reset the gateway's servers"
+		what += " and restart or reset the gateway's servers and call their tools"
 	}
 	return what
 }
@@ -175,6 +185,7 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 		return opts, "", err
 	}
 	opts.Profile, opts.Compile = co.Profile, co
+	opts.Lint = uiLint(c)
 	if opts.Edits() { // the file the page edits, which it reads afresh at each load
 		opts.Config = co.Config
 		if opts.Config == "" {
@@ -201,4 +212,20 @@ func uiOptions(c *ucli.Context) (ui.Options, string, error) {
 		return opts, "", usageError("--admin-token-env goes with --gateway URL")
 	}
 	return opts, addr, nil
+}
+
+// uiLint is the page's mcpc lint: the deployment of the current directory
+// (its mcpc.cue, with the source flags over it), as mcpc lint with the same
+// flags reports it. One run at a time: a page load runs it.
+func uiLint(c *ucli.Context) func() (*compile.Result, []diag.Diagnostic, error) {
+	var mu sync.Mutex
+	return func() (*compile.Result, []diag.Diagnostic, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		rep, _, _, _, err := lintDeployment(c, lint.Found{Dir: ".", File: lint.Find(".")})
+		if err != nil {
+			return nil, nil, err
+		}
+		return rep.Result, rep.Diagnostics, nil
+	}
 }

@@ -285,7 +285,7 @@ func TestUINoTokenWarns(t *testing.T) {
 	p := startUIProcess(t, runtimeDir, "--profile", "craftbot", "--config", file, "--listen", "127.0.0.1:0", "--no-token")
 	base := p.line(t, `^mcpc ui: serving (http://127\.0\.0\.1:\d+)/$`)[1]
 	p.line(t, `^mcpc ui: WARNING: --no-token: no authentication; any local user or process that connects to 127\.0\.0\.1:\d+ can read the page and edit `+
-		regexp.QuoteMeta(file)+` \(enable, disable, remove, set env\)$`)
+		regexp.QuoteMeta(file)+` \(enable, disable, remove, set env, add\)$`)
 	if code, body := uiRequest(t, http.DefaultClient, http.MethodGet, base+"/", nil, ""); code != 200 || !strings.Contains(body, `data-server="github"`) {
 		t.Errorf("without a token: %d\n%s", code, body)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -55,11 +56,13 @@ func needBrowser(t *testing.T) (node string) {
 		}
 		testmain.Skip(t, "no node: install Node.js 22")
 	}
-	if _, err := os.Stat(filepath.Join(testservers.Root(), "node_modules", "playwright-core", "package.json")); err != nil {
-		if testservers.RequireNPM() {
-			t.Fatalf("the browser test needs playwright-core: run npm ci (%v)", err)
+	for _, pkg := range []string{"playwright-core", "axe-core"} {
+		if _, err := os.Stat(filepath.Join(testservers.Root(), "node_modules", pkg, "package.json")); err != nil {
+			if testservers.RequireNPM() {
+				t.Fatalf("the browser test needs %s: run npm ci (%v)", pkg, err)
+			}
+			testmain.Skip(t, "no node_modules/"+pkg+": run npm ci")
 		}
-		testmain.Skip(t, "no node_modules/playwright-core: run npm ci")
 	}
 	return node
 }
@@ -156,18 +159,73 @@ func (b *browser) count(selector string) int {
 
 func (b *browser) content() string { return b.do(map[string]any{"op": "content"}).Text }
 
-// screenshot writes docs/NAME with -update.
+// screenshot writes docs/NAME with -update: the window (1280×800), what
+// an operator sees without scrolling.
 func (b *browser) screenshot(name string) {
 	if *golden.Update {
 		b.do(map[string]any{"op": "screenshot", "path": filepath.Join(testservers.Root(), "docs", name)})
 	}
 }
 
-// A CraftBot operator's session in a real browser: the rows, a server
-// disabled by a click (the file changes as mcpc config would change it),
-// an env value set (in the file, in no page), edits the host would not
-// load refused with the file unchanged, and a removal confirmed in the
-// dialog of the page's script.
+func (b *browser) click(selector string) answer {
+	return b.do(map[string]any{"op": "click", "selector": selector})
+}
+
+func (b *browser) press(key string, navigate bool) answer {
+	return b.do(map[string]any{"op": "press", "key": key, "navigate": navigate})
+}
+
+func (b *browser) focus(selector string) { b.do(map[string]any{"op": "focus", "selector": selector}) }
+
+func (b *browser) typeText(value string) { b.do(map[string]any{"op": "type", "value": value}) }
+
+// focused is the focused element: tag|name|class|text.
+func (b *browser) focused() string { return b.do(map[string]any{"op": "focused"}).Text }
+
+func (b *browser) selectOption(selector, value string) {
+	b.do(map[string]any{"op": "select", "selector": selector, "value": value})
+}
+
+func (b *browser) visible(selector string) int {
+	return b.do(map[string]any{"op": "visible", "selector": selector}).Count
+}
+
+// waitText waits until the page's script has put want in selector's text.
+func (b *browser) waitText(selector, want string) {
+	b.do(map[string]any{"op": "waitText", "selector": selector, "value": want})
+}
+
+// fits fails the test if the page scrolls sideways at 1280×800.
+func (b *browser) fits(what string) {
+	b.t.Helper()
+	if n := b.do(map[string]any{"op": "overflow"}).Count; n > 0 {
+		b.t.Errorf("%s: the page is %d px wider than the 1280 px window", what, n)
+	}
+}
+
+// accessible runs axe-core on the page and fails the test on a serious or
+// critical violation (the others are logged).
+func (b *browser) accessible(what string) {
+	b.t.Helper()
+	a := b.do(map[string]any{"op": "axe", "path": filepath.Join(testservers.Root(), "node_modules", "axe-core", "axe.min.js")})
+	for _, v := range strings.Split(a.Text, "\n") {
+		switch {
+		case v == "":
+		case strings.HasPrefix(v, "serious ") || strings.HasPrefix(v, "critical "):
+			b.t.Errorf("%s: axe-core: %s", what, v)
+		default:
+			b.t.Logf("%s: axe-core: %s", what, v)
+		}
+	}
+}
+
+// A CraftBot operator's session in a real browser at 1280×800: the rows
+// (no sideways scroll, no serious accessibility violation), search and
+// filters by the page's script, Disable by keyboard alone, a value set
+// for a listed env key and a key added (in the file, in no page), no env
+// form where the host ignores env, a refused add with the file unchanged,
+// a stdio server and a websocket one added, and a removal confirmed in
+// the script's dialog; each edit writes what mcpc config writes.
 func TestBrowserServers(t *testing.T) {
 	b := startBrowser(t)
 	// A relative --config, as an operator in CraftBot's directory gives it.
@@ -186,78 +244,140 @@ func TestBrowserServers(t *testing.T) {
 	if a := b.login(p); a.Status != 200 || a.URL != p.base+"/" {
 		t.Fatalf("the page: %d %s", a.Status, a.URL)
 	}
-	if n := b.count("#servers tbody tr"); n != 5 {
+	rows := "#servers tbody tr[data-server]"
+	if n := b.count(rows); n != 5 {
 		t.Errorf("%d rows, want 5", n)
 	}
 	for sel, want := range map[string]string{
-		`tr[data-server="filesystem"] td.enabled`: "yes",
-		`tr[data-server="github"] td.set`:         "code",
-		`tr[data-server="sentry"] td.transport`:   "sse",
-		`tr[data-server="notes"] .osmark`:         `⚠ command "/Applications/Notes.app/Contents/MacOS/notes-mcp" is a macOS path (/Applications)`,
-		`tr[data-server="github"] td.env`:         "GITHUB_PERSONAL_ACCESS_TOKEN GITHUB_API_URL (empty)",
+		`tr[data-server="filesystem"] td.enabled`:      "yes",
+		`tr[data-server="filesystem"] .verdict-text`:   "CraftBot starts it at startup",
+		`tr[data-server="filesystem"] .desc`:           "Read, write, and manage files and directories",
+		`tr[data-server="github"] td.set`:              "code",
+		`tr[data-server="github"] .badge.needs`:        "needs config",
+		`tr[data-server="sentry"] td.transport`:        "sse",
+		`tr[data-server="notes"] .osmark`:              `⚠ command "/Applications/Notes.app/Contents/MacOS/notes-mcp" is a macOS path (/Applications)`,
+		`tr[data-server="github"] td.env`:              "GITHUB_PERSONAL_ACCESS_TOKEN GITHUB_API_URL (empty)",
+		`tr[data-server="broken"] ul.diagnostics .sev`: "warning",
 	} {
 		if got := b.text(sel); got != want {
 			t.Errorf("%s: %q, want %q", sel, got, want)
 		}
 	}
-	if got := b.text(`tr[data-server="broken"] td.status`); !strings.Contains(got, "[cb-missing-command]") {
-		t.Errorf("broken's status: %q", got)
+	if got := b.text(`tr[data-server="broken"] td.verdict`); !strings.Contains(got, "[cb-missing-command]") || !strings.Contains(got, "CraftBot would skip it") {
+		t.Errorf("broken's verdict: %q", got)
 	}
+	b.fits("the servers page")
+	b.accessible("the servers page")
+	b.click(`tr[data-server="github"] details.edit summary`)
+	b.fits("the servers page with an edit panel open")
+	b.accessible("the servers page with an edit panel open")
 	b.screenshot("ui-servers.png")
+	b.click(`tr[data-server="github"] details.edit summary`)
 
-	// Disable by a click.
+	// Search and filters, as one types: the script hides the other rows.
+	b.focus("#q")
+	b.typeText("GIT")
+	if n, shown := b.visible(rows), b.text("#shown"); n != 1 || shown != "1" {
+		t.Errorf("search git: %d rows visible, %s shown", n, shown)
+	}
+	b.fill("#q", "")
+	for show, want := range map[string]int{"needs-config": 1, "enabled": 1, "": 5} {
+		b.selectOption("#show", show)
+		if n := b.visible(rows); n != want {
+			t.Errorf("show %q: %d rows visible, want %d", show, n, want)
+		}
+	}
+
+	// Disable by keyboard alone: the row's Edit, then its first button.
 	want := applied(t, file, craftbot.Edit{Op: craftbot.OpDisable, Name: "filesystem"}, opts)
-	b.submit(`tr[data-server="filesystem"] button.disable`)
+	b.focus(`tr[data-server="filesystem"] details.edit summary`)
+	b.press("Enter", false)
+	b.press("Tab", false)
+	if got := b.focused(); got != "button|op|disable|Disable" {
+		t.Fatalf("after Edit and Tab the focus is on %q", got)
+	}
+	b.press("Enter", true)
 	if got := readFile(t, file); !bytes.Equal(got, want) {
 		t.Errorf("the file after Disable is not what mcpc config disable writes:\n%s", got)
 	}
 	if got := b.text(`tr[data-server="filesystem"] td.enabled`); got != "no" {
 		t.Errorf("filesystem enabled: %q after Disable", got)
 	}
-	if got := b.text("#notice"); got != "disabled server filesystem" {
+	if got := b.text("#notice"); !strings.HasPrefix(got, "disabled server filesystem. "+takesEffect) {
 		t.Errorf("notice: %q", got)
 	}
 
-	// Set an env value: in the file, in no page.
+	// A value for a listed key, then a new key: in the file, in no page.
 	const secret = "ghp_BROWSERCANARY0123456789"
+	const secret2 = "tok_ADDEDKEYCANARY0123456789"
 	want = applied(t, file, craftbot.Edit{Op: craftbot.OpEnv, Name: "github", Key: "GITHUB_API_URL", Value: secret}, opts)
-	b.fill(`tr[data-server="github"] input.key`, "GITHUB_API_URL")
-	b.fill(`tr[data-server="github"] input.value`, secret)
-	b.submit(`tr[data-server="github"] button.set-env`)
+	gh := `tr[data-server="github"] `
+	b.click(gh + "details.edit summary")
+	b.fill(gh+`form[data-key="GITHUB_API_URL"] input.value`, secret)
+	b.submit(gh + `form[data-key="GITHUB_API_URL"] button.set-env`)
 	if got := readFile(t, file); !bytes.Equal(got, want) || !bytes.Contains(got, []byte(secret)) {
 		t.Errorf("the file after Set:\n%s", got)
 	}
-	if got := b.text(`tr[data-server="github"] td.env`); got != "GITHUB_PERSONAL_ACCESS_TOKEN GITHUB_API_URL" {
+	if got := b.text(gh + "td.env"); got != "GITHUB_PERSONAL_ACCESS_TOKEN GITHUB_API_URL" {
 		t.Errorf("github's env after Set: %q", got)
 	}
-	if strings.Contains(b.content(), secret) {
-		t.Errorf("the value is on the page")
+	want = applied(t, file, craftbot.Edit{Op: craftbot.OpEnv, Name: "github", Key: "GITHUB_TOOLSETS", Value: secret2}, opts)
+	b.click(gh + "details.edit summary")
+	b.fill(gh+"form.add-key input.key", "GITHUB_TOOLSETS")
+	b.fill(gh+"form.add-key input.value", secret2)
+	b.submit(gh + "form.add-key button.add-key")
+	if got := readFile(t, file); !bytes.Equal(got, want) {
+		t.Errorf("the file after Add key:\n%s", got)
+	}
+	if strings.Contains(b.content(), secret) || strings.Contains(b.content(), secret2) {
+		t.Errorf("a value is on the page")
 	}
 
-	// Refused: env on an sse server, enable of an entry the host skips.
-	const refusedSecret = "sk_REFUSEDBROWSER0123456789"
+	// Forms only where the edit is allowed: no env on sse, no enable of
+	// an entry the host skips.
+	if n := b.count(`tr[data-server="sentry"] form.env-form`) + b.count(`tr[data-server="broken"] button.enable`); n != 0 {
+		t.Errorf("%d forms of edits the host would refuse", n)
+	}
+
+	// Add: refused (an sse entry without url), then a stdio server and a
+	// websocket one.
 	before := readFile(t, file)
-	b.fill(`tr[data-server="sentry"] input.key`, "SENTRY_TOKEN")
-	b.fill(`tr[data-server="sentry"] input.value`, refusedSecret)
-	if a := b.submit(`tr[data-server="sentry"] button.set-env`); a.Status != 409 {
-		t.Errorf("env on sse: %d", a.Status)
+	b.fill("#addj-name", "nourl")
+	b.fill("#addj-json", `{"transport": "sse", "enabled": true}`)
+	if a := b.submit("button.add-json"); a.Status != 409 {
+		t.Errorf("add-json without url: %d", a.Status)
 	}
-	if got := b.text("#problem"); !strings.Contains(got, "env sentry refused") || !strings.Contains(got, "[cb-field-ignored]") {
-		t.Errorf("the refusal: %q", got)
-	}
-	if a := b.submit(`tr[data-server="broken"] button.enable`); a.Status != 409 {
-		t.Errorf("enable broken: %d", a.Status)
-	}
-	if got := b.text("#problem"); !strings.Contains(got, "enable broken refused") || !strings.Contains(got, "[cb-missing-command]") {
+	if got := b.text("#problem"); !strings.Contains(got, "add-json nourl refused") {
 		t.Errorf("the refusal: %q", got)
 	}
 	if !bytes.Equal(readFile(t, file), before) {
 		t.Errorf("a refused edit changed the file")
 	}
+	want = applied(t, file, craftbot.Edit{Op: craftbot.OpAddJSON, Name: "memory",
+		JSON: stdioEntry("memory", "", "npx", []string{"-y", "@modelcontextprotocol/server-memory"}, []string{"MEMORY_FILE_PATH"}, true)}, opts)
+	b.fill("#add-name", "memory")
+	b.fill("#add-command", "npx")
+	b.fill("#add-args", "-y\n@modelcontextprotocol/server-memory\n")
+	b.fill("#add-env", "MEMORY_FILE_PATH")
+	b.submit("button.add")
+	if got := readFile(t, file); !bytes.Equal(got, want) {
+		t.Errorf("the file after Add:\n%s", got)
+	}
+	if got := b.text(`tr[data-server="memory"] .verdict-text`); got != "CraftBot starts it at startup, with MEMORY_FILE_PATH empty: calls that need it fail" {
+		t.Errorf("memory's verdict: %q", got)
+	}
+	const ws = `{"transport": "websocket", "url": "wss://rt.example.com/mcp", "enabled": false}`
+	want = applied(t, file, craftbot.Edit{Op: craftbot.OpAddJSON, Name: "realtime", JSON: ws}, opts)
+	b.fill("#addj-name", "realtime")
+	b.fill("#addj-json", ws)
+	b.submit("button.add-json")
+	if got := readFile(t, file); !bytes.Equal(got, want) {
+		t.Errorf("the file after Add JSON:\n%s", got)
+	}
 
 	// Remove, confirmed in the script's dialog.
 	want = applied(t, file, craftbot.Edit{Op: craftbot.OpRemove, Name: "notes"}, opts)
-	b.gotoURL(p.base + "/")
+	b.click(`tr[data-server="notes"] details.edit summary`)
 	a := b.submit(`tr[data-server="notes"] button.remove`)
 	if len(a.Dialogs) != 1 || !strings.Contains(a.Dialogs[0], "Remove server notes") {
 		t.Errorf("no confirmation: %v", a.Dialogs)
@@ -268,7 +388,8 @@ func TestBrowserServers(t *testing.T) {
 	if n := b.count(`tr[data-server="notes"]`); n != 0 {
 		t.Errorf("notes is still listed")
 	}
-	p.seen.noSecret(t, secret, refusedSecret, fileCanary, p.token)
+	b.accessible("the servers page after an edit")
+	p.seen.noSecret(t, secret, secret2, fileCanary, p.token)
 }
 
 // applied is the file after ed, as mcpc config would write it.
@@ -281,9 +402,78 @@ func applied(t *testing.T, file string, ed craftbot.Edit, opts craftbot.Options)
 	return ch.Data
 }
 
-// A gateway operator's session: a real gateway with a chat whose server
-// runs, its state, tools and redacted stderr on the page, and Restart by a
-// click.
+// catalogSize is the number of servers CraftBot's shipped catalog lists.
+const catalogSize = 157
+
+// catalog is a CraftBot catalog of catalogSize servers: the example's
+// (which are the shipped catalog's first), then more in the catalog's
+// shape (disabled, a credential key empty, a description).
+func catalog(t *testing.T) []byte {
+	t.Helper()
+	var cfg struct {
+		AutoConnect bool             `json:"auto_connect"`
+		Servers     []map[string]any `json:"mcp_servers"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(testservers.Root(), "examples", "craftbot", "app", "config", "mcp_config.json")), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for i := len(cfg.Servers); i < catalogSize; i++ {
+		cfg.Servers = append(cfg.Servers, map[string]any{
+			"name": fmt.Sprintf("service-%03d", i), "description": fmt.Sprintf("Tools of service number %d (a catalog entry)", i),
+			"transport": "stdio", "command": "npx", "args": []string{"-y", fmt.Sprintf("@example/mcp-service-%03d@1.0.0", i)},
+			"env": map[string]string{fmt.Sprintf("SERVICE_%03d_API_KEY", i): ""}, "enabled": false})
+	}
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The shipped catalog's 157 servers render in the window's width and are
+// found by search and filter.
+func TestBrowserCatalog(t *testing.T) {
+	b := startBrowser(t)
+	file := filepath.Join(t.TempDir(), "mcp_config.json")
+	if err := os.WriteFile(file, catalog(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startUI(t, Options{Profile: craftbot.Profile.Name(), Config: file, Craftbot: craftbot.Options{TargetOS: "linux"}})
+	b.login(p)
+	rows := "#servers tbody tr[data-server]"
+	if n := b.count(rows); n != catalogSize {
+		t.Fatalf("%d rows, want %d", n, catalogSize)
+	}
+	if got := b.text("#count"); got != fmt.Sprintf("%d of %d servers", catalogSize, catalogSize) {
+		t.Errorf("count: %q", got)
+	}
+	b.fits("the catalog")
+	b.focus("#q")
+	b.typeText("stripe")
+	if n := b.visible(rows); n != 1 || b.visible(`tr[data-server="stripe"]`) != 1 {
+		t.Errorf("search stripe: %d rows", n)
+	}
+	b.fill("#q", "service-15")
+	if n := b.visible(rows); n != 7 { // service-150 … service-156
+		t.Errorf("search service-15: %d rows", n)
+	}
+	b.fill("#q", "")
+	b.selectOption("#show", "enabled")
+	if n := b.visible(rows); n != 2 { // filesystem and playwright
+		t.Errorf("enabled: %d rows", n)
+	}
+	// The same filter without the script: the form's address.
+	if a := b.gotoURL(p.base + "/?q=telegram&show="); a.Status != 200 || b.count(rows) != 1 {
+		t.Errorf("/?q=telegram: %d, %d rows", a.Status, b.count(rows))
+	}
+	b.accessible("the catalog")
+}
+
+// A gateway operator's session: a real gateway with two chats whose
+// server runs; the console's state, tools, starts and redacted stderr;
+// Restart by a click; a restart made elsewhere shown without a reload; the
+// chat's tools with a form from the schema, and a call's result; the
+// volcanic servers page of the same ui with the provenance of a field.
 func TestBrowserGateway(t *testing.T) {
 	b := startBrowser(t)
 	g := startGateway(t)
@@ -301,7 +491,10 @@ func TestBrowserGateway(t *testing.T) {
 		t.Fatalf("the page: %d %s", a.Status, a.URL)
 	}
 	if a := b.gotoURL(p.base + "/gateway"); a.Status != 200 {
-		t.Fatalf("the gateway page: %d", a.Status)
+		t.Fatalf("the console: %d", a.Status)
+	}
+	if got := b.text("#summary"); got != "2 server processes running or starting in 2 chats" {
+		t.Errorf("summary: %q", got)
 	}
 	row := `section[data-chat="c1"] tr[data-server="srv"]`
 	for sel, want := range map[string]string{row + " td.state": "running", row + " td.tools": "1", row + " td.starts": "1"} {
@@ -312,28 +505,97 @@ func TestBrowserGateway(t *testing.T) {
 	if got := b.text(row + " pre.stderr"); !strings.Contains(got, "SRV_SECRET=[REDACTED]") {
 		t.Errorf("stderr tail: %q", got)
 	}
+	b.click(row + " td.tail summary")
+	b.fits("the console")
+	b.accessible("the console")
 	b.screenshot("ui-gateway.png")
 
 	a := b.submit(row + " button.restart")
 	if a.Status != 200 || !strings.HasSuffix(strings.SplitN(a.URL, "?", 2)[0], "/gateway") {
 		t.Errorf("after Restart: %d %s", a.Status, a.URL)
 	}
-	if got := b.text("#notice"); got != "restarted server srv in chat c1" {
+	if got := b.text("#notice"); got != "restarted server srv in chat c1: the next call starts it again" {
 		t.Errorf("notice: %q", got)
 	}
 	if got := b.text(row + " td.state"); got != "not started" {
 		t.Errorf("state after Restart: %q", got)
 	}
-	if d, err := g.admin().Server(context.Background(), "c2", "srv"); err != nil || d.State != "running" {
-		t.Errorf("chat c2's server after c1's restart: %v %s", err, d.State)
+	// Restarted elsewhere (mcpc status's operator): the page follows.
+	if err := g.admin().Restart(context.Background(), "c2", "srv"); err != nil {
+		t.Fatal(err)
 	}
-	// The volcanic servers page of the same ui, from the compiler.
+	b.waitText(`section[data-chat="c2"] tr[data-server="srv"] td.state`, "not started")
+	b.waitText("#summary", "0 server processes")
+
+	// The chat's tools, and a call from the schema's form.
+	if a := b.gotoURL(p.base + "/gateway/tools?chat=c1"); a.Status != 200 {
+		t.Fatalf("the tools: %d", a.Status)
+	}
+	tool := `li[data-tool="echo"] `
+	b.click(tool + "summary")
+	b.fill(tool+`input[name="arg.text"]`, "hello from the console")
+	b.submit(tool + "button.call")
+	if got := b.text("#result"); !strings.Contains(got, "✓ echo") || !strings.Contains(got, "hello from the console") {
+		t.Errorf("the call's result: %q", got)
+	}
+	b.fits("the tools")
+	b.accessible("the tools")
+	b.screenshot("ui-console.png")
+	if st, err := g.admin().Server(context.Background(), "c1", "srv"); err != nil || st.Starts != 2 {
+		t.Errorf("the call did not start c1's server again: %v %d", err, st.Starts)
+	}
+
+	// The volcanic servers page of the same ui, from the compiler: read
+	// only, the provenance of each field, the gateway's state beside.
 	b.gotoURL(p.base + "/")
-	if n := b.count("#servers tbody tr"); n != 3 {
+	if n := b.count("#servers tbody tr[data-server]"); n != 3 {
 		t.Errorf("the example's servers: %d rows", n)
 	}
 	if got := b.text(`tr[data-server="everything"] td.set`); got != "demo_" {
 		t.Errorf("everything's tool prefix: %q", got)
 	}
+	if got := b.text(`tr[data-server="everything"] td.runtime`); got != "not in the running plan" {
+		t.Errorf("everything's gateway state: %q", got)
+	}
+	b.click(`tr[data-server="everything"] details.prov summary`)
+	if n := b.visible(`tr[data-server="everything"] table.provenance tbody tr`); n < 3 {
+		t.Errorf("provenance: %d fields", n)
+	}
+	if n := b.count(`form[action="/edit"]`); n != 0 {
+		t.Errorf("%d edit forms on a volcanic page", n)
+	}
+	b.fits("the volcanic servers")
+	b.accessible("the volcanic servers")
 	p.seen.noSecret(t, adminToken, stderrCanary, "example-not-a-real-key", p.token)
+}
+
+// A craftbot gateway's console in the browser: its servers without chats,
+// Restart by a click, and the actions' tools.
+func TestBrowserCraftbotConsole(t *testing.T) {
+	b := startBrowser(t)
+	g := startCraftbotGateway(t)
+	p, _ := craftbotConsoleUI(t, g)
+	b.login(p)
+	if got := b.text(`tr[data-server="fs"] td.runtime`); got != "running · 1 actions" {
+		t.Errorf("fs's gateway state on the servers page: %q", got)
+	}
+	b.fits("the servers page with a gateway")
+	b.accessible("the servers page with a gateway")
+	b.gotoURL(p.base + "/gateway")
+	if n := b.count("section.chat"); n != 0 {
+		t.Errorf("%d chat sections on a craftbot console", n)
+	}
+	b.accessible("the craftbot console")
+	a := b.submit(`tr[data-server="fs"] button.restart`)
+	if a.Status != 200 || b.text("#notice") != "restarted server fs: the next call starts it again" {
+		t.Errorf("restart: %d %q", a.Status, b.text("#notice"))
+	}
+	if got := b.text(`tr[data-server="fs"] td.state`); got == "running" {
+		t.Errorf("fs after its restart: %q", got)
+	}
+	b.gotoURL(p.base + "/gateway/tools")
+	if n := b.count(`li[data-tool="mcp_fs_echo"]`); n != 1 {
+		t.Errorf("the actions: %d", n)
+	}
+	p.seen.noSecret(t, adminToken, stderrCanary, p.token)
 }

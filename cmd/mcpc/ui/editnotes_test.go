@@ -26,7 +26,7 @@ func TestEditNotice(t *testing.T) {
 		t.Errorf("the note is in the redirect's query: %s", hdr.Get("Location"))
 	}
 	code, _, body = p.get(hdr.Get("Location"))
-	if code != http.StatusOK || !strings.Contains(body, "disabled server filesystem. "+note) {
+	if code != http.StatusOK || !strings.Contains(body, "disabled server filesystem. "+takesEffect+". "+note) {
 		t.Errorf("after the edit: %d\n%s", code, body)
 	}
 	if len(asked) == 0 || asked[len(asked)-1] != file {

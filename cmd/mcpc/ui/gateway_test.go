@@ -112,7 +112,7 @@ func TestGatewayPage(t *testing.T) {
 		t.Fatalf("%d\n%s", code, body)
 	}
 	row := rowOf(t, body[strings.Index(body, `data-chat="c1"`):], "srv")
-	for _, w := range []string{`class="state">running<`, `class="tools">1<`, `class="starts">1<`, "srv is up", "SRV_SECRET=[REDACTED]", `value="c1"`} {
+	for _, w := range []string{`data-live="chat:c1:srv:state">running<`, `data-live="chat:c1:srv:tools">1<`, `data-live="chat:c1:srv:starts">1<`, "srv is up", "SRV_SECRET=[REDACTED]", `value="c1"`} {
 		if !strings.Contains(row, w) {
 			t.Errorf("the row lacks %q:\n%s", w, row)
 		}

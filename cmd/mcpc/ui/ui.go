@@ -1,9 +1,11 @@
 // Package ui is mcpc ui: a small local web page that shows a deployment's
-// servers (both profiles), edits CraftBot's mcp_config.json the way its
-// Settings → MCP page and mcpc config do, and shows and drives a running
-// gateway (its status, restart and reset). Pages are html/template and
-// embedded files; the only script is an embedded file (the
-// Content-Security-Policy forbids inline ones).
+// servers (both profiles: searchable, filtered, each with what the host
+// will do and every diagnostic), edits CraftBot's mcp_config.json the way
+// its Settings → MCP page and mcpc config do, and is the console of a
+// running gateway (its servers' state, restart and reset, the tools as the
+// agent sees them, and calling one). Pages are html/template and embedded
+// files; the only script is an embedded file (the Content-Security-Policy
+// forbids inline ones), and every page works without it.
 //
 // It imports compile (volcanic rows and their diagnostics), craftbot (rows,
 // the edits, through EditFile as mcpc config), diag, internal/inputfile,
@@ -28,6 +30,7 @@ import (
 
 	"github.com/mcpc-dev/mcpc/compile"
 	"github.com/mcpc-dev/mcpc/compile/craftbot"
+	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/loopback"
 	"github.com/mcpc-dev/mcpc/internal/private"
 	"github.com/mcpc-dev/mcpc/runtime/gateway"
@@ -65,6 +68,12 @@ type Options struct {
 	// accepted edit of the file it is given (a host version that applies
 	// edits only at its next restart says so), asked at each edit.
 	EditNotes func(configFile string) []string
+	// Lint, if set, gives the deployment's diagnostics as mcpc lint
+	// reports them (the compiler's, the deployment checks', the policy and
+	// version packs', with mcpc.cue's severities and ignores) and the
+	// compile result they are about, asked at each load of the servers
+	// page; without it the page shows the compiler's diagnostics.
+	Lint func() (*compile.Result, []diag.Diagnostic, error)
 }
 
 //go:embed assets
@@ -94,8 +103,9 @@ const (
 )
 
 // contentSecurityPolicy allows the page's own files and nothing else: no
-// inline script or style, no other origin, no framing.
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+// inline script or style, no other origin, no framing; the script reads
+// GET /state of its own origin (connect-src).
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // New builds the page's handler.
@@ -118,8 +128,8 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(s.key); err != nil {
 		return nil, err
 	}
-	funcs := template.FuncMap{"yesNo": yesNo}
-	for _, page := range []string{"servers", "gateway", "message"} {
+	funcs := template.FuncMap{"yesNo": yesNo, "join": strings.Join, "wbr": wbr}
+	for _, page := range []string{"servers", "gateway", "tools", "message"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+page+".html")
 		if err != nil {
 			return nil, err
@@ -169,6 +179,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.gatewayPage(w, r, sess)
 	case (p == "/gateway/restart" || p == "/gateway/reset") && r.Method == http.MethodPost && s.opts.Gateway != nil:
 		s.gatewayAction(w, r, sess, strings.TrimPrefix(p, "/gateway/"))
+	case p == "/gateway/tools" && r.Method == http.MethodGet && s.opts.Gateway != nil:
+		s.toolsPage(w, r, sess)
+	case p == "/gateway/call" && r.Method == http.MethodPost && s.opts.Gateway != nil:
+		s.callTool(w, r, sess)
+	case p == "/state" && r.Method == http.MethodGet && s.opts.Gateway != nil:
+		s.serveState(w, r)
 	case p == "/favicon.ico":
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -178,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func gatewayHint(on bool) string {
 	if on {
-		return " and /gateway"
+		return ", /gateway (the console) and /gateway/tools"
 	}
 	return ""
 }
@@ -317,7 +333,7 @@ func (s *Server) sameOriginPost(w http.ResponseWriter, r *http.Request, sess str
 // page is what every page's layout shows.
 type page struct {
 	Title   string
-	Nav     string // the page: servers or gateway
+	Nav     string // the page: servers, gateway or tools
 	Gateway bool   // the gateway page exists
 	CSRF    string
 	Notice  string // what the last action did
@@ -325,11 +341,15 @@ type page struct {
 	// Details are the diagnostics or messages of a refusal.
 	Details []string
 	Body    any
+	// Live: the page's script polls GET /state and updates the cells
+	// marked data-live.
+	Live bool
 }
 
 // render writes a page; a template error is the server's fault.
 func (s *Server) render(w http.ResponseWriter, code int, name string, p page) {
 	p.Gateway = s.opts.Gateway != nil
+	p.Live = p.Live && p.Gateway
 	var b strings.Builder
 	if err := s.pages[name].Execute(&b, p); err != nil {
 		http.Error(w, "mcpc ui: cannot render the page: "+err.Error(), http.StatusInternalServerError)
@@ -356,4 +376,15 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// wbr is s, escaped, with a line-break opportunity after each underscore:
+// a long env key (GITHUB_PERSONAL_ACCESS_TOKEN) wraps between its words,
+// not mid-word.
+func wbr(s string) template.HTML {
+	parts := strings.Split(s, "_")
+	for i := range parts {
+		parts[i] = template.HTMLEscapeString(parts[i])
+	}
+	return template.HTML(strings.Join(parts, "_<wbr>"))
 }

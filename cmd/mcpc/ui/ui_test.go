@@ -232,8 +232,16 @@ func rowOf(t *testing.T, body, name string) string {
 	if i < 0 {
 		t.Fatalf("no row for %s:\n%s", name, body)
 	}
-	j := strings.Index(body[i:], "</tr>")
-	return body[i : i+j]
+	// To the next server's row or the table's end: a row holds tables of
+	// its own (the provenance).
+	rest := body[i+1:]
+	j := len(rest)
+	for _, end := range []string{`<tr data-server="`, "</tbody>\n</table>"} {
+		if k := strings.Index(rest, end); k >= 0 && k < j {
+			j = k
+		}
+	}
+	return body[i : i+1+j]
 }
 
 // The craftbot rows say what mcpc config list says: source, transport,
@@ -246,12 +254,12 @@ func TestCraftbotRows(t *testing.T) {
 		t.Fatalf("%d\n%s", code, body)
 	}
 	for name, want := range map[string][]string{
-		"filesystem": {file + ":5", ">stdio<", `class="enabled">yes<`, ">mcp_filesystem<", "✓ loads", `value="disable"`},
-		"github": {file + ":13", `class="enabled">no<`, ">code<", "GITHUB_PERSONAL_ACCESS_TOKEN</span>",
-			"GITHUB_API_URL (empty)", `value="enable"`},
-		"sentry": {">sse<"},
-		"notes":  {`class="osmark"`, "macOS path", "✓ loads"},
-		"broken": {`class="invalid"`, "✗ skipped:", "without command", "[cb-missing-command]"},
+		"filesystem": {file + ":5", ">stdio<", `class="enabled">yes<`, ">mcp_filesystem<", `class="tone-ok"`, "CraftBot starts it at startup", `value="disable"`},
+		"github": {file + ":13", `class="enabled">no<`, ">code<", "GITHUB_<wbr>PERSONAL_<wbr>ACCESS_<wbr>TOKEN</span>",
+			"GITHUB_<wbr>API_<wbr>URL (empty)", `value="enable"`, "needs config", `type="password"`, `name="key" value="GITHUB_API_URL"`},
+		"sentry": {">sse<", "a sse server has no env"},
+		"notes":  {`class="osmark"`, "macOS path", `class="tone-off"`, "off: CraftBot does not start it until it is enabled"},
+		"broken": {`class="tone-off"`, "CraftBot would skip it", "without command", "[cb-missing-command]", "fix it in the file to enable it"},
 	} {
 		row := rowOf(t, body, name)
 		for _, w := range want {
@@ -285,12 +293,12 @@ func TestVolcanicRows(t *testing.T) {
 		t.Fatalf("%d\n%s", code, body)
 	}
 	good, bad := rowOf(t, body, "good"), rowOf(t, body, "bad")
-	for _, w := range []string{app + ":2", ">g<", "MODE", "TOKEN", "✓ loads", `class="valid"`} {
+	for _, w := range []string{app + ":2", ">g<", "MODE", "TOKEN", "not served: the deployment has errors elsewhere", "Provenance", "<code>ToolPrefix</code>"} {
 		if !strings.Contains(good, w) {
 			t.Errorf("good lacks %q:\n%s", w, good)
 		}
 	}
-	for _, w := range []string{app + ":3", `class="invalid"`, "[missing-command]", "[unknown-field]"} {
+	for _, w := range []string{app + ":3", `class="tone-error"`, "the host refuses the whole deployment", "[missing-command]", "[unknown-field]"} {
 		if !strings.Contains(bad, w) {
 			t.Errorf("bad lacks %q:\n%s", w, bad)
 		}
@@ -334,7 +342,7 @@ func TestEdits(t *testing.T) {
 	}
 	_, _, body := p.get("/")
 	if !strings.Contains(rowOf(t, body, "filesystem"), `class="enabled">no<`) || strings.Contains(body, `data-server="sentry"`) ||
-		!strings.Contains(rowOf(t, body, "filesystem"), "NEW_KEY</span>") {
+		!strings.Contains(rowOf(t, body, "filesystem"), "NEW_<wbr>KEY</span>") {
 		t.Errorf("the page does not show the edits:\n%s", body)
 	}
 	if !bytes.Contains(readFile(t, file), []byte(secret)) {
@@ -454,7 +462,7 @@ func TestUnauthenticatedLocalClient(t *testing.T) {
 	ownerCSRF := owner.csrf()
 	before := readFile(t, file)
 	local := owner.anonymous()
-	for _, path := range []string{"/", "/gateway", "/?done=disable&name=filesystem", "/nosuch", "/favicon.ico"} {
+	for _, path := range []string{"/", "/gateway", "/gateway/tools", "/state", "/?done=disable&name=filesystem", "/nosuch", "/favicon.ico"} {
 		code, hdr, body := local.get(path)
 		if code != http.StatusUnauthorized || strings.Contains(body, "data-server") || strings.Contains(body, `name="csrf"`) ||
 			strings.Contains(body, "filesystem") || hdr.Get("Set-Cookie") != "" {
@@ -465,12 +473,13 @@ func TestUnauthenticatedLocalClient(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ path, csrf string }{
-		{"/edit", ""}, {"/edit", ownerCSRF}, {"/gateway/restart", ownerCSRF}, {"/gateway/reset", ownerCSRF},
+		{"/edit", ""}, {"/edit", ownerCSRF}, {"/gateway/restart", ownerCSRF}, {"/gateway/reset", ownerCSRF}, {"/gateway/call", ownerCSRF},
 	} {
 		for _, form := range []url.Values{
 			{"op": {"disable"}, "name": {"filesystem"}},
 			{"op": {"env"}, "name": {"filesystem"}, "key": {"LD_PRELOAD"}, "value": {"/tmp/evil.so"}},
 			{"chat": {"c1"}, "name": {"srv"}},
+			{"chat": {"c1"}, "tool": {"echo"}, "arg.text": {"hi"}},
 		} {
 			form.Set("csrf", c.csrf)
 			if code, _, body := local.postWith(c.path, form, "Origin", local.base); code != http.StatusUnauthorized {
@@ -500,7 +509,7 @@ func TestUnauthenticatedLocalClient(t *testing.T) {
 	if bytes.Equal(readFile(t, file), before) {
 		t.Errorf("the owner's disable did not change the file")
 	}
-	if code, _, body := owner.get("/gateway"); code != http.StatusOK || !strings.Contains(body, `data-chat=`) && !strings.Contains(body, "Gateway") {
+	if code, _, body := owner.get("/gateway"); code != http.StatusOK || !strings.Contains(body, `data-chat=`) && !strings.Contains(body, "Console") {
 		t.Errorf("the owner's gateway page: %d\n%s", code, body)
 	}
 	owner.seen.noSecret(t, testToken, adminToken, fileCanary)

@@ -5,6 +5,7 @@
 "use strict";
 const { chromium } = require("playwright-core");
 const readline = require("readline");
+const fs = require("fs");
 
 async function main() {
   const browser = await chromium.launch({
@@ -50,8 +51,78 @@ async function main() {
       return { text: await page.content() };
     },
     async screenshot(c) {
-      await page.screenshot({ path: c.path, fullPage: true });
+      await page.screenshot({ path: c.path, fullPage: !!c.full });
       return {};
+    },
+    // click something that does not leave the page (a summary, a select).
+    async click(c) {
+      dialogs = [];
+      await page.click(c.selector);
+      return { dialogs };
+    },
+    // press a key on the focused element; navigate: wait for the page it
+    // submits to.
+    async press(c) {
+      dialogs = [];
+      if (c.navigate) {
+        const [resp] = await Promise.all([
+          page.waitForNavigation({ waitUntil: "load" }),
+          page.keyboard.press(c.key),
+        ]);
+        return { status: resp ? resp.status() : 0, url: page.url(), dialogs };
+      }
+      await page.keyboard.press(c.key);
+      return { dialogs };
+    },
+    async focus(c) {
+      await page.focus(c.selector);
+      return {};
+    },
+    // type into the focused element, key by key.
+    async type(c) {
+      await page.keyboard.type(c.value);
+      return {};
+    },
+    // the focused element: its tag, name, class and text.
+    async focused() {
+      const text = await page.evaluate(() => {
+        const e = document.activeElement;
+        return e ? [e.tagName.toLowerCase(), e.getAttribute("name") || "", e.className || "", (e.textContent || "").trim()].join("|") : "";
+      });
+      return { text };
+    },
+    async select(c) {
+      await page.selectOption(c.selector, c.value);
+      return {};
+    },
+    // visible: how many elements of the selector are visible.
+    async visible(c) {
+      const n = await page.locator(c.selector).evaluateAll((els) => els.filter((e) => e.offsetParent !== null).length);
+      return { count: n };
+    },
+    // overflow: how many pixels the page is wider than the window.
+    async overflow() {
+      const n = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      return { count: n };
+    },
+    // waitText: until the selector's text contains c.value (the page's
+    // script updates it).
+    async waitText(c) {
+      await page.waitForFunction(([sel, want]) => {
+        const e = document.querySelector(sel);
+        return e && e.textContent.includes(want);
+      }, [c.selector, c.value], { timeout: 0, polling: 100 });
+      return {};
+    },
+    // axe: axe-core's violations of the page, as "impact id: help (n)"
+    // lines (evaluated, not a script tag: the page's CSP allows none).
+    async axe(c) {
+      await page.evaluate(fs.readFileSync(c.path, "utf8"));
+      const res = await page.evaluate(async () => {
+        const r = await window.axe.run(document, { resultTypes: ["violations"] });
+        return r.violations.map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")})`);
+      });
+      return { text: res.join("\n"), count: res.length };
     },
   };
   const rl = readline.createInterface({ input: process.stdin });
