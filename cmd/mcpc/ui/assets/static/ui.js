@@ -42,7 +42,7 @@ function filterTools() {
     if (keep) shown++;
   });
   var n = document.getElementById("tool-count");
-  if (n) n.textContent = shown + " tools";
+  if (n) n.textContent = shown + (shown === 1 ? " tool" : " tools");
 }
 
 document.addEventListener("input", function (ev) {
