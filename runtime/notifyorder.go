@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +49,11 @@ type notifyOrder struct {
 	// by then never will be.
 	closed    chan struct{}
 	closeOnce sync.Once
+	// streams: the barriers go into the event streams of a Streamable
+	// HTTP connection (orderedEvents), each one waited for in its stream,
+	// not by settle.
+	streams bool
+	pending map[uint64]chan struct{} // the barriers of streams not handled yet
 }
 
 const barrierPrefix = "mcpc-order-"
@@ -93,8 +102,38 @@ func (o *notifyOrder) handled(tok any) bool {
 		close(o.wake)
 		o.wake = make(chan struct{})
 	}
+	if ch, ok := o.pending[n]; ok {
+		delete(o.pending, n)
+		close(ch)
+	}
 	o.mu.Unlock()
 	return true
+}
+
+// streamBarrier returns a new barrier of a stream and what is closed once
+// it was handled.
+func (o *notifyOrder) streamBarrier() (event []byte, handled chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sent++
+	handled = make(chan struct{})
+	if o.pending == nil {
+		o.pending = map[uint64]chan struct{}{}
+	}
+	o.pending[o.sent] = handled
+	tok := o.prefix + strconv.FormatUint(o.sent, 10)
+	return []byte(`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + tok + `","progress":0}}` + "\n\n"), handled
+}
+
+// forget drops a stream's barrier no one waits for any more.
+func (o *notifyOrder) forget(handled chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for n, ch := range o.pending {
+		if ch == handled {
+			delete(o.pending, n)
+		}
+	}
 }
 
 // wait returns once every barrier read so far was handled, the connection
@@ -196,9 +235,148 @@ func (l *ProcLink) orderedOptions(opts *mcp.ClientOptions) *mcp.ClientOptions {
 }
 
 // settle waits until what the link's connection read before the response
-// just read was handled (notifyOrder.wait).
+// just read was handled (notifyOrder.wait). A Streamable HTTP connection's
+// streams wait themselves (orderedEvents).
 func (l *ProcLink) settle(ctx context.Context) {
-	if o := l.order.Load(); o != nil {
+	if o := l.order.Load(); o != nil && !o.streams {
 		o.wait(ctx)
 	}
+}
+
+// streamOrder is the barrier state of the link's Streamable HTTP
+// connections, made on first use.
+func (l *ProcLink) streamOrder() *notifyOrder {
+	for {
+		if o := l.order.Load(); o != nil && o.streams {
+			return o
+		}
+		o := newNotifyOrder()
+		o.streams = true
+		if old := l.order.Load(); (old == nil || !old.streams) && l.order.CompareAndSwap(old, o) {
+			return o
+		}
+	}
+}
+
+// linkOrder is a ProcLink as a remote connection's remote.Order.
+type linkOrder struct{ l *ProcLink }
+
+func (lo linkOrder) MCP(t mcp.Transport) mcp.Transport { return lo.l.ordered(t) }
+
+func (lo linkOrder) Events(ctx context.Context, body io.ReadCloser) io.ReadCloser {
+	return &orderedEvents{o: lo.l.streamOrder(), ctx: ctx, body: body, r: bufio.NewReader(body), closed: make(chan struct{})}
+}
+
+// orderedEvents is an event stream of a Streamable HTTP connection, read by
+// the go-sdk's client, with a barrier in front of each response that
+// follows a notification in the stream. The response is read only once the
+// barrier was handled: the client has pushed the stream's notifications and
+// the barrier to its read loop, in order, before it asks for more of the
+// stream. Only this stream waits: the read loop goes on.
+type orderedEvents struct {
+	o    *notifyOrder
+	ctx  context.Context // the request's: it ends with the call or the connection
+	body io.ReadCloser
+	r    *bufio.Reader
+
+	fresh  bool          // a notification came after the stream's last barrier
+	event  []byte        // the lines of the event being read
+	out    []byte        // what Read hands out next
+	wait   chan struct{} // handled before next goes out (nil: nothing to wait for)
+	next   []byte        // what goes out after wait
+	err    error         // of the body, once what was read before it went out
+	closed chan struct{} // Close was called
+	once   sync.Once
+}
+
+func (e *orderedEvents) Read(p []byte) (int, error) {
+	for len(e.out) == 0 {
+		if e.wait != nil {
+			select {
+			case <-e.wait:
+			case <-e.ctx.Done():
+				e.o.forget(e.wait)
+				return 0, context.Cause(e.ctx)
+			case <-e.closed:
+				e.o.forget(e.wait)
+				return 0, io.ErrClosedPipe
+			}
+			e.wait, e.out, e.next = nil, e.next, nil
+			continue
+		}
+		if e.err != nil {
+			return 0, e.err
+		}
+		e.fill()
+	}
+	n := copy(p, e.out)
+	e.out = e.out[n:]
+	return n, nil
+}
+
+// fill reads the body up to the end of an event (or of the body) and puts
+// what to hand out in out (and wait, next).
+func (e *orderedEvents) fill() {
+	line, err := e.r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		err = nil
+	}
+	e.event = append(e.event, line...)
+	switch {
+	case err != nil:
+		e.out, e.event, e.err = e.event, nil, err
+	case len(bytes.TrimRight(line, "\r\n")) == 0 && len(line) > 0 && line[len(line)-1] == '\n':
+		e.dispatch()
+	case len(e.event) > mcp.DefaultMaxEventSize:
+		// The client refuses such an event; it goes on as it came.
+		e.out, e.event = e.event, nil
+	}
+}
+
+// dispatch hands out the event just read, behind a barrier if it is a
+// response that follows a notification.
+func (e *orderedEvents) dispatch() {
+	event := e.event
+	e.event = nil
+	var data []byte
+	name := ""
+	for _, l := range bytes.Split(event, []byte("\n")) {
+		l = bytes.TrimRight(l, "\r")
+		if v, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+		} else if v, ok := bytes.CutPrefix(l, []byte("event:")); ok {
+			name = string(bytes.TrimSpace(v))
+		}
+	}
+	e.out = event
+	if len(data) == 0 || (name != "" && name != "message") {
+		return
+	}
+	m, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return
+	}
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		if !m.IsCall() {
+			e.fresh = true
+		}
+	case *jsonrpc.Response:
+		if e.fresh {
+			e.fresh = false
+			if hooks.ResponseBehindBarrier != nil {
+				hooks.ResponseBehindBarrier()
+			}
+			b, handled := e.o.streamBarrier()
+			e.out, e.wait, e.next = b, handled, event
+		}
+	}
+}
+
+func (e *orderedEvents) Close() error {
+	e.once.Do(func() { close(e.closed) })
+	return e.body.Close()
 }

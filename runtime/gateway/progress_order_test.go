@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpc-dev/mcpc/internal/testservers"
 	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/internal/hooks"
+	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
 // The progress a server sends before its result reaches the client before
@@ -30,36 +32,15 @@ func TestProgressBeforeItsResultUnderLoad(t *testing.T) {
 	marker := noLeaks(t)
 	testservers.LoadCPU(t)
 	const calls, progressPerCall = 50, 50
-	ctx := context.Background()
 	args := map[string]any{"n": progressPerCall}
-
-	// stdio: an MCP client over an in-memory pipe, reading through rec.
-	overStdio := func(t *testing.T, serve func(context.Context, mcp.Transport) error, tool string) {
-		st, ct := mcp.NewInMemoryTransports()
-		sctx, cancel := context.WithCancel(ctx)
-		served := make(chan struct{})
-		go func() { defer close(served); _ = serve(sctx, st) }()
-		t.Cleanup(func() { cancel(); <-served })
-		rec := &readLog{}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &readRecordingTransport{ct, rec}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		for i := range calls {
-			token := fmt.Sprintf("tok-%d", i)
-			rec.reset()
-			params := &mcp.CallToolParams{Name: tool, Arguments: args}
-			params.SetProgressToken(token)
-			if _, err := cs.CallTool(ctx, params); err != nil {
-				t.Fatal(err)
-			}
-			// CallTool returns after its response was read: rec holds it.
-			if err := progressBeforeResult(rec.messages(), token, progressPerCall); err != nil {
-				t.Fatalf("call %d of %d: %v", i+1, calls, err)
-			}
-		}
+	var want []float64
+	for i := range progressPerCall {
+		want = append(want, float64(i+1))
 	}
+	overStdio := func(t *testing.T, serve func(context.Context, mcp.Transport) error, tool string) {
+		callsOverStdio(t, serve, tool, args, want, calls)
+	}
+
 	// HTTP: raw POSTs, whose SSE stream is the path of the call's result.
 	overHTTP := func(t *testing.T, client *http.Client, url, tool string) {
 		sid := openSession(t, client, url, "2025-11-25")
@@ -73,7 +54,7 @@ func TestProgressBeforeItsResultUnderLoad(t *testing.T) {
 			}
 			msgs, err := sseMessages(text)
 			if err == nil {
-				err = progressBeforeResult(msgs, token, progressPerCall)
+				err = progressBeforeResult(msgs, token, want)
 			}
 			if err != nil {
 				t.Fatalf("call %d of %d: %v", i+1, calls, err)
@@ -118,21 +99,106 @@ func TestProgressBeforeItsResultUnderLoad(t *testing.T) {
 	})
 }
 
+// callsOverStdio makes calls calls of tool with args, each with a progress
+// token of its own, from an MCP client over an in-memory pipe served by
+// serve, and checks that the progress want of each came before its
+// result, as the client's connection read them.
+func callsOverStdio(t *testing.T, serve func(context.Context, mcp.Transport) error, tool string, args any, want []float64, calls int) {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	sctx, cancel := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = serve(sctx, st) }()
+	t.Cleanup(func() { cancel(); <-served })
+	rec := &readLog{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &readRecordingTransport{ct, rec}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for i := range calls {
+		token := fmt.Sprintf("tok-%d", i)
+		rec.reset()
+		params := &mcp.CallToolParams{Name: tool, Arguments: args}
+		params.SetProgressToken(token)
+		if _, err := cs.CallTool(ctx, params); err != nil {
+			t.Fatal(err)
+		}
+		// CallTool returns after its response was read: rec holds it.
+		if err := progressBeforeResult(rec.messages(), token, want); err != nil {
+			t.Fatalf("call %d of %d: %v", i+1, calls, err)
+		}
+	}
+}
+
+// Remote servers too: the progress of a Streamable HTTP or SSE server of a
+// chat's servers.json, and of an SSE server of a craftbot plan, reaches
+// the client before the result, with every core busy. The conformance
+// fixture's progress tool answers right behind its last notification.
+func TestRemoteProgressBeforeItsResultUnderLoad(t *testing.T) {
+	marker := noLeaks(t)
+	url := conformanceOverHTTP(t, marker)
+	sseURL := strings.TrimSuffix(url, "/mcp") + "/sse"
+	testservers.LoadCPU(t)
+	const calls = 50
+	want := []float64{0, 50, 100}
+	t.Run("volcanic", func(t *testing.T) {
+		ws := t.TempDir()
+		addRemote(t, ws, "c1", remote.Server{Name: "conf", URL: url, Transport: remote.TransportHTTP}, bearer(t, remoteCanary))
+		addRemote(t, ws, "c1", remote.Server{Name: "confsse", URL: sseURL, Transport: remote.TransportSSE}, bearer(t, remoteCanary))
+		h := remoteHost(t, marker, nil, nil, "echo")
+		gw := NewGateway(h, GatewayOptions{Version: "test"})
+		t.Cleanup(gw.Close)
+		chat, err := h.Chat("c1", ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		serve := func(ctx context.Context, tr mcp.Transport) error { return gw.ServeTransport(ctx, chat, tr) }
+		for _, tool := range []string{"conf__test_tool_with_progress", "confsse__test_tool_with_progress"} {
+			t.Run(tool, func(t *testing.T) { callsOverStdio(t, serve, tool, nil, want, calls) })
+		}
+	})
+	t.Run("craftbot/sse", func(t *testing.T) {
+		cb := newTestCraftbot(t, cbPlan(true, cbRemote("conf", "sse", sseURL)), marker, runtime.CraftbotOptions{})
+		startConnected(t, cb)
+		callsOverStdio(t, cb.ServeTransport, "mcp_conf_test_tool_with_progress", nil, want, calls)
+	})
+}
+
 // However long the gateway takes to pass a notification on, the call's
 // answer waits for it: with the first progress notification (or log
 // message) of a call held in the gateway until the server's answer was
 // read, every notification of the call still reaches the client before
 // the answer. In the SDK's client the answer would have overtaken them.
 func TestAnswerWaitsForHeldNotifications(t *testing.T) {
+	// The fixture as a Streamable HTTP server of the chat's servers.json:
+	// its answer waits in its event stream (notifyorder.go).
+	remoteGateway := func(t *testing.T) (*Gateway, *runtime.Chat) {
+		marker := noLeaks(t)
+		ws := t.TempDir()
+		addRemote(t, ws, "c1", remote.Server{Name: "conf", URL: conformanceOverHTTP(t, marker), Transport: remote.TransportHTTP}, bearer(t, remoteCanary))
+		h := remoteHost(t, marker, nil, nil, "echo")
+		gw := NewGateway(h, GatewayOptions{Version: "test"})
+		t.Cleanup(gw.Close)
+		chat, err := h.Chat("c1", ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gw, chat
+	}
 	for _, c := range []struct {
 		name, tool, method string
 		hook               *func()
+		gateway            func(*testing.T) (*Gateway, *runtime.Chat)
 	}{
-		{"progress", "test_tool_with_progress", "notifications/progress", &hooks.ForwardProgress},
-		{"log", "test_tool_with_logging", "notifications/message", &hookForwardLogRead},
+		{"progress", "test_tool_with_progress", "notifications/progress", &hooks.ForwardProgress, conformanceGateway},
+		{"log", "test_tool_with_logging", "notifications/message", &hookForwardLogRead, conformanceGateway},
+		{"remote-progress", "conf__test_tool_with_progress", "notifications/progress", &hooks.ForwardProgress, remoteGateway},
+		{"remote-log", "conf__test_tool_with_logging", "notifications/message", &hookForwardLogRead, remoteGateway},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			gw, chat := conformanceGateway(t)
+			gw, chat := c.gateway(t)
 			st, ct := mcp.NewInMemoryTransports()
 			served := make(chan struct{})
 			go func() { defer close(served); _ = gw.ServeTransport(context.Background(), chat, st) }()
@@ -183,20 +249,18 @@ func TestAnswerWaitsForHeldNotifications(t *testing.T) {
 }
 
 // progressBeforeResult checks msgs, in the order one path delivered them:
-// the first response comes after exactly n progress notifications of
-// token, progress 1 to n in that order.
-func progressBeforeResult(msgs []jsonrpc.Message, token string, n int) error {
+// the first response comes after the progress notifications of token,
+// exactly want, in that order.
+func progressBeforeResult(msgs []jsonrpc.Message, token string, want []float64) error {
 	var seen []float64
 	for _, m := range msgs {
 		switch m := m.(type) {
 		case *jsonrpc.Response:
-			if len(seen) != n {
-				return fmt.Errorf("%d of the %d progress notifications came before the result (progress %v)", len(seen), n, seen)
+			if len(seen) != len(want) {
+				return fmt.Errorf("%d of the %d progress notifications came before the result (progress %v)", len(seen), len(want), seen)
 			}
-			for i, p := range seen {
-				if p != float64(i+1) {
-					return fmt.Errorf("progress out of order before the result: %v", seen)
-				}
+			if !slices.Equal(seen, want) {
+				return fmt.Errorf("progress before the result %v, want %v", seen, want)
 			}
 			return nil
 		case *jsonrpc.Request:
