@@ -33,14 +33,18 @@ import (
 // the barrier in front of its response was handled (ProcLink.settle): the
 // handlers of every notification read before the response have returned,
 // and those pass progress and log messages on with the call's request, on
-// the path its answer takes.
+// the path its answer takes. The go-sdk's Streamable HTTP connection
+// cannot be wrapped (it keeps the session's state itself): there the
+// barrier goes into each event stream, which holds the response back
+// until the barrier was handled (orderedEvents).
 
 // notifyOrder is the barrier state of one connection.
 type notifyOrder struct {
 	prefix string // of the barriers' progress tokens: no server knows it
 
+	fresh bool // a notification was read after the last barrier (the read loop's)
+
 	mu      sync.Mutex
-	fresh   bool          // a notification was read after the last barrier
 	sent    uint64        // barriers read so far
 	reached uint64        // the last barrier handled
 	wake    chan struct{} // closed when reached grows
@@ -67,8 +71,6 @@ func newNotifyOrder() *notifyOrder {
 // read notes what the read loop read; before a response that follows a
 // notification it returns the barrier to read first.
 func (o *notifyOrder) read(m jsonrpc.Message) *jsonrpc.Request {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	switch m := m.(type) {
 	case *jsonrpc.Request:
 		if !m.IsCall() {
@@ -77,8 +79,11 @@ func (o *notifyOrder) read(m jsonrpc.Message) *jsonrpc.Request {
 	case *jsonrpc.Response:
 		if o.fresh {
 			o.fresh = false
+			o.mu.Lock()
 			o.sent++
-			tok := o.prefix + strconv.FormatUint(o.sent, 10)
+			n := o.sent
+			o.mu.Unlock()
+			tok := o.prefix + strconv.FormatUint(n, 10)
 			return &jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{"progressToken":"` + tok + `","progress":0}`)}
 		}
 	}
