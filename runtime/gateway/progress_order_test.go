@@ -24,8 +24,8 @@ import (
 // The progress a server sends before its result reaches the client before
 // that result, on the path the result takes, in the order sent: over stdio
 // and over HTTP (the call's own SSE stream), in both profiles, with every
-// core of the machine busy. A client drops progress for a request it has
-// seen answered. Each call's server sends progressPerCall notifications and
+// core of the machine busy (the four at once). A client drops progress for
+// a request it has seen answered. Each call's server sends progressPerCall notifications and
 // answers at once; the client records what it reads in the order it reads
 // it, before its own SDK handles anything.
 func TestProgressBeforeItsResultUnderLoad(t *testing.T) {
@@ -74,6 +74,7 @@ func TestProgressBeforeItsResultUnderLoad(t *testing.T) {
 		return cb
 	}
 	t.Run("volcanic/stdio", func(t *testing.T) {
+		t.Parallel()
 		h, gw := volcanic(t)
 		chat, err := h.Chat("a", t.TempDir())
 		if err != nil {
@@ -82,15 +83,18 @@ func TestProgressBeforeItsResultUnderLoad(t *testing.T) {
 		overStdio(t, func(ctx context.Context, tr mcp.Transport) error { return gw.ServeTransport(ctx, chat, tr) }, "progress")
 	})
 	t.Run("volcanic/http", func(t *testing.T) {
+		t.Parallel()
 		_, gw := volcanic(t)
 		base, client := httpGateway(t, gw)
 		overHTTP(t, client, base+"/chats/a/mcp", "progress")
 	})
 	t.Run("craftbot/stdio", func(t *testing.T) {
+		t.Parallel()
 		cb := craftbot(t)
 		overStdio(t, cb.ServeTransport, "mcp_p_progress")
 	})
 	t.Run("craftbot/http", func(t *testing.T) {
+		t.Parallel()
 		cb := craftbot(t)
 		srv := httptest.NewServer(cb.Handler(CraftbotHTTPOptions{}))
 		t.Cleanup(srv.Close)
@@ -144,6 +148,7 @@ func TestRemoteProgressBeforeItsResultUnderLoad(t *testing.T) {
 	const calls = 50
 	want := []float64{0, 50, 100}
 	t.Run("volcanic", func(t *testing.T) {
+		t.Parallel()
 		ws := t.TempDir()
 		addRemote(t, ws, "c1", remote.Server{Name: "conf", URL: url, Transport: remote.TransportHTTP}, bearer(t, remoteCanary))
 		addRemote(t, ws, "c1", remote.Server{Name: "confsse", URL: sseURL, Transport: remote.TransportSSE}, bearer(t, remoteCanary))
@@ -156,10 +161,14 @@ func TestRemoteProgressBeforeItsResultUnderLoad(t *testing.T) {
 		}
 		serve := func(ctx context.Context, tr mcp.Transport) error { return gw.ServeTransport(ctx, chat, tr) }
 		for _, tool := range []string{"conf__test_tool_with_progress", "confsse__test_tool_with_progress"} {
-			t.Run(tool, func(t *testing.T) { callsOverStdio(t, serve, tool, nil, want, calls) })
+			t.Run(tool, func(t *testing.T) {
+				t.Parallel()
+				callsOverStdio(t, serve, tool, nil, want, calls)
+			})
 		}
 	})
 	t.Run("craftbot/sse", func(t *testing.T) {
+		t.Parallel()
 		cb := newTestCraftbot(t, cbPlan(true, cbRemote("conf", "sse", sseURL)), marker, runtime.CraftbotOptions{})
 		startConnected(t, cb)
 		callsOverStdio(t, cb.ServeTransport, "mcp_conf_test_tool_with_progress", nil, want, calls)
