@@ -793,6 +793,7 @@ func (s *slot) open(ctx context.Context, op *startOp, up Upstream) (r *serverCon
 		onEscaped: func(e supervisor.ProcInfo, killed bool) { h.escaped(c.id, name, e.Pid, e.Comm, killed) }}
 	if up != nil {
 		pcfg.client, pcfg.clientMiddleware, pcfg.protocolVersion = up.ProcessOptions(name, link)
+		pcfg.link = link
 	}
 	var list func(context.Context, *mcp.ClientSession) ([]*mcp.Tool, error)
 	if h.prof.listsOnConnect() {

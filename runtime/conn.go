@@ -304,6 +304,9 @@ func connectRemote(ctx context.Context, h *Host, cfg *plan.Server, client *mcp.C
 	if err != nil {
 		return nil, nil, where + ": " + shownError(err, h.Redact)
 	}
+	if link != nil {
+		client, tr = link.orderedOptions(client), link.ordered(tr)
+	}
 	sctx, cancel, timedOut := startTimeout(ctx, h.clock, remoteConnectTimeout)
 	defer cancel()
 	// The sse client ties its event stream to the context of Connect: the

@@ -98,10 +98,15 @@ type ProcLink struct {
 	next   atomic.Uint64
 	active []*linkedCall
 	// ended are the calls that ended last, oldest first (at most
-	// endedKept): a notification sent during a call can be handled after
-	// the call was answered (ForwardProgress).
+	// endedKept): a notification sent during a call is handled after the
+	// call was answered when the call stopped waiting for it (cancelled,
+	// the connection closed) or the server sent it after its answer
+	// (ForwardProgress).
 	ended []*linkedCall
 	caps  string // JSON of the client capabilities the process was started with
+	// order is the barrier state of the link's connection (notifyorder.go),
+	// nil until it is made.
+	order atomic.Pointer[notifyOrder]
 }
 
 // endedKept is how many ended calls a ProcLink still knows by token.
@@ -164,7 +169,11 @@ func (l *ProcLink) current() *CallOrigin {
 	return nil
 }
 
-// callParams adds the origin's progress token, mapped, to a call.
+// callParams adds the origin's progress token, mapped, to a call. The
+// call runs the returned func once the server's answer is in, before it
+// answers: it waits until what the server sent before its answer was
+// handled, passed on to the origin (ProcLink.settle), then forgets the
+// call.
 func callParams(ctx context.Context, link *ProcLink, name string, args any) (*mcp.CallToolParams, func()) {
 	p := &mcp.CallToolParams{Name: name, Arguments: args}
 	o := originOf(ctx)
@@ -175,7 +184,10 @@ func callParams(ctx context.Context, link *ProcLink, name string, args any) (*mc
 	if o.progress != nil {
 		p.SetProgressToken(c.token)
 	}
-	return p, func() { link.leave(c) }
+	return p, func() {
+		link.settle(ctx)
+		link.leave(c)
+	}
 }
 
 // ServerCaps returns a server's capabilities from its discovery.
@@ -223,11 +235,13 @@ func (s *slot) running() *mcp.ClientSession {
 }
 
 // ForwardProgress passes a server's progress notification on to the call
-// its token belongs to, with the client's own token. A notification the
-// server sent before its answer can be handled here after the call was
-// answered (the SDK hands a response to its caller before it runs the
-// handlers of the notifications that came before it): it goes to the same
-// client session outside the ended request, as forwardLog does.
+// its token belongs to, with the client's own token, with the call's
+// request: a call answers only after the notifications its server sent
+// before its answer were handled (callParams), so they travel ahead of the
+// answer on the same path. One handled after the call was answered (the
+// call stopped waiting: cancelled, or its connection closed; or the server
+// sent it after its answer) goes to the same client session outside the
+// ended request, as forwardLog does.
 func ForwardProgress(ctx context.Context, redact func(string) string, link *ProcLink, params *mcp.ProgressNotificationParams) {
 	if hooks.ForwardProgress != nil {
 		hooks.ForwardProgress()

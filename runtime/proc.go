@@ -45,6 +45,9 @@ type procConfig struct {
 	// process (the gateway's pass-through, passthrough.go).
 	client           *mcp.ClientOptions
 	clientMiddleware mcp.Middleware
+	// link, if set, routes what the process sends during calls; its
+	// connection orders responses behind notifications (notifyorder.go).
+	link *ProcLink
 	// protocolVersion, if set, is the version offered in initialize (the
 	// one the gateway's client negotiated).
 	protocolVersion string
@@ -83,7 +86,11 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	// Until the handshake is done, the end of ctx kills the group at once:
 	// that unblocks everything that waits for the process.
 	stopKill := context.AfterFunc(ctx, sp.KillGroup)
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: cfg.version}, cfg.client)
+	opts, tr := cfg.client, sp.Transport()
+	if cfg.link != nil {
+		opts, tr = cfg.link.orderedOptions(opts), cfg.link.ordered(tr)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpc", Version: cfg.version}, opts)
 	if cfg.clientMiddleware != nil {
 		client.AddReceivingMiddleware(cfg.clientMiddleware)
 	}
@@ -93,7 +100,7 @@ func startProc(ctx context.Context, spec LaunchSpec, workspace string, cfg procC
 	if cfg.protocolVersion != "" {
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: cfg.protocolVersion}
 	}
-	cs, err := client.Connect(ctx, sp.Transport(), sopts)
+	cs, err := client.Connect(ctx, tr, sopts)
 	stopKill()
 	if err != nil {
 		// Connect has closed the connection, which waited for the process

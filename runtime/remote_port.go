@@ -46,7 +46,8 @@ func (r *chatRemote) session(ctx context.Context, name string) (*mcp.ClientSessi
 func (r *chatRemote) route(server string) remoteset.Route {
 	link := &ProcLink{}
 	return remoteset.Route{
-		Client: func() *mcp.ClientOptions { return r.clientOptions(server, link) },
+		Client: func() *mcp.ClientOptions { return link.orderedOptions(r.clientOptions(server, link)) },
+		Order:  linkOrder{link},
 		Params: func(ctx context.Context, tool string, args any) (*mcp.CallToolParams, func()) {
 			return callParams(ctx, link, tool, args)
 		},

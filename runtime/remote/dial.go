@@ -41,6 +41,18 @@ type DialOptions struct {
 	// handlers of what the server sends (a gateway passes its log
 	// messages, progress and list changes on). nil: the SDK's defaults.
 	Client *mcp.ClientOptions
+	// Order, if set, orders what the connection reads for its client.
+	Order Order
+}
+
+// Order is how a gateway has the notifications a server sends before a
+// response handled before the response reaches its caller (runtime's
+// notifyorder.go). MCP wraps the MCP transport of an SSE connection;
+// Events each event stream of a Streamable HTTP one, whose go-sdk
+// connection keeps the session's state itself and cannot be wrapped.
+type Order interface {
+	MCP(mcp.Transport) mcp.Transport
+	Events(ctx context.Context, body io.ReadCloser) io.ReadCloser
 }
 
 func (o DialOptions) handshake() time.Duration {
@@ -206,7 +218,13 @@ func dialOne(ctx context.Context, s Server, h Headers, kind string, opts DialOpt
 	var tr mcp.Transport
 	if kind == TransportSSE {
 		tr = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+		if opts.Order != nil {
+			tr = opts.Order.MCP(tr)
+		}
 	} else {
+		if opts.Order != nil {
+			ht.events = opts.Order.Events
+		}
 		// No silent re-sending: a dropped stream fails the call. The
 		// standalone GET stream, which carries what the server sends
 		// outside a request (list changes, resource updates), only when
@@ -391,6 +409,8 @@ func Probe(ctx context.Context, s Server, h Headers, opts DialOptions) (*ProbeRe
 type connTransport struct {
 	base http.RoundTripper
 	ctx  context.Context // the connection's: its end ends every request
+	// events, if set, wraps each event stream (DialOptions.Order).
+	events func(ctx context.Context, body io.ReadCloser) io.ReadCloser
 
 	mu     sync.Mutex
 	seq    int    // counts recorded problems
@@ -449,6 +469,9 @@ func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// run for the whole connection; the SDK bounds each of its events
 		// (mcp.DefaultMaxEventSize).
 		resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxBody, t: t}
+	}
+	if err == nil && t.events != nil && remotehttp.IsEventStream(resp) {
+		resp.Body = t.events(req.Context(), resp.Body)
 	}
 	return resp, err
 }

@@ -169,6 +169,9 @@ type Route struct {
 	// Params, if set, makes the params of a call of the server's tool, and
 	// returns what to run when the call ends.
 	Params func(ctx context.Context, tool string, args any) (*mcp.CallToolParams, func())
+	// Order, if set, orders what each connection reads for its client
+	// (remote.DialOptions.Order).
+	Order remote.Order
 }
 
 // New returns the remote servers of the chat whose workspace and session
@@ -368,6 +371,7 @@ func (s *server) connect(full bool, done chan struct{}) {
 	if s.route.Client != nil {
 		dial.Client = s.route.Client()
 	}
+	dial.Order = s.route.Order
 	var connected *remote.Conn
 	defer func() {
 		// After the attempt ends (List does not wait for this).

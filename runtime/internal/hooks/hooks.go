@@ -14,3 +14,9 @@ var ForwardProgress func()
 // new table is published and before the listeners (a gateway registering
 // the tools with its MCP server) hear of it.
 var TablePublished func()
+
+// ResponseBehindBarrier runs in the read loop of a process's or remote
+// server's connection when it has read a response that waits behind
+// notifications read before it (runtime's notifyorder.go), before the
+// client's SDK gets the response.
+var ResponseBehindBarrier func()
