@@ -3,6 +3,7 @@ package policies
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,8 @@ type fastPack struct {
 	// calls are the functions the calls name, resolved when first
 	// evaluated (the names in scope at a call are always the same).
 	calls sync.Map // *ast.CallExpr → string
+	// shapes are the struct literals' declarations (structShape).
+	shapes sync.Map // *ast.StructLit → *structShape
 }
 
 // deriveFast reads a pack's files as a program; an error says which
@@ -282,20 +285,14 @@ type env struct {
 	file   *ast.File
 }
 
-// localStruct is a struct literal of a value being built (a violation): its
-// fields, evaluated when first read.
-type localStruct struct {
-	decls map[string]ast.Expr
-	done  map[string]val
-	busy  map[string]bool
-}
-
 // eval is one evaluation of a pack over one plan.
 type eval struct {
-	fp    *fastPack
-	input val
-	done  map[*mfield]val
-	busy  map[*mfield]bool
+	fp      *fastPack
+	input   val
+	names   map[string]string // the keys the plan was read with
+	done    map[*mfield]val
+	busy    map[*mfield]bool
+	matched map[[2]string]bool
 }
 
 // violations evaluates a rule's deny list, or bails.
@@ -362,8 +359,7 @@ func (ev *eval) field(m *mfield) val {
 	if m.sub != nil {
 		o := &obj{}
 		for _, name := range m.sub.order {
-			o.keys = append(o.keys, name)
-			o.vals = append(o.vals, ev.field(m.sub.fields[name]))
+			o.members = append(o.members, member{name, ev.field(m.sub.fields[name])})
 		}
 		v = val{k: kObj, o: o}
 	} else {
@@ -378,16 +374,16 @@ func (ev *eval) field(m *mfield) val {
 func (ev *eval) lookup(e *env, name string) val {
 	for x := e; x != nil; x = x.parent {
 		if x.local != nil {
-			if d, ok := x.local.decls[name]; ok {
-				if v, ok := x.local.done[name]; ok {
-					return v
-				}
-				if x.local.busy[name] {
+			if i := x.local.index(name); i >= 0 {
+				switch x.local.state[i] {
+				case 2:
+					return x.local.done[i]
+				case 1:
 					panic(bail("a cycle"))
 				}
-				x.local.busy[name] = true
-				v := ev.expr(x, d)
-				x.local.done[name] = v
+				x.local.state[i] = 1
+				v := ev.expr(x, x.local.shape.exprs[i])
+				x.local.done[i], x.local.state[i] = v, 2
 				return v
 			}
 			continue
@@ -486,7 +482,7 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 			// *a | b: a when a is a value; a failing a is left to CUE.
 			return ev.expr(e, x.X.(*ast.UnaryExpr).X)
 		}
-		return binary(x.Op, ev.expr(e, x.X), ev.expr(e, x.Y))
+		return ev.binary(x.Op, ev.expr(e, x.X), ev.expr(e, x.Y))
 	}
 	panic(bail(fmt.Sprintf("%T", x)))
 }
@@ -502,61 +498,101 @@ func (ev *eval) selectKey(v val, key string) val {
 	return f
 }
 
-// structLit builds a struct literal's value: its fields, evaluated in its
-// scope, and what it embeds. An embedding alone is that value.
-func (ev *eval) structLit(e *env, x *ast.StructLit) val {
-	local := &localStruct{decls: map[string]ast.Expr{}, done: map[string]val{}, busy: map[string]bool{}}
-	var order []string
-	var embeds []ast.Expr
-	lets := map[string]bool{}
+// structShape is what a struct literal declares: its fields in order, its
+// lets, its embeddings. Computed once per literal.
+type structShape struct {
+	names  []string // fields, then lets
+	exprs  []ast.Expr
+	fields int // names[:fields] are the fields
+	embeds []ast.Expr
+	bad    string // why the fast path does not build it
+}
+
+func (fp *fastPack) shape(x *ast.StructLit) *structShape {
+	if s, ok := fp.shapes.Load(x); ok {
+		return s.(*structShape)
+	}
+	s := &structShape{}
+	var lets []*ast.LetClause
 	for _, d := range x.Elts {
 		switch d := d.(type) {
 		case *ast.Field:
 			name, _, err := ast.LabelName(d.Label)
 			if err != nil || d.Constraint != token.ILLEGAL || strings.HasPrefix(name, "#") || strings.HasPrefix(name, "_") {
-				panic(bail("a field label"))
+				s.bad = "a field label"
 			}
-			if _, dup := local.decls[name]; dup {
-				panic(bail("a field declared twice"))
-			}
-			local.decls[name] = d.Value
-			order = append(order, name)
+			s.names, s.exprs = append(s.names, name), append(s.exprs, d.Value)
 		case *ast.LetClause:
-			if _, dup := local.decls[d.Ident.Name]; dup {
-				panic(bail("a let declared twice"))
-			}
-			local.decls[d.Ident.Name] = d.Expr
-			lets[d.Ident.Name] = true
+			lets = append(lets, d)
 		case *ast.EmbedDecl:
-			embeds = append(embeds, d.Expr)
+			s.embeds = append(s.embeds, d.Expr)
 		case *ast.CommentGroup, *ast.Attribute:
 		default:
-			panic(bail("a struct element"))
+			s.bad = "a struct element"
 		}
 	}
-	inner := &env{parent: e, local: local}
-	if len(embeds) > 1 || len(embeds) == 1 && len(order) == 0 && len(lets) == 0 {
-		if len(embeds) > 1 {
-			panic(bail("more than one embedding"))
-		}
-		return ev.expr(inner, embeds[0])
+	s.fields = len(s.names)
+	for _, l := range lets {
+		s.names, s.exprs = append(s.names, l.Ident.Name), append(s.exprs, l.Expr)
 	}
-	o := &obj{}
-	if len(embeds) == 1 {
-		b := ev.expr(inner, embeds[0])
+	for i, n := range s.names {
+		if slices.Contains(s.names[:i], n) {
+			s.bad = "a name declared twice"
+		}
+	}
+	if len(s.embeds) > 1 {
+		s.bad = "more than one embedding"
+	}
+	fp.shapes.Store(x, s)
+	return s
+}
+
+// localStruct is a struct literal being built: its fields and lets,
+// evaluated when first read.
+type localStruct struct {
+	shape *structShape
+	done  []val
+	state []uint8 // 0 not yet, 1 being evaluated, 2 done
+}
+
+func (l *localStruct) index(name string) int {
+	for i, n := range l.shape.names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// structLit builds a struct literal's value: its fields, evaluated in its
+// scope, and what it embeds. An embedding alone is that value.
+func (ev *eval) structLit(e *env, x *ast.StructLit) val {
+	sh := ev.fp.shape(x)
+	if sh.bad != "" {
+		panic(bail(sh.bad))
+	}
+	inner := e
+	if len(sh.names) > 0 {
+		inner = &env{parent: e, local: &localStruct{shape: sh, done: make([]val, len(sh.names)), state: make([]uint8, len(sh.names))}}
+	}
+	if len(sh.embeds) == 1 && sh.fields == 0 {
+		return ev.expr(inner, sh.embeds[0])
+	}
+	o := &obj{members: make([]member, 0, sh.fields)}
+	if len(sh.embeds) == 1 {
+		b := ev.expr(inner, sh.embeds[0])
 		if b.k != kObj {
 			panic(bail("an embedding that is not a struct"))
 		}
-		for _, name := range order {
-			if _, there := b.o.get(name); there || b.o.maybeDropped(name, ev.fp.names) {
+		for _, name := range sh.names[:sh.fields] {
+			if _, there := b.o.get(name); there || b.o.maybeDropped(name, ev.names) {
 				panic(bail("an embedding with a field of the struct"))
 			}
 		}
 		o.base = b.o
 	}
-	for _, name := range order {
-		o.keys = append(o.keys, name)
-		o.vals = append(o.vals, ev.lookup(inner, name))
+	for _, name := range sh.names[:sh.fields] {
+		o.members = append(o.members, member{name, ev.lookup(inner, name)})
 	}
 	return val{k: kObj, o: o}
 }
@@ -582,23 +618,19 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 		src := ev.expr(e, c.Source)
 		switch src.k {
 		case kList:
+			key, value := forEnvs(e, c)
 			for i, v := range src.l {
-				inner := &env{parent: e, name: c.Value.Name, v: v}
-				if c.Key != nil {
-					inner = &env{parent: &env{parent: e, name: c.Key.Name, v: val{k: kInt, n: int64(i)}}, name: c.Value.Name, v: v}
-				}
-				ev.comprehension(inner, clauses[1:], yield)
+				key.v, value.v = val{k: kInt, n: int64(i)}, v
+				ev.comprehension(value, clauses[1:], yield)
 			}
 		case kObj:
 			if src.o.base != nil || src.o.partial {
 				panic(bail("a for over a struct read in part"))
 			}
-			for i, k := range src.o.keys {
-				inner := &env{parent: e, name: c.Value.Name, v: src.o.vals[i]}
-				if c.Key != nil {
-					inner = &env{parent: &env{parent: e, name: c.Key.Name, v: val{k: kStr, s: k}}, name: c.Value.Name, v: src.o.vals[i]}
-				}
-				ev.comprehension(inner, clauses[1:], yield)
+			key, value := forEnvs(e, c)
+			for _, m := range src.o.members {
+				key.v, value.v = val{k: kStr, s: m.key}, m.v
+				ev.comprehension(value, clauses[1:], yield)
 			}
 		default:
 			panic(bail("a for over a value that is neither a list nor a struct"))
@@ -606,6 +638,17 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 	default:
 		panic(bail("a clause"))
 	}
+}
+
+// forEnvs are the variables of a for clause, one env each, set anew for each
+// element: nothing keeps an env once its expression is evaluated (values
+// never refer to one).
+func forEnvs(e *env, c *ast.ForClause) (key, value *env) {
+	key = &env{parent: e, name: "\x00"} // a name no identifier has
+	if c.Key != nil {
+		key.name = c.Key.Name
+	}
+	return key, &env{parent: key, name: c.Value.Name}
 }
 
 func basicLit(x *ast.BasicLit) val {
@@ -669,7 +712,7 @@ func (ev *eval) interpolation(e *env, x *ast.Interpolation) val {
 	return val{k: kStr, s: b.String()}
 }
 
-func binary(op token.Token, a, b val) val {
+func (ev *eval) binary(op token.Token, a, b val) val {
 	switch op {
 	case token.LAND, token.LOR:
 		if a.k != kBool || b.k != kBool {
@@ -695,7 +738,7 @@ func binary(op token.Token, a, b val) val {
 		if a.k != kStr || b.k != kStr {
 			break
 		}
-		return val{k: kBool, b: compiled(b.s).MatchString(a.s) == (op == token.MAT)}
+		return val{k: kBool, b: ev.matches(b.s, a.s) == (op == token.MAT)}
 	case token.ADD:
 		if a.k == kStr && b.k == kStr {
 			return val{k: kStr, s: a.s + b.s}
@@ -742,6 +785,18 @@ func equal(a, b val) (eq, ok bool) {
 	return false, false
 }
 
+// matches is pattern =~ s, remembered for the evaluation: the servers of a
+// plan have few distinct commands.
+func (ev *eval) matches(pattern, s string) bool {
+	k := [2]string{pattern, s}
+	if m, ok := ev.matched[k]; ok {
+		return m
+	}
+	m := compiled(pattern).MatchString(s)
+	ev.matched[k] = m
+	return m
+}
+
 // regexps are the compiled patterns of =~ and regexp.ReplaceAll; a pattern
 // that does not compile leaves the rule to CUE.
 var regexps sync.Map
@@ -766,9 +821,10 @@ func (ev *eval) call(e *env, x *ast.CallExpr) val {
 		fn = ev.fp.function(e, x.Fun)
 		ev.fp.calls.Store(x, fn)
 	}
-	args := make([]val, len(x.Args))
-	for i, a := range x.Args {
-		args[i] = ev.expr(e, a)
+	var buf [4]val
+	args := buf[:0]
+	for _, a := range x.Args {
+		args = append(args, ev.expr(e, a))
 	}
 	if v, ok := callBuiltin(fn.(string), args); ok {
 		return v
@@ -803,7 +859,7 @@ func (fp *fastPack) function(e *env, fun ast.Expr) string {
 func declaredIn(e *env, name string) bool {
 	for x := e; x != nil; x = x.parent {
 		if x.local != nil {
-			if _, ok := x.local.decls[name]; ok {
+			if x.local.index(name) >= 0 {
 				return true
 			}
 		} else if x.scope == nil && x.name == name {

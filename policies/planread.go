@@ -3,8 +3,10 @@ package policies
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The plan as the fast path reads it (fastpath.go): the canonical JSON,
@@ -41,18 +43,22 @@ type val struct {
 // obj is a struct: the plan's objects, and those the pack's struct
 // literals build (which may embed another: base).
 type obj struct {
-	keys    []string
-	vals    []val
+	members []member
 	base    *obj // an embedded struct; nil for the plan's objects
 	partial bool // keys were dropped when the plan was read
+}
+
+type member struct {
+	key string
+	v   val
 }
 
 // get looks key up in o and what o embeds.
 func (o *obj) get(key string) (val, bool) {
 	for x := o; x != nil; x = x.base {
-		for i, k := range x.keys {
-			if k == key {
-				return x.vals[i], true
+		for i := range x.members {
+			if x.members[i].key == key {
+				return x.members[i].v, true
 			}
 		}
 	}
@@ -82,6 +88,10 @@ type planReader struct {
 	names map[string]string // the names the pack mentions (each its own value)
 	whole map[string]bool   // keys whose object keeps every key
 	bad   bool
+	// members and elems are stacks the values being read are collected
+	// on, each copied into a slice of its exact size when complete.
+	members []member
+	elems   []val
 }
 
 func readPlan(data []byte, names map[string]string, whole map[string]bool) (val, bool) {
@@ -117,14 +127,16 @@ func (r *planReader) value(keepAll bool) val {
 		return r.object(keepAll)
 	case c == '[':
 		r.i++
-		var l []val
 		r.space()
 		if r.i < len(r.data) && r.data[r.i] == ']' {
 			r.i++
 			return val{k: kList, l: []val{}}
 		}
+		start := len(r.elems)
+		defer func() { r.elems = r.elems[:start] }()
 		for !r.bad {
-			l = append(l, r.value(false))
+			v := r.value(false)
+			r.elems = append(r.elems, v)
 			r.space()
 			if r.i >= len(r.data) {
 				r.bad = true
@@ -140,7 +152,7 @@ func (r *planReader) value(keepAll bool) val {
 			}
 			r.bad = true
 		}
-		return val{k: kList, l: l}
+		return val{k: kList, l: slices.Clone(r.elems[start:])}
 	case c == '"':
 		b, _ := r.str()
 		return val{k: kStr, s: string(b)}
@@ -167,6 +179,8 @@ func (r *planReader) object(keepAll bool) val {
 	}
 	var all [][]byte // every key, kept or not, for the check of repeated keys
 	var seen map[string]bool
+	start := len(r.members)
+	defer func() { r.members = r.members[:start] }()
 	for !r.bad {
 		r.space()
 		if r.i >= len(r.data) || r.data[r.i] != '"' {
@@ -205,11 +219,12 @@ func (r *planReader) object(keepAll bool) val {
 		r.i++
 		switch {
 		case named:
-			o.keys = append(o.keys, name)
-			o.vals = append(o.vals, r.value(r.whole[name]))
+			v := r.value(r.whole[name])
+			r.members = append(r.members, member{name, v})
 		case keepAll:
-			o.keys = append(o.keys, string(raw))
-			o.vals = append(o.vals, r.value(false))
+			key := string(raw)
+			v := r.value(false)
+			r.members = append(r.members, member{key, v})
 		default:
 			o.partial = true
 			r.skip()
@@ -229,6 +244,7 @@ func (r *planReader) object(keepAll bool) val {
 		}
 		r.bad = true
 	}
+	o.members = slices.Clone(r.members[start:])
 	return val{k: kObj, o: o}
 }
 
@@ -257,10 +273,14 @@ func (r *planReader) str() ([]byte, bool) {
 			r.i++
 			lit := r.data[start:r.i]
 			if !escaped {
+				if !utf8.Valid(lit) {
+					r.bad = true // encoding/json would write U+FFFD
+					return nil, false
+				}
 				return lit[1 : len(lit)-1], true
 			}
 			var s string
-			if err := json.Unmarshal(lit, &s); err != nil {
+			if err := json.Unmarshal(lit, &s); err != nil || !utf8.ValidString(s) {
 				r.bad = true
 				return nil, false
 			}
@@ -295,40 +315,61 @@ func (r *planReader) number() val {
 	return val{k: kFloat, s: text}
 }
 
-// skip passes over one value without keeping it.
+// skip passes over one value without keeping it, checking it as strictly
+// as the values it keeps.
 func (r *planReader) skip() {
 	r.space()
 	if r.i >= len(r.data) {
 		r.bad = true
 		return
 	}
-	switch r.data[r.i] {
-	case '"':
+	switch c := r.data[r.i]; {
+	case c == '"':
 		r.str()
-		return
-	case '{', '[':
-	default:
-		for r.i < len(r.data) && strings.IndexByte(",}] \t\n\r", r.data[r.i]) < 0 {
-			r.i++
-		}
-		return
-	}
-	depth := 0
-	for r.i < len(r.data) && !r.bad {
-		switch r.data[r.i] {
-		case '"':
-			r.str()
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				r.i++
-				return
-			}
+	case c == '{' || c == '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
 		}
 		r.i++
+		r.space()
+		if r.i < len(r.data) && r.data[r.i] == end {
+			r.i++
+			return
+		}
+		for !r.bad {
+			if c == '{' {
+				r.space()
+				if r.i >= len(r.data) || r.data[r.i] != '"' {
+					r.bad = true
+					return
+				}
+				r.str()
+				r.space()
+				if r.i >= len(r.data) || r.data[r.i] != ':' {
+					r.bad = true
+					return
+				}
+				r.i++
+			}
+			r.skip()
+			r.space()
+			switch {
+			case r.i >= len(r.data):
+				r.bad = true
+			case r.data[r.i] == ',':
+				r.i++
+			case r.data[r.i] == end:
+				r.i++
+				return
+			default:
+				r.bad = true
+			}
+		}
+	case r.lit("true"), r.lit("false"), r.lit("null"):
+	case c == '-' || (c >= '0' && c <= '9'):
+		r.number()
+	default:
+		r.bad = true
 	}
-	r.bad = true
 }

@@ -40,7 +40,6 @@ package policies
 import (
 	"crypto/sha256"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -359,7 +358,57 @@ func (p *Pack) declare(taken map[string]bool) []diag.Diagnostic {
 // is a diagnostic that names the rule and points into the pack. The fast
 // path decides the rules it can; CUE evaluates the others.
 func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
-	out, slow := p.evaluateFast(planJSON)
+	r := EvaluatePacks([]*Pack{p}, planJSON)[0]
+	return r.Violations, r.Diagnostics
+}
+
+// Evaluation is what Evaluate gives for one pack.
+type Evaluation struct {
+	Violations  []Violation
+	Diagnostics []diag.Diagnostic
+}
+
+// EvaluatePacks evaluates each pack on the plan, as Evaluate does, reading
+// the plan for their fast paths once.
+func EvaluatePacks(packs []*Pack, planJSON []byte) []Evaluation {
+	read := readFor(packs, planJSON)
+	out := make([]Evaluation, len(packs))
+	for i, p := range packs {
+		out[i].Violations, out[i].Diagnostics = p.evaluate(read, planJSON)
+	}
+	return out
+}
+
+// planRead is the plan as the fast paths of some packs read it: with the
+// keys any of them names.
+type planRead struct {
+	input val
+	names map[string]string
+	ok    bool
+}
+
+func readFor(packs []*Pack, planJSON []byte) *planRead {
+	names, whole := map[string]string{}, map[string]bool{}
+	for _, p := range packs {
+		if p.fast == nil {
+			continue
+		}
+		for k, v := range p.fast.names {
+			names[k] = v
+		}
+		for k := range p.fast.whole {
+			whole[k] = true
+		}
+	}
+	if len(names) == 0 {
+		return &planRead{}
+	}
+	input, ok := readPlan(planJSON, names, whole)
+	return &planRead{input: input, names: names, ok: ok}
+}
+
+func (p *Pack) evaluate(read *planRead, planJSON []byte) ([]Violation, []diag.Diagnostic) {
+	out, slow := p.evaluateFast(read)
 	var ds []diag.Diagnostic
 	if len(slow) > 0 {
 		vs, cds := p.evaluateCUE(planJSON, slow)
@@ -393,15 +442,11 @@ func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
 
 // evaluateFast runs the fast path on each rule; slow are the rules it left
 // to CUE.
-func (p *Pack) evaluateFast(planJSON []byte) (out []Violation, slow []rules.Rule) {
-	if p.fast == nil || !json.Valid(planJSON) {
+func (p *Pack) evaluateFast(read *planRead) (out []Violation, slow []rules.Rule) {
+	if p.fast == nil || !read.ok {
 		return nil, p.rules
 	}
-	input, ok := readPlan(planJSON, p.fast.names, p.fast.whole)
-	if !ok {
-		return nil, p.rules
-	}
-	ev := &eval{fp: p.fast, input: input, done: map[*mfield]val{}, busy: map[*mfield]bool{}}
+	ev := &eval{fp: p.fast, input: read.input, names: read.names, done: map[*mfield]val{}, busy: map[*mfield]bool{}, matched: map[[2]string]bool{}}
 	for _, r := range p.rules {
 		vs, ok := ev.violations(r.ID)
 		if !ok {

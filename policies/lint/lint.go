@@ -68,10 +68,9 @@ func Run(opts Options) (*Report, error) {
 			return nil, err
 		}
 		followOn := followsAnError(res)
-		for _, pack := range opts.Packs {
-			vs, pds := pack.Evaluate(canonical)
-			ds = append(ds, pds...)
-			ds = append(ds, followOn(policies.Diagnostics(vs, res.Locate))...)
+		for _, e := range policies.EvaluatePacks(opts.Packs, canonical) {
+			ds = append(ds, e.Diagnostics...)
+			ds = append(ds, followOn(policies.Diagnostics(e.Violations, res.Locate))...)
 		}
 		in := &policies.Input{Plan: p, Target: opts.Target, EnvValue: envValues(res, p), HostSecrets: hostSecrets(res)}
 		var lockRoot *node.Node
@@ -117,7 +116,10 @@ func Run(opts Options) (*Report, error) {
 		}
 		ds = append(ds, more...)
 	}
-	rep.Applied = opts.Deployment.Apply(ds, inline, res.ServerOf())
+	// The index of the servers' positions is built only for an ignore
+	// that names a server.
+	serverOf := sync.OnceValue(res.ServerOf)
+	rep.Applied = opts.Deployment.Apply(ds, inline, func(d diag.Diagnostic) string { return serverOf()(d) })
 	return rep, nil
 }
 
