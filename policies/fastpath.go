@@ -314,18 +314,18 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 	if l.k != kList {
 		panic(bail("deny is not a list"))
 	}
-	for _, e := range l.l {
+	for _, e := range l.elems() {
 		if e.k != kObj {
 			panic(bail("a violation is not a struct"))
 		}
 		p, _ := e.o.get("path")
 		m, _ := e.o.get("message")
 		s, hasSugg := e.o.get("suggestion")
-		if p.k != kList || len(p.l) == 0 || m.k != kStr || m.s == "" || hasSugg && s.k != kStr {
+		if p.k != kList || len(p.elems()) == 0 || m.k != kStr || m.s == "" || hasSugg && s.k != kStr {
 			panic(bail("a violation without a path or a message"))
 		}
-		path := make([]any, len(p.l))
-		for i, step := range p.l {
+		path := make([]any, len(p.elems()))
+		for i, step := range p.elems() {
 			switch step.k {
 			case kStr:
 				path[i] = step.s
@@ -445,7 +445,7 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 			}
 			out = append(out, ev.expr(e, el))
 		}
-		return val{k: kList, l: out}
+		return listOf(out)
 	case *ast.StructLit:
 		return ev.structLit(e, x)
 	case *ast.SelectorExpr:
@@ -458,10 +458,10 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		v, i := ev.expr(e, x.X), ev.expr(e, x.Index)
 		switch {
 		case v.k == kList && i.k == kInt:
-			if i.n < 0 || i.n >= int64(len(v.l)) {
+			if i.n < 0 || i.n >= int64(len(v.elems())) {
 				panic(bail("an index out of range"))
 			}
-			return v.l[i.n]
+			return v.elems()[i.n]
 		case v.k == kObj && i.k == kStr:
 			return ev.selectKey(v, i.s)
 		}
@@ -619,7 +619,7 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 		switch src.k {
 		case kList:
 			key, value := forEnvs(e, c)
-			for i, v := range src.l {
+			for i, v := range src.elems() {
 				key.v, value.v = val{k: kInt, n: int64(i)}, v
 				ev.comprehension(value, clauses[1:], yield)
 			}
@@ -880,9 +880,9 @@ func callBuiltin(fn string, a []val) (val, bool) {
 	text := func(s string) (val, bool) { return val{k: kStr, s: s}, true }
 	switch {
 	case fn == "len" && len(a) == 1 && a[0].k == kList:
-		return val{k: kInt, n: int64(len(a[0].l))}, true
+		return val{k: kInt, n: int64(len(a[0].elems()))}, true
 	case fn == "list.Contains" && len(a) == 2 && a[0].k == kList:
-		for _, x := range a[0].l {
+		for _, x := range a[0].elems() {
 			eq, ok := equal(x, a[1])
 			if !ok {
 				return val{}, false
@@ -893,23 +893,23 @@ func callBuiltin(fn string, a []val) (val, bool) {
 		}
 		return boolean(false)
 	case (fn == "list.Take" || fn == "list.Drop") && len(a) == 2 && a[0].k == kList && a[1].k == kInt && a[1].n >= 0:
-		n := min(a[1].n, int64(len(a[0].l)))
+		n := min(a[1].n, int64(len(a[0].elems())))
 		if fn == "list.Take" {
-			return val{k: kList, l: a[0].l[:n]}, true
+			return listOf(a[0].elems()[:n]), true
 		}
-		return val{k: kList, l: a[0].l[n:]}, true
+		return listOf(a[0].elems()[n:]), true
 	case fn == "list.Concat" && len(a) == 1 && a[0].k == kList:
 		var out []val
-		for _, x := range a[0].l {
+		for _, x := range a[0].elems() {
 			if x.k != kList {
 				return val{}, false
 			}
-			out = append(out, x.l...)
+			out = append(out, x.elems()...)
 		}
 		if out == nil {
 			out = []val{}
 		}
-		return val{k: kList, l: out}, true
+		return listOf(out), true
 	case len(a) == 2 && str(0) && str(1):
 		switch fn {
 		case "strings.HasPrefix":

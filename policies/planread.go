@@ -1,8 +1,9 @@
 package policies
 
 import (
-	"bytes"
 	"encoding/json"
+	"hash/maphash"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,8 +37,18 @@ type val struct {
 	b bool
 	n int64
 	s string // kStr; kFloat: the literal
-	l []val
+	l *[]val // kList (a pointer: a plan holds many values, few of them lists)
 	o *obj
+}
+
+func listOf(l []val) val { return val{k: kList, l: &l} }
+
+// elems are a list's elements.
+func (v val) elems() []val {
+	if v.l == nil {
+		return nil
+	}
+	return *v.l
 }
 
 // obj is a struct: the plan's objects, and those the pack's struct
@@ -80,11 +91,16 @@ func (o *obj) maybeDropped(key string, names map[string]string) bool {
 }
 
 // planReader decodes JSON into vals, dropping the keys the pack does not
-// name. It returns false on anything it does not read exactly as CUE's JSON
-// extraction does (a repeated key, invalid JSON): CUE then decides.
+// name. It reads from src through a window of data: the plan is never whole
+// in memory (lint streams it from the plan's writer). It reports bad on
+// anything it does not read exactly as CUE's JSON extraction does (a
+// repeated key, invalid JSON, invalid UTF-8): CUE then decides.
 type planReader struct {
-	data  []byte
+	src   io.Reader
+	data  []byte // the window: data[i] is the next byte
 	i     int
+	mark  int // the start of the token being read (kept across a refill); -1: none
+	eof   bool
 	names map[string]string // the names the pack mentions (each its own value)
 	whole map[string]bool   // keys whose object keeps every key
 	bad   bool
@@ -94,43 +110,90 @@ type planReader struct {
 	elems   []val
 }
 
-func readPlan(data []byte, names map[string]string, whole map[string]bool) (val, bool) {
-	r := &planReader{data: data, names: names, whole: whole}
+var keySeed = maphash.MakeSeed()
+
+func readPlan(src io.Reader, names map[string]string, whole map[string]bool) (val, bool) {
+	r := &planReader{src: src, data: make([]byte, 0, 64<<10), mark: -1, names: names, whole: whole}
 	v := r.value(false)
 	r.space()
-	if r.bad || r.i != len(r.data) {
+	if _, more := r.peek(); r.bad || more {
 		return val{}, false
 	}
 	return v, true
 }
 
+// fill reads more of src into the window, keeping the token being read.
+func (r *planReader) fill() bool {
+	if r.eof {
+		return false
+	}
+	keep := r.i
+	if r.mark >= 0 && r.mark < keep {
+		keep = r.mark
+	}
+	n := copy(r.data, r.data[keep:])
+	r.data = r.data[:n]
+	r.i -= keep
+	if r.mark >= 0 {
+		r.mark -= keep
+	}
+	if len(r.data) == cap(r.data) {
+		r.data = slices.Grow(r.data, cap(r.data))
+	}
+	m, err := r.src.Read(r.data[len(r.data):cap(r.data)])
+	r.data = r.data[:len(r.data)+m]
+	if err != nil {
+		r.eof = true
+		if err != io.EOF {
+			r.bad = true
+		}
+	}
+	return m > 0 || !r.eof
+}
+
+// peek is the next byte; false at the end of the input.
+func (r *planReader) peek() (byte, bool) {
+	for r.i >= len(r.data) {
+		if !r.fill() {
+			return 0, false
+		}
+	}
+	return r.data[r.i], true
+}
+
+// at reports whether the next byte is c.
+func (r *planReader) at(c byte) bool {
+	b, ok := r.peek()
+	return ok && b == c
+}
+
 func (r *planReader) space() {
-	for r.i < len(r.data) {
-		switch r.data[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
+	for {
+		c, ok := r.peek()
+		if !ok || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
 			return
 		}
+		r.i++
 	}
 }
 
 // value reads one value; keepAll keeps every key of an object.
 func (r *planReader) value(keepAll bool) val {
 	r.space()
-	if r.i >= len(r.data) {
+	c, ok := r.peek()
+	if !ok {
 		r.bad = true
 		return val{}
 	}
-	switch c := r.data[r.i]; {
+	switch {
 	case c == '{':
 		return r.object(keepAll)
 	case c == '[':
 		r.i++
 		r.space()
-		if r.i < len(r.data) && r.data[r.i] == ']' {
+		if r.at(']') {
 			r.i++
-			return val{k: kList, l: []val{}}
+			return listOf([]val{})
 		}
 		start := len(r.elems)
 		defer func() { r.elems = r.elems[:start] }()
@@ -138,21 +201,18 @@ func (r *planReader) value(keepAll bool) val {
 			v := r.value(false)
 			r.elems = append(r.elems, v)
 			r.space()
-			if r.i >= len(r.data) {
-				r.bad = true
-				break
-			}
-			if r.data[r.i] == ',' {
+			switch {
+			case r.at(','):
 				r.i++
 				continue
-			}
-			if r.data[r.i] == ']' {
+			case r.at(']'):
 				r.i++
-				break
+			default:
+				r.bad = true
 			}
-			r.bad = true
+			break
 		}
-		return val{k: kList, l: slices.Clone(r.elems[start:])}
+		return listOf(slices.Clone(r.elems[start:]))
 	case c == '"':
 		b, _ := r.str()
 		return val{k: kStr, s: string(b)}
@@ -173,17 +233,19 @@ func (r *planReader) object(keepAll bool) val {
 	r.i++
 	o := &obj{}
 	r.space()
-	if r.i < len(r.data) && r.data[r.i] == '}' {
+	if r.at('}') {
 		r.i++
 		return val{k: kObj, o: o}
 	}
-	var all [][]byte // every key, kept or not, for the check of repeated keys
-	var seen map[string]bool
+	// The hashes of every key, kept or not, for the check of repeated
+	// keys (a collision leaves the plan to CUE, as a repeated key does).
+	var all []uint64
+	var seen map[uint64]bool
 	start := len(r.members)
 	defer func() { r.members = r.members[:start] }()
 	for !r.bad {
 		r.space()
-		if r.i >= len(r.data) || r.data[r.i] != '"' {
+		if !r.at('"') {
 			r.bad = true
 			break
 		}
@@ -191,28 +253,31 @@ func (r *planReader) object(keepAll bool) val {
 		if !ok {
 			break
 		}
+		name, named := r.names[string(raw)]
+		h := maphash.Bytes(keySeed, raw)
 		if len(all) < 16 {
-			for _, k := range all {
-				if bytes.Equal(k, raw) {
-					r.bad = true // CUE unifies a repeated key's values
-				}
+			if slices.Contains(all, h) {
+				r.bad = true // CUE unifies a repeated key's values
 			}
-			all = append(all, raw)
+			all = append(all, h)
 		} else {
 			if seen == nil {
-				seen = map[string]bool{}
+				seen = map[uint64]bool{}
 				for _, k := range all {
-					seen[string(k)] = true
+					seen[k] = true
 				}
 			}
-			if seen[string(raw)] {
+			if seen[h] {
 				r.bad = true
 			}
-			seen[string(raw)] = true
+			seen[h] = true
 		}
-		name, named := r.names[string(raw)]
+		key := name
+		if !named && keepAll {
+			key = string(raw)
+		}
 		r.space()
-		if r.i >= len(r.data) || r.data[r.i] != ':' {
+		if !r.at(':') {
 			r.bad = true
 			break
 		}
@@ -222,7 +287,6 @@ func (r *planReader) object(keepAll bool) val {
 			v := r.value(r.whole[name])
 			r.members = append(r.members, member{name, v})
 		case keepAll:
-			key := string(raw)
 			v := r.value(false)
 			r.members = append(r.members, member{key, v})
 		default:
@@ -230,48 +294,57 @@ func (r *planReader) object(keepAll bool) val {
 			r.skip()
 		}
 		r.space()
-		if r.i >= len(r.data) {
-			r.bad = true
-			break
-		}
-		if r.data[r.i] == ',' {
+		switch {
+		case r.at(','):
 			r.i++
 			continue
-		}
-		if r.data[r.i] == '}' {
+		case r.at('}'):
 			r.i++
-			break
+		default:
+			r.bad = true
 		}
-		r.bad = true
+		break
 	}
 	o.members = slices.Clone(r.members[start:])
 	return val{k: kObj, o: o}
 }
 
 func (r *planReader) lit(word string) bool {
-	if len(r.data)-r.i >= len(word) && string(r.data[r.i:r.i+len(word)]) == word {
+	for len(r.data)-r.i < len(word) {
+		if !r.fill() {
+			return false
+		}
+	}
+	if string(r.data[r.i:r.i+len(word)]) == word {
 		r.i += len(word)
 		return true
 	}
 	return false
 }
 
-// str reads a string and returns its bytes, decoded (a fresh slice) when
-// the literal has escapes.
+// str reads a string and returns its bytes (valid until the next read),
+// decoded when the literal has escapes.
 func (r *planReader) str() ([]byte, bool) {
-	start := r.i
+	r.mark = r.i
+	defer func() { r.mark = -1 }()
 	r.i++
 	escaped := false
-	for r.i < len(r.data) {
-		c := r.data[r.i]
+	for {
+		c, ok := r.peek()
 		switch {
+		case !ok || c < 0x20:
+			r.bad = true
+			return nil, false
 		case c == '\\':
 			escaped = true
-			r.i += 2
-			continue
+			r.i++
+			if _, ok := r.peek(); !ok {
+				r.bad = true
+				return nil, false
+			}
 		case c == '"':
 			r.i++
-			lit := r.data[start:r.i]
+			lit := r.data[r.mark:r.i]
 			if !escaped {
 				if !utf8.Valid(lit) {
 					r.bad = true // encoding/json would write U+FFFD
@@ -285,24 +358,24 @@ func (r *planReader) str() ([]byte, bool) {
 				return nil, false
 			}
 			return []byte(s), true
-		case c < 0x20:
-			r.bad = true
-			return nil, false
 		}
 		r.i++
 	}
-	r.bad = true
-	return nil, false
 }
 
 // number reads a number: an integer when it is written as one (CUE's
 // JSON extraction makes 1.0 and 1e3 floats) and fits 64 bits.
 func (r *planReader) number() val {
-	start := r.i
-	for r.i < len(r.data) && strings.IndexByte("0123456789-+.eE", r.data[r.i]) >= 0 {
+	r.mark = r.i
+	defer func() { r.mark = -1 }()
+	for {
+		c, ok := r.peek()
+		if !ok || strings.IndexByte("0123456789-+.eE", c) < 0 {
+			break
+		}
 		r.i++
 	}
-	text := string(r.data[start:r.i])
+	text := string(r.data[r.mark:r.i])
 	digits := strings.TrimPrefix(text, "-")
 	if digits != "" && strings.Trim(digits, "0123456789") == "" && (digits == "0" || digits[0] != '0') && text != "-0" {
 		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
@@ -319,11 +392,12 @@ func (r *planReader) number() val {
 // as the values it keeps.
 func (r *planReader) skip() {
 	r.space()
-	if r.i >= len(r.data) {
+	c, ok := r.peek()
+	if !ok {
 		r.bad = true
 		return
 	}
-	switch c := r.data[r.i]; {
+	switch {
 	case c == '"':
 		r.str()
 	case c == '{' || c == '[':
@@ -333,20 +407,20 @@ func (r *planReader) skip() {
 		}
 		r.i++
 		r.space()
-		if r.i < len(r.data) && r.data[r.i] == end {
+		if r.at(end) {
 			r.i++
 			return
 		}
 		for !r.bad {
 			if c == '{' {
 				r.space()
-				if r.i >= len(r.data) || r.data[r.i] != '"' {
+				if !r.at('"') {
 					r.bad = true
 					return
 				}
 				r.str()
 				r.space()
-				if r.i >= len(r.data) || r.data[r.i] != ':' {
+				if !r.at(':') {
 					r.bad = true
 					return
 				}
@@ -355,11 +429,9 @@ func (r *planReader) skip() {
 			r.skip()
 			r.space()
 			switch {
-			case r.i >= len(r.data):
-				r.bad = true
-			case r.data[r.i] == ',':
+			case r.at(','):
 				r.i++
-			case r.data[r.i] == end:
+			case r.at(end):
 				r.i++
 				return
 			default:

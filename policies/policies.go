@@ -40,7 +40,9 @@ package policies
 import (
 	"crypto/sha256"
 	"embed"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -358,8 +360,8 @@ func (p *Pack) declare(taken map[string]bool) []diag.Diagnostic {
 // is a diagnostic that names the rule and points into the pack. The fast
 // path decides the rules it can; CUE evaluates the others.
 func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
-	r := EvaluatePacks([]*Pack{p}, planJSON)[0]
-	return r.Violations, r.Diagnostics
+	es, _ := EvaluatePacks([]*Pack{p}, PlanBytes(planJSON)) // bytes never fail
+	return es[0].Violations, es[0].Diagnostics
 }
 
 // Evaluation is what Evaluate gives for one pack.
@@ -368,15 +370,36 @@ type Evaluation struct {
 	Diagnostics []diag.Diagnostic
 }
 
+// PlanSource is a plan's canonical JSON, written to a stream (which the
+// fast paths read as it comes, never holding it whole) and as bytes (for
+// CUE, asked for only when CUE evaluates a rule).
+type PlanSource struct {
+	Write func(w io.Writer) error
+	Bytes func() ([]byte, error)
+}
+
+// PlanBytes is the source of a plan's JSON held in memory.
+func PlanBytes(planJSON []byte) PlanSource {
+	return PlanSource{
+		Write: func(w io.Writer) error { _, err := w.Write(planJSON); return err },
+		Bytes: func() ([]byte, error) { return planJSON, nil },
+	}
+}
+
 // EvaluatePacks evaluates each pack on the plan, as Evaluate does, reading
-// the plan for their fast paths once.
-func EvaluatePacks(packs []*Pack, planJSON []byte) []Evaluation {
-	read := readFor(packs, planJSON)
+// the plan for their fast paths once. An error is the plan's source's.
+func EvaluatePacks(packs []*Pack, src PlanSource) ([]Evaluation, error) {
+	read := readFor(packs, src.Write)
+	bytes := sync.OnceValues(src.Bytes)
 	out := make([]Evaluation, len(packs))
 	for i, p := range packs {
-		out[i].Violations, out[i].Diagnostics = p.evaluate(read, planJSON)
+		var err error
+		out[i].Violations, out[i].Diagnostics, err = p.evaluate(read, bytes)
+		if err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }
 
 // planRead is the plan as the fast paths of some packs read it: with the
@@ -387,7 +410,7 @@ type planRead struct {
 	ok    bool
 }
 
-func readFor(packs []*Pack, planJSON []byte) *planRead {
+func readFor(packs []*Pack, write func(io.Writer) error) *planRead {
 	names, whole := map[string]string{}, map[string]bool{}
 	for _, p := range packs {
 		if p.fast == nil {
@@ -403,20 +426,33 @@ func readFor(packs []*Pack, planJSON []byte) *planRead {
 	if len(names) == 0 {
 		return &planRead{}
 	}
-	input, ok := readPlan(planJSON, names, whole)
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(write(pw)) }()
+	input, ok := readPlan(pr, names, whole)
+	pr.CloseWithError(errReadDone) // a writer still writing stops
 	return &planRead{input: input, names: names, ok: ok}
 }
 
-func (p *Pack) evaluate(read *planRead, planJSON []byte) ([]Violation, []diag.Diagnostic) {
+var errReadDone = errors.New("the plan was read")
+
+func (p *Pack) evaluate(read *planRead, planBytes func() ([]byte, error)) ([]Violation, []diag.Diagnostic, error) {
 	out, slow := p.evaluateFast(read)
 	var ds []diag.Diagnostic
 	if len(slow) > 0 {
+		planJSON, err := planBytes()
+		if err != nil {
+			return nil, nil, err
+		}
 		vs, cds := p.evaluateCUE(planJSON, slow)
 		out, ds = append(out, vs...), cds
 	}
 	sortViolations(out)
 	diag.Sort(ds)
 	if report := crossCheck.Load(); report != nil {
+		planJSON, err := planBytes()
+		if err != nil {
+			return nil, nil, err
+		}
 		settled := p.rules
 		if len(slow) > 0 {
 			settled = nil
@@ -437,7 +473,7 @@ func (p *Pack) evaluate(read *planRead, planJSON []byte) ([]Violation, []diag.Di
 		}
 		(*report)(CrossCheck{Pack: p.Name, PlanJSON: planJSON, Fast: fast, ViaCUE: viaCUE, CUEDiagnostics: cds, LeftToCUE: left})
 	}
-	return out, ds
+	return out, ds, nil
 }
 
 // evaluateFast runs the fast path on each rule; slow are the rules it left

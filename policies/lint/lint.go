@@ -63,12 +63,12 @@ func Run(opts Options) (*Report, error) {
 		p = res.Draft()
 	}
 	if p != nil {
-		canonical, err := p.Canonical()
+		followOn := followsAnError(res)
+		evs, err := policies.EvaluatePacks(opts.Packs, policies.PlanSource{Write: p.WriteCanonical, Bytes: p.Canonical})
 		if err != nil {
 			return nil, err
 		}
-		followOn := followsAnError(res)
-		for _, e := range policies.EvaluatePacks(opts.Packs, canonical) {
+		for _, e := range evs {
 			ds = append(ds, e.Diagnostics...)
 			ds = append(ds, followOn(policies.Diagnostics(e.Violations, res.Locate))...)
 		}
