@@ -15,8 +15,9 @@
 # validate. Each round runs every command once, alternating; a figure is the
 # median of the per-round ratios lint / validate of user + system CPU and of
 # maximum resident set size (/usr/bin/time). lint exits 1 on the strict
-# pack's findings; any other failure stops the script. It prints a Markdown
-# table (docs/performance.md).
+# pack's findings; any other failure stops the script. Sizes up to 1000 run
+# three times as many rounds (their runs take milliseconds). It prints a
+# Markdown table (docs/performance.md). Needs python3 (for wait4).
 set -euo pipefail
 
 runs=5
@@ -44,16 +45,22 @@ trap '[[ -n ${KEEP:-} ]] || rm -rf "$work"' EXIT
 . "$root/bench/lib.sh"
 
 # run CMD... prints "cpu-seconds max-rss-kB" of one run, which must exit 0
-# or 1 (findings).
+# or 1 (findings): the child's own rusage (wait4), to the microsecond
+# (/usr/bin/time prints hundredths, too coarse for a 10-server run).
 run() {
 	local rc=0
-	/usr/bin/time -o "$work/time" -f '%U %S %M' "$@" >/dev/null 2>"$work/stderr" || rc=$?
+	python3 -c '
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "w"))
+_, status, ru = os.wait4(p.pid, 0)
+print("%.4f %d" % (ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))' "$work/stderr" "$@" >"$work/time" || rc=$?
 	if ((rc > 1)); then
 		echo "failed ($rc): $*" >&2
 		head -n 20 "$work/stderr" >&2
 		exit 1
 	fi
-	tail -n 1 "$work/time" | awk '{ printf "%.3f %d\n", $1 + $2, $3 }'
+	cat "$work/time"
 }
 
 # craftbot N FILE writes a CraftBot catalog of N entries: npx with a pinned
@@ -142,7 +149,9 @@ for n in "${sizes[@]}"; do
 	if [[ $n == 10 ]]; then cases=(10 tree20); fi
 	for name in "${cases[@]}"; do
 		setup "$name"
-		for ((r = 0; r < runs; r++)); do
+		rounds=$runs
+		if [[ $name != [0-9]* || $name -le 1000 ]]; then rounds=$((runs * 3)); fi # short runs vary more
+		for ((r = 0; r < rounds; r++)); do
 			round "$work/mcpc" "$name" new
 			if [[ -n $old ]]; then round "$old" "$name" old; fi
 		done

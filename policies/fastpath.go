@@ -479,8 +479,32 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		panic(bail("a unary operator"))
 	case *ast.BinaryExpr:
 		if x.Op == token.OR {
-			// *a | b: a when a is a value; a failing a is left to CUE.
-			return ev.expr(e, x.X.(*ast.UnaryExpr).X)
+			// *a | b: a when a is a value, b when a is a field the
+			// struct does not have (CUE drops that disjunct); any other
+			// failure of a is left to CUE.
+			a := x.X.(*ast.UnaryExpr).X
+			for p, ok := a.(*ast.ParenExpr); ok; p, ok = a.(*ast.ParenExpr) {
+				a = p.X
+			}
+			sel, ok := a.(*ast.SelectorExpr)
+			if !ok {
+				return ev.expr(e, a)
+			}
+			name, _, err := ast.LabelName(sel.Sel)
+			if err != nil {
+				panic(bail("a selector"))
+			}
+			base := ev.expr(e, sel.X)
+			if base.k != kObj {
+				panic(bail("a selector on a value that is not a struct"))
+			}
+			if v, ok := base.o.get(name); ok {
+				return v
+			}
+			if base.o.maybeDropped(name, ev.names) {
+				panic(bail("a field dropped when the plan was read"))
+			}
+			return ev.expr(e, x.Y)
 		}
 		return ev.binary(x.Op, ev.expr(e, x.X), ev.expr(e, x.Y))
 	}

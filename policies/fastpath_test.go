@@ -95,6 +95,9 @@ func genPlan(r *rand.Rand) []byte {
 		s["enabled"] = r.IntN(5) != 0
 		s["transport"] = pick("stdio", "stdio", "stdio", "http")
 		s["idleTimeoutSeconds"] = []int{0, 0, 600, 1800}[r.IntN(4)]
+		if r.IntN(8) == 0 {
+			delete(s, "idleTimeoutSeconds") // as in a craftbot plan
+		}
 		servers = append(servers, s)
 	}
 	b, err := json.Marshal(map[string]any{"planVersion": 1, "profile": "volcanic", "servers": servers, "shadowed": []any{}, "sources": []any{}})
