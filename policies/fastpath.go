@@ -651,8 +651,12 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 			if src.o.base != nil || src.o.partial {
 				panic(bail("a for over a struct read in part"))
 			}
+			members := src.o.members
+			if src.o.view.IsValid() {
+				members = src.o.viewMembers()
+			}
 			key, value := forEnvs(e, c)
-			for _, m := range src.o.members {
+			for _, m := range members {
 				key.v, value.v = val{k: kStr, s: m.key}, m.v
 				ev.comprehension(value, clauses[1:], yield)
 			}

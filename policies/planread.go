@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"hash/maphash"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +58,9 @@ type obj struct {
 	members []member
 	base    *obj // an embedded struct; nil for the plan's objects
 	partial bool // keys were dropped when the plan was read
+	// view is the Go struct this is a view of (planview.go), whose fields
+	// are read when asked for; members is then empty.
+	view reflect.Value
 }
 
 type member struct {
@@ -67,6 +71,12 @@ type member struct {
 // get looks key up in o and what o embeds.
 func (o *obj) get(key string) (val, bool) {
 	for x := o; x != nil; x = x.base {
+		if x.view.IsValid() {
+			if v, ok := x.viewGet(key); ok {
+				return v, true
+			}
+			continue
+		}
 		for i := range x.members {
 			if x.members[i].key == key {
 				return x.members[i].v, true
@@ -103,6 +113,7 @@ type planReader struct {
 	eof   bool
 	names map[string]string // the names the pack mentions (each its own value)
 	whole map[string]bool   // keys whose object keeps every key
+	all   bool              // keep every key of every object
 	bad   bool
 	// members and elems are stacks the values being read are collected
 	// on, each copied into a slice of its exact size when complete.
@@ -273,7 +284,7 @@ func (r *planReader) object(keepAll bool) val {
 			seen[h] = true
 		}
 		key := name
-		if !named && keepAll {
+		if !named && (keepAll || r.all) {
 			key = string(raw)
 		}
 		r.space()
@@ -286,7 +297,7 @@ func (r *planReader) object(keepAll bool) val {
 		case named:
 			v := r.value(r.whole[name])
 			r.members = append(r.members, member{name, v})
-		case keepAll:
+		case keepAll || r.all:
 			v := r.value(false)
 			r.members = append(r.members, member{key, v})
 		default:

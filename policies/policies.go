@@ -46,6 +46,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -376,6 +377,10 @@ type Evaluation struct {
 type PlanSource struct {
 	Write func(w io.Writer) error
 	Bytes func() ([]byte, error)
+	// Value, when set, is the plan as a Go value whose encoding/json
+	// encoding is that JSON (a volcanic *plan.Plan): the fast paths then
+	// read its fields where they are (planview.go), and Write is not used.
+	Value any
 }
 
 // PlanBytes is the source of a plan's JSON held in memory.
@@ -389,7 +394,7 @@ func PlanBytes(planJSON []byte) PlanSource {
 // EvaluatePacks evaluates each pack on the plan, as Evaluate does, reading
 // the plan for their fast paths once. An error is the plan's source's.
 func EvaluatePacks(packs []*Pack, src PlanSource) ([]Evaluation, error) {
-	read := readFor(packs, src.Write)
+	read := readFor(packs, src)
 	bytes := sync.OnceValues(src.Bytes)
 	out := make([]Evaluation, len(packs))
 	for i, p := range packs {
@@ -410,7 +415,7 @@ type planRead struct {
 	ok    bool
 }
 
-func readFor(packs []*Pack, write func(io.Writer) error) *planRead {
+func readFor(packs []*Pack, src PlanSource) *planRead {
 	names, whole := map[string]string{}, map[string]bool{}
 	for _, p := range packs {
 		if p.fast == nil {
@@ -426,8 +431,12 @@ func readFor(packs []*Pack, write func(io.Writer) error) *planRead {
 	if len(names) == 0 {
 		return &planRead{}
 	}
+	if src.Value != nil {
+		input := viewOf(reflect.ValueOf(src.Value))
+		return &planRead{input: input, names: names, ok: input.k == kObj}
+	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(write(pw)) }()
+	go func() { pw.CloseWithError(src.Write(pw)) }()
 	input, ok := readPlan(pr, names, whole)
 	pr.CloseWithError(errReadDone) // a writer still writing stops
 	return &planRead{input: input, names: names, ok: ok}

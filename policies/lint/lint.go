@@ -64,7 +64,11 @@ func Run(opts Options) (*Report, error) {
 	}
 	if p != nil {
 		followOn := followsAnError(res)
-		evs, err := policies.EvaluatePacks(opts.Packs, policies.PlanSource{Write: p.WriteCanonical, Bytes: p.Canonical})
+		src := policies.PlanSource{Write: p.WriteCanonical, Bytes: p.Canonical}
+		if p.Profile != plan.ProfileCraftbot {
+			src.Value = p // its canonical JSON is its encoding/json encoding; a craftbot plan's is another view
+		}
+		evs, err := policies.EvaluatePacks(opts.Packs, src)
 		if err != nil {
 			return nil, err
 		}
