@@ -140,12 +140,24 @@ func followsAnError(res *compile.Result) func([]diag.Diagnostic) []diag.Diagnost
 		return func(ds []diag.Diagnostic) []diag.Diagnostic { return ds }
 	}
 	inValue := res.InValue()
+	// A finding follows an error only on the error's line (InValue): the
+	// errors by line, so that many findings and many errors cost no
+	// product of the two.
+	type fileLine struct {
+		file string
+		line int
+	}
+	byLine := map[fileLine][]diag.Pos{}
+	for _, e := range errs {
+		k := fileLine{e.File, e.Line}
+		byLine[k] = append(byLine[k], e.Pos())
+	}
 	return func(ds []diag.Diagnostic) []diag.Diagnostic {
 		out := ds[:0]
 		for _, d := range ds {
 			follows := false
-			for _, e := range errs {
-				if inValue(d.Pos(), e.Pos()) {
+			for _, e := range byLine[fileLine{d.File, d.Line}] {
+				if inValue(d.Pos(), e) {
 					follows = true
 					break
 				}
