@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -154,4 +157,89 @@ func FuzzFastPathMatchesCUE(f *testing.F) {
 		}
 		done()
 	})
+}
+
+// A team pack within the fast path's constructs gets one, and finds what CUE
+// finds; one outside them is evaluated by CUE, with the place of the
+// construct said.
+func TestTeamPackFastPath(t *testing.T) {
+	write := func(src string) *Pack {
+		dir := filepath.Join(t.TempDir(), "team")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "team.cue"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, ds := Load(dir)
+		if len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		return p
+	}
+	understood := write(`package team
+
+import "list"
+
+input: _
+launchers: ["npx", "uvx", "docker"]
+limits: {timeout: 600}
+
+rules: "team-launcher": {
+	severity:    "error"
+	description: "Servers start only through an approved launcher."
+	example:     "\"command\": \"/tmp/run.sh\""
+	deny: [for i, s in input.servers if !list.Contains(launchers, s.command) {
+		path:       ["servers", i, "command"]
+		message:    "server \(s.name) starts with \(s.command), which is not an approved launcher"
+		suggestion: "start it with one of npx, uvx, docker"
+	}]
+}
+rules: "team-timeout": {
+	severity:    "warning"
+	description: "Calls time out within ten minutes."
+	example:     "\"callTimeoutSeconds\": 900"
+	deny: [for i, s in input.servers let limit = limits.timeout if s.callTimeoutSeconds > limit {
+		path:    ["servers", i, "callTimeoutSeconds"]
+		message: "server \(s.name) waits \(s.callTimeoutSeconds - limit) s longer than \(limit) s"
+	}]
+}
+`)
+	if err := understood.FastPathError(); err != nil {
+		t.Fatalf("the pack has no fast path: %v", err)
+	}
+	other := write(`package team
+
+input: _
+#Limit: <=600
+
+rules: "team-timeout": {
+	severity:    "warning"
+	description: "Calls time out within ten minutes."
+	example:     "\"callTimeoutSeconds\": 900"
+	deny: [for i, s in input.servers if (s.callTimeoutSeconds & #Limit) == _|_ {
+		path:    ["servers", i, "callTimeoutSeconds"]
+		message: "server \(s.name) waits too long"
+	}]
+}
+`)
+	if err := other.FastPathError(); err == nil || !strings.Contains(err.Error(), "team.cue:4:") {
+		t.Errorf("FastPathError = %v, want the place of #Limit", err)
+	}
+	done := holdToCUE(t)
+	r := rand.New(rand.NewPCG(32, 4))
+	found := 0
+	for i := 0; i < 50; i++ {
+		plan := genPlan(r)
+		vs, ds := understood.Evaluate(plan)
+		if len(ds) > 0 {
+			t.Fatal(ds)
+		}
+		found += len(vs)
+		other.Evaluate(plan)
+	}
+	decided, left := done()
+	if decided != 50 || left != 50 || found == 0 {
+		t.Errorf("%d evaluations decided by the fast path, %d left to CUE, %d findings; want 50, 50 (the other pack) and some", decided, left, found)
+	}
 }

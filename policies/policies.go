@@ -474,8 +474,12 @@ func (p *Pack) evaluate(read *planRead, planBytes func() ([]byte, error)) ([]Vio
 		fast := slices.DeleteFunc(slices.Clone(out), func(v Violation) bool {
 			return !slices.ContainsFunc(settled, func(r rules.Rule) bool { return r.ID == v.Rule })
 		})
-		viaCUE, cds := p.evaluateCUE(planJSON, settled)
-		sortViolations(viaCUE)
+		var viaCUE []Violation
+		var cds []diag.Diagnostic
+		if len(settled) > 0 {
+			viaCUE, cds = p.evaluateCUE(planJSON, settled)
+			sortViolations(viaCUE)
+		}
 		var left []string
 		for _, r := range slow {
 			left = append(left, r.ID)
