@@ -26,6 +26,7 @@ const kOpaque kind = 255
 type viewType struct {
 	names  []string
 	fields []viewField
+	index  map[string]int // names' positions
 	ok     bool
 }
 
@@ -45,7 +46,7 @@ func typeOf(t reflect.Type) *viewType {
 	if vt, ok := viewTypes.Load(t); ok {
 		return vt.(*viewType)
 	}
-	vt := &viewType{ok: true}
+	vt := &viewType{ok: true, index: map[string]int{}}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if f.Anonymous {
@@ -77,6 +78,7 @@ func typeOf(t reflect.Type) *viewType {
 				vt.ok = false // ,string, omitzero: not modelled
 			}
 		}
+		vt.index[name] = len(vt.names)
 		vt.names = append(vt.names, name)
 		vt.fields = append(vt.fields, viewField{index: i, omitEmpty: omit})
 	}
@@ -161,16 +163,15 @@ func viewOf(v reflect.Value) val {
 // viewGet is the field of a struct's view that encoding/json writes as key.
 func (o *obj) viewGet(key string) (val, bool) {
 	vt := typeOf(o.view.Type())
-	for i, name := range vt.names {
-		if name == key {
-			f := o.view.Field(vt.fields[i].index)
-			if vt.fields[i].omitEmpty && emptyValue(f) {
-				return val{}, false
-			}
-			return viewOf(f), true
-		}
+	i, ok := vt.index[key]
+	if !ok {
+		return val{}, false
 	}
-	return val{}, false
+	f := o.view.Field(vt.fields[i].index)
+	if vt.fields[i].omitEmpty && emptyValue(f) {
+		return val{}, false
+	}
+	return viewOf(f), true
 }
 
 // viewMembers are the fields of a struct's view, in the order written.
