@@ -38,16 +38,24 @@
 package policies
 
 import (
+	"crypto/sha256"
 	"embed"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/parser"
@@ -71,14 +79,25 @@ const maxPackBytes = 1 << 20
 // ruleID is the form of a rule id: kebab-case, as every rule of mcpc.
 var ruleID = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
-// Pack is one policy pack: its CUE source, compiled when it is evaluated.
-// A Pack is immutable and may be evaluated from several goroutines: each
-// evaluation builds its own CUE context (CUE values are not shared across
-// goroutines).
+// Pack is one policy pack: its CUE source, its rules, and the program its
+// fast path runs (fastpath.go). A Pack is built once (Builtin, Load) and may
+// be evaluated from several goroutines: the fast path shares nothing that
+// changes, and the pack's CUE value, built when CUE first evaluates a rule
+// of it, serves one evaluation at a time (CUE values are not safe for
+// concurrent use).
 type Pack struct {
 	Name  string
 	files []packFile
 	rules []rules.Rule
+	// fast is the pack's fast path; nil when fastErr says which construct
+	// of the pack it does not understand (CUE then evaluates every rule).
+	fast    *fastPack
+	fastErr error
+
+	mu      sync.Mutex // held while CUE evaluates the pack
+	built   bool
+	value   cue.Value
+	buildDs []diag.Diagnostic
 }
 
 type packFile struct {
@@ -105,8 +124,14 @@ type Violation struct {
 	Info bool
 }
 
-// Builtin returns the packs shipped with mcpc, in BuiltinNames order.
+// Builtin returns the packs shipped with mcpc, in BuiltinNames order: built
+// once per process, shared by every deployment a run lints.
 func Builtin() ([]*Pack, error) {
+	packs, err := builtinPacks()
+	return slices.Clone(packs), err
+}
+
+var builtinPacks = sync.OnceValues(func() ([]*Pack, error) {
 	var out []*Pack
 	taken := builtinRuleIDs()
 	for _, name := range BuiltinNames {
@@ -117,7 +142,7 @@ func Builtin() ([]*Pack, error) {
 		out = append(out, p)
 	}
 	return out, nil
-}
+})
 
 // Load reads the pack in dir (its .cue files, not its subdirectories). A pack
 // that does not compile or whose rules are not complete declarations comes
@@ -151,6 +176,35 @@ func load(dir string, replacing bool) (*Pack, []diag.Diagnostic) {
 		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1},
 			"the policy pack has no .cue file", "a pack is a directory of .cue files that declare rules: {…}")}
 	}
+	// A pack that several deployments of a run name (or a pack read again
+	// unchanged) is built once: by its directory and the bytes of its files.
+	key := sha256.New()
+	fmt.Fprintf(key, "%t\x00%s\x00", replacing, dir)
+	for _, f := range p.files {
+		fmt.Fprintf(key, "%s\x00%d\x00", f.name, len(f.src))
+		key.Write(f.src)
+	}
+	id := string(key.Sum(nil))
+	if c, ok := loaded.Load(id); ok {
+		c := c.(loadResult)
+		return c.pack, c.ds
+	}
+	pack, ds := p.load(dir, replacing)
+	loaded.Store(id, loadResult{pack, ds})
+	return pack, ds
+}
+
+// loaded are the team packs read so far, by loadKey.
+var loaded sync.Map
+
+type loadResult struct {
+	pack *Pack
+	ds   []diag.Diagnostic
+}
+
+// load declares the pack's rules against those of mcpc and of the
+// built-in packs.
+func (p *Pack) load(dir string, replacing bool) (*Pack, []diag.Diagnostic) {
 	taken := builtinRuleIDs()
 	packs, err := Builtin()
 	if err != nil {
@@ -198,6 +252,15 @@ func loadFS(fsys fs.FS, dir, name string, taken map[string]bool) (*Pack, []diag.
 	return p, p.declare(taken)
 }
 
+// built is the pack's CUE value, compiled on first use; p.mu is held.
+func (p *Pack) compiled() (cue.Value, []diag.Diagnostic) {
+	if !p.built {
+		p.value, p.buildDs = p.build()
+		p.built = true
+	}
+	return p.value, p.buildDs
+}
+
 // build compiles the pack's files into one CUE value in a fresh context.
 func (p *Pack) build() (cue.Value, []diag.Diagnostic) {
 	ctx := cuecontext.New()
@@ -227,10 +290,13 @@ func (p *Pack) build() (cue.Value, []diag.Diagnostic) {
 // which needs an input) and checks them. taken holds the rule ids already in
 // use; declare adds the pack's own.
 func (p *Pack) declare(taken map[string]bool) []diag.Diagnostic {
-	v, ds := p.build()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ds := p.compiled()
 	if ds != nil {
 		return ds
 	}
+	p.fast, p.fastErr = p.deriveFast()
 	rs := v.LookupPath(cue.ParsePath("rules"))
 	at := func(x cue.Value) (string, int, int) { return position(x.Pos(), p.files[0].name) }
 	if !rs.Exists() {
@@ -292,9 +358,207 @@ func (p *Pack) declare(taken map[string]bool) []diag.Diagnostic {
 // Evaluate runs the pack's rules on a plan (its canonical JSON) and returns
 // the violations, sorted by rule and path. A rule that fails to evaluate
 // (an error in its comprehension, a violation without a path or message)
-// is a diagnostic that names the rule and points into the pack.
+// is a diagnostic that names the rule and points into the pack. The fast
+// path decides the rules it can; CUE evaluates the others.
 func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
-	v, ds := p.build()
+	es, _ := EvaluatePacks([]*Pack{p}, PlanBytes(planJSON)) // bytes never fail
+	return es[0].Violations, es[0].Diagnostics
+}
+
+// Evaluation is what Evaluate gives for one pack.
+type Evaluation struct {
+	Violations  []Violation
+	Diagnostics []diag.Diagnostic
+}
+
+// PlanSource is a plan's canonical JSON, written to a stream (which the
+// fast paths read as it comes, never holding it whole) and as bytes (for
+// CUE, asked for only when CUE evaluates a rule).
+type PlanSource struct {
+	Write func(w io.Writer) error
+	Bytes func() ([]byte, error)
+	// Value, when set, is the plan as a Go value whose encoding/json
+	// encoding is that JSON (a volcanic *plan.Plan): the fast paths then
+	// read its fields where they are (planview.go), and Write is not used.
+	Value any
+}
+
+// PlanBytes is the source of a plan's JSON held in memory.
+func PlanBytes(planJSON []byte) PlanSource {
+	return PlanSource{
+		Write: func(w io.Writer) error { _, err := w.Write(planJSON); return err },
+		Bytes: func() ([]byte, error) { return planJSON, nil },
+	}
+}
+
+// EvaluatePacks evaluates each pack on the plan, as Evaluate does, reading
+// the plan for their fast paths once. An error is the plan's source's.
+func EvaluatePacks(packs []*Pack, src PlanSource) ([]Evaluation, error) {
+	read := readFor(packs, src)
+	bytes := sync.OnceValues(src.Bytes)
+	out := make([]Evaluation, len(packs))
+	for i, p := range packs {
+		var err error
+		out[i].Violations, out[i].Diagnostics, err = p.evaluate(read, bytes)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// planRead is the plan as the fast paths of some packs read it: with the
+// keys any of them names.
+type planRead struct {
+	input val
+	names map[string]string
+	ok    bool
+}
+
+func readFor(packs []*Pack, src PlanSource) *planRead {
+	names, whole := map[string]string{}, map[string]bool{}
+	for _, p := range packs {
+		if p.fast == nil {
+			continue
+		}
+		for k, v := range p.fast.names {
+			names[k] = v
+		}
+		for k := range p.fast.whole {
+			whole[k] = true
+		}
+	}
+	if len(names) == 0 {
+		return &planRead{}
+	}
+	if src.Value != nil {
+		input := viewOf(reflect.ValueOf(src.Value))
+		return &planRead{input: input, names: names, ok: input.k == kObj}
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(src.Write(pw)) }()
+	input, ok := readPlan(pr, names, whole)
+	pr.CloseWithError(errReadDone) // a writer still writing stops
+	return &planRead{input: input, names: names, ok: ok}
+}
+
+var errReadDone = errors.New("the plan was read")
+
+func (p *Pack) evaluate(read *planRead, planBytes func() ([]byte, error)) ([]Violation, []diag.Diagnostic, error) {
+	out, slow := p.evaluateFast(read)
+	var ds []diag.Diagnostic
+	if len(slow) > 0 {
+		planJSON, err := planBytes()
+		if err != nil {
+			return nil, nil, err
+		}
+		vs, cds := p.evaluateCUE(planJSON, slow)
+		out, ds = append(out, vs...), cds
+	}
+	sortViolations(out)
+	diag.Sort(ds)
+	if report := crossCheck.Load(); report != nil {
+		planJSON, err := planBytes()
+		if err != nil {
+			return nil, nil, err
+		}
+		settled := p.rules
+		if len(slow) > 0 {
+			settled = nil
+			for _, r := range p.rules {
+				if !slices.Contains(slow, r) {
+					settled = append(settled, r)
+				}
+			}
+		}
+		fast := slices.DeleteFunc(slices.Clone(out), func(v Violation) bool {
+			return !slices.ContainsFunc(settled, func(r rules.Rule) bool { return r.ID == v.Rule })
+		})
+		var viaCUE []Violation
+		var cds []diag.Diagnostic
+		if len(settled) > 0 {
+			viaCUE, cds = p.evaluateCUE(planJSON, settled)
+			sortViolations(viaCUE)
+		}
+		var left []string
+		for _, r := range slow {
+			left = append(left, r.ID)
+		}
+		(*report)(CrossCheck{Pack: p.Name, PlanJSON: planJSON, Fast: fast, ViaCUE: viaCUE, CUEDiagnostics: cds, LeftToCUE: left})
+	}
+	return out, ds, nil
+}
+
+// evaluateFast runs the fast path on each rule; slow are the rules it left
+// to CUE.
+func (p *Pack) evaluateFast(read *planRead) (out []Violation, slow []rules.Rule) {
+	if p.fast == nil || !read.ok {
+		return nil, p.rules
+	}
+	ev := &eval{fp: p.fast, input: read.input, names: read.names, done: map[*mfield]val{}, busy: map[*mfield]bool{}, matched: map[[2]string]bool{}}
+	for _, r := range p.rules {
+		vs, ok := ev.violations(r.ID)
+		if !ok {
+			slow = append(slow, r)
+			continue
+		}
+		for _, v := range vs {
+			v.Rule, v.Severity = r.ID, r.Severity
+			out = append(out, v)
+		}
+	}
+	return out, slow
+}
+
+// crossCheck, when set, is called by Evaluate with the violations of the
+// rules the fast path decided and CUE's of the same rules; see
+// SetCrossCheck.
+var crossCheck atomic.Pointer[func(CrossCheck)]
+
+// CrossCheck is one evaluation with the cross-check on: the violations of
+// the rules the fast path decided, CUE's of the same rules (and its
+// diagnostics, which must be none), and the rules the fast path left to CUE.
+type CrossCheck struct {
+	Pack           string
+	PlanJSON       []byte
+	Fast, ViaCUE   []Violation
+	CUEDiagnostics []diag.Diagnostic
+	LeftToCUE      []string
+}
+
+// SetCrossCheck makes every Evaluate run CUE on the rules the fast path
+// decided as well, and call report with both results (report may be called
+// from several goroutines at once). It is for the tests that hold the fast
+// path to CUE. It returns a function that turns it off again.
+func SetCrossCheck(report func(CrossCheck)) (restore func()) {
+	crossCheck.Store(&report)
+	return func() { crossCheck.Store(nil) }
+}
+
+// FastPathError says why the pack has no fast path (a construct it does
+// not understand, and where); nil when it has one.
+func (p *Pack) FastPathError() error { return p.fastErr }
+
+// deriveFast parses the pack's files again (CUE's compiler annotates the
+// syntax it builds, so the fast path keeps its own) and reads them as the
+// fast path's program.
+func (p *Pack) deriveFast() (*fastPack, error) {
+	var files []*ast.File
+	for _, f := range p.files {
+		file, err := parser.ParseFile(f.name, f.src, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file)
+	}
+	return deriveFast(files)
+}
+
+// evaluateCUE runs the rules rs of the pack with CUE.
+func (p *Pack) evaluateCUE(planJSON []byte, rs []rules.Rule) ([]Violation, []diag.Diagnostic) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ds := p.compiled()
 	if ds != nil {
 		return nil, ds
 	}
@@ -305,7 +569,7 @@ func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
 	}
 	v = v.FillPath(cue.ParsePath("input"), v.Context().BuildExpr(expr))
 	var out []Violation
-	for _, r := range p.rules {
+	for _, r := range rs {
 		rv := v.LookupPath(cue.MakePath(cue.Str("rules"), cue.Str(r.ID), cue.Str("deny")))
 		var found []struct {
 			Path       []any   `json:"path"`
@@ -338,8 +602,6 @@ func (p *Pack) Evaluate(planJSON []byte) ([]Violation, []diag.Diagnostic) {
 			out = append(out, Violation{Rule: r.ID, Severity: r.Severity, Path: f.Path, Message: *f.Message, Suggestion: f.Suggestion})
 		}
 	}
-	sortViolations(out)
-	diag.Sort(ds)
 	return out, ds
 }
 

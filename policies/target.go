@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // LocalTarget describes this machine as the target: commands are looked up
@@ -29,7 +30,19 @@ func ImageTarget(goos, path string, clients []string) Target {
 		sep = ";"
 	}
 	dirs := strings.Split(path, sep)
-	return Target{OS: goos, Clients: clients, Lookup: func(name string) bool { return onPath(name, dirs, goos) }}
+	// A deployment's servers share few commands: each is looked up once.
+	var mu sync.Mutex
+	found := map[string]bool{}
+	return Target{OS: goos, Clients: clients, Lookup: func(name string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		ok, known := found[name]
+		if !known {
+			ok = onPath(name, dirs, goos)
+			found[name] = ok
+		}
+		return ok
+	}}
 }
 
 // onPath reports whether an executable file name is in one of dirs (on

@@ -4,7 +4,10 @@
 // and such a path says nothing about the OS the server runs on.
 package placeholder
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // patterns are the shapes of a placeholder, each anchored so that an
 // ordinary word does not match: a path whose first directories are
@@ -23,8 +26,34 @@ var patterns = []*regexp.Regexp{
 
 // In reports whether s holds a placeholder.
 func In(s string) bool {
+	if !mayHold(s) {
+		return false
+	}
 	for _, p := range patterns {
 		if p.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHold is false when s cannot match a pattern: each needs one of these
+// words (path, your, replace, change, insert) or both angle brackets. Lint
+// asks about every argument of every server, and most hold none of them.
+// A string that is not all ASCII goes to the patterns: (?i) folds some
+// other letters to ASCII ones (ſ to s).
+func mayHold(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	if strings.IndexByte(s, '<') >= 0 && strings.IndexByte(s, '>') >= 0 {
+		return true
+	}
+	lower := strings.ToLower(s)
+	for _, w := range []string{"path", "your", "replace", "change", "insert"} {
+		if strings.Contains(lower, w) {
 			return true
 		}
 	}

@@ -25,3 +25,19 @@ func TestIn(t *testing.T) {
 		}
 	}
 }
+
+// The literal check before the patterns changes no answer.
+func FuzzMayHoldKeepsEveryMatch(f *testing.F) {
+	for _, s := range []string{"C:/path/to/x", "<your-token>", "YOUR_API_KEY", "inſert here", "REPLACE_ME", "npx", "a<b>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		matched := false
+		for _, p := range patterns {
+			matched = matched || p.MatchString(s)
+		}
+		if matched && !mayHold(s) {
+			t.Errorf("%q matches a pattern, and mayHold says it cannot", s)
+		}
+	})
+}

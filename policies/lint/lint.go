@@ -63,15 +63,18 @@ func Run(opts Options) (*Report, error) {
 		p = res.Draft()
 	}
 	if p != nil {
-		canonical, err := p.Canonical()
+		followOn := followsAnError(res)
+		src := policies.PlanSource{Write: p.WriteCanonical, Bytes: p.Canonical}
+		if p.Profile != plan.ProfileCraftbot {
+			src.Value = p // its canonical JSON is its encoding/json encoding; a craftbot plan's is another view
+		}
+		evs, err := policies.EvaluatePacks(opts.Packs, src)
 		if err != nil {
 			return nil, err
 		}
-		followOn := followsAnError(res)
-		for _, pack := range opts.Packs {
-			vs, pds := pack.Evaluate(canonical)
-			ds = append(ds, pds...)
-			ds = append(ds, followOn(policies.Diagnostics(vs, res.Locate))...)
+		for _, e := range evs {
+			ds = append(ds, e.Diagnostics...)
+			ds = append(ds, followOn(policies.Diagnostics(e.Violations, res.Locate))...)
 		}
 		in := &policies.Input{Plan: p, Target: opts.Target, EnvValue: envValues(res, p), HostSecrets: hostSecrets(res)}
 		var lockRoot *node.Node
@@ -117,7 +120,10 @@ func Run(opts Options) (*Report, error) {
 		}
 		ds = append(ds, more...)
 	}
-	rep.Applied = opts.Deployment.Apply(ds, inline, res.ServerOf())
+	// The index of the servers' positions is built only for an ignore
+	// that names a server.
+	serverOf := sync.OnceValue(res.ServerOf)
+	rep.Applied = opts.Deployment.Apply(ds, inline, func(d diag.Diagnostic) string { return serverOf()(d) })
 	return rep, nil
 }
 
@@ -134,12 +140,24 @@ func followsAnError(res *compile.Result) func([]diag.Diagnostic) []diag.Diagnost
 		return func(ds []diag.Diagnostic) []diag.Diagnostic { return ds }
 	}
 	inValue := res.InValue()
+	// A finding follows an error only on the error's line (InValue): the
+	// errors by line, so that many findings and many errors cost no
+	// product of the two.
+	type fileLine struct {
+		file string
+		line int
+	}
+	byLine := map[fileLine][]diag.Pos{}
+	for _, e := range errs {
+		k := fileLine{e.File, e.Line}
+		byLine[k] = append(byLine[k], e.Pos())
+	}
 	return func(ds []diag.Diagnostic) []diag.Diagnostic {
 		out := ds[:0]
 		for _, d := range ds {
 			follows := false
-			for _, e := range errs {
-				if inValue(d.Pos(), e.Pos()) {
+			for _, e := range byLine[fileLine{d.File, d.Line}] {
+				if inValue(d.Pos(), e) {
 					follows = true
 					break
 				}

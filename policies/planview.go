@@ -1,0 +1,200 @@
+package policies
+
+import (
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// The plan as the fast path sees it when the compiler's value is at hand: a
+// view of the Go value as encoding/json writes it (a volcanic plan's
+// canonical JSON is that), read field by field when a rule reads it. Nothing
+// is copied: a plan of 50 000 servers is not held a second time, as values,
+// while the packs run. Whatever encoding/json would write in a way the view
+// does not model (a MarshalJSON method, an embedded struct, a float, invalid
+// UTF-8, a ",string" field) is opaque, and a rule that reads it is left to
+// CUE. TestPlanViewIsTheCanonicalJSON holds the view to the plan's bytes.
+
+// kOpaque is a value of the view the fast path does not compute with.
+const kOpaque kind = 255
+
+// viewType is how encoding/json writes a struct type: its fields in order.
+type viewType struct {
+	names  []string
+	fields []viewField
+	index  map[string]int // names' positions
+	ok     bool
+}
+
+type viewField struct {
+	index     int
+	omitEmpty bool
+}
+
+var (
+	viewTypes      sync.Map // reflect.Type → *viewType
+	marshalerType  = reflect.TypeFor[json.Marshaler]()
+	textMarshaler  = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonNameLetter = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+)
+
+func typeOf(t reflect.Type) *viewType {
+	if vt, ok := viewTypes.Load(t); ok {
+		return vt.(*viewType)
+	}
+	vt := &viewType{ok: true, index: map[string]int{}}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous {
+			vt.ok = false // encoding/json promotes its fields
+			break
+		}
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		if strings.Trim(name, jsonNameLetter) != "" || slices.Contains(vt.names, name) {
+			vt.ok = false
+			break
+		}
+		omit := false
+		for _, o := range strings.Split(opts, ",") {
+			switch o {
+			case "omitempty":
+				omit = true
+			case "":
+			default:
+				vt.ok = false // ,string, omitzero: not modelled
+			}
+		}
+		vt.index[name] = len(vt.names)
+		vt.names = append(vt.names, name)
+		vt.fields = append(vt.fields, viewField{index: i, omitEmpty: omit})
+	}
+	viewTypes.Store(t, vt)
+	return vt
+}
+
+// opaque: a type encoding/json writes by a method of its own.
+func opaque(t reflect.Type) bool {
+	return t.Implements(marshalerType) || t.Implements(textMarshaler) ||
+		reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshaler)
+}
+
+// viewOf is v as the fast path reads it.
+func viewOf(v reflect.Value) val {
+	if !v.IsValid() {
+		return val{k: kNull}
+	}
+	if opaque(v.Type()) {
+		return val{k: kOpaque}
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		if !utf8.ValidString(s) {
+			return val{k: kOpaque} // encoding/json writes U+FFFD for each bad byte
+		}
+		return val{k: kStr, s: s}
+	case reflect.Bool:
+		return val{k: kBool, b: v.Bool()}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return val{k: kInt, n: v.Int()}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if u := v.Uint(); u <= 1<<63-1 {
+			return val{k: kInt, n: int64(u)}
+		}
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return val{k: kNull}
+		}
+		return viewOf(v.Elem())
+	case reflect.Slice:
+		if v.IsNil() {
+			return val{k: kNull}
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			break // base64
+		}
+		fallthrough
+	case reflect.Array:
+		l := make([]val, v.Len())
+		for i := range l {
+			l[i] = viewOf(v.Index(i))
+		}
+		return listOf(l)
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String || opaque(v.Type().Key()) {
+			break
+		}
+		if v.IsNil() {
+			return val{k: kNull}
+		}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		o := &obj{members: make([]member, len(keys))}
+		for i, k := range keys {
+			if !utf8.ValidString(k.String()) {
+				return val{k: kOpaque}
+			}
+			o.members[i] = member{k.String(), viewOf(v.MapIndex(k))}
+		}
+		return val{k: kObj, o: o}
+	case reflect.Struct:
+		if !typeOf(v.Type()).ok {
+			break
+		}
+		return val{k: kObj, o: &obj{view: v}}
+	}
+	return val{k: kOpaque}
+}
+
+// viewGet is the field of a struct's view that encoding/json writes as key.
+func (o *obj) viewGet(key string) (val, bool) {
+	vt := typeOf(o.view.Type())
+	i, ok := vt.index[key]
+	if !ok {
+		return val{}, false
+	}
+	f := o.view.Field(vt.fields[i].index)
+	if vt.fields[i].omitEmpty && emptyValue(f) {
+		return val{}, false
+	}
+	return viewOf(f), true
+}
+
+// viewMembers are the fields of a struct's view, in the order written.
+func (o *obj) viewMembers() []member {
+	vt := typeOf(o.view.Type())
+	var out []member
+	for _, name := range vt.names {
+		if v, ok := o.viewGet(name); ok {
+			out = append(out, member{name, v})
+		}
+	}
+	return out
+}
+
+// emptyValue is encoding/json's test for omitempty.
+func emptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
