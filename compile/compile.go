@@ -175,6 +175,17 @@ type Result struct {
 	// unsealed is the canonical JSON of Plan without its digest, what the
 	// digest was computed over (see seal), kept with Options.KeepPlanJSON.
 	unsealed []byte
+	// winners are the Entries that won their names, by name, built by the
+	// first Locate: a lint with a finding per server locates each one, and
+	// a scan of Entries per finding grew with findings × servers. A
+	// pointer, so that a copy of the Result shares it.
+	winners *entryIndex
+}
+
+// entryIndex is Result.winners.
+type entryIndex struct {
+	once   sync.Once
+	byName map[string]*Entry
 }
 
 // Summary is what validate's last line says of the servers, as the
@@ -220,7 +231,7 @@ func Compile(opts Options) (*Result, error) {
 	if deny == nil {
 		deny = denylist.Default()
 	}
-	c := &compiler{opts: opts, read: withoutBOM(read), readAsIs: read, res: &Result{Profile: opts.Profile, profile: prof, Files: newFileSet(), Deny: deny}}
+	c := &compiler{opts: opts, read: withoutBOM(read), readAsIs: read, res: &Result{Profile: opts.Profile, profile: prof, Files: newFileSet(), Deny: deny, winners: &entryIndex{}}}
 	if err := prof.Compile(&Compilation{c}); err != nil {
 		return nil, err
 	}

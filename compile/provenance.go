@@ -28,13 +28,7 @@ func (r *Result) Locate(path []any) diag.Pos {
 		return fallback
 	}
 	s := &p.Servers[i]
-	var e *Entry
-	for _, x := range r.Entries {
-		if x.Name == s.Name && !x.Shadowed() {
-			e = x
-			break
-		}
-	}
+	e := r.winner(s.Name)
 	origin := diag.Pos{File: s.Origin.Path, Line: s.Origin.Line, Column: s.Origin.Column}
 	if origin.Line == 0 {
 		origin = fallback
@@ -77,4 +71,26 @@ func (r *Result) firstSource() diag.Pos {
 		}
 	}
 	return diag.Pos{File: "(deployment)", Line: 1, Column: 1}
+}
+
+// winner is the first entry named name that no other source shadowed,
+// nil when there is none. Entries do not change once a Result is made.
+func (r *Result) winner(name string) *Entry {
+	if r.winners == nil { // a Result not made by Compile
+		for _, x := range r.Entries {
+			if x.Name == name && !x.Shadowed() {
+				return x
+			}
+		}
+		return nil
+	}
+	r.winners.once.Do(func() {
+		r.winners.byName = make(map[string]*Entry, len(r.Entries))
+		for _, x := range r.Entries {
+			if _, seen := r.winners.byName[x.Name]; !seen && !x.Shadowed() {
+				r.winners.byName[x.Name] = x
+			}
+		}
+	})
+	return r.winners.byName[name]
 }
