@@ -125,11 +125,20 @@ func FuzzLineIndexPos(f *testing.F) {
 		// Repeat the input so that lines span several marks.
 		data = bytes.Repeat(data, 1+int(repeat)%(4*markEvery/max(len(data), 1)+1))
 		ix := NewLineIndex("f", data)
+		walk, back := 0, 0
 		for off := -2; off <= len(data)+2; off++ {
 			p := ix.Pos(off)
 			line, col := naivePos(data, off)
 			if p.Line != line || p.Column != col || p.File != "f" {
 				t.Fatalf("Pos(%d) of %q = %d:%d, want %d:%d", off, data, p.Line, p.Column, line, col)
+			}
+			// A walk in increasing offsets, and one whose last line is
+			// past off, find the same.
+			back = len(ix.starts) - 1
+			for _, l := range []Loc{ix.locFrom(off, &walk), ix.locFrom(off, &back)} {
+				if l.Pos() != p {
+					t.Fatalf("locFrom(%d) of %q = %v, want %v", off, data, l.Pos(), p)
+				}
 			}
 		}
 	})
