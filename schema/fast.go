@@ -212,8 +212,7 @@ func isPlainInt(n *node.Node) bool {
 
 // compareInt compares the integer n, written plainly, with x (-1, 0, +1),
 // and reports whether n is one. An integer of up to 18 digits is compared
-// without a big.Int: one allocated per number was most of the rules'
-// allocations.
+// without allocating a big.Int for it.
 func compareInt(n *node.Node, x *big.Int) (int, bool) {
 	if !isPlainInt(n) {
 		return 0, false

@@ -2,6 +2,7 @@ package volcanic
 
 import (
 	"fmt"
+	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -167,6 +168,19 @@ func FuzzCredentialLiterals(f *testing.F) {
 		}
 		if got, _ := credentialIn(value, ""); got != want {
 			t.Fatalf("credentialIn(%q) = %q, the expressions find %q", value, got, want)
+		}
+	})
+}
+
+// FuzzValidEnvName: validEnvName is the expression it replaces.
+func FuzzValidEnvName(f *testing.F) {
+	re := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	for _, s := range []string{"", "A", "_", "9A", "A9", "A-B", "API_TOKEN", "é", "A\n", "a b", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validEnvName(s), re.MatchString(s); got != want {
+			t.Fatalf("validEnvName(%q) = %v, the expression says %v", s, got, want)
 		}
 	})
 }

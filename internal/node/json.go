@@ -181,7 +181,7 @@ func (ix *LineIndex) Loc(off int) Loc {
 // is the 0-based line of the walk's last offset (0 to start with), the
 // line off is searched from and then set to. A value's line is then
 // nearly always its predecessor's or the next: a search of every line for
-// each value was a twentieth of a large validation.
+// each value was about 5 % of a large validation.
 func (ix *LineIndex) locFrom(off int, line *int) Loc {
 	off = min(max(off, 0), len(ix.data))
 	lo := *line
@@ -328,8 +328,8 @@ type Source struct {
 // Build builds again the value that starts at byte start (its Node's
 // Start): a tree equal to the one ParseJSONSource gave, Node for Node.
 func (s *Source) Build(start int32) *Node {
-	// The stacks sized for an entry of a configuration: grown from
-	// nothing for each entry, they were most of its building's garbage.
+	// The stacks sized for an entry of a configuration, not grown from
+	// nothing for each entry.
 	b := &builder{ix: s.ix, data: s.data, off: int(start), keys: s.keys, at: -1,
 		members: make([]Member, 0, 16), elems: make([]*Node, 0, 8)}
 	return b.value()
