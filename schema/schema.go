@@ -2,8 +2,9 @@
 // that fails them into diagnostics positioned in the user's file, one per
 // problem, in words an operator understands.
 //
-// A Validator compiles the schemas once. CUE values are not safe to share
-// between goroutines, so each goroutine that validates needs its own
+// A Validator compiles the schemas once, when it first needs CUE (a value
+// the built-in fast path accepts needs none). CUE values are not safe to
+// share between goroutines, so each goroutine that validates needs its own
 // Validator.
 package schema
 
