@@ -1,10 +1,12 @@
 package schema
 
 import (
+	"cmp"
 	"fmt"
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"cuelang.org/go/cue"
@@ -113,8 +115,8 @@ func (l litRule) accepts(n *node.Node) bool {
 	case node.String:
 		return n.Text == l.text
 	case node.Number:
-		x, ok := plainInt(n)
-		return ok && x.Cmp(l.num) == 0
+		c, ok := compareInt(n, l.num)
+		return ok && c == 0
 	case node.Bool:
 		return n.Bool == l.b
 	}
@@ -134,12 +136,35 @@ func (l notEqual) accepts(n *node.Node) bool {
 
 // match is =~ re (or !~ re when !want).
 type match struct {
-	re   *regexp.Regexp
+	re   *lazyRegexp
 	want bool
 }
 
 func (m match) accepts(n *node.Node) bool {
-	return n.Kind == node.String && m.re.MatchString(n.Text) == m.want
+	return n.Kind == node.String && m.re.get().MatchString(n.Text) == m.want
+}
+
+// lazyRegexp is a regular expression compiled on its first use: a process
+// that checks no value against it compiles nothing. The built-in rules'
+// expressions compiled when they were derived.
+type lazyRegexp struct {
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func newLazyRegexp(src string) *lazyRegexp { return &lazyRegexp{src: src} }
+
+// compiledRegexp is re as a lazyRegexp.
+func compiledRegexp(re *regexp.Regexp) *lazyRegexp {
+	l := &lazyRegexp{src: re.String()}
+	l.once.Do(func() { l.re = re })
+	return l
+}
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
+	return l.re
 }
 
 // bound is < <= > >= an integer. Only integers written plainly are compared;
@@ -151,11 +176,10 @@ type bound struct {
 }
 
 func (b bound) accepts(n *node.Node) bool {
-	x, ok := plainInt(n)
+	c, ok := compareInt(n, b.limit)
 	if !ok {
 		return false
 	}
-	c := x.Cmp(b.limit)
 	switch b.op {
 	case cue.LessThanOp:
 		return c < 0
@@ -186,11 +210,25 @@ func isPlainInt(n *node.Node) bool {
 	return true
 }
 
-func plainInt(n *node.Node) (*big.Int, bool) {
+// compareInt compares the integer n, written plainly, with x (-1, 0, +1),
+// and reports whether n is one. An integer of up to 18 digits is compared
+// without allocating a big.Int for it.
+func compareInt(n *node.Node, x *big.Int) (int, bool) {
 	if !isPlainInt(n) {
-		return nil, false
+		return 0, false
 	}
-	return new(big.Int).SetString(n.Text, 10)
+	if t := n.Text; len(t) <= 18 && x.IsInt64() {
+		var v int64
+		for i := 0; i < len(t); i++ {
+			v = v*10 + int64(t[i]-'0')
+		}
+		return cmp.Compare(v, x.Int64()), true
+	}
+	v, ok := new(big.Int).SetString(n.Text, 10)
+	if !ok {
+		return 0, false
+	}
+	return v.Cmp(x), true
 }
 
 // structRule is a struct: its declared fields, those it requires, and its
@@ -336,7 +374,7 @@ func deriveRule(v cue.Value, depth int) (rule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", v.Pos(), err)
 		}
-		return match{re: re, want: op == cue.RegexMatchOp}, nil
+		return match{re: compiledRegexp(re), want: op == cue.RegexMatchOp}, nil
 	case cue.LessThanOp, cue.LessThanEqualOp, cue.GreaterThanOp, cue.GreaterThanEqualOp:
 		if args[0].Kind() != cue.IntKind {
 			return nil, fmt.Errorf("%s: a bound that is not a concrete integer", v.Pos())

@@ -163,7 +163,7 @@ func newExporter() (*exporter, error) {
 // generate encodes one definition (e.g. "#Server") and returns its schema;
 // the definitions it refers to go to the document's $defs.
 func (x *exporter) generate(def string) (map[string]any, error) {
-	val := x.v.root.LookupPath(cue.ParsePath(def))
+	val := x.v.cueSchema().root.LookupPath(cue.ParsePath(def))
 	if err := val.Err(); err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (x *exporter) generate(def string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", def, err)
 	}
-	data, err := x.v.ctx.BuildExpr(expr).MarshalJSON()
+	data, err := x.v.cueSchema().ctx.BuildExpr(expr).MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", def, err)
 	}
@@ -184,7 +184,7 @@ func (x *exporter) generate(def string) (map[string]any, error) {
 	if defs, ok := m["$defs"].(map[string]any); ok {
 		for name, d := range defs {
 			body := d.(map[string]any)
-			if err := x.annotate(body, x.v.root.LookupPath(cue.ParsePath("#"+name))); err != nil {
+			if err := x.annotate(body, x.v.cueSchema().root.LookupPath(cue.ParsePath("#"+name))); err != nil {
 				return nil, err
 			}
 			if err := x.addDef(name, body); err != nil {

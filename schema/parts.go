@@ -98,7 +98,7 @@ func (p *parts) part(r rule, sh *shape, n *node.Node, at located, path []string)
 			return
 		}
 	}
-	if !kindAllows(sh.v.IncompleteKind(), n) {
+	if !kindAllows(sh.kind, n) {
 		p.report(path, at, nil)
 		return
 	}
@@ -141,7 +141,7 @@ func (p *parts) members(r *structRule, sh *shape, n *node.Node, path []string) {
 		at := located{member: m, value: m.Value, parent: n}
 		if vs := repeated[m.Key]; len(vs) > 1 {
 			if vs[0] == m.Value { // once per key, at its first member
-				if unknown || !sub.v.Exists() {
+				if unknown || !sub.exists {
 					sub = p.v.top // unknown, or {...}: a pattern without a value
 				}
 				p.viaCUE(sub, appendPath(path, m.Key), at, vs...)
@@ -209,16 +209,17 @@ func (p *parts) repeatedKeys(n *node.Node, at located, path *[]string) {
 // below path; at is what stands at path.
 func (p *parts) viaCUE(sh *shape, path []string, at located, values ...*node.Node) {
 	countCUE(values...)
-	val := sh.v
+	schemaValue := p.v.value(sh)
+	val := schemaValue
 	for _, n := range values {
-		val = val.Unify(p.v.ctx.BuildExpr(toExpr(n)))
+		val = val.Unify(p.v.cueSchema().ctx.BuildExpr(toExpr(n)))
 	}
 	err := val.Validate(cue.Concrete(true))
 	if err == nil {
 		return
 	}
 	// CUE's error paths start with the path of sh's value in the schema.
-	prefix := len(sh.v.Path().Selectors())
+	prefix := len(schemaValue.Path().Selectors())
 	for _, e := range cueerrors.Errors(err) {
 		rel := dataPath(e.Path())
 		rel = rel[min(prefix, len(rel)):]

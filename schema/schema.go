@@ -2,8 +2,9 @@
 // that fails them into diagnostics positioned in the user's file, one per
 // problem, in words an operator understands.
 //
-// A Validator compiles the schemas once. CUE values are not safe to share
-// between goroutines, so each goroutine that validates needs its own
+// A Validator compiles the schemas once, when it first needs CUE (a value
+// the built-in fast path accepts needs none). CUE values are not safe to
+// share between goroutines, so each goroutine that validates needs its own
 // Validator.
 package schema
 
@@ -59,12 +60,23 @@ func Sources() map[string]string {
 	return out
 }
 
-// Validator checks value trees against the compiled schemas.
+// Validator checks value trees against the schemas.
+//
+// What Check needs for a valid value (the fast path's rules, and the shapes
+// that walk a value for unknown and missing fields) is derived from the
+// compiled schemas when mcpc is built (builtin_gen.go); CUE compiles the
+// schemas only when a Validator first needs it: for a value the fast path
+// turns down, for an export, for a definition's CUE value. Compiling them
+// and deriving the rules in every process was most of the time a small
+// deployment took to validate.
 type Validator struct {
-	ctx    *cue.Context
-	root   cue.Value
-	defs   map[string]cue.Value
-	shapes map[string]*shape
+	// src and defNames are what CUE compiles on first need (cueSchema).
+	src      map[string]string
+	defNames []string
+	c        *compiledSchema
+	shapes   map[string]*shape
+	// nshapes is how many shapes there are (each has an id below it).
+	nshapes int
 	// fast holds the fast path's rule per definition (fast.go); a
 	// definition without one is always checked by CUE. fastErr says why a
 	// rule could not be derived.
@@ -74,19 +86,33 @@ type Validator struct {
 	top *shape
 }
 
+// compiledSchema is the schemas compiled by CUE, for one Validator.
+type compiledSchema struct {
+	ctx  *cue.Context
+	root cue.Value
+	defs map[string]cue.Value
+	// values holds the schema value of each shape, by its id.
+	values []cue.Value
+}
+
 // definitions are those New compiles and Check accepts.
 var definitions = []string{Server, Settings, Mcp, Playwright, PlanFile, LockFile, Deployment, "#Remote", "#RemoteServer",
 	CraftbotConfig, CraftbotServer, CraftbotPlan}
 
-// New compiles the embedded schemas.
+// New returns a Validator of the embedded schemas. When the schemas are
+// those the built-in rules were derived from (always, but for a build
+// whose schemas changed without `go generate ./schema`), it compiles
+// nothing; otherwise it compiles them and derives the rules now.
 func New() (*Validator, error) {
+	if b := builtin(); b != nil {
+		return &Validator{src: Sources(), defNames: definitions, shapes: b.shapes, nshapes: b.nshapes, fast: b.rules, fastErr: b.fastErr, top: b.top}, nil
+	}
 	return newValidator(Sources(), definitions)
 }
 
-// newValidator compiles the schema files src (name → text) and looks up
-// defs in them.
-func newValidator(src map[string]string, defs []string) (*Validator, error) {
-	ctx := cuecontext.New()
+// schemaText is the one CUE package of the schema files src (name →
+// text) that CUE compiles.
+func schemaText(src map[string]string) string {
 	names := make([]string, 0, len(src))
 	for name := range src {
 		names = append(names, name)
@@ -100,22 +126,43 @@ func newValidator(src map[string]string, defs []string) (*Validator, error) {
 		all.WriteString(text)
 		all.WriteString("\n")
 	}
-	text := "package schema\n" + all.String()
-	root := ctx.CompileString(text, cue.Filename("mcpc-schema.cue"))
+	return "package schema\n" + all.String()
+}
+
+// compileSchema compiles the schema files src and looks up defs in them.
+func compileSchema(src map[string]string, defs []string) (*compiledSchema, error) {
+	ctx := cuecontext.New()
+	root := ctx.CompileString(schemaText(src), cue.Filename("mcpc-schema.cue"))
 	if err := root.Err(); err != nil {
 		return nil, fmt.Errorf("compiling the embedded schemas: %w", err)
 	}
-	v := &Validator{ctx: ctx, root: root, defs: map[string]cue.Value{}, shapes: map[string]*shape{}, fast: map[string]rule{}}
-	v.top = &shape{v: ctx.CompileString("_")}
-	v.top.any, v.top.elem = v.top, v.top
-	v.fastErr = understood(text)
+	c := &compiledSchema{ctx: ctx, root: root, defs: map[string]cue.Value{}}
 	for _, d := range defs {
 		def := root.LookupPath(cue.ParsePath(d))
 		if err := def.Err(); err != nil {
 			return nil, fmt.Errorf("schema definition %s: %w", d, err)
 		}
-		v.defs[d] = def
-		v.shapes[d] = newShape(def, 0)
+		c.defs[d] = def
+	}
+	return c, nil
+}
+
+// newValidator compiles the schema files src (name → text), looks up defs
+// in them and derives their shapes and fast-path rules: what the generator
+// of builtin_gen.go runs, and New when the schemas are not those.
+func newValidator(src map[string]string, defs []string) (*Validator, error) {
+	c, err := compileSchema(src, defs)
+	if err != nil {
+		return nil, err
+	}
+	v := &Validator{src: src, defNames: defs, c: c, shapes: map[string]*shape{}, fast: map[string]rule{}}
+	v.top = &shape{kind: cue.TopKind, exists: true}
+	v.top.any, v.top.elem = v.top, v.top
+	c.values = append(c.values, c.ctx.CompileString("_"))
+	v.fastErr = understood(schemaText(src))
+	for _, d := range defs {
+		def := c.defs[d]
+		v.shapes[d] = staticShape(newCueShape(def, 0), &c.values)
 		if v.fastErr != nil {
 			continue // CUE checks everything: see FastPathError
 		}
@@ -126,11 +173,36 @@ func newValidator(src map[string]string, defs []string) (*Validator, error) {
 		}
 		v.fast[d] = r
 	}
+	v.nshapes = len(c.values)
 	if v.fastErr != nil {
 		v.fast = map[string]rule{}
 	}
 	return v, nil
 }
+
+// cueSchema returns the schemas compiled by CUE, compiling them on first
+// use, with the schema value of every shape.
+func (v *Validator) cueSchema() *compiledSchema {
+	if v.c != nil {
+		return v.c
+	}
+	c, err := compileSchema(v.src, v.defNames)
+	if err != nil {
+		// The built-in rules were derived from these very sources
+		// (builtinSum), which compiled then.
+		panic("schema: " + err.Error())
+	}
+	c.values = make([]cue.Value, v.nshapes)
+	c.values[v.top.id] = c.ctx.CompileString("_")
+	for _, d := range v.defNames {
+		bindShape(v.shapes[d], newCueShape(c.defs[d], 0), c.values)
+	}
+	v.c = c
+	return c
+}
+
+// value is the schema value of the shape sh.
+func (v *Validator) value(sh *shape) cue.Value { return v.cueSchema().values[sh.id] }
 
 // FastPathError says why the fast path of Check is off (nil when it is on):
 // the schema uses a construct it does not understand. Check is then as
@@ -140,7 +212,7 @@ func (v *Validator) FastPathError() error { return v.fastErr }
 // Definition returns a compiled definition, for exporting and for asking
 // which fields an entry has.
 func (v *Validator) Definition(name string) (cue.Value, bool) {
-	d, ok := v.defs[name]
+	d, ok := v.cueSchema().defs[name]
 	return d, ok
 }
 
@@ -159,7 +231,7 @@ func (v *Validator) Kind(def string, path ...string) cue.Kind {
 	if !ok {
 		return cue.BottomKind
 	}
-	return f.IncompleteKind()
+	return f.kind
 }
 
 // Naming tells Check how to show a path to the operator: host keys are
@@ -191,7 +263,7 @@ func DefaultNaming(path []string) string {
 // path cannot explain, so every message is what CUE's check of the whole
 // value gives.
 func (v *Validator) Check(def string, data *node.Node, subject string, name Naming) []diag.Diagnostic {
-	if _, ok := v.defs[def]; !ok {
+	if _, ok := v.shapes[def]; !ok {
 		panic("schema: unknown definition " + def)
 	}
 	if name == nil {
@@ -261,7 +333,8 @@ func (v *Validator) checkCUE(def string, data *node.Node, subject string, name N
 	// "#Def & data" built in the schema's scope costs less than unifying
 	// two separately built values.
 	countCUE(data)
-	val := v.ctx.BuildExpr(ast.NewBinExpr(token.AND, ast.NewIdent(def), toExpr(data)), cue.Scope(v.root), cue.InferBuiltins(false))
+	c := v.cueSchema()
+	val := c.ctx.BuildExpr(ast.NewBinExpr(token.AND, ast.NewIdent(def), toExpr(data)), cue.Scope(c.root), cue.InferBuiltins(false))
 	err := val.Validate(cue.Concrete(true))
 	if err == nil {
 		return out
@@ -369,9 +442,9 @@ func (v *Validator) explainAt(def string, data *node.Node, at located, path []st
 			fmt.Sprintf("%sunknown field %q is ignored by %s", prefix, last, readerOf(def)), sugg)
 	}
 	shown := name(path)
-	want := field.IncompleteKind()
+	want := field.kind
 	if value == nil && len(path) > 0 {
-		if parent, ok := v.lookup(def, path[:len(path)-1]); ok && parent.Exists() {
+		if _, ok := v.lookup(def, path[:len(path)-1]); ok {
 			if pv := at.parent; pv != nil {
 				pos = pv.Pos()
 			}
@@ -382,9 +455,7 @@ func (v *Validator) explainAt(def string, data *node.Node, at located, path []st
 		return rules.TypeMismatch.At(pos,
 			fmt.Sprintf("%s%s must be %s, not %s", prefix, shown, describeKind(want), node.Describe(value)), "")
 	}
-	attr := field.Attribute("check")
-	rule, _, _ := attr.Lookup(0, "rule")
-	wantText, _, _ := attr.Lookup(0, "want")
+	rule, wantText := field.checkRule, field.checkWant
 	if rule == "" {
 		// A constraint without its own rule: report the schema's words.
 		return rules.TypeMismatch.At(pos,
@@ -419,30 +490,54 @@ func lastName(name Naming, path []string) string {
 }
 
 // shape mirrors the structure of a schema definition (its declared fields,
-// its pattern constraint, its list element) so that walking data against it
-// costs map look-ups, not CUE evaluations.
+// its pattern constraint, its list element) and what Check reads of its
+// schema values, so that walking data against it costs map look-ups, not
+// CUE evaluations. The shapes of the embedded schemas are built in
+// (builtin_gen.go); a shape's CUE value is looked up by its id
+// (Validator.value) when CUE has to check a value there.
 type shape struct {
-	v      cue.Value
+	// id indexes the shape's schema value (compiledSchema.values).
+	id     int
 	fields map[string]*shape
 	order  []string
 	// required are the fields a value must have (declared without "?").
 	required []string
 	any      *shape // [string]: T
 	elem     *shape // [...T]
+	// kind is the schema value's IncompleteKind, exists its Exists.
+	kind   cue.Kind
+	exists bool
+	// checkRule and checkWant are its @check(rule=..., want=...).
+	checkRule, checkWant string
 }
 
-func newShape(v cue.Value, depth int) *shape {
-	sh := &shape{v: v}
+// noShape stands for a path the schema does not have.
+var noShape = &shape{kind: cue.BottomKind}
+
+// cueShape is a shape with the schema values themselves, which the shapes
+// are derived from (staticShape) and bound to (bindShape).
+type cueShape struct {
+	v      cue.Value
+	fields map[string]*cueShape
+	order  []string
+	// required are the fields a value must have (declared without "?").
+	required []string
+	any      *cueShape // [string]: T
+	elem     *cueShape // [...T]
+}
+
+func newCueShape(v cue.Value, depth int) *cueShape {
+	sh := &cueShape{v: v}
 	if depth > 8 {
 		return sh
 	}
 	k := v.IncompleteKind()
 	if k&cue.StructKind != 0 {
 		if it, err := v.Fields(cue.Optional(true)); err == nil {
-			sh.fields = map[string]*shape{}
+			sh.fields = map[string]*cueShape{}
 			for it.Next() {
 				name := it.Selector().Unquoted()
-				sh.fields[name] = newShape(it.Value(), depth+1)
+				sh.fields[name] = newCueShape(it.Value(), depth+1)
 				sh.order = append(sh.order, name)
 				if !it.IsOptional() {
 					sh.required = append(sh.required, name)
@@ -452,18 +547,57 @@ func newShape(v cue.Value, depth int) *shape {
 		// A key no one would write: allowed only by a pattern or an open struct.
 		if v.Allows(cue.Str("\x00mcpc-probe")) {
 			if p := v.LookupPath(cue.MakePath(cue.AnyString)); p.Exists() {
-				sh.any = newShape(p, depth+1)
+				sh.any = newCueShape(p, depth+1)
 			} else {
-				sh.any = &shape{v: p}
+				sh.any = &cueShape{v: p}
 			}
 		}
 	}
 	if k&cue.ListKind != 0 {
 		if e := v.LookupPath(cue.MakePath(cue.AnyIndex)); e.Exists() {
-			sh.elem = newShape(e, depth+1)
+			sh.elem = newCueShape(e, depth+1)
 		}
 	}
 	return sh
+}
+
+// staticShape derives the shape of cs, appending the schema value of each
+// of its shapes to values (its id is its index there).
+func staticShape(cs *cueShape, values *[]cue.Value) *shape {
+	attr := cs.v.Attribute("check")
+	rule, _, _ := attr.Lookup(0, "rule")
+	want, _, _ := attr.Lookup(0, "want")
+	sh := &shape{id: len(*values), order: cs.order, required: cs.required,
+		kind: cs.v.IncompleteKind(), exists: cs.v.Exists(), checkRule: rule, checkWant: want}
+	*values = append(*values, cs.v)
+	if cs.fields != nil {
+		sh.fields = make(map[string]*shape, len(cs.fields))
+		for _, name := range cs.order {
+			sh.fields[name] = staticShape(cs.fields[name], values)
+		}
+	}
+	if cs.any != nil {
+		sh.any = staticShape(cs.any, values)
+	}
+	if cs.elem != nil {
+		sh.elem = staticShape(cs.elem, values)
+	}
+	return sh
+}
+
+// bindShape records in values the schema value of sh and of the shapes
+// below it, from cs (the same schema, compiled now).
+func bindShape(sh *shape, cs *cueShape, values []cue.Value) {
+	values[sh.id] = cs.v
+	for name, f := range sh.fields {
+		bindShape(f, cs.fields[name], values)
+	}
+	if sh.any != nil {
+		bindShape(sh.any, cs.any, values)
+	}
+	if sh.elem != nil {
+		bindShape(sh.elem, cs.elem, values)
+	}
 }
 
 func (sh *shape) child(key string) (*shape, bool) {
@@ -479,18 +613,19 @@ func (sh *shape) child(key string) (*shape, bool) {
 	return nil, false
 }
 
-// lookup finds the schema field at path, following pattern constraints
-// ([string]: T) and list element types.
-func (v *Validator) lookup(def string, path []string) (cue.Value, bool) {
+// lookup finds the shape of the schema field at path, following pattern
+// constraints ([string]: T) and list element types, and reports whether
+// the field exists.
+func (v *Validator) lookup(def string, path []string) (*shape, bool) {
 	sh := v.shapes[def]
 	for _, p := range path {
 		next, ok := sh.child(p)
 		if !ok {
-			return cue.Value{}, false
+			return noShape, false
 		}
 		sh = next
 	}
-	return sh.v, sh.v.Exists()
+	return sh, sh.exists
 }
 
 func (v *Validator) fieldsAt(def string, path []string) []string {

@@ -48,6 +48,32 @@ var macOSPrograms = map[string]bool{"osascript": true, "/usr/bin/osascript": tru
 // only OS signal.
 var osOnlyRE = regexp.MustCompile(`(?i)\b(?:(mac ?os|os ?x|windows|linux)[ -]only\b|only (?:works |runs )?(?:on|for) (mac ?os|os ?x|windows|linux)\b|requires (mac ?os|os ?x|windows)\b)`)
 
+// mayNameOneOS is false when osOnlyRE cannot match s: every match holds
+// "only" or "require", in any case (none of their letters folds to a
+// character outside ASCII). The expression starts with \b and (?i), so Go's
+// regexp has no literal to skip to, and it backtracked through every
+// description of a catalog.
+func mayNameOneOS(s string) bool {
+	return containsFoldASCII(s, "only") || containsFoldASCII(s, "require")
+}
+
+// containsFoldASCII reports whether s holds lit (lower-case ASCII letters)
+// in any case.
+func containsFoldASCII(s, lit string) bool {
+	for i := 0; i+len(lit) <= len(s); i++ {
+		j := 0
+		for ; j < len(lit); j++ {
+			if s[i+j]|0x20 != lit[j] {
+				break
+			}
+		}
+		if j == len(lit) {
+			return true
+		}
+	}
+	return false
+}
+
 // osNames are the target OS names of osOnlyRE's words, and how messages
 // write them.
 var osNames = map[string]struct{ goos, shown string }{
@@ -58,6 +84,9 @@ var osNames = map[string]struct{ goos, shown string }{
 // describedOS is the OS e's description says the server works on only,
 // as a target OS name and as written for a message; "" when it says none.
 func describedOS(e *Entry) (goos, shown string) {
+	if !mayNameOneOS(e.Description) {
+		return "", ""
+	}
 	m := osOnlyRE.FindStringSubmatch(e.Description)
 	if m == nil {
 		return "", ""

@@ -76,3 +76,17 @@ func TestCheckMarksDescribedOS(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOSPrefilter: the prefilter keeps every description osOnlyRE
+// matches.
+func FuzzOSPrefilter(f *testing.F) {
+	for _, s := range []string{"macOS ONLY — will not work on Windows", "Windows-only tools", "only works on Linux", "Runs only for OS X",
+		"REQUIRES macos", "requireS Windows", "a server for everyone", "ONL Y", "", "Linux_only"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if osOnlyRE.MatchString(s) && !mayNameOneOS(s) {
+			t.Fatalf("osOnlyRE matches %q, the prefilter drops it", s)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package craftbot
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"index/suffixarray"
@@ -132,22 +133,42 @@ func (c *compilation) learnConfigSecrets(path string, data []byte, cfg *Config) 
 		}
 	}
 	hidden := SecretSpans(data)
-	visible := append([]byte(nil), data...)
-	for _, s := range hidden {
-		for i := s.Start; i < s.End; i++ {
-			visible[i] = 0
+	// What stands outside the spans: searched directly for the first
+	// values, indexed once more than indexLookups values need it (a
+	// catalog of thousands of filled-in credentials), since building the
+	// index costs many searches of a catalog of a few hundred.
+	const indexLookups = 64
+	var (
+		visible []byte
+		index   *suffixarray.Index
+		lookups int
+	)
+	standsOutside := func(b []byte) bool {
+		if visible == nil {
+			visible = append([]byte(nil), data...)
+			for _, s := range hidden {
+				for i := s.Start; i < s.End; i++ {
+					visible[i] = 0
+				}
+			}
 		}
+		if lookups++; lookups <= indexLookups {
+			return bytes.Contains(visible, b)
+		}
+		if index == nil {
+			index = suffixarray.New(visible)
+		}
+		return len(index.Lookup(b, 1)) > 0
 	}
-	index := suffixarray.New(visible)
 	shown := func(v string) bool {
 		if redact.Weak(v) {
 			return false
 		}
-		if len(index.Lookup([]byte(v), 1)) > 0 {
+		if standsOutside([]byte(v)) {
 			return true
 		}
 		b, err := json.Marshal(v) // as the file writes it
-		return err == nil && len(index.Lookup(b[1:len(b)-1], 1)) > 0
+		return err == nil && standsOutside(b[1:len(b)-1])
 	}
 	seen := map[string]bool{}
 	consider := func(v, from string) {

@@ -1,6 +1,7 @@
 package craftbot
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -32,5 +33,18 @@ func TestCraftbotRedactorKnowsOnlyShownEnvValues(t *testing.T) {
 	}
 	if len(copied.Diagnostics) != 1 || copied.Diagnostics[0].Rule != "secret-literal" || strings.Contains(copied.Diagnostics[0].Message, token) {
 		t.Errorf("diagnostics %+v", copied.Diagnostics)
+	}
+	// Past the values searched directly, the index answers the same.
+	var entries []string
+	for i := range 100 {
+		entries = append(entries, fmt.Sprintf(`{"name": "s%d", "transport": "stdio", "command": "npx", "env": {"A_TOKEN": "tok-%04d-0123456789abcdef"}}`, i, i))
+	}
+	entries = append(entries, `{"name": "last", "transport": "stdio", "command": "npx", "args": ["--token=`+token+`"], "env": {"A_TOKEN": "`+token+`"}}`)
+	many := compileConfig(`{"mcp_servers": [` + strings.Join(entries, ",\n") + `]}`)
+	if many.Redactor.Redact("x "+token) != "x [REDACTED]" || many.Plan != nil {
+		t.Errorf("the 101st entry's env value copied into args is not a known secret, or it got a plan")
+	}
+	if v := "tok-0007-0123456789abcdef"; many.Redactor.Redact(v) != v {
+		t.Errorf("an env value seen nowhere else is a message secret in a catalog of 101")
 	}
 }

@@ -1,17 +1,28 @@
 package volcanic
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/internal/diag"
 	"github.com/mcpc-dev/mcpc/internal/node"
 )
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// validEnvName reports whether name is a portable environment variable name.
-func validEnvName(name string) bool { return envNameRE.MatchString(name) }
+// validEnvName reports whether name is a portable environment variable
+// name, ^[A-Za-z_][A-Za-z0-9_]*$ (FuzzValidEnvName holds the two equal),
+// read byte by byte: every env key of every server is asked, and the
+// expression was a few percent of a large validation.
+func validEnvName(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // textPos is the position of rune offset off inside a string node's text.
 func textPos(n *node.Node, off int) diag.Pos {

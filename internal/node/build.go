@@ -44,7 +44,12 @@ type builder struct {
 	// overflow is set when a number of a value not built holds no
 	// float64 (what overflowsFloat64 finds in the values built).
 	overflow bool
+	// line is the line of the last position looked up (LineIndex.locFrom).
+	line int
 }
+
+// loc is the position of byte offset off, which is past the last one's.
+func (b *builder) loc(off int) Loc { return b.ix.locFrom(off, &b.line) }
 
 // maxInternedKeys bounds the interning map: server names are unique, field
 // names few.
@@ -71,7 +76,7 @@ func (b *builder) value() *Node {
 
 // valueAt builds the value that starts at start.
 func (b *builder) valueAt(start int) *Node {
-	pos := b.ix.Loc(start)
+	pos := b.loc(start)
 	if start >= len(b.data) {
 		return &Node{Kind: Null, Loc: pos} // cannot happen: data is valid
 	}
@@ -115,7 +120,7 @@ func (b *builder) object(pos Loc) *Node {
 			b.off++
 			b.space()
 		}
-		keyPos := b.ix.Loc(b.off)
+		keyPos := b.loc(b.off)
 		key := b.key()
 		b.space()
 		b.off++ // :
@@ -170,7 +175,7 @@ func (b *builder) array(pos Loc) *Node {
 // overflow.
 func (b *builder) skipObject() *Node {
 	start := b.off
-	n := &Node{Kind: Object, Loc: b.ix.Loc(start), Start: int32(start)}
+	n := &Node{Kind: Object, Loc: b.loc(start), Start: int32(start)}
 	depth := 0
 	for b.off < len(b.data) {
 		// Only quotes, brackets and numbers matter here.

@@ -125,14 +125,37 @@ func FuzzLineIndexPos(f *testing.F) {
 		// Repeat the input so that lines span several marks.
 		data = bytes.Repeat(data, 1+int(repeat)%(4*markEvery/max(len(data), 1)+1))
 		ix := NewLineIndex("f", data)
+		walk, back := 0, 0
 		for off := -2; off <= len(data)+2; off++ {
 			p := ix.Pos(off)
 			line, col := naivePos(data, off)
 			if p.Line != line || p.Column != col || p.File != "f" {
 				t.Fatalf("Pos(%d) of %q = %d:%d, want %d:%d", off, data, p.Line, p.Column, line, col)
 			}
+			// A walk in increasing offsets, and one whose last line is
+			// past off, find the same.
+			back = len(ix.starts) - 1
+			for _, l := range []Loc{ix.locFrom(off, &walk), ix.locFrom(off, &back)} {
+				if l.Pos() != p {
+					t.Fatalf("locFrom(%d) of %q = %v, want %v", off, data, l.Pos(), p)
+				}
+			}
 		}
 	})
+}
+
+// NewLineIndex sizes its line starts once: grown by appending, they were a
+// seventh of the bytes a large validation allocated.
+func TestLineIndexAllocatesItsLinesOnce(t *testing.T) {
+	data := bytes.Repeat([]byte("{\"a\": \"b\"},\n"), 10000)
+	NewLineIndex("f", data) // the file's name interned
+	allocs := testing.AllocsPerRun(5, func() { NewLineIndex("f", data) })
+	if allocs > 2 {
+		t.Errorf("NewLineIndex of 10 000 lines: %v allocations, want the index and its line starts", allocs)
+	}
+	if ix := NewLineIndex("f", data); len(ix.starts) != 10001 || cap(ix.starts) != len(ix.starts) {
+		t.Errorf("line starts: len %d cap %d, want 10001 both", len(ix.starts), cap(ix.starts))
+	}
 }
 
 // A lookup reads only the bytes near its offset, never the whole line
