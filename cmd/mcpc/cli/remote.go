@@ -318,7 +318,7 @@ func remoteList(c *ucli.Context) error {
 	}
 	// servers.json is the agent's to write: every value is escaped.
 	red := func(s string) string { return term.Escape(re.redactor.Redact(m.Redact(s))) }
-	fmt.Fprintf(c.App.ErrWriter, "probing: %s, so these are connections of mcpc's own, not the chat's: a chat may be connecting still, and a tool whose name one of its local tools has is listed here but skipped there\n", red(why))
+	fmt.Fprintf(c.App.ErrWriter, "probing: %s; these are mcpc's own connections, not the chat's (which may still be connecting, and skips a remote tool whose name a local tool has)\n", red(why))
 	if !f.Exists {
 		fmt.Fprintf(c.App.Writer, "no remote servers: %s does not exist\n", f.Path)
 		return nil

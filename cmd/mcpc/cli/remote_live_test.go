@@ -101,12 +101,12 @@ func TestRemoteListShowsTheRunningChat(t *testing.T) {
 	// Without the gateway's address: mcpc's own connections, which do not
 	// know the chat's local tools.
 	code, out, errOut = run(t, append([]string{"remote", "list"}, remoteArgs(wsA, "a")...)...)
-	if code != ExitOK || !strings.Contains(out, "  tools:     notes__drop, notes__echo, notes__fail") || !strings.Contains(errOut, "probing: no mcpc run --stdio of yours serves it") {
+	if code != ExitOK || !strings.Contains(out, "  tools:     notes__drop, notes__echo, notes__fail") || !strings.Contains(errOut, "probing: no mcpc run --stdio of yours serves this workspace") {
 		t.Errorf("probe: exit %d\n%s%s", code, out, errOut)
 	}
 	// A workspace the gateway has no chat for is probed, and that is said.
 	code, _, errOut = run(t, append(append([]string{"remote", "list"}, remoteArgs(wsC, "c")...), live...)...)
-	if code != ExitOK || !strings.Contains(errOut, "probing: "+base+" serves no chat in it (its chats: a, b") {
+	if code != ExitOK || !strings.Contains(errOut, "probing: "+base+" serves no chat in this workspace (its chats: a, b") {
 		t.Errorf("no such chat: exit %d\n%s", code, errOut)
 	}
 	for _, c := range []struct {

@@ -60,13 +60,14 @@ func liveRemote(c *ucli.Context, ws string) (*liveChat, string, error) {
 	case sock != "":
 		gw, err = socketStatusClient(c, sock)
 	default:
+		const none = "no mcpc run --stdio of yours serves this workspace (give --url for mcpc run --http)"
 		dir, derr := private.Dir(false)
 		if derr != nil {
-			return nil, "no mcpc run --stdio of yours serves it", nil
+			return nil, none, nil
 		}
 		sock = filepath.Join(dir, statusSocketName(abs))
 		if _, serr := os.Stat(sock); serr != nil {
-			return nil, "no mcpc run --stdio of yours serves it (give --url for mcpc run --http)", nil
+			return nil, none, nil
 		}
 		gw, err = socketStatusClient(c, sock)
 	}
@@ -80,7 +81,7 @@ func liveRemote(c *ucli.Context, ws string) (*liveChat, string, error) {
 			// the workspace any more.
 			var ee *exitError
 			if errors.As(err, &ee) {
-				return nil, fmt.Sprintf("its status socket %s does not answer", sock), nil
+				return nil, fmt.Sprintf("the status socket %s of this workspace does not answer", sock), nil
 			}
 		}
 		return nil, "", err
@@ -100,7 +101,7 @@ func liveRemote(c *ucli.Context, ws string) (*liveChat, string, error) {
 			return &liveChat{id: st.Chats[i].ID, where: gw.where, remote: st.Chats[i].Remote}, "", nil
 		}
 	}
-	return nil, fmt.Sprintf("%s serves no chat in it (its chats: %s; a chat appears with its first request)", gw.where, chatList(st)), nil
+	return nil, fmt.Sprintf("%s serves no chat in this workspace (its chats: %s; a chat appears with its first request)", gw.where, chatList(st)), nil
 }
 
 // sameDir reports whether two absolute paths name one directory.
