@@ -52,6 +52,7 @@ func peersDir(b *testing.B) string {
 type peerGateway struct {
 	name string
 	pid  int
+	tr   *http.Transport
 	one  *mcp.ClientSession   // the client of the 1-client rounds
 	many []*mcp.ClientSession // the clients of the 50-client rounds
 
@@ -164,15 +165,22 @@ func BenchmarkGatewayPeers(b *testing.B) {
 	peers := peersDir(b)
 	bin := buildMcpc(b)
 	planFile := benchPlan(b, map[string]any{"srv": map[string]any{"Command": testServer, "Args": []string{"-tools", "echo"}}})
-	tr := &http.Transport{MaxIdleConnsPerHost: 2 * clients}
-	b.Cleanup(tr.CloseIdleConnections)
-	plain, withToken := &http.Client{Transport: tr}, benchHTTPClient(tr)
+	// A transport per gateway, its idle connections closed before each of
+	// its turns: Node's HTTP server closes a connection idle for 5 s, and
+	// a POST sent on it at that moment fails (Go retries no POST).
+	newTransport := func() *http.Transport {
+		tr := &http.Transport{MaxIdleConnsPerHost: 2 * clients, IdleConnTimeout: 2 * time.Second}
+		b.Cleanup(tr.CloseIdleConnections)
+		return tr
+	}
 
 	var gws []*peerGateway
 	{
 		cmd, base := startHTTP(b, bin, "--plan", planFile, "--log-level", "None")
 		b.Cleanup(func() { stopHTTP(b, cmd) })
-		g := &peerGateway{name: "mcpc", pid: cmd.Process.Pid, one: connectPeer(b, withToken, base+"/chats/one/mcp")}
+		tr := newTransport()
+		withToken := benchHTTPClient(tr)
+		g := &peerGateway{name: "mcpc", pid: cmd.Process.Pid, tr: tr, one: connectPeer(b, withToken, base+"/chats/one/mcp")}
 		for i := range clients {
 			g.many = append(g.many, connectPeer(b, withToken, fmt.Sprintf("%s/chats/c%02d/mcp", base, i)))
 		}
@@ -191,35 +199,46 @@ func BenchmarkGatewayPeers(b *testing.B) {
 		// Both print their line just before they listen.
 		waitListening(b, port)
 		endpoint := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-		g := &peerGateway{name: peer.name, pid: cmd.Process.Pid, one: connectPeer(b, plain, endpoint)}
+		tr := newTransport()
+		plain := &http.Client{Transport: tr}
+		g := &peerGateway{name: peer.name, pid: cmd.Process.Pid, tr: tr, one: connectPeer(b, plain, endpoint)}
 		for range clients {
 			g.many = append(g.many, connectPeer(b, plain, endpoint))
 		}
 		gws = append(gws, g)
 	}
-	call := func(cs *mcp.ClientSession, text string) {
+	// call calls echo; false (the failure reported) if that failed.
+	call := func(g *peerGateway, cs *mcp.ClientSession, text string) bool {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
 		if err != nil || res.IsError || testservers.TextOf(res) != text {
-			b.Fatalf("call: %v %+v", err, res)
+			b.Errorf("%s: call: %v %+v", g.name, err, res)
+			return false
 		}
+		return true
 	}
 	for _, g := range gws { // start the servers, warm the paths up
 		for range 50 {
-			call(g.one, "warm")
+			call(g, g.one, "warm")
 		}
 		var wg sync.WaitGroup
 		for _, cs := range g.many {
-			wg.Go(func() { call(cs, "warm") })
+			wg.Go(func() { call(g, cs, "warm") })
 		}
 		wg.Wait()
 	}
+	if b.Failed() {
+		b.FailNow()
+	}
 	for b.Loop() {
 		for _, g := range gws {
+			g.tr.CloseIdleConnections()
 			lat := make([]time.Duration, 0, oneCalls)
 			cpu0, start := cpuTime(b, g.pid), time.Now()
 			for range oneCalls {
 				t := time.Now()
-				call(g.one, "ping")
+				if !call(g, g.one, "ping") {
+					b.FailNow()
+				}
 				lat = append(lat, time.Since(t))
 			}
 			wall := time.Since(start)
@@ -232,11 +251,16 @@ func BenchmarkGatewayPeers(b *testing.B) {
 			for i, cs := range g.many {
 				wg.Go(func() {
 					for k := range manyCalls {
-						call(cs, fmt.Sprintf("%d/%d", i, k))
+						if !call(g, cs, fmt.Sprintf("%d/%d", i, k)) {
+							return
+						}
 					}
 				})
 			}
 			wg.Wait()
+			if b.Failed() {
+				b.FailNow()
+			}
 			wall = time.Since(start)
 			g.cpuMany = append(g.cpuMany, float64((cpuTime(b, g.pid)-cpu0).Microseconds())/(clients*manyCalls))
 			g.tputMany = append(g.tputMany, clients*manyCalls/wall.Seconds())
