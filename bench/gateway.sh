@@ -19,7 +19,7 @@
 # ROUNDS is the number of rounds (-benchtime ROUNDSx); in each the
 # gateways take turns. Ratios are medians of the rounds' ratios. -b
 # measures another mcpc binary over stdio too, say one built from an
-# earlier commit, in the same rounds: the "before" row.
+# earlier commit, in the same rounds: the "before" column and row.
 # Installs the peers if they are missing (npm ci --prefix npm/peers);
 # needs Linux (/proc).
 set -euo pipefail
@@ -59,15 +59,23 @@ bench() {
 bench GatewayPeers >"$work/peers"
 bench StdioCall >"$work/stdio"
 
-echo "| what | mcpc | mcp-proxy | supergateway | mcpc / mcp-proxy | mcpc / supergateway | target |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+header="| what | mcpc | mcp-proxy | supergateway | mcpc / mcp-proxy | mcpc / supergateway | target |"
+rule="|---|---:|---:|---:|---:|---:|---:|"
+if [[ -n $old ]]; then
+	header+=" before: mcpc |"
+	rule+="---:|"
+fi
+echo "$header"
+echo "$rule"
 # peer LABEL METRIC RATIO FORMAT TARGET prints one row of the peers' table.
 peer() {
-	awk -v label="$1" -v m="$2" -v r="$3" -v f="$4" -v target="$5" '
+	awk -v label="$1" -v m="$2" -v r="$3" -v f="$4" -v target="$5" -v before="$old" '
 		{ v[$1] = $2 }
 		END {
-			printf "| %s | " f " | " f " | " f " | %.2f | %.2f | %s |\n", label,
-				v["mcpc-" m], v["mcp-proxy-" m], v["supergateway-" m], v["mcpc/mcp-proxy-" r], v["mcpc/supergateway-" r], target
+			line = sprintf("| %s | " f " | " f " | " f " | %.2f | %.2f | %s |", label,
+				v["mcpc-" m], v["mcp-proxy-" m], v["supergateway-" m], v["mcpc/mcp-proxy-" r], v["mcpc/supergateway-" r], target)
+			if (before != "") line = line sprintf(" " f " |", v["old-" m])
+			print line
 		}' "$work/peers"
 }
 peer 'gateway CPU per proxied call, 1 client (µs)' 'cpu-µs/call' cpu '%.0f' '≤ 0.5'

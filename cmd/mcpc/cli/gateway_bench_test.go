@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,17 +176,18 @@ func BenchmarkGatewayPeers(b *testing.B) {
 	}
 
 	var gws []*peerGateway
-	{
+	startMcpc := func(name, bin string) {
 		cmd, base := startHTTP(b, bin, "--plan", planFile, "--log-level", "None")
 		b.Cleanup(func() { stopHTTP(b, cmd) })
 		tr := newTransport()
 		withToken := benchHTTPClient(tr)
-		g := &peerGateway{name: "mcpc", pid: cmd.Process.Pid, tr: tr, one: connectPeer(b, withToken, base+"/chats/one/mcp")}
+		g := &peerGateway{name: name, pid: cmd.Process.Pid, tr: tr, one: connectPeer(b, withToken, base+"/chats/one/mcp")}
 		for i := range clients {
 			g.many = append(g.many, connectPeer(b, withToken, fmt.Sprintf("%s/chats/c%02d/mcp", base, i)))
 		}
 		gws = append(gws, g)
 	}
+	startMcpc("mcpc", bin)
 	for _, peer := range []struct{ name, ready string }{{"mcp-proxy", "starting server on port"}, {"supergateway", "Listening on port"}} {
 		port := freePort(b)
 		var cmd *exec.Cmd
@@ -207,6 +209,9 @@ func BenchmarkGatewayPeers(b *testing.B) {
 		}
 		gws = append(gws, g)
 	}
+	if old := oldMcpc(); old != "" {
+		startMcpc("old", old)
+	}
 	// call calls echo; false (the failure reported) if that failed.
 	call := func(g *peerGateway, cs *mcp.ClientSession, text string) bool {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
@@ -216,13 +221,19 @@ func BenchmarkGatewayPeers(b *testing.B) {
 		}
 		return true
 	}
-	for _, g := range gws { // start the servers, warm the paths up
-		for range 50 {
+	// Start the servers and warm the paths up: Node compiles a peer's hot
+	// code after some hundreds of calls, and a gateway runs for long.
+	for _, g := range gws {
+		for range 300 {
 			call(g, g.one, "warm")
 		}
 		var wg sync.WaitGroup
 		for _, cs := range g.many {
-			wg.Go(func() { call(g, cs, "warm") })
+			wg.Go(func() {
+				for range 5 {
+					call(g, cs, "warm")
+				}
+			})
 		}
 		wg.Wait()
 	}
@@ -282,7 +293,7 @@ func BenchmarkGatewayPeers(b *testing.B) {
 		b.ReportMetric(medianOf(g.tputOne), g.name+"-calls/s")
 		b.ReportMetric(medianOf(g.tputMany), g.name+"-calls50/s")
 		b.ReportMetric(maxRSS(b, g.pid), g.name+"-maxrss-MB")
-		if g == mcpc {
+		if g == mcpc || g.name == "old" {
 			continue
 		}
 		b.ReportMetric(ratio(mcpc.cpuOne, g.cpuOne), "mcpc/"+g.name+"-cpu")
@@ -391,4 +402,31 @@ func BenchmarkStdioCall(b *testing.B) {
 			b.ReportMetric(float64(p.cpu.Microseconds())/float64(calls), p.name+"-cpu-µs/call")
 		}
 	}
+}
+
+// mcpc run collects garbage at GOGC 400 unless the operator set GOGC,
+// and gives the process its own setting back when it ends.
+func TestGatewayGC(t *testing.T) {
+	gcPercent := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	before := gcPercent()
+	restore := gatewayGC()
+	if got := gcPercent(); got != gatewayGOGC {
+		t.Errorf("GOGC during mcpc run: %d, want %d", got, gatewayGOGC)
+	}
+	restore()
+	if got := gcPercent(); got != before {
+		t.Errorf("GOGC after mcpc run: %d, want %d", got, before)
+	}
+	t.Setenv("GOGC", "150")
+	restore = gatewayGC()
+	if got := gcPercent(); got != before {
+		t.Errorf("with GOGC set by the operator, mcpc run changed the collector to %d", got)
+	}
+	restore()
 }
