@@ -53,6 +53,7 @@ bench() {
 		cat "$work/$1.txt" >&2
 		exit 1
 	}
+	grep -A 100 -- '--- BENCH' "$work/$1.txt" >&2 || true # the figures of each round
 	awk '/^Benchmark/ { for (i = 3; i < NF; i += 2) print $(i + 1), $i }' "$work/$1.txt"
 }
 

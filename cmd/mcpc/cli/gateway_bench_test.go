@@ -398,6 +398,7 @@ func BenchmarkStdioCall(b *testing.B) {
 		b.ReportMetric(µs(percentile(p.all, 50)), p.name+"-p50-µs")
 		b.ReportMetric(µs(percentile(p.all, 90)), p.name+"-p90-µs")
 		if p.pid != 0 {
+			b.Logf("%s: p50 / direct per round %.2f", p.name, p.ratio)
 			b.ReportMetric(medianOf(p.ratio), p.name+"/direct-p50")
 			b.ReportMetric(float64(p.cpu.Microseconds())/float64(calls), p.name+"-cpu-µs/call")
 		}
