@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"testing"
@@ -55,13 +57,24 @@ func (c *lineClient) send(line string) {
 // call sends a request and returns the line of its answer, skipping the
 // notifications before it.
 func (c *lineClient) call(method, params string) string {
+	return c.answer(c.start(method, params))
+}
+
+// start sends a request and returns its id.
+func (c *lineClient) start(method, params string) int {
 	c.next++
 	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.next, method, params))
-	want := fmt.Sprintf(`"id":%d,`, c.next)
+	return c.next
+}
+
+// answer returns the line of the answer to request id, skipping the
+// notifications before it.
+func (c *lineClient) answer(id int) string {
+	want := fmt.Sprintf(`"id":%d,`, id)
 	for {
 		line, err := c.r.ReadString('\n')
 		if err != nil {
-			c.t.Fatalf("%s: %v", method, err)
+			c.t.Fatalf("the answer to %d: %v", id, err)
 		}
 		if strings.Contains(line, want) {
 			return line
@@ -125,4 +138,32 @@ func BenchmarkGatewayOnlyCall(b *testing.B) {
 			b.Fatalf("echo: %s", got)
 		}
 	}
+}
+
+// A tools/call the stdio gateway answers beside the go-sdk's session is
+// cancelled by the client's notifications/cancelled as one the SDK serves:
+// the server is told, and the call is answered (a tool error saying so).
+func TestStdioFastCallCancelled(t *testing.T) {
+	t.Parallel()
+	marker := noLeaks(t)
+	dir := t.TempDir()
+	calls, cancelled := filepath.Join(dir, "calls"), filepath.Join(dir, "cancelled")
+	h := newTestHost(t, testPlan(testServer("srv", "-tools", "slow", "-call-log", calls, "-cancel-marker", cancelled)), runtime.HostOptions{Env: testEnv(marker)})
+	gw := NewGateway(h, GatewayOptions{WorkspaceRoot: t.TempDir()})
+	chat, err := h.Chat("raw", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveRawLines(t, gw, chat)
+	id := c.start("tools/call", `{"name":"slow","arguments":{"ms":600000}}`)
+	eventually(t, "the call reaches the server", func() bool { return len(lines(t, calls)) == 1 })
+	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"test"}}`, id))
+	got := c.answer(id)
+	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "was cancelled") {
+		t.Errorf("the answer to the cancelled call: %s", got)
+	}
+	eventually(t, "the server is told", func() bool {
+		_, err := os.Stat(cancelled)
+		return err == nil
+	})
 }
