@@ -40,6 +40,9 @@ func serveRawLines(t testing.TB, gw *Gateway, chat *runtime.Chat) *lineClient {
 	}()
 	t.Cleanup(func() {
 		inW.Close()
+		// What the gateway still writes (a tools/list_changed, say) must
+		// be read for its session to end: the pipe holds nothing.
+		go io.Copy(io.Discard, outR)
 		<-served
 	})
 	c := &lineClient{t: t, w: inW, r: bufio.NewReader(outR)}
