@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -198,7 +199,26 @@ func (g *Gateway) ServeTransport(ctx context.Context, chat *runtime.Chat, t mcp.
 	if err != nil {
 		return err
 	}
-	return gc.server.Run(ctx, validErrors(t))
+	// mcp.Server.Run, with the session handed to the fast path of
+	// tools/call (fastcall.go).
+	ft := &fastTransport{inner: validErrors(t), gc: gc, ctx: ctx}
+	ss, err := gc.server.Connect(ctx, ft, nil)
+	if err != nil {
+		return err
+	}
+	ft.conn.session.Store(ss)
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-ended
+		err = ctx.Err()
+	case err = <-ended:
+	}
+	ft.conn.stop(err)
+	ft.conn.running.Wait()
+	return err
 }
 
 // chatServer returns the MCP server of chat, creating it on first use.
@@ -241,21 +261,9 @@ func (g *Gateway) chatServer(chat *runtime.Chat) (*gatewayChat, error) {
 				defer done()
 			}
 			if method == "tools/list" || method == "tools/call" {
-				// Discovery runs here, on the first listing or call, shared
-				// by every chat asking at the same time.
-				table, err := g.h.Table(ctx)
-				if err != nil {
-					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+				if err := g.prepareTools(ctx, gc, method == "tools/list", callName(req)); err != nil {
+					return nil, err
 				}
-				// The chat's remote servers: every listing re-reads
-				// servers.json and retries the servers that are due; a call
-				// lists them only for a name the chat does not know yet.
-				if chat := gc.chat; chat.HasRemote() && (method == "tools/list" || !gc.has(callName(req))) {
-					if err := chat.RefreshRemote(ctx, table); err != nil {
-						return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: chat.Redact(err.Error())}
-					}
-				}
-				g.sync(gc, table)
 			}
 			return next(ctx, method, req)
 		}
@@ -287,6 +295,26 @@ func (g *Gateway) toolsChanged() {
 	for _, gc := range chats {
 		g.sync(gc, table)
 	}
+}
+
+// prepareTools is what a listing of the tools or a call (of the tool
+// name) does first. Discovery runs here, on the first listing or call,
+// shared by every chat asking at the same time. The chat's remote
+// servers: every listing re-reads servers.json and retries the servers
+// that are due; a call lists them only for a name the chat does not know
+// yet.
+func (g *Gateway) prepareTools(ctx context.Context, gc *gatewayChat, listing bool, name string) error {
+	table, err := g.h.Table(ctx)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if chat := gc.chat; chat.HasRemote() && (listing || !gc.has(name)) {
+		if err := chat.RefreshRemote(ctx, table); err != nil {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: chat.Redact(err.Error())}
+		}
+	}
+	g.sync(gc, table)
+	return nil
 }
 
 // callName is the tool name of a tools/call request.
@@ -355,27 +383,36 @@ func (g *Gateway) addTool(gc *gatewayChat, t *runtime.Tool) (ok bool) {
 			ok = false
 		}
 	}()
-	chat, name := gc.chat, t.Name
 	gc.server.AddTool(t.Def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		// Absent or null arguments go on as {}: servers validate them as an
-		// object, and null would fail there.
-		var args any
-		if req.Params != nil {
-			if raw := bytes.TrimSpace(req.Params.Arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-				args = req.Params.Arguments
-			}
-		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
-		o := runtime.NewCallOrigin(ctx, ss, req.Params.GetProgressToken())
-		res, err := chat.Call(runtime.WithOrigin(ctx, o), name, args)
-		if t.Remote {
-			gc.noteLinks(runtime.RemoteKey(t.Server), res)
-		} else {
-			gc.noteLinks(t.Server, res)
+		var arguments []byte
+		var progress any
+		if req.Params != nil {
+			arguments, progress = req.Params.Arguments, req.Params.GetProgressToken()
 		}
-		return callResult(res, err)
+		return gc.callTool(ctx, ss, t, arguments, progress)
 	})
 	return true
+}
+
+// callTool calls t for a client session with the call's arguments (JSON)
+// and progress token: what the tool's handler does, and the stdio fast
+// path (fastcall.go).
+func (gc *gatewayChat) callTool(ctx context.Context, ss *mcp.ServerSession, t *runtime.Tool, arguments []byte, progress any) (*mcp.CallToolResult, error) {
+	// Absent or null arguments go on as {}: servers validate them as an
+	// object, and null would fail there.
+	var args any
+	if raw := bytes.TrimSpace(arguments); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		args = json.RawMessage(arguments)
+	}
+	o := runtime.NewCallOrigin(ctx, ss, progress)
+	res, err := gc.chat.Call(runtime.WithOrigin(ctx, o), t.Name, args)
+	if t.Remote {
+		gc.noteLinks(runtime.RemoteKey(t.Server), res)
+	} else {
+		gc.noteLinks(t.Server, res)
+	}
+	return callResult(res, err)
 }
 
 // callResult turns a Chat.Call outcome into what an MCP client gets. Errors

@@ -196,3 +196,19 @@ func DecodeBody(data []byte) (*Body, error) {
 	}
 	return &Body{Messages: []jsonrpc.Message{msg}}, nil
 }
+
+// DecodeParams decodes the params of a message that DecodeMessage decoded
+// into v as the SDK decodes them (the same library and flags: keys match
+// exactly), without the SDK's fresh 32 KiB decoder buffer per decode. The
+// message's nesting was checked when it was decoded. Anything after the
+// value is refused.
+func DecodeParams(params []byte, v any) error {
+	rest, err := segjson.Parse(params, v, segjson.DontMatchCaseInsensitiveStructFields)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return errors.New("unmarshaling params: data after the value")
+	}
+	return nil
+}

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,6 +320,7 @@ func runPlan(c *ucli.Context, s runSettings, prof runProfile, hostEnv runtime.Ho
 			guard.close()
 		}
 	}()
+	defer gatewayGC()()
 	opts := gateway.EngineOptions{Env: hostEnv, Secrets: auth.secrets(), Version: Version, Log: runLog(s.minLevel, logw)}
 	opts = prof.engineOptions(c, s, auth, opts)
 	if !s.stdio && prof.plan().Profile != plan.ProfileCraftbot {
@@ -724,6 +726,24 @@ func serveHTTP(ctx context.Context, addr string, auth gatewayAuth, prof runProfi
 	}
 	<-served
 	return nil
+}
+
+// gatewayGOGC is the GOGC of mcpc run: the heap may grow to five times
+// what was live at the last collection before the next one.
+const gatewayGOGC = 400
+
+// gatewayGC sets the collector of mcpc run to gatewayGOGC, unless the
+// operator set GOGC, and returns the function that restores it. A
+// gateway's heap is small and its garbage is mostly the go-sdk's decoder
+// buffers (32 KiB per decode, several per call): with the default GOGC
+// the collector ran every few calls and took about a third of the
+// gateway's CPU (docs/performance.md).
+func gatewayGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	was := debug.SetGCPercent(gatewayGOGC)
+	return func() { debug.SetGCPercent(was) }
 }
 
 // adaptProcs lets mcpc run --http size its processors by its chats
