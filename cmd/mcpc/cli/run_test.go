@@ -707,7 +707,11 @@ func BenchmarkRunStdioAddedLatency(b *testing.B) {
 		b.Fatalf("plan: %s", stderr.String())
 	}
 	connect := func(cmd *exec.Cmd) *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		// One protocol version on both sides, as BenchmarkStdioCall pins it:
+		// with the go-sdk client's default the direct session failed
+		// ("unsupported protocol version <nil>").
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {
 			b.Fatal(err)
 		}
