@@ -71,6 +71,9 @@ type fastPack struct {
 	calls sync.Map // *ast.CallExpr → string
 	// shapes are the struct literals' declarations (structShape).
 	shapes sync.Map // *ast.StructLit → *structShape
+	// interps are the interpolations' literal parts, unquoted; nil for
+	// one the fast path leaves to CUE.
+	interps sync.Map // *ast.Interpolation → []string
 }
 
 // deriveFast reads a pack's files as a program; an error says which
@@ -293,6 +296,8 @@ type eval struct {
 	done    map[*mfield]val
 	busy    map[*mfield]bool
 	matched map[[2]string]bool
+	// freeEnvs are the env pairs of for clauses that are done (forEnvs).
+	freeEnvs []*[2]env
 }
 
 // violations evaluates a rule's deny list, or bails.
@@ -313,6 +318,7 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 	if l.k != kList {
 		panic(bail("deny is not a list"))
 	}
+	out = make([]Violation, 0, len(l.elems()))
 	for _, e := range l.elems() {
 		if e.k != kObj {
 			panic(bail("a violation is not a struct"))
@@ -529,6 +535,10 @@ type structShape struct {
 	fields int // names[:fields] are the fields
 	embeds []ast.Expr
 	bad    string // why the fast path does not build it
+	// self: an expression of the literal may name one of its fields or
+	// lets; when none does, they are evaluated where the literal is, with
+	// no env of its own.
+	self bool
 }
 
 func (fp *fastPack) shape(x *ast.StructLit) *structShape {
@@ -566,8 +576,49 @@ func (fp *fastPack) shape(x *ast.StructLit) *structShape {
 	if len(s.embeds) > 1 {
 		s.bad = "more than one embedding"
 	}
+	// Does an identifier inside name one of the literal's fields or lets?
+	// (Conservatively: any identifier of that name, anywhere inside.)
+	for _, n := range append(slices.Clone(s.exprs), s.embeds...) {
+		ast.Walk(n, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && slices.Contains(s.names, id.Name) {
+				s.self = true
+			}
+			return !s.self
+		}, nil)
+	}
 	fp.shapes.Store(x, s)
 	return s
+}
+
+// structFrame is the env and the local struct of a small struct literal
+// being built, allocated together.
+type structFrame struct {
+	env   env
+	local localStruct
+	done  [3]val
+	state [3]uint8
+}
+
+// newObj is an obj with room for n members, the two allocated together when
+// n is small (the struct literals of a pack).
+func newObj(n int) *obj {
+	switch n {
+	case 1:
+		x := &struct {
+			o obj
+			m [1]member
+		}{}
+		x.o.members = x.m[:0]
+		return &x.o
+	case 2:
+		x := &struct {
+			o obj
+			m [2]member
+		}{}
+		x.o.members = x.m[:0]
+		return &x.o
+	}
+	return &obj{members: make([]member, 0, n)}
 }
 
 // localStruct is a struct literal being built: its fields and lets,
@@ -595,13 +646,24 @@ func (ev *eval) structLit(e *env, x *ast.StructLit) val {
 		panic(bail(sh.bad))
 	}
 	inner := e
-	if len(sh.names) > 0 {
-		inner = &env{parent: e, local: &localStruct{shape: sh, done: make([]val, len(sh.names)), state: make([]uint8, len(sh.names))}}
+	if n := len(sh.names); n > 0 && !sh.self && n == sh.fields && len(sh.embeds) <= 1 {
+		return ev.structOf(e, sh)
+	} else if n > 0 {
+		// One allocation for what the literal's evaluation needs (a small
+		// literal, the common case) and drops once it is built.
+		if n <= len(structFrame{}.done) {
+			f := &structFrame{}
+			f.local = localStruct{shape: sh, done: f.done[:n], state: f.state[:n]}
+			f.env = env{parent: e, local: &f.local}
+			inner = &f.env
+		} else {
+			inner = &env{parent: e, local: &localStruct{shape: sh, done: make([]val, n), state: make([]uint8, n)}}
+		}
 	}
 	if len(sh.embeds) == 1 && sh.fields == 0 {
 		return ev.expr(inner, sh.embeds[0])
 	}
-	o := &obj{members: make([]member, 0, sh.fields)}
+	o := newObj(sh.fields)
 	if len(sh.embeds) == 1 {
 		b := ev.expr(inner, sh.embeds[0])
 		if b.k != kObj {
@@ -616,6 +678,29 @@ func (ev *eval) structLit(e *env, x *ast.StructLit) val {
 	}
 	for _, name := range sh.names[:sh.fields] {
 		o.members = append(o.members, member{name, ev.lookup(inner, name)})
+	}
+	return val{k: kObj, o: o}
+}
+
+// structOf is structLit for a literal of fields (and an embedding) none of
+// whose expressions names one of them: each is evaluated where the literal
+// is, in the order structLit evaluates them.
+func (ev *eval) structOf(e *env, sh *structShape) val {
+	o := newObj(sh.fields)
+	if len(sh.embeds) == 1 {
+		b := ev.expr(e, sh.embeds[0])
+		if b.k != kObj {
+			panic(bail("an embedding that is not a struct"))
+		}
+		for _, name := range sh.names {
+			if _, there := b.o.get(name); there || b.o.maybeDropped(name, ev.names) {
+				panic(bail("an embedding with a field of the struct"))
+			}
+		}
+		o.base = b.o
+	}
+	for i, name := range sh.names {
+		o.members = append(o.members, member{name, ev.expr(e, sh.exprs[i])})
 	}
 	return val{k: kObj, o: o}
 }
@@ -641,11 +726,13 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 		src := ev.expr(e, c.Source)
 		switch src.k {
 		case kList:
-			key, value := forEnvs(e, c)
+			pair := ev.forEnvs(e, c)
+			key, value := &pair[0], &pair[1]
 			for i, v := range src.elems() {
 				key.v, value.v = val{k: kInt, n: int64(i)}, v
 				ev.comprehension(value, clauses[1:], yield)
 			}
+			ev.release(pair)
 		case kObj:
 			if src.o.base != nil || src.o.partial {
 				panic(bail("a for over a struct read in part"))
@@ -654,11 +741,13 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 			if src.o.view.IsValid() {
 				members = src.o.viewMembers()
 			}
-			key, value := forEnvs(e, c)
+			pair := ev.forEnvs(e, c)
+			key, value := &pair[0], &pair[1]
 			for _, m := range members {
 				key.v, value.v = val{k: kStr, s: m.key}, m.v
 				ev.comprehension(value, clauses[1:], yield)
 			}
+			ev.release(pair)
 		default:
 			panic(bail("a for over a value that is neither a list nor a struct"))
 		}
@@ -667,15 +756,29 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 	}
 }
 
-// forEnvs are the variables of a for clause, one env each, set anew for each
-// element: nothing keeps an env once its expression is evaluated (values
-// never refer to one).
-func forEnvs(e *env, c *ast.ForClause) (key, value *env) {
-	key = &env{parent: e, name: "\x00"} // a name no identifier has
-	if c.Key != nil {
-		key.name = c.Key.Name
+// forEnvs are the variables of a for clause, key and value, set anew for
+// each element: nothing keeps an env once its expression is evaluated
+// (values never refer to one), so the pair is used again once the clause is
+// done (release).
+func (ev *eval) forEnvs(e *env, c *ast.ForClause) *[2]env {
+	var pair *[2]env
+	if n := len(ev.freeEnvs); n > 0 {
+		pair, ev.freeEnvs = ev.freeEnvs[n-1], ev.freeEnvs[:n-1]
+	} else {
+		pair = new([2]env)
 	}
-	return key, &env{parent: key, name: c.Value.Name}
+	pair[0] = env{parent: e, name: "\x00"} // a name no identifier has
+	if c.Key != nil {
+		pair[0].name = c.Key.Name
+	}
+	pair[1] = env{parent: &pair[0], name: c.Value.Name}
+	return pair
+}
+
+// release makes a pair of forEnvs free for another for clause.
+func (ev *eval) release(pair *[2]env) {
+	*pair = [2]env{}
+	ev.freeEnvs = append(ev.freeEnvs, pair)
 }
 
 func basicLit(x *ast.BasicLit) val {
@@ -706,37 +809,79 @@ func (ev *eval) interpolation(e *env, x *ast.Interpolation) val {
 	if len(x.Elts) == 1 {
 		return ev.expr(e, x.Elts[0])
 	}
-	first, last := x.Quotes()
-	info, prefixLen, _, err := literal.ParseQuotes(first.Value, last.Value)
-	if err != nil || !info.IsDouble() {
-		panic(bail("an interpolation"))
-	}
-	var b strings.Builder
-	for i := 0; i < len(x.Elts); i += 2 {
-		l, ok := x.Elts[i].(*ast.BasicLit)
-		if !ok {
-			panic(bail("an interpolation"))
-		}
-		s, err := info.Unquote(l.Value[prefixLen:])
-		if err != nil {
-			panic(bail("an interpolation"))
-		}
-		b.WriteString(s)
-		if i+1 < len(x.Elts) {
-			switch v := ev.expr(e, x.Elts[i+1]); v.k {
+	lits := ev.fp.interpolationLits(x)
+	// The interpolated values first, then the string in one allocation.
+	var buf [8]string
+	parts := buf[:0]
+	size := 0
+	for i, l := range lits {
+		parts = append(parts, l)
+		size += len(l)
+		if i+1 < len(lits) {
+			var p string
+			switch v := ev.expr(e, x.Elts[2*i+1]); v.k {
 			case kStr:
-				b.WriteString(v.s)
+				p = v.s
 			case kInt:
-				b.WriteString(strconv.FormatInt(v.n, 10))
+				p = strconv.FormatInt(v.n, 10)
 			case kBool:
-				b.WriteString(strconv.FormatBool(v.b))
+				p = strconv.FormatBool(v.b)
 			default:
 				panic(bail("an interpolated value of another kind"))
 			}
+			parts = append(parts, p)
+			size += len(p)
 		}
-		prefixLen = 1
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, p := range parts {
+		b.WriteString(p)
 	}
 	return val{k: kStr, s: b.String()}
+}
+
+// interpolationLits are the literal parts of an interpolation, unquoted
+// (once per pack: they are the same at every evaluation).
+func (fp *fastPack) interpolationLits(x *ast.Interpolation) []string {
+	if l, ok := fp.interps.Load(x); ok {
+		if l == nil {
+			panic(bail("an interpolation"))
+		}
+		return l.([]string)
+	}
+	lits, ok := unquoteInterpolation(x)
+	if !ok {
+		fp.interps.Store(x, nil)
+		panic(bail("an interpolation"))
+	}
+	fp.interps.Store(x, lits)
+	return lits
+}
+
+func unquoteInterpolation(x *ast.Interpolation) ([]string, bool) {
+	if len(x.Elts)%2 == 0 { // literals around each value: the parser's
+		return nil, false
+	}
+	first, last := x.Quotes()
+	info, prefixLen, _, err := literal.ParseQuotes(first.Value, last.Value)
+	if err != nil || !info.IsDouble() {
+		return nil, false
+	}
+	var lits []string
+	for i := 0; i < len(x.Elts); i += 2 {
+		l, ok := x.Elts[i].(*ast.BasicLit)
+		if !ok {
+			return nil, false
+		}
+		s, err := info.Unquote(l.Value[prefixLen:])
+		if err != nil {
+			return nil, false
+		}
+		lits = append(lits, s)
+		prefixLen = 1
+	}
+	return lits, true
 }
 
 func (ev *eval) binary(op token.Token, a, b val) val {

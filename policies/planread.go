@@ -61,6 +61,7 @@ type obj struct {
 	// view is the Go struct this is a view of (planview.go), whose fields
 	// are read when asked for; members is then empty.
 	view reflect.Value
+	vt   *viewType // view's type
 }
 
 type member struct {

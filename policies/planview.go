@@ -86,11 +86,19 @@ func typeOf(t reflect.Type) *viewType {
 	return vt
 }
 
-// opaque: a type encoding/json writes by a method of its own.
+// opaque: a type encoding/json writes by a method of its own. Remembered
+// by type: the view asks it of every value a rule reads.
 func opaque(t reflect.Type) bool {
-	return t.Implements(marshalerType) || t.Implements(textMarshaler) ||
+	if o, ok := opaqueTypes.Load(t); ok {
+		return o.(bool)
+	}
+	o := t.Implements(marshalerType) || t.Implements(textMarshaler) ||
 		reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshaler)
+	opaqueTypes.Store(t, o)
+	return o
 }
+
+var opaqueTypes sync.Map // reflect.Type → bool
 
 // viewOf is v as the fast path reads it.
 func viewOf(v reflect.Value) val {
@@ -152,17 +160,18 @@ func viewOf(v reflect.Value) val {
 		}
 		return val{k: kObj, o: o}
 	case reflect.Struct:
-		if !typeOf(v.Type()).ok {
+		vt := typeOf(v.Type())
+		if !vt.ok {
 			break
 		}
-		return val{k: kObj, o: &obj{view: v}}
+		return val{k: kObj, o: &obj{view: v, vt: vt}}
 	}
 	return val{k: kOpaque}
 }
 
 // viewGet is the field of a struct's view that encoding/json writes as key.
 func (o *obj) viewGet(key string) (val, bool) {
-	vt := typeOf(o.view.Type())
+	vt := o.vt
 	i, ok := vt.index[key]
 	if !ok {
 		return val{}, false
@@ -176,7 +185,7 @@ func (o *obj) viewGet(key string) (val, bool) {
 
 // viewMembers are the fields of a struct's view, in the order written.
 func (o *obj) viewMembers() []member {
-	vt := typeOf(o.view.Type())
+	vt := o.vt
 	var out []member
 	for _, name := range vt.names {
 		if v, ok := o.viewGet(name); ok {

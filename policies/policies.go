@@ -496,16 +496,24 @@ func (p *Pack) evaluateFast(read *planRead) (out []Violation, slow []rules.Rule)
 		return nil, p.rules
 	}
 	ev := &eval{fp: p.fast, input: read.input, names: read.names, done: map[*mfield]val{}, busy: map[*mfield]bool{}, matched: map[[2]string]bool{}}
-	for _, r := range p.rules {
+	byRule := make([][]Violation, len(p.rules))
+	n := 0
+	for i, r := range p.rules {
 		vs, ok := ev.violations(r.ID)
 		if !ok {
 			slow = append(slow, r)
 			continue
 		}
-		for _, v := range vs {
-			v.Rule, v.Severity = r.ID, r.Severity
-			out = append(out, v)
+		for j := range vs {
+			vs[j].Rule, vs[j].Severity = r.ID, r.Severity
 		}
+		byRule[i], n = vs, n+len(vs)
+	}
+	if n > 0 {
+		out = make([]Violation, 0, n)
+	}
+	for _, vs := range byRule {
+		out = append(out, vs...)
 	}
 	return out, slow
 }
