@@ -74,6 +74,8 @@ type fastPack struct {
 	// interps are the interpolations' literal parts, unquoted; nil for
 	// one the fast path leaves to CUE.
 	interps sync.Map // *ast.Interpolation → []string
+	// lits are the literals' values (literal); nil for one left to CUE.
+	lits sync.Map // *ast.BasicLit → val
 }
 
 // deriveFast reads a pack's files as a program; an error says which
@@ -302,24 +304,23 @@ type eval struct {
 
 // violations evaluates a rule's deny list, or bails.
 func (ev *eval) violations(id string) (out []Violation, ok bool) {
+	r := ev.fp.rules[id]
 	defer func() {
 		// A bail, or a failure of the evaluator itself: CUE decides (the
 		// tests that hold the fast path to CUE see the rule left to it).
 		if r := recover(); r != nil {
 			out, ok = nil, false
 		}
+		// The rule's values (its deny list, a struct per violation) are
+		// not kept once they are violations; a rule that reads another's
+		// computes them again.
+		ev.forget(r.sub)
 	}()
-	r := ev.fp.rules[id]
 	deny := r.sub.fields["deny"]
 	if deny == nil {
 		panic(bail("no deny"))
 	}
-	l := ev.field(deny)
-	if l.k != kList {
-		panic(bail("deny is not a list"))
-	}
-	out = make([]Violation, 0, len(l.elems()))
-	for _, e := range l.elems() {
+	violation := func(e val) {
 		if e.k != kObj {
 			panic(bail("a violation is not a struct"))
 		}
@@ -345,7 +346,42 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 		}
 		out = append(out, Violation{Path: path, Message: m.s, Suggestion: s.s})
 	}
+	if lit, isList := deny.expr.(*ast.ListLit); isList && !ev.computed(deny) {
+		// A list literal (the common deny): each element becomes a
+		// violation as it is computed, so the list is never held whole.
+		// This is what field does, element by element.
+		if ev.busy[deny] {
+			panic(bail("a cycle"))
+		}
+		ev.busy[deny] = true
+		ev.listElems(&env{scope: deny.scope, file: deny.file}, lit, violation)
+		delete(ev.busy, deny)
+		return out, true
+	}
+	l := ev.field(deny)
+	if l.k != kList {
+		panic(bail("deny is not a list"))
+	}
+	out = make([]Violation, 0, len(l.elems()))
+	for _, e := range l.elems() {
+		violation(e)
+	}
 	return out, true
+}
+
+func (ev *eval) computed(m *mfield) bool {
+	_, ok := ev.done[m]
+	return ok
+}
+
+// forget drops what the evaluation computed of the fields of s.
+func (ev *eval) forget(s *scope) {
+	for _, m := range s.fields {
+		delete(ev.done, m)
+		if m.sub != nil {
+			ev.forget(m.sub)
+		}
+	}
 }
 
 // field evaluates a field of the pack (once per evaluation).
@@ -438,18 +474,12 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		}
 		return ev.lookup(e, x.Name)
 	case *ast.BasicLit:
-		return basicLit(x)
+		return ev.fp.literal(x)
 	case *ast.Interpolation:
 		return ev.interpolation(e, x)
 	case *ast.ListLit:
 		out := make([]val, 0, len(x.Elts))
-		for _, el := range x.Elts {
-			if c, ok := el.(*ast.Comprehension); ok {
-				ev.comprehension(e, c.Clauses, func(inner *env) { out = append(out, ev.expr(inner, c.Value)) })
-				continue
-			}
-			out = append(out, ev.expr(e, el))
-		}
+		ev.listElems(e, x, func(v val) { out = append(out, v) })
 		return listOf(out)
 	case *ast.StructLit:
 		return ev.structLit(e, x)
@@ -514,6 +544,17 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		return ev.binary(x.Op, ev.expr(e, x.X), ev.expr(e, x.Y))
 	}
 	panic(bail(fmt.Sprintf("%T", x)))
+}
+
+// listElems computes a list literal's elements, in order.
+func (ev *eval) listElems(e *env, x *ast.ListLit, yield func(val)) {
+	for _, el := range x.Elts {
+		if c, ok := el.(*ast.Comprehension); ok {
+			ev.comprehension(e, c.Clauses, func(inner *env) { yield(ev.expr(inner, c.Value)) })
+			continue
+		}
+		yield(ev.expr(e, el))
+	}
 }
 
 func (ev *eval) selectKey(v val, key string) val {
@@ -779,6 +820,30 @@ func (ev *eval) forEnvs(e *env, c *ast.ForClause) *[2]env {
 func (ev *eval) release(pair *[2]env) {
 	*pair = [2]env{}
 	ev.freeEnvs = append(ev.freeEnvs, pair)
+}
+
+// literal is basicLit, remembered (a literal is read once per pack, not
+// once per server).
+func (fp *fastPack) literal(x *ast.BasicLit) val {
+	v, ok := fp.lits.Load(x)
+	if !ok {
+		v = literalOrNil(x)
+		fp.lits.Store(x, v)
+	}
+	if v == nil {
+		panic(bail("a literal"))
+	}
+	return v.(val)
+}
+
+// literalOrNil is basicLit, nil where basicLit bails.
+func literalOrNil(x *ast.BasicLit) (v any) {
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return basicLit(x)
 }
 
 func basicLit(x *ast.BasicLit) val {

@@ -281,22 +281,30 @@ func (ix *LineIndex) LineStart(n int) (int, bool) {
 	return ix.starts[n-1], true
 }
 
-// Line returns the text of 1-based line n, without its line ending. The
-// text shares memory with the index: the file is copied to a string once,
-// not a line per call, as a report with a diagnostic per value of a
-// minified file asks for the same long line again and again.
+// Line returns the text of 1-based line n, without its line ending. A
+// short line is copied; a long one shares memory with the index: the file
+// is copied to a string once, not a line per call, as a report with a
+// diagnostic per value of a minified file asks for the same long line again
+// and again (and a copy of the file made for a report of many short lines
+// would double what the file holds).
 func (ix *LineIndex) Line(n int) (string, bool) {
 	if n < 1 || n > len(ix.starts) {
 		return "", false
 	}
-	ix.textOnce.Do(func() { ix.text = string(ix.data) })
 	start := ix.starts[n-1]
 	end := len(ix.data)
 	if n < len(ix.starts) {
 		end = ix.starts[n] - 1
 	}
+	if end-start <= shortLine {
+		return strings.TrimSuffix(string(ix.data[start:end]), "\r"), true
+	}
+	ix.textOnce.Do(func() { ix.text = string(ix.data) })
 	return strings.TrimSuffix(ix.text[start:end], "\r"), true
 }
+
+// shortLine is the longest line Line copies.
+const shortLine = 1 << 10
 
 // ParseJSON reads data, the content of file. With comments true it accepts
 // JSON with comments and trailing commas (JSONC, as .NET configuration files

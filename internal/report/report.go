@@ -230,7 +230,7 @@ func relPath(root, file string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// flush writes the buffered report in one call.
+// flush writes what is buffered of a report in one call.
 func flush(w io.Writer, buf *bytes.Buffer) error {
 	_, err := w.Write(buf.Bytes())
 	return err

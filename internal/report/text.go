@@ -49,9 +49,20 @@ func (p textPrinter) printRun(w io.Writer, r Run) error {
 	var cur lineCursor
 	for _, d := range sorted(r.Diagnostics) {
 		p.printOne(&buf, d, &cur)
+		// Written as it grows: a report of many findings (with their
+		// excerpts, tens of megabytes) is not held whole.
+		if buf.Len() >= textChunk {
+			if err := flush(w, &buf); err != nil {
+				return err
+			}
+			buf.Reset()
+		}
 	}
 	return flush(w, &buf)
 }
+
+// textChunk is how much of a text report is buffered before it is written.
+const textChunk = 64 << 10
 
 // ANSI SGR sequences of the colored text format (Options.Color).
 const (
