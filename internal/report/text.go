@@ -135,9 +135,9 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 			num := strconv.Itoa(d.Line)
 			gutter := strings.Repeat(" ", len(num))
 			line, caret := excerptAt(src, col, cur)
-			buf.WriteString("  " + num + " | " + line + "\n")
+			writeStrings(buf, "  ", num, " | ", line, "\n")
 			if col > 0 {
-				buf.WriteString("  " + gutter + " | " + caret)
+				writeStrings(buf, "  ", gutter, " | ", caret)
 				p.paint(buf, sgrCaret, "^")
 				buf.WriteByte('\n')
 			}
@@ -149,6 +149,14 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 		buf.WriteByte(' ')
 		buf.WriteString(term.Escape(d.Suggestion))
 		buf.WriteByte('\n')
+	}
+}
+
+// writeStrings writes each of ss (not joined first: a report of many
+// findings would allocate each line twice).
+func writeStrings(buf *bytes.Buffer, ss ...string) {
+	for _, s := range ss {
+		buf.WriteString(s)
 	}
 }
 
