@@ -327,24 +327,7 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 		p, _ := e.o.get("path")
 		m, _ := e.o.get("message")
 		s, hasSugg := e.o.get("suggestion")
-		if p.k != kList || len(p.elems()) == 0 || m.k != kStr || m.s == "" || hasSugg && s.k != kStr {
-			panic(bail("a violation without a path or a message"))
-		}
-		path := make([]any, len(p.elems()))
-		for i, step := range p.elems() {
-			switch step.k {
-			case kStr:
-				path[i] = step.s
-			case kInt:
-				if int64(int(step.n)) != step.n {
-					panic(bail("an index out of range"))
-				}
-				path[i] = int(step.n)
-			default:
-				panic(bail("a path step of another kind"))
-			}
-		}
-		out = append(out, Violation{Path: path, Message: m.s, Suggestion: s.s})
+		out = append(out, newViolation(p.elems(), p.k == kList, m, s, hasSugg))
 	}
 	if lit, isList := deny.expr.(*ast.ListLit); isList && !ev.computed(deny) {
 		// A list literal (the common deny): each element becomes a
@@ -354,7 +337,22 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 			panic(bail("a cycle"))
 		}
 		ev.busy[deny] = true
-		ev.listElems(&env{scope: deny.scope, file: deny.file}, lit, violation)
+		e := &env{scope: deny.scope, file: deny.file}
+		for _, el := range lit.Elts {
+			c, ok := el.(*ast.Comprehension)
+			if !ok {
+				violation(ev.expr(e, el))
+				continue
+			}
+			if x, ok := c.Value.(*ast.StructLit); ok {
+				if sh := ev.fp.shape(x); sh.plain() {
+					// The violation's struct literal is read, not built.
+					ev.comprehension(e, c.Clauses, func(inner *env) { out = append(out, ev.violationOf(inner, sh)) })
+					continue
+				}
+			}
+			ev.comprehension(e, c.Clauses, func(inner *env) { violation(ev.expr(inner, c.Value)) })
+		}
 		delete(ev.busy, deny)
 		return out, true
 	}
@@ -367,6 +365,79 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 		violation(e)
 	}
 	return out, true
+}
+
+// newViolation checks a violation's path, message and suggestion as the
+// packs' CUE declares them, and makes the Violation.
+func newViolation(steps []val, isList bool, m, s val, hasSugg bool) Violation {
+	if !isList || len(steps) == 0 || m.k != kStr || m.s == "" || hasSugg && s.k != kStr {
+		panic(bail("a violation without a path or a message"))
+	}
+	path := make([]any, len(steps))
+	for i, step := range steps {
+		switch step.k {
+		case kStr:
+			path[i] = step.s
+		case kInt:
+			if int64(int(step.n)) != step.n {
+				panic(bail("an index out of range"))
+			}
+			path[i] = int(step.n)
+		default:
+			panic(bail("a path step of another kind"))
+		}
+	}
+	return Violation{Path: path, Message: m.s, Suggestion: s.s}
+}
+
+func hasComprehension(l *ast.ListLit) bool {
+	for _, el := range l.Elts {
+		if _, ok := el.(*ast.Comprehension); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// plain: a struct literal of fields only (no embedding, no let), none of
+// whose expressions names one of them, which the fast path computes.
+func (sh *structShape) plain() bool {
+	return sh.bad == "" && !sh.self && len(sh.embeds) == 0 && len(sh.names) == sh.fields
+}
+
+// violationOf is the violation a plain struct literal makes where e is: its
+// fields evaluated in order as structOf does, the path's list literal read
+// element by element; the struct and the path's list are not built.
+func (ev *eval) violationOf(e *env, sh *structShape) Violation {
+	var p, m, s val
+	var hasPath, hasSugg bool
+	var stepsBuf [4]val
+	var steps []val
+	for i, name := range sh.names {
+		x := sh.exprs[i]
+		if name == "path" {
+			hasPath = true
+			if l, ok := x.(*ast.ListLit); ok && !hasComprehension(l) {
+				steps = stepsBuf[:0]
+				for _, el := range l.Elts {
+					steps = append(steps, ev.expr(e, el))
+				}
+				p = val{k: kList}
+				continue
+			}
+			p = ev.expr(e, x)
+			steps = p.elems()
+			continue
+		}
+		v := ev.expr(e, x)
+		switch name {
+		case "message":
+			m = v
+		case "suggestion":
+			s, hasSugg = v, true
+		}
+	}
+	return newViolation(steps, hasPath && p.k == kList, m, s, hasSugg)
 }
 
 func (ev *eval) computed(m *mfield) bool {
