@@ -327,7 +327,7 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 		p, _ := e.o.get("path")
 		m, _ := e.o.get("message")
 		s, hasSugg := e.o.get("suggestion")
-		out = append(out, newViolation(p.elems(), p.k == kList, m, s, hasSugg))
+		out = appendDoubling(out, newViolation(p.elems(), p.k == kList, m, s, hasSugg))
 	}
 	if lit, isList := deny.expr.(*ast.ListLit); isList && !ev.computed(deny) {
 		// A list literal (the common deny): each element becomes a
@@ -347,7 +347,7 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 			if x, ok := c.Value.(*ast.StructLit); ok {
 				if sh := ev.fp.shape(x); sh.plain() {
 					// The violation's struct literal is read, not built.
-					ev.comprehension(e, c.Clauses, func(inner *env) { out = append(out, ev.violationOf(inner, sh)) })
+					ev.comprehension(e, c.Clauses, func(inner *env) { out = appendDoubling(out, ev.violationOf(inner, sh)) })
 					continue
 				}
 			}
@@ -550,7 +550,7 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		return ev.interpolation(e, x)
 	case *ast.ListLit:
 		out := make([]val, 0, len(x.Elts))
-		ev.listElems(e, x, func(v val) { out = append(out, v) })
+		ev.listElems(e, x, func(v val) { out = appendDoubling(out, v) })
 		return listOf(out)
 	case *ast.StructLit:
 		return ev.structLit(e, x)
@@ -615,6 +615,16 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		return ev.binary(x.Op, ev.expr(e, x.X), ev.expr(e, x.Y))
 	}
 	panic(bail(fmt.Sprintf("%T", x)))
+}
+
+// appendDoubling is append that doubles a full slice's capacity: append
+// grows a long slice by a quarter, which allocates about five times the
+// final size of a list of a value per server, twice as much as doubling.
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) && len(s) >= 256 {
+		s = append(make([]T, 0, 2*len(s)), s...)
+	}
+	return append(s, v)
 }
 
 // listElems computes a list literal's elements, in order.
@@ -1094,16 +1104,22 @@ func equal(a, b val) (eq, ok bool) {
 }
 
 // matches is pattern =~ s, remembered for the evaluation: the servers of a
-// plan have few distinct commands.
+// plan have few distinct commands. Only the first pairs are remembered: the
+// strings matched against one pattern may be as many as the servers (a
+// package argument each), and a map of them all costs more than matching.
 func (ev *eval) matches(pattern, s string) bool {
 	k := [2]string{pattern, s}
 	if m, ok := ev.matched[k]; ok {
 		return m
 	}
 	m := compiled(pattern).MatchString(s)
-	ev.matched[k] = m
+	if len(ev.matched) < maxMatched {
+		ev.matched[k] = m
+	}
 	return m
 }
+
+const maxMatched = 256
 
 // regexps are the compiled patterns of =~ and regexp.ReplaceAll; a pattern
 // that does not compile leaves the rule to CUE.

@@ -62,6 +62,9 @@ type obj struct {
 	// are read when asked for; members is then empty.
 	view reflect.Value
 	vt   *viewType // view's type
+	// memo, when set (the plan's root), keeps the view's fields once read:
+	// the packs of one lint read the same servers.
+	memo map[string]val
 }
 
 type member struct {

@@ -138,6 +138,15 @@ func viewOf(v reflect.Value) val {
 		fallthrough
 	case reflect.Array:
 		l := make([]val, v.Len())
+		if et := v.Type().Elem(); et.Kind() == reflect.Struct && !opaque(et) && typeOf(et).ok {
+			// The views of a list of structs (the servers) in one allocation.
+			vt, objs := typeOf(et), make([]obj, len(l))
+			for i := range l {
+				objs[i] = obj{view: v.Index(i), vt: vt}
+				l[i] = val{k: kObj, o: &objs[i]}
+			}
+			return listOf(l)
+		}
 		for i := range l {
 			l[i] = viewOf(v.Index(i))
 		}
@@ -149,15 +158,21 @@ func viewOf(v reflect.Value) val {
 		if v.IsNil() {
 			return val{k: kNull}
 		}
-		keys := v.MapKeys()
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
-		o := &obj{members: make([]member, len(keys))}
-		for i, k := range keys {
-			if !utf8.ValidString(k.String()) {
+		if v.Type() == envMapType && v.CanInterface() {
+			return viewOfEnv(v.Interface().(map[string]*string)) // a server's env: no reflection
+		}
+		// The keys read through one scratch value (MapKeys copies each).
+		o := &obj{members: make([]member, 0, v.Len())}
+		key := reflect.New(v.Type().Key()).Elem()
+		for it := v.MapRange(); it.Next(); {
+			key.SetIterKey(it)
+			k := key.String()
+			if !utf8.ValidString(k) {
 				return val{k: kOpaque}
 			}
-			o.members[i] = member{k.String(), viewOf(v.MapIndex(k))}
+			o.members = append(o.members, member{k, viewOf(it.Value())})
 		}
+		slices.SortFunc(o.members, func(a, b member) int { return strings.Compare(a.key, b.key) })
 		return val{k: kObj, o: o}
 	case reflect.Struct:
 		vt := typeOf(v.Type())
@@ -169,8 +184,42 @@ func viewOf(v reflect.Value) val {
 	return val{k: kOpaque}
 }
 
+var envMapType = reflect.TypeFor[map[string]*string]()
+
+// viewOfEnv is viewOf of a map[string]*string.
+func viewOfEnv(m map[string]*string) val {
+	o := &obj{members: make([]member, 0, len(m))}
+	for k, p := range m {
+		if !utf8.ValidString(k) {
+			return val{k: kOpaque}
+		}
+		v := val{k: kNull}
+		if p != nil {
+			if !utf8.ValidString(*p) {
+				v = val{k: kOpaque}
+			} else {
+				v = val{k: kStr, s: *p}
+			}
+		}
+		o.members = append(o.members, member{k, v})
+	}
+	slices.SortFunc(o.members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	return val{k: kObj, o: o}
+}
+
 // viewGet is the field of a struct's view that encoding/json writes as key.
 func (o *obj) viewGet(key string) (val, bool) {
+	if v, ok := o.memo[key]; ok {
+		return v, true
+	}
+	v, ok := o.viewField(key)
+	if ok && o.memo != nil {
+		o.memo[key] = v
+	}
+	return v, ok
+}
+
+func (o *obj) viewField(key string) (val, bool) {
 	vt := o.vt
 	i, ok := vt.index[key]
 	if !ok {

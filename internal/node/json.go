@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 	"unique"
 
@@ -76,6 +77,14 @@ type LineIndex struct {
 
 	textOnce sync.Once
 	text     string // data as a string, made on the first call of Line
+	// last is the short line Line copied last: a report's findings on one
+	// line come one after the other.
+	last atomic.Pointer[copiedLine]
+}
+
+type copiedLine struct {
+	n    int
+	text string
 }
 
 // runeMark is a character boundary: its byte offset and the number of
@@ -297,7 +306,12 @@ func (ix *LineIndex) Line(n int) (string, bool) {
 		end = ix.starts[n] - 1
 	}
 	if end-start <= shortLine {
-		return strings.TrimSuffix(string(ix.data[start:end]), "\r"), true
+		if l := ix.last.Load(); l != nil && l.n == n {
+			return l.text, true
+		}
+		l := &copiedLine{n, strings.TrimSuffix(string(ix.data[start:end]), "\r")}
+		ix.last.Store(l)
+		return l.text, true
 	}
 	ix.textOnce.Do(func() { ix.text = string(ix.data) })
 	return strings.TrimSuffix(ix.text[start:end], "\r"), true

@@ -133,7 +133,7 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 	if d.Line > 0 && p.opts.Sources != nil {
 		if src, col, ok := p.opts.Sources.Line(d.File, d.Line, d.Column); ok {
 			num := strconv.Itoa(d.Line)
-			gutter := strings.Repeat(" ", len(num))
+			gutter := spaces(len(num))
 			line, caret := excerptAt(src, col, cur)
 			writeStrings(buf, "  ", num, " | ", line, "\n")
 			if col > 0 {
@@ -240,6 +240,25 @@ func excerptAt(src string, col int, cur *lineCursor) (line, pad string) {
 
 // lineFits reports whether src is shown whole: at most excerptWidth cells
 // and excerptChars characters. It reads no further than that.
+// printableASCII: s is bytes from ' ' to '~' only.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// spaces is n spaces, without allocating for an excerpt's padding.
+func spaces(n int) string {
+	const blank = "                                                                                                                                                                                                                                                                " // 256
+	if n <= len(blank) {
+		return blank[:n]
+	}
+	return strings.Repeat(" ", n)
+}
+
 func lineFits(src string) bool {
 	width, count := 0, 0
 	for i := 0; i < len(src); count++ {
@@ -308,6 +327,25 @@ func cellAt(src string, i int) (width, size int) {
 // renderExcerpt shows src[start:end] as the excerpt and pads the caret line up to
 // byte caret, then past characters beyond the end of the line.
 func renderExcerpt(src string, start, end, caret, past int) (line, pad string) {
+	if printableASCII(src[start:end]) {
+		// Most lines: each character is itself, one cell wide.
+		line, n := src[start:end], max(min(caret, end)-start, 0)
+		switch {
+		case start > 0 && end < len(src):
+			line = ellipsis + line + ellipsis
+		case start > 0:
+			line = ellipsis + line
+		case end < len(src):
+			line += ellipsis
+		}
+		if start > 0 {
+			n += len(ellipsis)
+		}
+		if past > 0 {
+			n += min(past, excerptWidth)
+		}
+		return line, spaces(n)
+	}
 	var l, p strings.Builder
 	if start > 0 {
 		l.WriteString(ellipsis)
