@@ -69,20 +69,26 @@ type fastPack struct {
 	// calls are the functions the calls name, resolved when first
 	// evaluated (the names in scope at a call are always the same).
 	calls sync.Map // *ast.CallExpr → string
-	// shapes are the struct literals' declarations (structShape).
-	shapes sync.Map // *ast.StructLit → *structShape
-	// interps are the interpolations' literal parts, unquoted; nil for
-	// one the fast path leaves to CUE.
-	interps sync.Map // *ast.Interpolation → []string
-	// lits are the literals' values (literal); nil for one left to CUE.
-	lits sync.Map // *ast.BasicLit → val
+	// What the evaluation reads of the pack's syntax, computed once when
+	// the pack is read (not per server), and only read after:
+	shapes    map[*ast.StructLit]*structShape  // struct literals' declarations
+	interps   map[*ast.Interpolation][]string  // literal parts, unquoted; nil: left to CUE
+	lits      map[*ast.BasicLit]any            // a val; nil: left to CUE
+	selectors map[*ast.SelectorExpr]*selection // the labels selected
+}
+
+// selection is a selector's label: ok when the fast path reads it.
+type selection struct {
+	name string
+	ok   bool
 }
 
 // deriveFast reads a pack's files as a program; an error says which
 // construct the fast path does not understand, and where.
 func deriveFast(files []*ast.File) (*fastPack, error) {
 	fp := &fastPack{top: &scope{fields: map[string]*mfield{}}, names: map[string]string{}, whole: map[string]bool{},
-		imports: map[*ast.File]map[string]string{}}
+		imports: map[*ast.File]map[string]string{}, shapes: map[*ast.StructLit]*structShape{},
+		interps: map[*ast.Interpolation][]string{}, lits: map[*ast.BasicLit]any{}, selectors: map[*ast.SelectorExpr]*selection{}}
 	for _, f := range files {
 		for _, d := range f.Decls {
 			switch x := d.(type) {
@@ -122,6 +128,18 @@ func deriveFast(files []*ast.File) (*fastPack, error) {
 						fp.name(s)
 					}
 				}
+				fp.lits[x] = literalOrNil(x)
+			case *ast.StructLit:
+				fp.shapes[x] = shapeOf(x)
+			case *ast.Interpolation:
+				if lits, ok := unquoteInterpolation(x); ok {
+					fp.interps[x] = lits
+				} else {
+					fp.interps[x] = nil
+				}
+			case *ast.SelectorExpr:
+				name, _, e := ast.LabelName(x.Sel)
+				fp.selectors[x] = &selection{name, e == nil}
 			case *ast.ForClause:
 				if sel, ok := x.Source.(*ast.SelectorExpr); ok {
 					if name, _, e := ast.LabelName(sel.Sel); e == nil {
@@ -555,11 +573,7 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 	case *ast.StructLit:
 		return ev.structLit(e, x)
 	case *ast.SelectorExpr:
-		name, _, err := ast.LabelName(x.Sel)
-		if err != nil {
-			panic(bail("a selector"))
-		}
-		return ev.selectKey(ev.expr(e, x.X), name)
+		return ev.selectKey(ev.expr(e, x.X), ev.fp.label(x))
 	case *ast.IndexExpr:
 		v, i := ev.expr(e, x.X), ev.expr(e, x.Index)
 		switch {
@@ -596,10 +610,7 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 			if !ok {
 				return ev.expr(e, a)
 			}
-			name, _, err := ast.LabelName(sel.Sel)
-			if err != nil {
-				panic(bail("a selector"))
-			}
+			name := ev.fp.label(sel)
 			base := ev.expr(e, sel.X)
 			if base.k != kObj {
 				panic(bail("a selector on a value that is not a struct"))
@@ -638,6 +649,19 @@ func (ev *eval) listElems(e *env, x *ast.ListLit, yield func(val)) {
 	}
 }
 
+// label is the label x selects.
+func (fp *fastPack) label(x *ast.SelectorExpr) string {
+	sel := fp.selectors[x]
+	if sel == nil {
+		name, _, err := ast.LabelName(x.Sel)
+		sel = &selection{name, err == nil}
+	}
+	if !sel.ok {
+		panic(bail("a selector"))
+	}
+	return sel.name
+}
+
 func (ev *eval) selectKey(v val, key string) val {
 	if v.k != kObj {
 		panic(bail("a selector on a value that is not a struct"))
@@ -664,9 +688,13 @@ type structShape struct {
 }
 
 func (fp *fastPack) shape(x *ast.StructLit) *structShape {
-	if s, ok := fp.shapes.Load(x); ok {
-		return s.(*structShape)
+	if s, ok := fp.shapes[x]; ok {
+		return s
 	}
+	return shapeOf(x)
+}
+
+func shapeOf(x *ast.StructLit) *structShape {
 	s := &structShape{}
 	var lets []*ast.LetClause
 	for _, d := range x.Elts {
@@ -708,7 +736,6 @@ func (fp *fastPack) shape(x *ast.StructLit) *structShape {
 			return !s.self
 		}, nil)
 	}
-	fp.shapes.Store(x, s)
 	return s
 }
 
@@ -860,7 +887,7 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 				panic(bail("a for over a struct read in part"))
 			}
 			members := src.o.members
-			if src.o.view.IsValid() {
+			if src.o.sv != nil {
 				members = src.o.viewMembers()
 			}
 			pair := ev.forEnvs(e, c)
@@ -906,10 +933,9 @@ func (ev *eval) release(pair *[2]env) {
 // literal is basicLit, remembered (a literal is read once per pack, not
 // once per server).
 func (fp *fastPack) literal(x *ast.BasicLit) val {
-	v, ok := fp.lits.Load(x)
+	v, ok := fp.lits[x]
 	if !ok {
 		v = literalOrNil(x)
-		fp.lits.Store(x, v)
 	}
 	if v == nil {
 		panic(bail("a literal"))
@@ -990,18 +1016,16 @@ func (ev *eval) interpolation(e *env, x *ast.Interpolation) val {
 // interpolationLits are the literal parts of an interpolation, unquoted
 // (once per pack: they are the same at every evaluation).
 func (fp *fastPack) interpolationLits(x *ast.Interpolation) []string {
-	if l, ok := fp.interps.Load(x); ok {
-		if l == nil {
-			panic(bail("an interpolation"))
+	lits, known := fp.interps[x]
+	if !known {
+		var ok bool
+		if lits, ok = unquoteInterpolation(x); !ok {
+			lits = nil
 		}
-		return l.([]string)
 	}
-	lits, ok := unquoteInterpolation(x)
-	if !ok {
-		fp.interps.Store(x, nil)
+	if lits == nil {
 		panic(bail("an interpolation"))
 	}
-	fp.interps.Store(x, lits)
 	return lits
 }
 

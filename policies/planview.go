@@ -33,6 +33,9 @@ type viewType struct {
 type viewField struct {
 	index     int
 	omitEmpty bool
+	// opaque: the field's type is (viewOf asks it of every value read);
+	// dynamic: an interface, whose value's type is asked instead.
+	opaque, dynamic bool
 }
 
 var (
@@ -80,7 +83,7 @@ func typeOf(t reflect.Type) *viewType {
 		}
 		vt.index[name] = len(vt.names)
 		vt.names = append(vt.names, name)
-		vt.fields = append(vt.fields, viewField{index: i, omitEmpty: omit})
+		vt.fields = append(vt.fields, viewField{index: i, omitEmpty: omit, opaque: opaque(f.Type), dynamic: f.Type.Kind() == reflect.Interface})
 	}
 	viewTypes.Store(t, vt)
 	return vt
@@ -100,6 +103,27 @@ func opaque(t reflect.Type) bool {
 
 var opaqueTypes sync.Map // reflect.Type → bool
 
+// structView is what an obj that views a Go struct reads it through.
+type structView struct {
+	v  reflect.Value
+	vt *viewType // v's type
+	// memo, when set (the plan's root), keeps the view's fields once read:
+	// the packs of one lint read the same servers.
+	memo map[string]val
+}
+
+// viewObj is an obj and its view, allocated together.
+type viewObj struct {
+	o  obj
+	sv structView
+}
+
+func (x *viewObj) of(v reflect.Value, vt *viewType) val {
+	x.sv = structView{v: v, vt: vt}
+	x.o.sv = &x.sv
+	return val{k: kObj, o: &x.o}
+}
+
 // viewOf is v as the fast path reads it.
 func viewOf(v reflect.Value) val {
 	if !v.IsValid() {
@@ -108,6 +132,11 @@ func viewOf(v reflect.Value) val {
 	if opaque(v.Type()) {
 		return val{k: kOpaque}
 	}
+	return viewOfClear(v)
+}
+
+// viewOfClear is viewOf of a value whose type is known not to be opaque.
+func viewOfClear(v reflect.Value) val {
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
@@ -140,10 +169,9 @@ func viewOf(v reflect.Value) val {
 		l := make([]val, v.Len())
 		if et := v.Type().Elem(); et.Kind() == reflect.Struct && !opaque(et) && typeOf(et).ok {
 			// The views of a list of structs (the servers) in one allocation.
-			vt, objs := typeOf(et), make([]obj, len(l))
+			vt, objs := typeOf(et), make([]viewObj, len(l))
 			for i := range l {
-				objs[i] = obj{view: v.Index(i), vt: vt}
-				l[i] = val{k: kObj, o: &objs[i]}
+				l[i] = objs[i].of(v.Index(i), vt)
 			}
 			return listOf(l)
 		}
@@ -179,7 +207,7 @@ func viewOf(v reflect.Value) val {
 		if !vt.ok {
 			break
 		}
-		return val{k: kObj, o: &obj{view: v, vt: vt}}
+		return new(viewObj).of(v, vt)
 	}
 	return val{k: kOpaque}
 }
@@ -209,32 +237,39 @@ func viewOfEnv(m map[string]*string) val {
 
 // viewGet is the field of a struct's view that encoding/json writes as key.
 func (o *obj) viewGet(key string) (val, bool) {
-	if v, ok := o.memo[key]; ok {
+	if v, ok := o.sv.memo[key]; ok {
 		return v, true
 	}
 	v, ok := o.viewField(key)
-	if ok && o.memo != nil {
-		o.memo[key] = v
+	if ok && o.sv.memo != nil {
+		o.sv.memo[key] = v
 	}
 	return v, ok
 }
 
 func (o *obj) viewField(key string) (val, bool) {
-	vt := o.vt
+	vt := o.sv.vt
 	i, ok := vt.index[key]
 	if !ok {
 		return val{}, false
 	}
-	f := o.view.Field(vt.fields[i].index)
-	if vt.fields[i].omitEmpty && emptyValue(f) {
+	vf := &vt.fields[i]
+	f := o.sv.v.Field(vf.index)
+	if vf.omitEmpty && emptyValue(f) {
 		return val{}, false
 	}
-	return viewOf(f), true
+	switch {
+	case vf.dynamic:
+		return viewOf(f), true
+	case vf.opaque:
+		return val{k: kOpaque}, true
+	}
+	return viewOfClear(f), true
 }
 
 // viewMembers are the fields of a struct's view, in the order written.
 func (o *obj) viewMembers() []member {
-	vt := o.vt
+	vt := o.sv.vt
 	var out []member
 	for _, name := range vt.names {
 		if v, ok := o.viewGet(name); ok {

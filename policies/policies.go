@@ -434,7 +434,7 @@ func readFor(packs []*Pack, src PlanSource) *planRead {
 	if src.Value != nil {
 		input := viewOf(reflect.ValueOf(src.Value))
 		if input.k == kObj {
-			input.o.memo = map[string]val{}
+			input.o.sv.memo = map[string]val{}
 		}
 		return &planRead{input: input, names: names, ok: input.k == kObj}
 	}
