@@ -321,13 +321,13 @@ type eval struct {
 }
 
 // violations evaluates a rule's deny list, or bails.
-func (ev *eval) violations(id string) (out []Violation, ok bool) {
+func (ev *eval) violations(id string) (out chunks[Violation], ok bool) {
 	r := ev.fp.rules[id]
 	defer func() {
 		// A bail, or a failure of the evaluator itself: CUE decides (the
 		// tests that hold the fast path to CUE see the rule left to it).
 		if r := recover(); r != nil {
-			out, ok = nil, false
+			out, ok = chunks[Violation]{}, false
 		}
 		// The rule's values (its deny list, a struct per violation) are
 		// not kept once they are violations; a rule that reads another's
@@ -345,7 +345,7 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 		p, _ := e.o.get("path")
 		m, _ := e.o.get("message")
 		s, hasSugg := e.o.get("suggestion")
-		out = appendDoubling(out, newViolation(p.elems(), p.k == kList, m, s, hasSugg))
+		out.add(newViolation(p.elems(), p.k == kList, m, s, hasSugg))
 	}
 	if lit, isList := deny.expr.(*ast.ListLit); isList && !ev.computed(deny) {
 		// A list literal (the common deny): each element becomes a
@@ -365,7 +365,7 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 			if x, ok := c.Value.(*ast.StructLit); ok {
 				if sh := ev.fp.shape(x); sh.plain() {
 					// The violation's struct literal is read, not built.
-					ev.comprehension(e, c.Clauses, func(inner *env) { out = appendDoubling(out, ev.violationOf(inner, sh)) })
+					ev.comprehension(e, c.Clauses, func(inner *env) { out.add(ev.violationOf(inner, sh)) })
 					continue
 				}
 			}
@@ -378,11 +378,33 @@ func (ev *eval) violations(id string) (out []Violation, ok bool) {
 	if l.k != kList {
 		panic(bail("deny is not a list"))
 	}
-	out = make([]Violation, 0, len(l.elems()))
 	for _, e := range l.elems() {
 		violation(e)
 	}
 	return out, true
+}
+
+// chunks is a list built in pieces that are never copied as it grows (a
+// rule may have a violation per server), read out once (appendTo).
+type chunks[T any] struct {
+	parts [][]T
+	n     int
+}
+
+func (c *chunks[T]) add(v T) {
+	if len(c.parts) == 0 || len(c.parts[len(c.parts)-1]) == cap(c.parts[len(c.parts)-1]) {
+		c.parts = append(c.parts, make([]T, 0, 16<<min(len(c.parts), 6))) // 16 to 1024
+	}
+	last := &c.parts[len(c.parts)-1]
+	*last = append(*last, v)
+	c.n++
+}
+
+func (c *chunks[T]) appendTo(dst []T) []T {
+	for _, p := range c.parts {
+		dst = append(dst, p...)
+	}
+	return dst
 }
 
 // newViolation checks a violation's path, message and suggestion as the

@@ -499,7 +499,7 @@ func (p *Pack) evaluateFast(read *planRead) (out []Violation, slow []rules.Rule)
 		return nil, p.rules
 	}
 	ev := &eval{fp: p.fast, input: read.input, names: read.names, done: map[*mfield]val{}, busy: map[*mfield]bool{}, matched: map[[2]string]bool{}}
-	byRule := make([][]Violation, len(p.rules))
+	byRule := make([]chunks[Violation], len(p.rules))
 	n := 0
 	for i, r := range p.rules {
 		vs, ok := ev.violations(r.ID)
@@ -507,16 +507,18 @@ func (p *Pack) evaluateFast(read *planRead) (out []Violation, slow []rules.Rule)
 			slow = append(slow, r)
 			continue
 		}
-		for j := range vs {
-			vs[j].Rule, vs[j].Severity = r.ID, r.Severity
+		for _, part := range vs.parts {
+			for j := range part {
+				part[j].Rule, part[j].Severity = r.ID, r.Severity
+			}
 		}
-		byRule[i], n = vs, n+len(vs)
+		byRule[i], n = vs, n+vs.n
 	}
 	if n > 0 {
 		out = make([]Violation, 0, n)
 	}
-	for _, vs := range byRule {
-		out = append(out, vs...)
+	for i := range byRule {
+		out = byRule[i].appendTo(out)
 	}
 	return out, slow
 }
