@@ -365,11 +365,11 @@ func (ev *eval) violations(id string) (out chunks[Violation], ok bool) {
 			if x, ok := c.Value.(*ast.StructLit); ok {
 				if sh := ev.fp.shape(x); sh.plain() {
 					// The violation's struct literal is read, not built.
-					ev.comprehension(e, c.Clauses, func(inner *env) { out.add(ev.violationOf(inner, sh)) })
+					ev.comprehension(e, c.Clauses, func(inner *env) { out.add(ev.violationOf(inner, sh)) }, nil)
 					continue
 				}
 			}
-			ev.comprehension(e, c.Clauses, func(inner *env) { violation(ev.expr(inner, c.Value)) })
+			ev.comprehension(e, c.Clauses, func(inner *env) { violation(ev.expr(inner, c.Value)) }, nil)
 		}
 		delete(ev.busy, deny)
 		return out, true
@@ -590,7 +590,15 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		return ev.interpolation(e, x)
 	case *ast.ListLit:
 		out := make([]val, 0, len(x.Elts))
-		ev.listElems(e, x, func(v val) { out = appendDoubling(out, v) })
+		for _, el := range x.Elts {
+			c, ok := el.(*ast.Comprehension)
+			if !ok {
+				out = append(out, ev.expr(e, el))
+				continue
+			}
+			size := 0 // the length of what its first for clause iterates
+			ev.comprehension(e, c.Clauses, func(inner *env) { out = appendSized(out, ev.expr(inner, c.Value), size) }, &size)
+		}
 		return listOf(out)
 	case *ast.StructLit:
 		return ev.structLit(e, x)
@@ -650,25 +658,20 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 	panic(bail(fmt.Sprintf("%T", x)))
 }
 
-// appendDoubling is append that doubles a full slice's capacity: append
-// grows a long slice by a quarter, which allocates about five times the
-// final size of a list of a value per server, twice as much as doubling.
-func appendDoubling[T any](s []T, v T) []T {
+// appendSized is append that grows a long full slice to size (the length
+// of the list a comprehension iterates, which it reaches when it keeps
+// every element), or else doubles it: append grows a long slice by a
+// quarter, which allocates about five times the final size of a list of a
+// value per server.
+func appendSized[T any](s []T, v T, size int) []T {
 	if len(s) == cap(s) && len(s) >= 256 {
-		s = append(make([]T, 0, 2*len(s)), s...)
+		n := 2 * len(s)
+		if size > len(s) {
+			n = size
+		}
+		s = append(make([]T, 0, n), s...)
 	}
 	return append(s, v)
-}
-
-// listElems computes a list literal's elements, in order.
-func (ev *eval) listElems(e *env, x *ast.ListLit, yield func(val)) {
-	for _, el := range x.Elts {
-		if c, ok := el.(*ast.Comprehension); ok {
-			ev.comprehension(e, c.Clauses, func(inner *env) { yield(ev.expr(inner, c.Value)) })
-			continue
-		}
-		yield(ev.expr(e, el))
-	}
 }
 
 // label is the label x selects.
@@ -877,7 +880,9 @@ func (ev *eval) structOf(e *env, sh *structShape) val {
 }
 
 // comprehension runs the clauses, calling yield in the env of each result.
-func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
+// size, when set, is given the number of elements the first clause
+// iterates when it is a for (a capacity for the result).
+func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env), size *int) {
 	if len(clauses) == 0 {
 		yield(e)
 		return
@@ -889,19 +894,22 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 			panic(bail("a condition that is not a bool"))
 		}
 		if v.b {
-			ev.comprehension(e, clauses[1:], yield)
+			ev.comprehension(e, clauses[1:], yield, nil)
 		}
 	case *ast.LetClause:
-		ev.comprehension(&env{parent: e, name: c.Ident.Name, v: ev.expr(e, c.Expr)}, clauses[1:], yield)
+		ev.comprehension(&env{parent: e, name: c.Ident.Name, v: ev.expr(e, c.Expr)}, clauses[1:], yield, nil)
 	case *ast.ForClause:
 		src := ev.expr(e, c.Source)
 		switch src.k {
 		case kList:
+			if size != nil {
+				*size = len(src.elems())
+			}
 			pair := ev.forEnvs(e, c)
 			key, value := &pair[0], &pair[1]
 			for i, v := range src.elems() {
 				key.v, value.v = val{k: kInt, n: int64(i)}, v
-				ev.comprehension(value, clauses[1:], yield)
+				ev.comprehension(value, clauses[1:], yield, nil)
 			}
 			ev.release(pair)
 		case kObj:
@@ -912,11 +920,14 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 			if src.o.sv != nil {
 				members = src.o.viewMembers()
 			}
+			if size != nil {
+				*size = len(members)
+			}
 			pair := ev.forEnvs(e, c)
 			key, value := &pair[0], &pair[1]
 			for _, m := range members {
 				key.v, value.v = val{k: kStr, s: m.key}, m.v
-				ev.comprehension(value, clauses[1:], yield)
+				ev.comprehension(value, clauses[1:], yield, nil)
 			}
 			ev.release(pair)
 		default:
