@@ -819,20 +819,21 @@ func (ev *eval) structLit(e *env, x *ast.StructLit) val {
 	if sh.bad != "" {
 		panic(bail(sh.bad))
 	}
-	inner := e
-	if n := len(sh.names); n > 0 && !sh.self && n == sh.fields && len(sh.embeds) <= 1 {
+	n := len(sh.names)
+	if n > 0 && !sh.self && n == sh.fields && len(sh.embeds) <= 1 {
 		return ev.structOf(e, sh)
-	} else if n > 0 {
+	}
+	inner := e
+	switch {
+	case n > len(structFrame{}.done):
+		inner = &env{parent: e, local: &localStruct{shape: sh, done: make([]val, n), state: make([]uint8, n)}}
+	case n > 0:
 		// One allocation for what the literal's evaluation needs (a small
 		// literal, the common case) and drops once it is built.
-		if n <= len(structFrame{}.done) {
-			f := &structFrame{}
-			f.local = localStruct{shape: sh, done: f.done[:n], state: f.state[:n]}
-			f.env = env{parent: e, local: &f.local}
-			inner = &f.env
-		} else {
-			inner = &env{parent: e, local: &localStruct{shape: sh, done: make([]val, n), state: make([]uint8, n)}}
-		}
+		f := &structFrame{}
+		f.local = localStruct{shape: sh, done: f.done[:n], state: f.state[:n]}
+		f.env = env{parent: e, local: &f.local}
+		inner = &f.env
 	}
 	if len(sh.embeds) == 1 && sh.fields == 0 {
 		return ev.expr(inner, sh.embeds[0])
