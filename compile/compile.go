@@ -186,6 +186,11 @@ type Result struct {
 type entryIndex struct {
 	once   sync.Once
 	byName map[string]*Entry
+	// mu guards scratch, where Locate builds an entry's packed tree for
+	// one look-up and does not keep it (a tree kept per finding's entry
+	// held most of a lint's memory when every server had a finding).
+	mu      sync.Mutex
+	scratch node.Scratch
 }
 
 // Summary is what validate's last line says of the servers, as the

@@ -33,11 +33,7 @@ func (r *Result) Locate(path []any) diag.Pos {
 	if origin.Line == 0 {
 		origin = fallback
 	}
-	var tree *node.Node
-	if e != nil {
-		tree = e.Node()
-	}
-	if tree == nil {
+	if e == nil {
 		return origin
 	}
 	keys := make([]string, 0, len(path)-2)
@@ -50,6 +46,17 @@ func (r *Result) Locate(path []any) diag.Pos {
 		default:
 			return origin
 		}
+	}
+	var tree *node.Node
+	if r.winners != nil {
+		r.winners.mu.Lock()
+		defer r.winners.mu.Unlock()
+		tree = e.NodeIn(&r.winners.scratch)
+	} else {
+		tree = e.Node()
+	}
+	if tree == nil {
+		return origin
 	}
 	if len(keys) > 0 && keys[0] == "name" && e.NamePos.Line > 0 {
 		return e.NamePos

@@ -69,15 +69,26 @@ type fastPack struct {
 	// calls are the functions the calls name, resolved when first
 	// evaluated (the names in scope at a call are always the same).
 	calls sync.Map // *ast.CallExpr → string
-	// shapes are the struct literals' declarations (structShape).
-	shapes sync.Map // *ast.StructLit → *structShape
+	// What the evaluation reads of the pack's syntax, computed once when
+	// the pack is read (not per server), and only read after:
+	shapes    map[*ast.StructLit]*structShape  // struct literals' declarations
+	interps   map[*ast.Interpolation][]string  // literal parts, unquoted; nil: left to CUE
+	lits      map[*ast.BasicLit]any            // a val; nil: left to CUE
+	selectors map[*ast.SelectorExpr]*selection // the labels selected
+}
+
+// selection is a selector's label: ok when the fast path reads it.
+type selection struct {
+	name string
+	ok   bool
 }
 
 // deriveFast reads a pack's files as a program; an error says which
 // construct the fast path does not understand, and where.
 func deriveFast(files []*ast.File) (*fastPack, error) {
 	fp := &fastPack{top: &scope{fields: map[string]*mfield{}}, names: map[string]string{}, whole: map[string]bool{},
-		imports: map[*ast.File]map[string]string{}}
+		imports: map[*ast.File]map[string]string{}, shapes: map[*ast.StructLit]*structShape{},
+		interps: map[*ast.Interpolation][]string{}, lits: map[*ast.BasicLit]any{}, selectors: map[*ast.SelectorExpr]*selection{}}
 	for _, f := range files {
 		for _, d := range f.Decls {
 			switch x := d.(type) {
@@ -117,6 +128,18 @@ func deriveFast(files []*ast.File) (*fastPack, error) {
 						fp.name(s)
 					}
 				}
+				fp.lits[x] = literalOrNil(x)
+			case *ast.StructLit:
+				fp.shapes[x] = shapeOf(x)
+			case *ast.Interpolation:
+				if lits, ok := unquoteInterpolation(x); ok {
+					fp.interps[x] = lits
+				} else {
+					fp.interps[x] = nil
+				}
+			case *ast.SelectorExpr:
+				name, _, e := ast.LabelName(x.Sel)
+				fp.selectors[x] = &selection{name, e == nil}
 			case *ast.ForClause:
 				if sel, ok := x.Source.(*ast.SelectorExpr); ok {
 					if name, _, e := ast.LabelName(sel.Sel); e == nil {
@@ -293,53 +316,183 @@ type eval struct {
 	done    map[*mfield]val
 	busy    map[*mfield]bool
 	matched map[[2]string]bool
+	// freeEnvs are the env pairs of for clauses that are done (forEnvs).
+	freeEnvs []*[2]env
 }
 
 // violations evaluates a rule's deny list, or bails.
-func (ev *eval) violations(id string) (out []Violation, ok bool) {
+func (ev *eval) violations(id string) (out chunks[Violation], ok bool) {
+	r := ev.fp.rules[id]
 	defer func() {
 		// A bail, or a failure of the evaluator itself: CUE decides (the
 		// tests that hold the fast path to CUE see the rule left to it).
 		if r := recover(); r != nil {
-			out, ok = nil, false
+			out, ok = chunks[Violation]{}, false
 		}
+		// The rule's values (its deny list, a struct per violation) are
+		// not kept once they are violations; a rule that reads another's
+		// computes them again.
+		ev.forget(r.sub)
 	}()
-	r := ev.fp.rules[id]
 	deny := r.sub.fields["deny"]
 	if deny == nil {
 		panic(bail("no deny"))
 	}
-	l := ev.field(deny)
-	if l.k != kList {
-		panic(bail("deny is not a list"))
-	}
-	for _, e := range l.elems() {
+	violation := func(e val) {
 		if e.k != kObj {
 			panic(bail("a violation is not a struct"))
 		}
 		p, _ := e.o.get("path")
 		m, _ := e.o.get("message")
 		s, hasSugg := e.o.get("suggestion")
-		if p.k != kList || len(p.elems()) == 0 || m.k != kStr || m.s == "" || hasSugg && s.k != kStr {
-			panic(bail("a violation without a path or a message"))
+		out.add(newViolation(p.elems(), p.k == kList, m, s, hasSugg))
+	}
+	if lit, isList := deny.expr.(*ast.ListLit); isList && !ev.computed(deny) {
+		// A list literal (the common deny): each element becomes a
+		// violation as it is computed, so the list is never held whole.
+		// This is what field does, element by element.
+		if ev.busy[deny] {
+			panic(bail("a cycle"))
 		}
-		path := make([]any, len(p.elems()))
-		for i, step := range p.elems() {
-			switch step.k {
-			case kStr:
-				path[i] = step.s
-			case kInt:
-				if int64(int(step.n)) != step.n {
-					panic(bail("an index out of range"))
-				}
-				path[i] = int(step.n)
-			default:
-				panic(bail("a path step of another kind"))
+		ev.busy[deny] = true
+		e := &env{scope: deny.scope, file: deny.file}
+		for _, el := range lit.Elts {
+			c, ok := el.(*ast.Comprehension)
+			if !ok {
+				violation(ev.expr(e, el))
+				continue
 			}
+			if x, ok := c.Value.(*ast.StructLit); ok {
+				if sh := ev.fp.shape(x); sh.plain() {
+					// The violation's struct literal is read, not built.
+					ev.comprehension(e, c.Clauses, func(inner *env) { out.add(ev.violationOf(inner, sh)) }, nil)
+					continue
+				}
+			}
+			ev.comprehension(e, c.Clauses, func(inner *env) { violation(ev.expr(inner, c.Value)) }, nil)
 		}
-		out = append(out, Violation{Path: path, Message: m.s, Suggestion: s.s})
+		delete(ev.busy, deny)
+		return out, true
+	}
+	l := ev.field(deny)
+	if l.k != kList {
+		panic(bail("deny is not a list"))
+	}
+	for _, e := range l.elems() {
+		violation(e)
 	}
 	return out, true
+}
+
+// chunks is a list built in pieces that are never copied as it grows (a
+// rule may have a violation per server), read out once (appendTo).
+type chunks[T any] struct {
+	parts [][]T
+	n     int
+}
+
+func (c *chunks[T]) add(v T) {
+	if len(c.parts) == 0 || len(c.parts[len(c.parts)-1]) == cap(c.parts[len(c.parts)-1]) {
+		c.parts = append(c.parts, make([]T, 0, 16<<min(len(c.parts), 6))) // 16 to 1024
+	}
+	last := &c.parts[len(c.parts)-1]
+	*last = append(*last, v)
+	c.n++
+}
+
+func (c *chunks[T]) appendTo(dst []T) []T {
+	for _, p := range c.parts {
+		dst = append(dst, p...)
+	}
+	return dst
+}
+
+// newViolation checks a violation's path, message and suggestion as the
+// packs' CUE declares them, and makes the Violation.
+func newViolation(steps []val, isList bool, m, s val, hasSugg bool) Violation {
+	if !isList || len(steps) == 0 || m.k != kStr || m.s == "" || hasSugg && s.k != kStr {
+		panic(bail("a violation without a path or a message"))
+	}
+	path := make([]any, len(steps))
+	for i, step := range steps {
+		switch step.k {
+		case kStr:
+			path[i] = step.s
+		case kInt:
+			if int64(int(step.n)) != step.n {
+				panic(bail("an index out of range"))
+			}
+			path[i] = int(step.n)
+		default:
+			panic(bail("a path step of another kind"))
+		}
+	}
+	return Violation{Path: path, Message: m.s, Suggestion: s.s}
+}
+
+func hasComprehension(l *ast.ListLit) bool {
+	for _, el := range l.Elts {
+		if _, ok := el.(*ast.Comprehension); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// plain: a struct literal of fields only (no embedding, no let), none of
+// whose expressions names one of them, which the fast path computes.
+func (sh *structShape) plain() bool {
+	return sh.bad == "" && !sh.self && len(sh.embeds) == 0 && len(sh.names) == sh.fields
+}
+
+// violationOf is the violation a plain struct literal makes where e is: its
+// fields evaluated in order as structOf does, the path's list literal read
+// element by element; the struct and the path's list are not built.
+func (ev *eval) violationOf(e *env, sh *structShape) Violation {
+	var p, m, s val
+	var hasPath, hasSugg bool
+	var stepsBuf [4]val
+	var steps []val
+	for i, name := range sh.names {
+		x := sh.exprs[i]
+		if name == "path" {
+			hasPath = true
+			if l, ok := x.(*ast.ListLit); ok && !hasComprehension(l) {
+				steps = stepsBuf[:0]
+				for _, el := range l.Elts {
+					steps = append(steps, ev.expr(e, el))
+				}
+				p = val{k: kList}
+				continue
+			}
+			p = ev.expr(e, x)
+			steps = p.elems()
+			continue
+		}
+		v := ev.expr(e, x)
+		switch name {
+		case "message":
+			m = v
+		case "suggestion":
+			s, hasSugg = v, true
+		}
+	}
+	return newViolation(steps, hasPath && p.k == kList, m, s, hasSugg)
+}
+
+func (ev *eval) computed(m *mfield) bool {
+	_, ok := ev.done[m]
+	return ok
+}
+
+// forget drops what the evaluation computed of the fields of s.
+func (ev *eval) forget(s *scope) {
+	for _, m := range s.fields {
+		delete(ev.done, m)
+		if m.sub != nil {
+			ev.forget(m.sub)
+		}
+	}
 }
 
 // field evaluates a field of the pack (once per evaluation).
@@ -432,27 +585,25 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		}
 		return ev.lookup(e, x.Name)
 	case *ast.BasicLit:
-		return basicLit(x)
+		return ev.fp.literal(x)
 	case *ast.Interpolation:
 		return ev.interpolation(e, x)
 	case *ast.ListLit:
 		out := make([]val, 0, len(x.Elts))
 		for _, el := range x.Elts {
-			if c, ok := el.(*ast.Comprehension); ok {
-				ev.comprehension(e, c.Clauses, func(inner *env) { out = append(out, ev.expr(inner, c.Value)) })
+			c, ok := el.(*ast.Comprehension)
+			if !ok {
+				out = append(out, ev.expr(e, el))
 				continue
 			}
-			out = append(out, ev.expr(e, el))
+			size := 0 // the length of what its first for clause iterates
+			ev.comprehension(e, c.Clauses, func(inner *env) { out = appendSized(out, ev.expr(inner, c.Value), size) }, &size)
 		}
 		return listOf(out)
 	case *ast.StructLit:
 		return ev.structLit(e, x)
 	case *ast.SelectorExpr:
-		name, _, err := ast.LabelName(x.Sel)
-		if err != nil {
-			panic(bail("a selector"))
-		}
-		return ev.selectKey(ev.expr(e, x.X), name)
+		return ev.selectKey(ev.expr(e, x.X), ev.fp.label(x))
 	case *ast.IndexExpr:
 		v, i := ev.expr(e, x.X), ev.expr(e, x.Index)
 		switch {
@@ -489,10 +640,7 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 			if !ok {
 				return ev.expr(e, a)
 			}
-			name, _, err := ast.LabelName(sel.Sel)
-			if err != nil {
-				panic(bail("a selector"))
-			}
+			name := ev.fp.label(sel)
 			base := ev.expr(e, sel.X)
 			if base.k != kObj {
 				panic(bail("a selector on a value that is not a struct"))
@@ -508,6 +656,35 @@ func (ev *eval) expr(e *env, x ast.Expr) val {
 		return ev.binary(x.Op, ev.expr(e, x.X), ev.expr(e, x.Y))
 	}
 	panic(bail(fmt.Sprintf("%T", x)))
+}
+
+// appendSized is append that grows a long full slice to size (the length
+// of the list a comprehension iterates, which it reaches when it keeps
+// every element), or else doubles it: append grows a long slice by a
+// quarter, which allocates about five times the final size of a list of a
+// value per server.
+func appendSized[T any](s []T, v T, size int) []T {
+	if len(s) == cap(s) && len(s) >= 256 {
+		n := 2 * len(s)
+		if size > len(s) {
+			n = size
+		}
+		s = append(make([]T, 0, n), s...)
+	}
+	return append(s, v)
+}
+
+// label is the label x selects.
+func (fp *fastPack) label(x *ast.SelectorExpr) string {
+	sel := fp.selectors[x]
+	if sel == nil {
+		name, _, err := ast.LabelName(x.Sel)
+		sel = &selection{name, err == nil}
+	}
+	if !sel.ok {
+		panic(bail("a selector"))
+	}
+	return sel.name
 }
 
 func (ev *eval) selectKey(v val, key string) val {
@@ -529,12 +706,20 @@ type structShape struct {
 	fields int // names[:fields] are the fields
 	embeds []ast.Expr
 	bad    string // why the fast path does not build it
+	// self: an expression of the literal may name one of its fields or
+	// lets; when none does, they are evaluated where the literal is, with
+	// no env of its own.
+	self bool
 }
 
 func (fp *fastPack) shape(x *ast.StructLit) *structShape {
-	if s, ok := fp.shapes.Load(x); ok {
-		return s.(*structShape)
+	if s, ok := fp.shapes[x]; ok {
+		return s
 	}
+	return shapeOf(x)
+}
+
+func shapeOf(x *ast.StructLit) *structShape {
 	s := &structShape{}
 	var lets []*ast.LetClause
 	for _, d := range x.Elts {
@@ -566,8 +751,48 @@ func (fp *fastPack) shape(x *ast.StructLit) *structShape {
 	if len(s.embeds) > 1 {
 		s.bad = "more than one embedding"
 	}
-	fp.shapes.Store(x, s)
+	// Does an identifier inside name one of the literal's fields or lets?
+	// (Conservatively: any identifier of that name, anywhere inside.)
+	for _, n := range append(slices.Clone(s.exprs), s.embeds...) {
+		ast.Walk(n, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && slices.Contains(s.names, id.Name) {
+				s.self = true
+			}
+			return !s.self
+		}, nil)
+	}
 	return s
+}
+
+// structFrame is the env and the local struct of a small struct literal
+// being built, allocated together.
+type structFrame struct {
+	env   env
+	local localStruct
+	done  [3]val
+	state [3]uint8
+}
+
+// newObj is an obj with room for n members, the two allocated together when
+// n is small (the struct literals of a pack).
+func newObj(n int) *obj {
+	switch n {
+	case 1:
+		x := &struct {
+			o obj
+			m [1]member
+		}{}
+		x.o.members = x.m[:0]
+		return &x.o
+	case 2:
+		x := &struct {
+			o obj
+			m [2]member
+		}{}
+		x.o.members = x.m[:0]
+		return &x.o
+	}
+	return &obj{members: make([]member, 0, n)}
 }
 
 // localStruct is a struct literal being built: its fields and lets,
@@ -594,14 +819,26 @@ func (ev *eval) structLit(e *env, x *ast.StructLit) val {
 	if sh.bad != "" {
 		panic(bail(sh.bad))
 	}
+	n := len(sh.names)
+	if n > 0 && !sh.self && n == sh.fields && len(sh.embeds) <= 1 {
+		return ev.structOf(e, sh)
+	}
 	inner := e
-	if len(sh.names) > 0 {
-		inner = &env{parent: e, local: &localStruct{shape: sh, done: make([]val, len(sh.names)), state: make([]uint8, len(sh.names))}}
+	switch {
+	case n > len(structFrame{}.done):
+		inner = &env{parent: e, local: &localStruct{shape: sh, done: make([]val, n), state: make([]uint8, n)}}
+	case n > 0:
+		// One allocation for what the literal's evaluation needs (a small
+		// literal, the common case) and drops once it is built.
+		f := &structFrame{}
+		f.local = localStruct{shape: sh, done: f.done[:n], state: f.state[:n]}
+		f.env = env{parent: e, local: &f.local}
+		inner = &f.env
 	}
 	if len(sh.embeds) == 1 && sh.fields == 0 {
 		return ev.expr(inner, sh.embeds[0])
 	}
-	o := &obj{members: make([]member, 0, sh.fields)}
+	o := newObj(sh.fields)
 	if len(sh.embeds) == 1 {
 		b := ev.expr(inner, sh.embeds[0])
 		if b.k != kObj {
@@ -620,8 +857,33 @@ func (ev *eval) structLit(e *env, x *ast.StructLit) val {
 	return val{k: kObj, o: o}
 }
 
+// structOf is structLit for a literal of fields (and an embedding) none of
+// whose expressions names one of them: each is evaluated where the literal
+// is, in the order structLit evaluates them.
+func (ev *eval) structOf(e *env, sh *structShape) val {
+	o := newObj(sh.fields)
+	if len(sh.embeds) == 1 {
+		b := ev.expr(e, sh.embeds[0])
+		if b.k != kObj {
+			panic(bail("an embedding that is not a struct"))
+		}
+		for _, name := range sh.names {
+			if _, there := b.o.get(name); there || b.o.maybeDropped(name, ev.names) {
+				panic(bail("an embedding with a field of the struct"))
+			}
+		}
+		o.base = b.o
+	}
+	for i, name := range sh.names {
+		o.members = append(o.members, member{name, ev.expr(e, sh.exprs[i])})
+	}
+	return val{k: kObj, o: o}
+}
+
 // comprehension runs the clauses, calling yield in the env of each result.
-func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
+// size, when set, is given the number of elements the first clause
+// iterates when it is a for (a capacity for the result).
+func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env), size *int) {
 	if len(clauses) == 0 {
 		yield(e)
 		return
@@ -633,32 +895,42 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 			panic(bail("a condition that is not a bool"))
 		}
 		if v.b {
-			ev.comprehension(e, clauses[1:], yield)
+			ev.comprehension(e, clauses[1:], yield, nil)
 		}
 	case *ast.LetClause:
-		ev.comprehension(&env{parent: e, name: c.Ident.Name, v: ev.expr(e, c.Expr)}, clauses[1:], yield)
+		ev.comprehension(&env{parent: e, name: c.Ident.Name, v: ev.expr(e, c.Expr)}, clauses[1:], yield, nil)
 	case *ast.ForClause:
 		src := ev.expr(e, c.Source)
 		switch src.k {
 		case kList:
-			key, value := forEnvs(e, c)
+			if size != nil {
+				*size = len(src.elems())
+			}
+			pair := ev.forEnvs(e, c)
+			key, value := &pair[0], &pair[1]
 			for i, v := range src.elems() {
 				key.v, value.v = val{k: kInt, n: int64(i)}, v
-				ev.comprehension(value, clauses[1:], yield)
+				ev.comprehension(value, clauses[1:], yield, nil)
 			}
+			ev.release(pair)
 		case kObj:
 			if src.o.base != nil || src.o.partial {
 				panic(bail("a for over a struct read in part"))
 			}
 			members := src.o.members
-			if src.o.view.IsValid() {
+			if src.o.sv != nil {
 				members = src.o.viewMembers()
 			}
-			key, value := forEnvs(e, c)
+			if size != nil {
+				*size = len(members)
+			}
+			pair := ev.forEnvs(e, c)
+			key, value := &pair[0], &pair[1]
 			for _, m := range members {
 				key.v, value.v = val{k: kStr, s: m.key}, m.v
-				ev.comprehension(value, clauses[1:], yield)
+				ev.comprehension(value, clauses[1:], yield, nil)
 			}
+			ev.release(pair)
 		default:
 			panic(bail("a for over a value that is neither a list nor a struct"))
 		}
@@ -667,15 +939,52 @@ func (ev *eval) comprehension(e *env, clauses []ast.Clause, yield func(*env)) {
 	}
 }
 
-// forEnvs are the variables of a for clause, one env each, set anew for each
-// element: nothing keeps an env once its expression is evaluated (values
-// never refer to one).
-func forEnvs(e *env, c *ast.ForClause) (key, value *env) {
-	key = &env{parent: e, name: "\x00"} // a name no identifier has
-	if c.Key != nil {
-		key.name = c.Key.Name
+// forEnvs are the variables of a for clause, key and value, set anew for
+// each element: nothing keeps an env once its expression is evaluated
+// (values never refer to one), so the pair is used again once the clause is
+// done (release).
+func (ev *eval) forEnvs(e *env, c *ast.ForClause) *[2]env {
+	var pair *[2]env
+	if n := len(ev.freeEnvs); n > 0 {
+		pair, ev.freeEnvs = ev.freeEnvs[n-1], ev.freeEnvs[:n-1]
+	} else {
+		pair = new([2]env)
 	}
-	return key, &env{parent: key, name: c.Value.Name}
+	pair[0] = env{parent: e, name: "\x00"} // a name no identifier has
+	if c.Key != nil {
+		pair[0].name = c.Key.Name
+	}
+	pair[1] = env{parent: &pair[0], name: c.Value.Name}
+	return pair
+}
+
+// release makes a pair of forEnvs free for another for clause.
+func (ev *eval) release(pair *[2]env) {
+	*pair = [2]env{}
+	ev.freeEnvs = append(ev.freeEnvs, pair)
+}
+
+// literal is basicLit, remembered (a literal is read once per pack, not
+// once per server).
+func (fp *fastPack) literal(x *ast.BasicLit) val {
+	v, ok := fp.lits[x]
+	if !ok {
+		v = literalOrNil(x)
+	}
+	if v == nil {
+		panic(bail("a literal"))
+	}
+	return v.(val)
+}
+
+// literalOrNil is basicLit, nil where basicLit bails.
+func literalOrNil(x *ast.BasicLit) (v any) {
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return basicLit(x)
 }
 
 func basicLit(x *ast.BasicLit) val {
@@ -706,37 +1015,77 @@ func (ev *eval) interpolation(e *env, x *ast.Interpolation) val {
 	if len(x.Elts) == 1 {
 		return ev.expr(e, x.Elts[0])
 	}
-	first, last := x.Quotes()
-	info, prefixLen, _, err := literal.ParseQuotes(first.Value, last.Value)
-	if err != nil || !info.IsDouble() {
-		panic(bail("an interpolation"))
-	}
-	var b strings.Builder
-	for i := 0; i < len(x.Elts); i += 2 {
-		l, ok := x.Elts[i].(*ast.BasicLit)
-		if !ok {
-			panic(bail("an interpolation"))
-		}
-		s, err := info.Unquote(l.Value[prefixLen:])
-		if err != nil {
-			panic(bail("an interpolation"))
-		}
-		b.WriteString(s)
-		if i+1 < len(x.Elts) {
-			switch v := ev.expr(e, x.Elts[i+1]); v.k {
+	lits := ev.fp.interpolationLits(x)
+	// The interpolated values first, then the string in one allocation.
+	var buf [8]string
+	parts := buf[:0]
+	size := 0
+	for i, l := range lits {
+		parts = append(parts, l)
+		size += len(l)
+		if i+1 < len(lits) {
+			var p string
+			switch v := ev.expr(e, x.Elts[2*i+1]); v.k {
 			case kStr:
-				b.WriteString(v.s)
+				p = v.s
 			case kInt:
-				b.WriteString(strconv.FormatInt(v.n, 10))
+				p = strconv.FormatInt(v.n, 10)
 			case kBool:
-				b.WriteString(strconv.FormatBool(v.b))
+				p = strconv.FormatBool(v.b)
 			default:
 				panic(bail("an interpolated value of another kind"))
 			}
+			parts = append(parts, p)
+			size += len(p)
 		}
-		prefixLen = 1
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, p := range parts {
+		b.WriteString(p)
 	}
 	return val{k: kStr, s: b.String()}
+}
+
+// interpolationLits are the literal parts of an interpolation, unquoted
+// (once per pack: they are the same at every evaluation).
+func (fp *fastPack) interpolationLits(x *ast.Interpolation) []string {
+	lits, known := fp.interps[x]
+	if !known {
+		var ok bool
+		if lits, ok = unquoteInterpolation(x); !ok {
+			lits = nil
+		}
+	}
+	if lits == nil {
+		panic(bail("an interpolation"))
+	}
+	return lits
+}
+
+func unquoteInterpolation(x *ast.Interpolation) ([]string, bool) {
+	if len(x.Elts)%2 == 0 { // literals around each value: the parser's
+		return nil, false
+	}
+	first, last := x.Quotes()
+	info, prefixLen, _, err := literal.ParseQuotes(first.Value, last.Value)
+	if err != nil || !info.IsDouble() {
+		return nil, false
+	}
+	var lits []string
+	for i := 0; i < len(x.Elts); i += 2 {
+		l, ok := x.Elts[i].(*ast.BasicLit)
+		if !ok {
+			return nil, false
+		}
+		s, err := info.Unquote(l.Value[prefixLen:])
+		if err != nil {
+			return nil, false
+		}
+		lits = append(lits, s)
+		prefixLen = 1
+	}
+	return lits, true
 }
 
 func (ev *eval) binary(op token.Token, a, b val) val {
@@ -813,16 +1162,22 @@ func equal(a, b val) (eq, ok bool) {
 }
 
 // matches is pattern =~ s, remembered for the evaluation: the servers of a
-// plan have few distinct commands.
+// plan have few distinct commands. Only the first pairs are remembered: the
+// strings matched against one pattern may be as many as the servers (a
+// package argument each), and a map of them all costs more than matching.
 func (ev *eval) matches(pattern, s string) bool {
 	k := [2]string{pattern, s}
 	if m, ok := ev.matched[k]; ok {
 		return m
 	}
 	m := compiled(pattern).MatchString(s)
-	ev.matched[k] = m
+	if len(ev.matched) < maxMatched {
+		ev.matched[k] = m
+	}
 	return m
 }
+
+const maxMatched = 256
 
 // regexps are the compiled patterns of =~ and regexp.ReplaceAll; a pattern
 // that does not compile leaves the rule to CUE.

@@ -26,6 +26,33 @@ func TestShippedPacksHaveAFastPath(t *testing.T) {
 	}
 }
 
+// The shipped packs' declarations are read from their fast path, as CUE
+// reads them, without compiling the packs: a lint that CUE does not need
+// compiles nothing of them.
+func TestShippedPacksDeclareAsCUEDoes(t *testing.T) {
+	packs, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := builtinRuleIDs()
+	for _, p := range packs {
+		viaCUE, ds := loadFS(builtin, p.Name, p.Name, taken, false)
+		if len(ds) > 0 {
+			t.Fatalf("pack %s: %v", p.Name, ds)
+		}
+		if !reflect.DeepEqual(p.Rules(), viaCUE.Rules()) {
+			t.Errorf("pack %s declares\n%v\nCUE reads\n%v", p.Name, p.Rules(), viaCUE.Rules())
+		}
+	}
+	fresh := builtinRuleIDs()
+	for _, name := range BuiltinNames {
+		p, ds := loadFS(builtin, name, name, fresh, true)
+		if len(ds) > 0 || p.built {
+			t.Errorf("pack %s: loading it compiled its CUE (%v)", name, ds)
+		}
+	}
+}
+
 // holdToCUE turns the cross-check on: each rule the fast path decides is
 // evaluated by CUE as well, and the violations must be equal, byte for
 // byte; CUE must find nothing wrong with a rule the fast path decided. done

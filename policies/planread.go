@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"hash/maphash"
 	"io"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,9 +57,9 @@ type obj struct {
 	members []member
 	base    *obj // an embedded struct; nil for the plan's objects
 	partial bool // keys were dropped when the plan was read
-	// view is the Go struct this is a view of (planview.go), whose fields
+	// sv is the Go struct this is a view of (planview.go), whose fields
 	// are read when asked for; members is then empty.
-	view reflect.Value
+	sv *structView
 }
 
 type member struct {
@@ -71,7 +70,7 @@ type member struct {
 // get looks key up in o and what o embeds.
 func (o *obj) get(key string) (val, bool) {
 	for x := o; x != nil; x = x.base {
-		if x.view.IsValid() {
+		if x.sv != nil {
 			if v, ok := x.viewGet(key); ok {
 				return v, true
 			}

@@ -33,6 +33,9 @@ type viewType struct {
 type viewField struct {
 	index     int
 	omitEmpty bool
+	// opaque: the field's type is (viewOf asks it of every value read);
+	// dynamic: an interface, whose value's type is asked instead.
+	opaque, dynamic bool
 }
 
 var (
@@ -80,16 +83,45 @@ func typeOf(t reflect.Type) *viewType {
 		}
 		vt.index[name] = len(vt.names)
 		vt.names = append(vt.names, name)
-		vt.fields = append(vt.fields, viewField{index: i, omitEmpty: omit})
+		vt.fields = append(vt.fields, viewField{index: i, omitEmpty: omit, opaque: opaque(f.Type), dynamic: f.Type.Kind() == reflect.Interface})
 	}
 	viewTypes.Store(t, vt)
 	return vt
 }
 
-// opaque: a type encoding/json writes by a method of its own.
+// opaque: a type encoding/json writes by a method of its own. Remembered
+// by type: the view asks it of every value a rule reads.
 func opaque(t reflect.Type) bool {
-	return t.Implements(marshalerType) || t.Implements(textMarshaler) ||
+	if o, ok := opaqueTypes.Load(t); ok {
+		return o.(bool)
+	}
+	o := t.Implements(marshalerType) || t.Implements(textMarshaler) ||
 		reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshaler)
+	opaqueTypes.Store(t, o)
+	return o
+}
+
+var opaqueTypes sync.Map // reflect.Type → bool
+
+// structView is what an obj that views a Go struct reads it through.
+type structView struct {
+	v  reflect.Value
+	vt *viewType // v's type
+	// memo, when set (the plan's root), keeps the view's fields once read:
+	// the packs of one lint read the same servers.
+	memo map[string]val
+}
+
+// viewObj is an obj and its view, allocated together.
+type viewObj struct {
+	o  obj
+	sv structView
+}
+
+func (x *viewObj) of(v reflect.Value, vt *viewType) val {
+	x.sv = structView{v: v, vt: vt}
+	x.o.sv = &x.sv
+	return val{k: kObj, o: &x.o}
 }
 
 // viewOf is v as the fast path reads it.
@@ -100,6 +132,11 @@ func viewOf(v reflect.Value) val {
 	if opaque(v.Type()) {
 		return val{k: kOpaque}
 	}
+	return viewOfClear(v)
+}
+
+// viewOfClear is viewOf of a value whose type is known not to be opaque.
+func viewOfClear(v reflect.Value) val {
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
@@ -130,6 +167,14 @@ func viewOf(v reflect.Value) val {
 		fallthrough
 	case reflect.Array:
 		l := make([]val, v.Len())
+		if et := v.Type().Elem(); et.Kind() == reflect.Struct && !opaque(et) && typeOf(et).ok {
+			// The views of a list of structs (the servers) in one allocation.
+			vt, objs := typeOf(et), make([]viewObj, len(l))
+			for i := range l {
+				l[i] = objs[i].of(v.Index(i), vt)
+			}
+			return listOf(l)
+		}
 		for i := range l {
 			l[i] = viewOf(v.Index(i))
 		}
@@ -141,42 +186,90 @@ func viewOf(v reflect.Value) val {
 		if v.IsNil() {
 			return val{k: kNull}
 		}
-		keys := v.MapKeys()
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
-		o := &obj{members: make([]member, len(keys))}
-		for i, k := range keys {
-			if !utf8.ValidString(k.String()) {
+		if v.Type() == envMapType && v.CanInterface() {
+			return viewOfEnv(v.Interface().(map[string]*string)) // a server's env: no reflection
+		}
+		// The keys read through one scratch value (MapKeys copies each).
+		o := &obj{members: make([]member, 0, v.Len())}
+		key := reflect.New(v.Type().Key()).Elem()
+		for it := v.MapRange(); it.Next(); {
+			key.SetIterKey(it)
+			k := key.String()
+			if !utf8.ValidString(k) {
 				return val{k: kOpaque}
 			}
-			o.members[i] = member{k.String(), viewOf(v.MapIndex(k))}
+			o.members = append(o.members, member{k, viewOf(it.Value())})
 		}
+		slices.SortFunc(o.members, func(a, b member) int { return strings.Compare(a.key, b.key) })
 		return val{k: kObj, o: o}
 	case reflect.Struct:
-		if !typeOf(v.Type()).ok {
+		vt := typeOf(v.Type())
+		if !vt.ok {
 			break
 		}
-		return val{k: kObj, o: &obj{view: v}}
+		return new(viewObj).of(v, vt)
 	}
 	return val{k: kOpaque}
 }
 
+var envMapType = reflect.TypeFor[map[string]*string]()
+
+// viewOfEnv is viewOf of a map[string]*string.
+func viewOfEnv(m map[string]*string) val {
+	o := &obj{members: make([]member, 0, len(m))}
+	for k, p := range m {
+		if !utf8.ValidString(k) {
+			return val{k: kOpaque}
+		}
+		v := val{k: kNull}
+		if p != nil {
+			if !utf8.ValidString(*p) {
+				v = val{k: kOpaque}
+			} else {
+				v = val{k: kStr, s: *p}
+			}
+		}
+		o.members = append(o.members, member{k, v})
+	}
+	slices.SortFunc(o.members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	return val{k: kObj, o: o}
+}
+
 // viewGet is the field of a struct's view that encoding/json writes as key.
 func (o *obj) viewGet(key string) (val, bool) {
-	vt := typeOf(o.view.Type())
+	if v, ok := o.sv.memo[key]; ok {
+		return v, true
+	}
+	v, ok := o.viewField(key)
+	if ok && o.sv.memo != nil {
+		o.sv.memo[key] = v
+	}
+	return v, ok
+}
+
+func (o *obj) viewField(key string) (val, bool) {
+	vt := o.sv.vt
 	i, ok := vt.index[key]
 	if !ok {
 		return val{}, false
 	}
-	f := o.view.Field(vt.fields[i].index)
-	if vt.fields[i].omitEmpty && emptyValue(f) {
+	vf := &vt.fields[i]
+	f := o.sv.v.Field(vf.index)
+	if vf.omitEmpty && emptyValue(f) {
 		return val{}, false
 	}
-	return viewOf(f), true
+	switch {
+	case vf.dynamic:
+		return viewOf(f), true
+	case vf.opaque:
+		return val{k: kOpaque}, true
+	}
+	return viewOfClear(f), true
 }
 
 // viewMembers are the fields of a struct's view, in the order written.
 func (o *obj) viewMembers() []member {
-	vt := typeOf(o.view.Type())
+	vt := o.sv.vt
 	var out []member
 	for _, name := range vt.names {
 		if v, ok := o.viewGet(name); ok {

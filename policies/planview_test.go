@@ -32,7 +32,7 @@ func materialize(v val) any {
 		return out
 	case kObj:
 		ms := v.o.members
-		if v.o.view.IsValid() {
+		if v.o.sv != nil {
 			ms = v.o.viewMembers()
 		}
 		out := []any{}

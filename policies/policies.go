@@ -135,7 +135,7 @@ var builtinPacks = sync.OnceValues(func() ([]*Pack, error) {
 	var out []*Pack
 	taken := builtinRuleIDs()
 	for _, name := range BuiltinNames {
-		p, ds := loadFS(builtin, name, name, taken)
+		p, ds := loadFS(builtin, name, name, taken, true)
 		if len(ds) > 0 {
 			return nil, fmt.Errorf("policies: built-in pack %s: %s:%d:%d: %s", name, ds[0].File, ds[0].Line, ds[0].Column, ds[0].Message)
 		}
@@ -233,7 +233,7 @@ func builtinRuleIDs() map[string]bool {
 	return taken
 }
 
-func loadFS(fsys fs.FS, dir, name string, taken map[string]bool) (*Pack, []diag.Diagnostic) {
+func loadFS(fsys fs.FS, dir, name string, taken map[string]bool, shipped bool) (*Pack, []diag.Diagnostic) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, []diag.Diagnostic{rules.PolicyInvalid.At(diag.Pos{File: dir, Line: 1, Column: 1}, err.Error(), "")}
@@ -249,7 +249,55 @@ func loadFS(fsys fs.FS, dir, name string, taken map[string]bool) (*Pack, []diag.
 		}
 		p.files = append(p.files, packFile{name: "policies/" + dir + "/" + e.Name(), src: b})
 	}
+	if shipped && p.declareFast(taken) {
+		return p, nil
+	}
 	return p, p.declare(taken)
+}
+
+// declareFast reads the declarations of a shipped pack from its fast path,
+// without compiling the pack with CUE (a few milliseconds of every lint,
+// more than a small deployment's rules cost), when each rule is declared
+// with string literals as declare requires; the pack's CUE is compiled when
+// CUE first evaluates a rule. It reports false, having changed nothing, for
+// anything else: declare then reads the pack with CUE and says what is
+// wrong. TestShippedPacksDeclareAsCUEDoes holds it to declare.
+func (p *Pack) declareFast(taken map[string]bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fp, err := p.deriveFast()
+	if err != nil {
+		return false
+	}
+	var rs []rules.Rule
+	for id, r := range fp.rules {
+		text := func(name string) (string, bool) {
+			f := r.sub.fields[name]
+			if f == nil || f.sub != nil {
+				return "", false
+			}
+			lit, ok := f.expr.(*ast.BasicLit)
+			if !ok {
+				return "", false
+			}
+			v, ok := literalOrNil(lit).(val)
+			return v.s, ok && v.k == kStr
+		}
+		sev, okSev := text("severity")
+		desc, okDesc := text("description")
+		ex, okEx := text("example")
+		if !ruleID.MatchString(id) || taken[id] || !okSev || sev != "error" && sev != "warning" && sev != "info" ||
+			!okDesc || strings.TrimSpace(desc) == "" || !okEx || strings.TrimSpace(ex) == "" || r.sub.fields["deny"] == nil {
+			return false
+		}
+		rs = append(rs, rules.Rule{ID: id, Severity: diag.Severity(sev), Description: desc, Example: ex})
+	}
+	for _, r := range rs {
+		taken[r.ID] = true
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].ID < rs[j].ID })
+	p.fast, p.rules = fp, rs
+	return true
 }
 
 // built is the pack's CUE value, compiled on first use; p.mu is held.
@@ -433,6 +481,9 @@ func readFor(packs []*Pack, src PlanSource) *planRead {
 	}
 	if src.Value != nil {
 		input := viewOf(reflect.ValueOf(src.Value))
+		if input.k == kObj {
+			input.o.sv.memo = map[string]val{}
+		}
 		return &planRead{input: input, names: names, ok: input.k == kObj}
 	}
 	pr, pw := io.Pipe()
@@ -496,16 +547,26 @@ func (p *Pack) evaluateFast(read *planRead) (out []Violation, slow []rules.Rule)
 		return nil, p.rules
 	}
 	ev := &eval{fp: p.fast, input: read.input, names: read.names, done: map[*mfield]val{}, busy: map[*mfield]bool{}, matched: map[[2]string]bool{}}
-	for _, r := range p.rules {
+	byRule := make([]chunks[Violation], len(p.rules))
+	n := 0
+	for i, r := range p.rules {
 		vs, ok := ev.violations(r.ID)
 		if !ok {
 			slow = append(slow, r)
 			continue
 		}
-		for _, v := range vs {
-			v.Rule, v.Severity = r.ID, r.Severity
-			out = append(out, v)
+		for _, part := range vs.parts {
+			for j := range part {
+				part[j].Rule, part[j].Severity = r.ID, r.Severity
+			}
 		}
+		byRule[i], n = vs, n+vs.n
+	}
+	if n > 0 {
+		out = make([]Violation, 0, n)
+	}
+	for i := range byRule {
+		out = byRule[i].appendTo(out)
 	}
 	return out, slow
 }
@@ -607,7 +668,7 @@ func (p *Pack) evaluateCUE(planJSON []byte, rs []rules.Rule) ([]Violation, []dia
 
 // sortViolations orders violations by rule, then file, then path.
 func sortViolations(vs []Violation) {
-	sort.SliceStable(vs, func(i, j int) bool {
+	less := func(i, j int) bool {
 		if vs[i].Rule != vs[j].Rule {
 			return vs[i].Rule < vs[j].Rule
 		}
@@ -615,7 +676,12 @@ func sortViolations(vs []Violation) {
 			return !vs[i].InLock
 		}
 		return comparePath(vs[i].Path, vs[j].Path) < 0
-	})
+	}
+	// The fast path's violations come in this order (the rules in order,
+	// each rule's by server): checking costs less than sorting.
+	if !sort.SliceIsSorted(vs, less) {
+		sort.SliceStable(vs, less)
+	}
 }
 
 // comparePath orders paths step by step: indices numerically, keys as
@@ -635,7 +701,12 @@ func comparePath(a, b []any) int {
 			}
 			return 1
 		default:
-			if c := strings.Compare(fmt.Sprint(a[i]), fmt.Sprint(b[i])); c != 0 {
+			as, aStr := a[i].(string)
+			bs, bStr := b[i].(string)
+			if !aStr || !bStr {
+				as, bs = fmt.Sprint(a[i]), fmt.Sprint(b[i])
+			}
+			if c := strings.Compare(as, bs); c != 0 {
 				return c
 			}
 		}

@@ -58,25 +58,31 @@ func (d Diagnostic) Pos() Pos { return Pos{File: d.File, Line: d.Line, Column: d
 // Sort orders diagnostics by path, line, column, rule, then message, so that
 // every output is byte-identical for the same input.
 func Sort(ds []Diagnostic) {
-	sort.SliceStable(ds, func(i, j int) bool {
-		a, b := ds[i], ds[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Column != b.Column {
-			return a.Column < b.Column
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
-		}
-		if a.Message != b.Message {
-			return a.Message < b.Message
-		}
-		return a.Severity < b.Severity
-	})
+	sort.SliceStable(ds, func(i, j int) bool { return less(&ds[i], &ds[j]) })
+}
+
+// IsSorted reports whether ds is in Sort's order.
+func IsSorted(ds []Diagnostic) bool {
+	return sort.SliceIsSorted(ds, func(i, j int) bool { return less(&ds[i], &ds[j]) })
+}
+
+func less(a, b *Diagnostic) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	if a.Line != b.Line {
+		return a.Line < b.Line
+	}
+	if a.Column != b.Column {
+		return a.Column < b.Column
+	}
+	if a.Rule != b.Rule {
+		return a.Rule < b.Rule
+	}
+	if a.Message != b.Message {
+		return a.Message < b.Message
+	}
+	return a.Severity < b.Severity
 }
 
 // Count returns how many diagnostics have each severity.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 	"unique"
 
@@ -76,6 +77,14 @@ type LineIndex struct {
 
 	textOnce sync.Once
 	text     string // data as a string, made on the first call of Line
+	// last is the short line Line copied last: a report's findings on one
+	// line come one after the other.
+	last atomic.Pointer[copiedLine]
+}
+
+type copiedLine struct {
+	n    int
+	text string
 }
 
 // runeMark is a character boundary: its byte offset and the number of
@@ -281,22 +290,35 @@ func (ix *LineIndex) LineStart(n int) (int, bool) {
 	return ix.starts[n-1], true
 }
 
-// Line returns the text of 1-based line n, without its line ending. The
-// text shares memory with the index: the file is copied to a string once,
-// not a line per call, as a report with a diagnostic per value of a
-// minified file asks for the same long line again and again.
+// Line returns the text of 1-based line n, without its line ending. A
+// short line is copied; a long one shares memory with the index: the file
+// is copied to a string once, not a line per call, as a report with a
+// diagnostic per value of a minified file asks for the same long line again
+// and again (and a copy of the file made for a report of many short lines
+// would double what the file holds).
 func (ix *LineIndex) Line(n int) (string, bool) {
 	if n < 1 || n > len(ix.starts) {
 		return "", false
 	}
-	ix.textOnce.Do(func() { ix.text = string(ix.data) })
 	start := ix.starts[n-1]
 	end := len(ix.data)
 	if n < len(ix.starts) {
 		end = ix.starts[n] - 1
 	}
+	if end-start <= shortLine {
+		if l := ix.last.Load(); l != nil && l.n == n {
+			return l.text, true
+		}
+		l := &copiedLine{n, strings.TrimSuffix(string(ix.data[start:end]), "\r")}
+		ix.last.Store(l)
+		return l.text, true
+	}
+	ix.textOnce.Do(func() { ix.text = string(ix.data) })
 	return strings.TrimSuffix(ix.text[start:end], "\r"), true
 }
+
+// shortLine is the longest line Line copies.
+const shortLine = 1 << 10
 
 // ParseJSON reads data, the content of file. With comments true it accepts
 // JSON with comments and trailing commas (JSONC, as .NET configuration files

@@ -205,6 +205,33 @@ func TestLineIndexLineDoesNotCopyPerCall(t *testing.T) {
 	}
 }
 
+// Line copies a short line, not the file: a report with a diagnostic on
+// each of a few lines of a 10 MB file would otherwise hold a second copy of
+// the file. Lines asked in turn (as a report asks them) come back right.
+func TestLineIndexLineCopiesAShortLine(t *testing.T) {
+	var b strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "%-99d\n", i)
+	}
+	ix := NewLineIndex("f", []byte(b.String()))
+	want := make([]string, 1002)
+	for n := range want {
+		want[n] = fmt.Sprintf("%-99d", n-1)
+	}
+	allocated := allocatedBytes(func() {
+		for n := 1; n <= 1000; n++ {
+			for _, m := range [...]int{n, n, n + 1} { // the next line too, as a report may
+				if s, ok := ix.Line(m); !ok || s != want[m] {
+					t.Fatalf("Line(%d) = %q, %v", m, s, ok)
+				}
+			}
+		}
+	})
+	if allocated > 2<<20 { // the file is 10 MB
+		t.Errorf("3000 calls of Line on lines of 100 bytes allocated %d KB", allocated>>10)
+	}
+}
+
 // allocatedBytes is how many bytes f allocates.
 var allocatedBytes = testservers.AllocatedBytes
 

@@ -221,3 +221,40 @@ func BenchmarkTextReportLongLine(b *testing.B) {
 		})
 	}
 }
+
+// A text report is written as it grows, not held whole: a lint with a
+// finding per server of a large deployment prints tens of megabytes.
+func TestTextReportIsWrittenAsItGrows(t *testing.T) {
+	var ds []diag.Diagnostic
+	for i := range 5000 {
+		ds = append(ds, diag.Diagnostic{File: "settings.json", Line: i + 1, Column: 3, Severity: diag.Warning,
+			Rule: "unknown-field", Message: fmt.Sprintf("unknown field %d", i), Suggestion: "remove it"})
+	}
+	p, err := New("text", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole bytes.Buffer
+	w := &largestWrite{w: &whole}
+	if err := p.Print(w, ds); err != nil {
+		t.Fatal(err)
+	}
+	if whole.Len() < 4*textChunk || w.largest > textChunk+1<<10 {
+		t.Errorf("a report of %d bytes was written with a largest write of %d bytes", whole.Len(), w.largest)
+	}
+	if !strings.HasPrefix(whole.String(), "settings.json:1:3: warning: unknown field 0 [unknown-field]\n") ||
+		!strings.HasSuffix(whole.String(), "settings.json:5000:3: warning: unknown field 4999 [unknown-field]\n  suggestion: remove it\n") {
+		t.Errorf("report starts %q, ends %q", whole.String()[:80], whole.String()[whole.Len()-80:])
+	}
+}
+
+// largestWrite records the longest single write to w.
+type largestWrite struct {
+	w       *bytes.Buffer
+	largest int
+}
+
+func (l *largestWrite) Write(p []byte) (int, error) {
+	l.largest = max(l.largest, len(p))
+	return l.w.Write(p)
+}

@@ -33,3 +33,25 @@ func TestPrintersRedact(t *testing.T) {
 		t.Errorf("the caller's diagnostic was changed: %q", ds[0].Message)
 	}
 }
+
+// Redaction copies the run only from the first diagnostic it changes: the
+// others print as they are, and the caller's diagnostics stay as they were.
+func TestRedactChangesACopy(t *testing.T) {
+	const secret = "tok-4f1e-99ab"
+	at := diag.Pos{File: "a.json", Line: 1, Column: 1}
+	ds := []diag.Diagnostic{rules.TypeMismatch.At(at, "plain", ""), rules.TypeMismatch.At(at, "value "+secret, "")}
+	p, err := New("text", Options{Redact: func(s string) string { return strings.ReplaceAll(s, secret, "[REDACTED]") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := p.Print(&b, ds); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, secret) || !strings.Contains(out, "value [REDACTED]") || !strings.Contains(out, "plain") {
+		t.Errorf("report:\n%s", out)
+	}
+	if ds[1].Message != "value "+secret {
+		t.Errorf("the caller's diagnostic was changed: %q", ds[1].Message)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -153,9 +154,19 @@ func (p printer) PrintRun(w io.Writer, r Run) error {
 		d.Message, d.Suggestion = p.redact(d.Message), p.redact(d.Suggestion)
 		return d
 	}
-	out := Run{Diagnostics: make([]diag.Diagnostic, len(r.Diagnostics)), Failure: p.redact(r.Failure)}
+	// The run's diagnostics are copied only from the first that redaction
+	// changes: most runs have none to redact.
+	out := Run{Diagnostics: r.Diagnostics, Failure: p.redact(r.Failure)}
+	copied := false
 	for i, d := range r.Diagnostics {
-		out.Diagnostics[i] = one(d)
+		x := one(d)
+		if x == d {
+			continue
+		}
+		if !copied {
+			out.Diagnostics, copied = slices.Clone(r.Diagnostics), true
+		}
+		out.Diagnostics[i] = x
 	}
 	for _, s := range r.Suppressed {
 		out.Suppressed = append(out.Suppressed, Suppressed{Diagnostic: one(s.Diagnostic), Reason: p.redact(s.Reason)})
@@ -188,6 +199,9 @@ func Summary(ds []diag.Diagnostic) string {
 
 // sorted returns a sorted copy of ds; the caller's slice is left alone.
 func sorted(ds []diag.Diagnostic) []diag.Diagnostic {
+	if diag.IsSorted(ds) { // the printers only read it
+		return ds
+	}
 	out := make([]diag.Diagnostic, len(ds))
 	copy(out, ds)
 	diag.Sort(out)
@@ -230,7 +244,7 @@ func relPath(root, file string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// flush writes the buffered report in one call.
+// flush writes what is buffered of a report in one call.
 func flush(w io.Writer, buf *bytes.Buffer) error {
 	_, err := w.Write(buf.Bytes())
 	return err

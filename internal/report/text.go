@@ -49,9 +49,20 @@ func (p textPrinter) printRun(w io.Writer, r Run) error {
 	var cur lineCursor
 	for _, d := range sorted(r.Diagnostics) {
 		p.printOne(&buf, d, &cur)
+		// Written as it grows: a report of many findings (with their
+		// excerpts, tens of megabytes) is not held whole.
+		if buf.Len() >= textChunk {
+			if err := flush(w, &buf); err != nil {
+				return err
+			}
+			buf.Reset()
+		}
 	}
 	return flush(w, &buf)
 }
+
+// textChunk is how much of a text report is buffered before it is written.
+const textChunk = 64 << 10
 
 // ANSI SGR sequences of the colored text format (Options.Color).
 const (
@@ -122,11 +133,11 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 	if d.Line > 0 && p.opts.Sources != nil {
 		if src, col, ok := p.opts.Sources.Line(d.File, d.Line, d.Column); ok {
 			num := strconv.Itoa(d.Line)
-			gutter := strings.Repeat(" ", len(num))
+			gutter := spaces(len(num))
 			line, caret := excerptAt(src, col, cur)
-			buf.WriteString("  " + num + " | " + line + "\n")
+			writeStrings(buf, "  ", num, " | ", line, "\n")
 			if col > 0 {
-				buf.WriteString("  " + gutter + " | " + caret)
+				writeStrings(buf, "  ", gutter, " | ", caret)
 				p.paint(buf, sgrCaret, "^")
 				buf.WriteByte('\n')
 			}
@@ -138,6 +149,14 @@ func (p textPrinter) printOne(buf *bytes.Buffer, d diag.Diagnostic, cur *lineCur
 		buf.WriteByte(' ')
 		buf.WriteString(term.Escape(d.Suggestion))
 		buf.WriteByte('\n')
+	}
+}
+
+// writeStrings writes each of ss (not joined first: a report of many
+// findings would allocate each line twice).
+func writeStrings(buf *bytes.Buffer, ss ...string) {
+	for _, s := range ss {
+		buf.WriteString(s)
 	}
 }
 
@@ -221,6 +240,25 @@ func excerptAt(src string, col int, cur *lineCursor) (line, pad string) {
 
 // lineFits reports whether src is shown whole: at most excerptWidth cells
 // and excerptChars characters. It reads no further than that.
+// printableASCII: s is bytes from ' ' to '~' only.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// spaces is n spaces, without allocating for an excerpt's padding.
+func spaces(n int) string {
+	const blank = "                                                                                                                                                                                                                                                                " // 256
+	if n <= len(blank) {
+		return blank[:n]
+	}
+	return strings.Repeat(" ", n)
+}
+
 func lineFits(src string) bool {
 	width, count := 0, 0
 	for i := 0; i < len(src); count++ {
@@ -289,6 +327,25 @@ func cellAt(src string, i int) (width, size int) {
 // renderExcerpt shows src[start:end] as the excerpt and pads the caret line up to
 // byte caret, then past characters beyond the end of the line.
 func renderExcerpt(src string, start, end, caret, past int) (line, pad string) {
+	if printableASCII(src[start:end]) {
+		// Most lines: each character is itself, one cell wide.
+		line, n := src[start:end], max(min(caret, end)-start, 0)
+		switch {
+		case start > 0 && end < len(src):
+			line = ellipsis + line + ellipsis
+		case start > 0:
+			line = ellipsis + line
+		case end < len(src):
+			line += ellipsis
+		}
+		if start > 0 {
+			n += len(ellipsis)
+		}
+		if past > 0 {
+			n += min(past, excerptWidth)
+		}
+		return line, spaces(n)
+	}
 	var l, p strings.Builder
 	if start > 0 {
 		l.WriteString(ellipsis)

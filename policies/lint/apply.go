@@ -43,6 +43,9 @@ type Suppressed struct {
 // is switched off.
 func (d *Deployment) Apply(ds []diag.Diagnostic, inline []Ignore, serverOf func(diag.Diagnostic) string) Applied {
 	out := Applied{Ignored: map[string]int{}, Off: map[string]int{}}
+	if len(ds) > 0 {
+		out.Diagnostics = make([]diag.Diagnostic, 0, len(ds)) // most are kept
+	}
 	var ignores []Ignore
 	if d != nil {
 		ignores = append(ignores, d.Ignores...)
@@ -85,6 +88,9 @@ func (d *Deployment) Apply(ds []diag.Diagnostic, inline []Ignore, serverOf func(
 			continue
 		}
 		out.Diagnostics = append(out.Diagnostics, x)
+	}
+	if len(out.Diagnostics) == 0 {
+		out.Diagnostics = nil // as when none was appended
 	}
 	for i, ig := range ignores {
 		if used[i] {
