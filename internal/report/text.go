@@ -260,6 +260,9 @@ func spaces(n int) string {
 }
 
 func lineFits(src string) bool {
+	if len(src) <= min(excerptWidth, excerptChars) && printableASCII(src) {
+		return true // a character a byte, a cell each
+	}
 	width, count := 0, 0
 	for i := 0; i < len(src); count++ {
 		w, size := cellAt(src, i)

@@ -74,7 +74,9 @@ func Run(opts Options) (*Report, error) {
 		}
 		for _, e := range evs {
 			ds = append(ds, e.Diagnostics...)
-			ds = append(ds, followOn(policies.Diagnostics(e.Violations, res.Locate))...)
+			n := len(ds)
+			ds = policies.AppendDiagnostics(ds, e.Violations, res.Locate)
+			ds = append(ds[:n], followOn(ds[n:])...) // followOn filters in place
 		}
 		in := &policies.Input{Plan: p, Target: opts.Target, EnvValue: envValues(res, p), HostSecrets: hostSecrets(res)}
 		var lockRoot *node.Node
