@@ -26,6 +26,7 @@ func withoutBOM(read func(string) ([]byte, error)) func(string) ([]byte, error) 
 // has known secret values redacted.
 type FileSet struct {
 	files map[string]*node.LineIndex
+	texts map[string][]byte // what files index, for Text
 	// hidden are byte spans of a file, sorted, that excerpts show as
 	// [REDACTED] whatever they hold (the env values of mcp_config.json).
 	hidden   map[string][]span
@@ -39,10 +40,25 @@ type FileSet struct {
 func NewFileSet() *FileSet { return newFileSet() }
 
 func newFileSet() *FileSet {
-	return &FileSet{files: map[string]*node.LineIndex{}, hidden: map[string][]span{}, pseudo: map[string]pseudoFile{}, masked: map[string]map[int]string{}}
+	return &FileSet{files: map[string]*node.LineIndex{}, texts: map[string][]byte{}, hidden: map[string][]span{}, pseudo: map[string]pseudoFile{}, masked: map[string]map[int]string{}}
 }
 
-func (fs *FileSet) add(path string, data []byte) { fs.files[path] = node.NewLineIndex(path, data) }
+func (fs *FileSet) add(path string, data []byte) {
+	fs.files[path] = node.NewLineIndex(path, data)
+	fs.texts[path] = data
+}
+
+// Text is the text of path as the compilation read it (without a byte order
+// mark), secrets and all: for reading a source again without reading the
+// file again (lint's inline ignores), never for output, which goes through
+// Line.
+func (fs *FileSet) Text(path string) ([]byte, bool) {
+	if fs == nil {
+		return nil, false
+	}
+	data, ok := fs.texts[path]
+	return data, ok
+}
 
 // Add keeps data as the text of path, for excerpts.
 func (fs *FileSet) Add(path string, data []byte) { fs.add(path, data) }

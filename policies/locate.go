@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/mcpc-dev/mcpc/internal/diag"
@@ -37,7 +38,14 @@ func PlanFile(root *node.Node) Locator {
 
 // Diagnostics turns violations into diagnostics at the places loc finds.
 func Diagnostics(vs []Violation, loc Locator) []diag.Diagnostic {
-	out := make([]diag.Diagnostic, 0, len(vs))
+	return AppendDiagnostics(make([]diag.Diagnostic, 0, len(vs)), vs, loc)
+}
+
+// AppendDiagnostics appends Diagnostics(vs, loc) to ds (a lint's findings
+// made where they are kept, not copied there).
+func AppendDiagnostics(ds []diag.Diagnostic, vs []Violation, loc Locator) []diag.Diagnostic {
+	ds = slices.Grow(ds, len(vs))
+	n := len(ds)
 	for _, v := range vs {
 		// v's rule and severity are its declaration's: a pack's CUE, or the
 		// rules value of a Go rule (RunGo).
@@ -46,8 +54,8 @@ func Diagnostics(vs []Violation, loc Locator) []diag.Diagnostic {
 		if v.Info {
 			d = r.InfoAt(loc(v.Path), v.Message, v.Suggestion)
 		}
-		out = append(out, d)
+		ds = append(ds, d)
 	}
-	diag.Sort(out)
-	return out
+	diag.Sort(ds[n:])
+	return ds
 }

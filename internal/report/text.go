@@ -188,12 +188,15 @@ func excerptAt(src string, col int, cur *lineCursor) (line, pad string) {
 
 	// Measure the characters before the caret that the window may show:
 	// at most excerptChars of them.
-	var before [excerptChars]struct{ off, width int }
+	before := cur.scratch()
 	var off, idx, m int
 	for first := max(k-excerptChars, 0); ; {
 		off, idx = cur.seek(src, first)
 		for m = 0; idx < k && off < len(src); idx++ {
-			width, size := cellAt(src, off)
+			width, size := 1, 1
+			if c := src[off]; c < 0x20 || c >= 0x7f {
+				width, size = cellAt(src, off)
+			}
 			before[m].off, before[m].width = off, width
 			off += size
 			m++
@@ -216,7 +219,10 @@ func excerptAt(src string, col int, cur *lineCursor) (line, pad string) {
 	}
 	count, end := m-s, caret
 	for end < len(src) && count < excerptChars {
-		w, size := cellAt(src, end)
+		w, size := 1, 1
+		if c := src[end]; c < 0x20 || c >= 0x7f {
+			w, size = cellAt(src, end)
+		}
 		if width+w > excerptWidth {
 			break
 		}
@@ -260,9 +266,15 @@ func spaces(n int) string {
 }
 
 func lineFits(src string) bool {
+	if len(src) <= min(excerptWidth, excerptChars) && printableASCII(src) {
+		return true // a character a byte, a cell each
+	}
 	width, count := 0, 0
 	for i := 0; i < len(src); count++ {
-		w, size := cellAt(src, i)
+		w, size := 1, 1
+		if c := src[i]; c < 0x20 || c >= 0x7f {
+			w, size = cellAt(src, i)
+		}
 		width += w
 		if width > excerptWidth || count >= excerptChars {
 			return false
@@ -293,6 +305,23 @@ func skipChars(src string, off, n int) (int, int) {
 type lineCursor struct {
 	text       string
 	off, chars int
+	// before is excerptAt's record of the characters before a caret,
+	// kept from one excerpt to the next (not cleared for each).
+	before *[excerptChars]cellMark
+}
+
+// cellMark is a character of a line: its byte offset and display width.
+type cellMark struct{ off, width int }
+
+// scratch is the record excerptAt fills; a nil cursor's is new.
+func (c *lineCursor) scratch() *[excerptChars]cellMark {
+	if c == nil {
+		return new([excerptChars]cellMark)
+	}
+	if c.before == nil {
+		c.before = new([excerptChars]cellMark)
+	}
+	return c.before
 }
 
 // seek returns the byte offset of src n characters in and the number of
@@ -304,7 +333,7 @@ func (c *lineCursor) seek(src string, n int) (int, int) {
 		return skipChars(src, 0, n)
 	}
 	if c.text != src || c.chars > n {
-		*c = lineCursor{text: src}
+		*c = lineCursor{text: src, before: c.before}
 	}
 	off, done := skipChars(src, c.off, n-c.chars)
 	c.off, c.chars = off, c.chars+done

@@ -42,10 +42,18 @@ type Suppressed struct {
 // a rule set off still counts as matched: the ignore is not stale, its rule
 // is switched off.
 func (d *Deployment) Apply(ds []diag.Diagnostic, inline []Ignore, serverOf func(diag.Diagnostic) string) Applied {
-	out := Applied{Ignored: map[string]int{}, Off: map[string]int{}}
+	var kept []diag.Diagnostic
 	if len(ds) > 0 {
-		out.Diagnostics = make([]diag.Diagnostic, 0, len(ds)) // most are kept
+		kept = make([]diag.Diagnostic, 0, len(ds)) // most are kept
 	}
+	return d.applyInto(kept, ds, inline, serverOf)
+}
+
+// applyInto is Apply appending the findings kept to kept, which may be
+// ds[:0] (each is written where one was read, or before): a lint's
+// findings are not copied once more.
+func (d *Deployment) applyInto(kept, ds []diag.Diagnostic, inline []Ignore, serverOf func(diag.Diagnostic) string) Applied {
+	out := Applied{Diagnostics: kept, Ignored: map[string]int{}, Off: map[string]int{}}
 	var ignores []Ignore
 	if d != nil {
 		ignores = append(ignores, d.Ignores...)

@@ -194,3 +194,51 @@ func TestPolicyFindingsDoNotFollowAnError(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Lint reads each source once: the inline ignores of an appsettings file
+// are read from the text the compiler kept, positioned as the compiler's
+// findings are (after a byte order mark).
+func TestInlineIgnoresReadTheCompilersText(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "appsettings.json")
+	if err := os.WriteFile(app, []byte("\ufeff"+`{"Mcp": {"Servers": {
+  "e": {"Command": "npx", "Args": ["-y", "x@latest"]}, // mcpc:ignore package-unpinned -- pinned by the image
+  "f": {"Command": "npx", "Args": ["-y", "y@latest"]}
+}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reads := map[string]int{}
+	read := func(path string) ([]byte, error) {
+		reads[path]++
+		return os.ReadFile(path)
+	}
+	d, ds := Parse(filepath.Join(dir, "mcpc.cue"), []byte(`policies: packs: ["baseline"]`))
+	if len(ds) > 0 {
+		t.Fatal(shown(ds))
+	}
+	packs, ds := d.LoadPacks(nil)
+	if len(ds) > 0 {
+		t.Fatal(shown(ds))
+	}
+	rep, err := Run(Options{Compile: compile.Options{CleanEnv: true, AppSettings: []string{app}, AgentDir: dir, ReadFile: read},
+		Deployment: d, Packs: packs, Target: policies.ImageTarget("linux", dir, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads[app] != 1 {
+		t.Errorf("%s read %d times, want once", app, reads[app])
+	}
+	var got []string
+	for _, x := range rep.Suppressed {
+		got = append(got, strconv.Itoa(x.Diagnostic.Line)+":"+strconv.Itoa(x.Diagnostic.Column)+" "+x.Diagnostic.Rule+" ignored")
+	}
+	for _, x := range rep.Diagnostics {
+		if x.Rule == "package-unpinned" {
+			got = append(got, strconv.Itoa(x.Line)+":"+strconv.Itoa(x.Column)+" "+x.Rule)
+		}
+	}
+	want := []string{"2:42 package-unpinned ignored", "3:42 package-unpinned"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/mcpc-dev/mcpc/internal/diag"
-	"github.com/mcpc-dev/mcpc/internal/inputfile"
 	"github.com/mcpc-dev/mcpc/internal/node"
 	"github.com/mcpc-dev/mcpc/policies/rules"
 )
@@ -20,10 +19,9 @@ const inlineMark = "mcpc:ignore"
 // server's key), on every line of it. A file that cannot be read has none
 // (the compiler reports it). An ignore without a rule, with an unknown rule
 // or without a reason is an error where it stands (deployment-invalid).
-func InlineIgnores(files []string, read func(string) ([]byte, error), known []string) ([]Ignore, []diag.Diagnostic) {
-	if read == nil {
-		read = inputfile.Read
-	}
+// text gives a file's text as the compiler read it, without a byte order
+// mark.
+func InlineIgnores(files []string, text func(string) ([]byte, error), known []string) ([]Ignore, []diag.Diagnostic) {
 	isKnown := map[string]bool{}
 	for _, id := range known {
 		isKnown[id] = true
@@ -31,11 +29,10 @@ func InlineIgnores(files []string, read func(string) ([]byte, error), known []st
 	var out []Ignore
 	var ds []diag.Diagnostic
 	for _, file := range files {
-		data, err := read(file)
+		data, err := text(file)
 		if err != nil {
 			continue
 		}
-		data = inputfile.TrimBOM(data)
 		var ix *node.LineIndex
 		var root *node.Node
 		for _, c := range node.Comments(data) {

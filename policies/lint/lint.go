@@ -74,7 +74,9 @@ func Run(opts Options) (*Report, error) {
 		}
 		for _, e := range evs {
 			ds = append(ds, e.Diagnostics...)
-			ds = append(ds, followOn(policies.Diagnostics(e.Violations, res.Locate))...)
+			n := len(ds)
+			ds = policies.AppendDiagnostics(ds, e.Violations, res.Locate)
+			ds = append(ds[:n], followOn(ds[n:])...) // followOn filters in place
 		}
 		in := &policies.Input{Plan: p, Target: opts.Target, EnvValue: envValues(res, p), HostSecrets: hostSecrets(res)}
 		var lockRoot *node.Node
@@ -111,7 +113,7 @@ func Run(opts Options) (*Report, error) {
 	for i, r := range known {
 		ids[i] = r.ID
 	}
-	inline, ids2 := InlineIgnores(jsoncSources(opts.Compile), opts.Compile.ReadFile, ids)
+	inline, ids2 := InlineIgnores(jsoncSources(opts.Compile), sourceText(res, opts.Compile.ReadFile), ids)
 	ds = append(ds, ids2...)
 	if opts.More != nil {
 		more, err := opts.More(res)
@@ -123,8 +125,23 @@ func Run(opts Options) (*Report, error) {
 	// The index of the servers' positions is built only for an ignore
 	// that names a server.
 	serverOf := sync.OnceValue(res.ServerOf)
-	rep.Applied = opts.Deployment.Apply(ds, inline, func(d diag.Diagnostic) string { return serverOf()(d) })
+	rep.Applied = opts.Deployment.applyInto(ds[:0], ds, inline, func(d diag.Diagnostic) string { return serverOf()(d) })
 	return rep, nil
+}
+
+// sourceText gives a source's text as the compilation read it: the bytes it
+// kept (not read again), else read's without a byte order mark.
+func sourceText(res *compile.Result, read func(string) ([]byte, error)) func(string) ([]byte, error) {
+	if read == nil {
+		read = inputfile.Read
+	}
+	return func(path string) ([]byte, error) {
+		if data, ok := res.Files.Text(path); ok {
+			return data, nil
+		}
+		data, err := read(path)
+		return inputfile.TrimBOM(data), err
+	}
 }
 
 // followsAnError returns the filter that drops the policy findings about a

@@ -199,7 +199,7 @@ func printLint(c *ucli.Context, args []string, results []*lintResult) error {
 			continue
 		}
 		rep := r.rep
-		summary := fmt.Sprintf("%s: %s, %s%s", r.found.Name(), plural(len(rep.Result.Names()), "server"), report.Summary(rep.Diagnostics), dropped(rep.Applied))
+		summary := fmt.Sprintf("%s: %s, %s%s", r.found.Name(), plural(serverCount(rep.Result), "server"), report.Summary(rep.Diagnostics), dropped(rep.Applied))
 		out.add(rep, r.src, r.known, append(r.notes, summary))
 		code = max(code, problemsCode(rep.Diagnostics, c.Bool("strict")))
 	}
@@ -228,9 +228,26 @@ type lintReport struct {
 	summaries []string // lines for stderr after the document
 }
 
+// serverCount is len(res.Names()), without the list.
+func serverCount(res *compile.Result) int {
+	n := 0
+	for _, e := range res.Entries {
+		if !e.Shadowed() && e.Skip == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // add takes in the report of one deployment.
 func (l *lintReport) add(rep *lint.Report, src *excerpts, known []rules.Rule, summary []string) {
-	l.run.Diagnostics = append(l.run.Diagnostics, rep.Diagnostics...)
+	if l.run.Diagnostics == nil {
+		// The first deployment's findings as they are, clipped: those of
+		// the next are appended to a copy.
+		l.run.Diagnostics = slices.Clip(rep.Diagnostics)
+	} else {
+		l.run.Diagnostics = append(l.run.Diagnostics, rep.Diagnostics...)
+	}
 	for _, s := range rep.Suppressed {
 		l.run.Suppressed = append(l.run.Suppressed, report.Suppressed{Diagnostic: s.Diagnostic, Reason: s.Reason})
 	}
