@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -19,20 +18,7 @@ import (
 // postJSON sends body to url with the admin token (none when "").
 func postJSON(t *testing.T, client *http.Client, url, token, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return send(t, client, http.MethodPost, url, token, strings.NewReader(body))
 }
 
 // GET /chats/{id}/tools lists a chat's tools as its agent sees them, and

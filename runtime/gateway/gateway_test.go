@@ -180,7 +180,13 @@ func connectHTTP(t testing.TB, client *http.Client, url string) *mcp.ClientSessi
 // do sends an HTTP request and returns the status and the body.
 func do(t testing.TB, client *http.Client, method, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
+	return send(t, client, method, url, token, nil)
+}
+
+// send is do with a request body (nil: none).
+func send(t testing.TB, client *http.Client, method, url, token string, body io.Reader) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
