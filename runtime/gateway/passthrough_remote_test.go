@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpc-dev/mcpc/internal/testservers"
+	"github.com/mcpc-dev/mcpc/runtime"
 	"github.com/mcpc-dev/mcpc/runtime/remote"
 )
 
@@ -54,13 +55,7 @@ func TestGatewayPassesRemoteServers(t *testing.T) {
 	ws := t.TempDir()
 	url := conformanceOverHTTP(t, marker)
 	addRemote(t, ws, "c1", remote.Server{Name: "conf", URL: url, Transport: remote.TransportHTTP}, bearer(t, remoteCanary))
-	h := remoteHost(t, marker, nil, nil, "echo")
-	gw := NewGateway(h, GatewayOptions{Version: "test"})
-	t.Cleanup(gw.Close)
-	chat, err := h.Chat("c1", ws)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw, chat := remoteChat(t, marker, ws)
 	pc := &passClient{updated: make(chan string, 1)}
 	opts := pc.options()
 	var mu sync.Mutex
@@ -216,4 +211,18 @@ func resourceNames(t *testing.T, cs *mcp.ClientSession) []string {
 		out = append(out, r.URI+" "+r.Name)
 	}
 	return out
+}
+
+// remoteChat is a gateway of a host whose stdio server offers echo, and
+// its chat c1 in ws, whose servers.json the test wrote.
+func remoteChat(t *testing.T, marker, ws string) (*Gateway, *runtime.Chat) {
+	t.Helper()
+	h := remoteHost(t, marker, nil, nil, "echo")
+	gw := NewGateway(h, GatewayOptions{Version: "test"})
+	t.Cleanup(gw.Close)
+	chat, err := h.Chat("c1", ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gw, chat
 }

@@ -152,13 +152,7 @@ func TestRemoteProgressBeforeItsResultUnderLoad(t *testing.T) {
 		ws := t.TempDir()
 		addRemote(t, ws, "c1", remote.Server{Name: "conf", URL: url, Transport: remote.TransportHTTP}, bearer(t, remoteCanary))
 		addRemote(t, ws, "c1", remote.Server{Name: "confsse", URL: sseURL, Transport: remote.TransportSSE}, bearer(t, remoteCanary))
-		h := remoteHost(t, marker, nil, nil, "echo")
-		gw := NewGateway(h, GatewayOptions{Version: "test"})
-		t.Cleanup(gw.Close)
-		chat, err := h.Chat("c1", ws)
-		if err != nil {
-			t.Fatal(err)
-		}
+		gw, chat := remoteChat(t, marker, ws)
 		serve := func(ctx context.Context, tr mcp.Transport) error { return gw.ServeTransport(ctx, chat, tr) }
 		for _, tool := range []string{"conf__test_tool_with_progress", "confsse__test_tool_with_progress"} {
 			t.Run(tool, func(t *testing.T) {
@@ -187,14 +181,7 @@ func TestAnswerWaitsForHeldNotifications(t *testing.T) {
 		marker := noLeaks(t)
 		ws := t.TempDir()
 		addRemote(t, ws, "c1", remote.Server{Name: "conf", URL: conformanceOverHTTP(t, marker), Transport: remote.TransportHTTP}, bearer(t, remoteCanary))
-		h := remoteHost(t, marker, nil, nil, "echo")
-		gw := NewGateway(h, GatewayOptions{Version: "test"})
-		t.Cleanup(gw.Close)
-		chat, err := h.Chat("c1", ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return gw, chat
+		return remoteChat(t, marker, ws)
 	}
 	for _, c := range []struct {
 		name, tool, method string
